@@ -1,0 +1,2 @@
+//! The I/O-free protocol core.
+pub(crate) mod jsonrpc;

@@ -1,0 +1,46 @@
+//! Transports move framed JSON-RPC messages and nothing else.
+//!
+//! A transport is opened with a [`Sink`] that receives everything it reads; the [`Transport`]
+//! handle writes. Protocol logic (ids, pending requests, routing) lives in
+//! [`crate::protocol::session`], never here.
+
+use std::time::Instant;
+
+use crate::error::Error;
+use crate::protocol::jsonrpc::Inbound;
+
+pub(crate) mod poller;
+pub(crate) mod stdio;
+
+/// Where a transport delivers what it reads. Implemented by the client's shared state.
+///
+/// Both methods are called on I/O threads: they must be quick and must never block on user code.
+pub(crate) trait Sink: Send + Sync {
+    /// One parsed inbound message.
+    fn deliver(&self, msg: Inbound);
+    /// The connection ended; `detail` says why (exit status, stream end), `stderr_tail` quotes the
+    /// server's last stderr lines when there are any. Called at most once per transport.
+    fn closed(&self, detail: String, stderr_tail: String);
+}
+
+/// The writing half of a connection.
+pub(crate) trait Transport: Send + Sync {
+    /// Sends one serialised JSON-RPC message (no trailing newline). Must return by `deadline`
+    /// (when given) with [`Error::Timeout`]-worthy failure reported as `Err`.
+    ///
+    /// Transports whose replies come back on the same exchange (Streamable HTTP) may deliver them
+    /// to the [`Sink`] before returning.
+    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error>;
+
+    /// Called once the handshake has negotiated a protocol version (HTTP sends it as a header).
+    fn set_protocol_version(&self, _version: &str) {}
+
+    /// The last lines the server wrote to stderr, when the transport has a process.
+    fn stderr_tail(&self) -> String {
+        String::new()
+    }
+
+    /// Closes the connection, ends and joins every thread, and (stdio) ends the process.
+    /// Idempotent.
+    fn close(&self) -> Result<(), Error>;
+}
