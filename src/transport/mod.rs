@@ -9,8 +9,12 @@ use std::time::Instant;
 use crate::error::Error;
 use crate::protocol::jsonrpc::Inbound;
 
+pub(crate) mod http;
 pub(crate) mod poller;
+pub(crate) mod sse;
+pub(crate) mod sse_parser;
 pub(crate) mod stdio;
+pub(crate) mod ws;
 
 /// Where a transport delivers what it reads. Implemented by the client's shared state.
 ///

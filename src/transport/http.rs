@@ -1,0 +1,1002 @@
+//! Streamable HTTP transport (MCP 2025-03-26 … 2025-11-25) on ureq.
+//!
+//! ```text
+//!  send(request) ──POST──> 2xx application/json ──> deliver ──> Ok
+//!                     │    2xx text/event-stream ──> deliver events until our response ──> Ok
+//!                     │         └ ends after an id ──wait retry──> GET Last-Event-ID ──> (same)
+//!                     │    404 with a session ──> re-initialize once ──> POST again
+//!                     │    400/404/405 on initialize (detect_legacy_sse) ──> legacy SSE from now on
+//!                     └──> other status ──> Error::Transport (status + body snippet)
+//!  send(notifications/initialized) ──> 2xx ──> standalone GET stream thread (non-200: no stream)
+//!  close() ──> DELETE (405 fine) ──> shut the agent's sockets ──> join the stream thread
+//! ```
+//!
+//! Every POST is bounded by the caller's deadline (ureq's global timeout for the call, which
+//! covers reading the body too), so a server that never answers or trickles bytes times out on
+//! time. Closing shuts every socket of the agent, which unblocks the stream thread's read.
+
+use std::fmt;
+use std::io::{BufReader, Read};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use serde::Deserialize;
+
+use super::sse_parser::{SseParser, SseReader};
+use super::{Sink, Transport};
+use crate::config::{AuthProvider, HttpConfig};
+use crate::error::Error;
+use crate::protocol::jsonrpc::{Inbound, RequestId};
+
+/// The Accept header every POST carries (the spec requires both types).
+const ACCEPT_POST: &str = "application/json, text/event-stream";
+/// Largest JSON body read from a reply.
+const MAX_JSON_BODY: u64 = 64 * 1024 * 1024;
+/// How much of an error body is quoted in an error.
+const SNIPPET: usize = 300;
+/// How many times a response stream is resumed without progress before giving up.
+const MAX_RESUMES: u32 = 5;
+/// Delay before reconnecting a stream when the server named none.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// Builds the agent all HTTP transports use: statuses come back as values, not errors.
+pub(crate) fn agent() -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .user_agent(concat!("mcp-blocking/", env!("CARGO_PKG_VERSION")))
+        .max_idle_connections_per_host(16)
+        .build();
+    ureq::Agent::new_with_config(config)
+}
+
+/// Configured headers and the auth callback, applied to every request. `Debug` shows names only.
+#[derive(Clone, Default)]
+pub(crate) struct RequestHeaders {
+    headers: Vec<(String, String)>,
+    auth: Option<AuthProvider>,
+}
+
+impl fmt::Debug for RequestHeaders {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut list = f.debug_map();
+        for (name, _) in &self.headers {
+            list.entry(name, &"<redacted>");
+        }
+        if self.auth.is_some() {
+            list.entry(&"authorization", &"<provider, redacted>");
+        }
+        list.finish()
+    }
+}
+
+impl RequestHeaders {
+    /// Static headers plus an optional per-request `Authorization` provider.
+    pub(crate) fn new(headers: Vec<(String, String)>, auth: Option<AuthProvider>) -> Self {
+        RequestHeaders { headers, auth }
+    }
+
+    /// Adds the headers to a request; the auth provider is called now.
+    pub(crate) fn apply<B>(
+        &self,
+        server: &str,
+        mut req: ureq::RequestBuilder<B>,
+    ) -> Result<ureq::RequestBuilder<B>, Error> {
+        for (name, value) in &self.headers {
+            req = req.header(name.as_str(), value.as_str());
+        }
+        if let Some(auth) = &self.auth {
+            let value = (auth.0)().map_err(|e| Error::Transport {
+                server: server.to_owned(),
+                status: None,
+                detail: format!("the auth provider failed: {e}"),
+            })?;
+            req = req.header("Authorization", value.as_str());
+        }
+        Ok(req)
+    }
+}
+
+/// Turns a ureq failure into the crate's error; a passed deadline becomes [`Error::Timeout`].
+pub(crate) fn map_ureq(
+    server: &str,
+    what: &str,
+    method: &str,
+    started: Instant,
+    deadline: Option<Instant>,
+    e: ureq::Error,
+) -> Error {
+    let timed_out = matches!(e, ureq::Error::Timeout(_))
+        || deadline.is_some_and(|d| Instant::now() + Duration::from_millis(5) >= d);
+    if timed_out {
+        return Error::Timeout {
+            server: server.to_owned(),
+            method: method.to_owned(),
+            after: started.elapsed(),
+        };
+    }
+    let detail = match &e {
+        ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
+            format!("{what}: connection refused")
+        }
+        ureq::Error::HostNotFound => format!("{what}: host not found (DNS)"),
+        _ => format!("{what}: {e}"),
+    };
+    Error::Transport {
+        server: server.to_owned(),
+        status: None,
+        detail,
+    }
+}
+
+/// Maps an I/O error met while reading a body.
+fn map_io(
+    server: &str,
+    what: &str,
+    method: &str,
+    started: Instant,
+    deadline: Option<Instant>,
+    e: std::io::Error,
+) -> Error {
+    if deadline.is_some_and(|d| Instant::now() + Duration::from_millis(5) >= d)
+        || e.kind() == std::io::ErrorKind::TimedOut
+    {
+        return Error::Timeout {
+            server: server.to_owned(),
+            method: method.to_owned(),
+            after: started.elapsed(),
+        };
+    }
+    Error::Closed {
+        server: server.to_owned(),
+        detail: format!("{what}: {e}"),
+        stderr_tail: String::new(),
+    }
+}
+
+/// An error for a non-success status, quoting a bounded, single-line snippet of the body.
+pub(crate) fn status_error(
+    server: &str,
+    what: &str,
+    resp: ureq::http::Response<ureq::Body>,
+) -> Error {
+    let status = resp.status();
+    let mut buf = Vec::new();
+    let _ = resp
+        .into_body()
+        .into_reader()
+        .take(SNIPPET as u64 * 4)
+        .read_to_end(&mut buf);
+    let text = String::from_utf8_lossy(&buf);
+    let mut snippet: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    if snippet.chars().count() > SNIPPET {
+        snippet = snippet.chars().take(SNIPPET).collect::<String>() + "…";
+    }
+    let detail = if snippet.is_empty() {
+        format!("{what}: HTTP {status}")
+    } else {
+        format!("{what}: HTTP {status}: {snippet}")
+    };
+    Error::Transport {
+        server: server.to_owned(),
+        status: Some(status.as_u16()),
+        detail,
+    }
+}
+
+/// Reads and drops a small body so the connection can be reused.
+pub(crate) fn drain(resp: ureq::http::Response<ureq::Body>) {
+    let mut sink = std::io::sink();
+    let _ = std::io::copy(
+        &mut resp.into_body().into_reader().take(MAX_JSON_BODY),
+        &mut sink,
+    );
+}
+
+fn content_type(resp: &ureq::http::Response<ureq::Body>) -> String {
+    resp.headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+fn is_event_stream(resp: &ureq::http::Response<ureq::Body>) -> bool {
+    content_type(resp).starts_with("text/event-stream")
+}
+
+/// Parses one frame and hands every message to the sink; returns whether the response to
+/// `want` was among them.
+pub(crate) fn deliver_frame(
+    server: &str,
+    sink: &dyn Sink,
+    data: &[u8],
+    want: Option<&RequestId>,
+) -> bool {
+    match Inbound::parse(data) {
+        Ok(msgs) => {
+            let mut found = false;
+            for msg in msgs {
+                if let (Some(want), Inbound::Response(r)) = (want, &msg) {
+                    if r.id.as_ref() == Some(want) {
+                        found = true;
+                    }
+                }
+                sink.deliver(msg);
+            }
+            found
+        }
+        Err(e) => {
+            log::warn!("server `{server}`: ignoring a malformed message: {e}");
+            false
+        }
+    }
+}
+
+/// The envelope fields a transport needs to know about an outbound frame.
+#[derive(Deserialize, Default)]
+pub(crate) struct Outbound {
+    #[serde(default)]
+    pub(crate) id: Option<RequestId>,
+    #[serde(default)]
+    pub(crate) method: Option<String>,
+}
+
+impl Outbound {
+    pub(crate) fn peek(frame: &[u8]) -> Outbound {
+        serde_json::from_slice(frame).unwrap_or_default()
+    }
+
+    fn is_request(&self) -> bool {
+        self.id.is_some() && self.method.is_some()
+    }
+
+    pub(crate) fn label(&self) -> &str {
+        self.method.as_deref().unwrap_or("response")
+    }
+}
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+#[derive(Default)]
+struct State {
+    session_id: Option<String>,
+    protocol_version: Option<String>,
+    /// The initialize request and initialized notification, replayed on a 404.
+    init_frame: Option<Vec<u8>>,
+    initialized_frame: Option<Vec<u8>>,
+}
+
+struct Inner {
+    server: String,
+    url: String,
+    agent: ureq::Agent,
+    headers: RequestHeaders,
+    timeout: Duration,
+    detect_legacy_sse: bool,
+    sink: Arc<dyn Sink>,
+    state: Mutex<State>,
+    closed: AtomicBool,
+    /// Dropped on close: wakes every retry wait at once.
+    stop_tx: Mutex<Option<Sender<()>>>,
+    stop_rx: Receiver<()>,
+    /// Ids of responses that arrived on the standalone stream (a resumed reply may land there).
+    answered_elsewhere: Mutex<Vec<RequestId>>,
+}
+
+/// The Streamable HTTP connection handle.
+pub(crate) struct HttpTransport {
+    inner: Arc<Inner>,
+    /// Set when auto-detection chose legacy HTTP+SSE; every call is forwarded to it.
+    fallback: OnceLock<Arc<dyn Transport>>,
+    stream: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("server", &self.inner.server)
+            .field("url", &self.inner.url)
+            .field("headers", &self.inner.headers)
+            .field("legacy_fallback", &self.fallback.get().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens a Streamable HTTP transport. Nothing goes on the wire before the first `send`.
+pub(crate) fn open(
+    server: &str,
+    cfg: &HttpConfig,
+    timeout: Duration,
+    sink: Arc<dyn Sink>,
+) -> Result<Arc<dyn Transport>, Error> {
+    Ok(Arc::new(HttpTransport::new(
+        server,
+        &cfg.url,
+        RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
+        cfg.session_id.clone(),
+        cfg.detect_legacy_sse,
+        timeout,
+        sink,
+    )?))
+}
+
+impl HttpTransport {
+    pub(crate) fn new(
+        server: &str,
+        url: &str,
+        headers: RequestHeaders,
+        session_id: Option<String>,
+        detect_legacy_sse: bool,
+        timeout: Duration,
+        sink: Arc<dyn Sink>,
+    ) -> Result<Self, Error> {
+        if url.parse::<ureq::http::Uri>().is_err()
+            || !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(Error::Connect {
+                server: server.to_owned(),
+                detail: format!("`{url}` is not an http:// or https:// URL"),
+                stderr_tail: String::new(),
+            });
+        }
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
+        Ok(HttpTransport {
+            inner: Arc::new(Inner {
+                server: server.to_owned(),
+                url: url.to_owned(),
+                agent: agent(),
+                headers,
+                timeout,
+                detect_legacy_sse,
+                sink,
+                state: Mutex::new(State {
+                    session_id,
+                    ..State::default()
+                }),
+                closed: AtomicBool::new(false),
+                stop_tx: Mutex::new(Some(stop_tx)),
+                stop_rx,
+                answered_elsewhere: Mutex::new(Vec::new()),
+            }),
+            fallback: OnceLock::new(),
+            stream: Mutex::new(None),
+        })
+    }
+
+    fn start_stream(&self) {
+        let mut slot = lock(&self.stream);
+        if slot.as_ref().is_some_and(|h| !h.is_finished()) {
+            return;
+        }
+        if let Some(old) = slot.take() {
+            let _ = old.join();
+        }
+        let inner = Arc::clone(&self.inner);
+        match std::thread::Builder::new()
+            .name(format!("mcp-http-get:{}", inner.server))
+            .spawn(move || inner.standalone_stream())
+        {
+            Ok(h) => *slot = Some(h),
+            Err(e) => log::warn!(
+                "server `{}`: could not start the GET stream thread: {e}",
+                self.inner.server
+            ),
+        }
+    }
+
+    fn fall_back(&self, frame: Vec<u8>, deadline: Instant) -> Result<(), Error> {
+        let inner = &self.inner;
+        let left = deadline.saturating_duration_since(Instant::now());
+        log::info!(
+            "server `{}`: Streamable HTTP refused; trying legacy HTTP+SSE at {}",
+            inner.server,
+            inner.url
+        );
+        let legacy = super::sse::open_with(
+            &inner.server,
+            &inner.url,
+            inner.headers.clone(),
+            left.min(inner.timeout),
+            Arc::clone(&inner.sink),
+        )?;
+        let legacy = self.fallback.get_or_init(|| legacy);
+        legacy.send(frame, Some(deadline))
+    }
+}
+
+impl Transport for HttpTransport {
+    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
+        if let Some(legacy) = self.fallback.get() {
+            return legacy.send(frame, deadline);
+        }
+        let inner = &self.inner;
+        if inner.closed.load(Ordering::SeqCst) {
+            return Err(inner.closed_error("the client closed the connection"));
+        }
+        let out = Outbound::peek(&frame);
+        let deadline = deadline.unwrap_or_else(|| Instant::now() + inner.timeout);
+        let method = out.method.as_deref().unwrap_or("");
+        if method == "initialize" {
+            lock(&inner.state).init_frame = Some(frame.clone());
+        } else if method == "notifications/initialized" {
+            lock(&inner.state).initialized_frame = Some(frame.clone());
+        }
+        match inner.exchange(&frame, &out, deadline, true) {
+            Ok(()) => {
+                if method == "notifications/initialized" {
+                    self.start_stream();
+                }
+                Ok(())
+            }
+            Err(Exchange::Reinitialized) => {
+                self.start_stream();
+                Ok(())
+            }
+            Err(Exchange::Legacy(status)) => {
+                let original = format!("POST {}: HTTP {status}", inner.url);
+                self.fall_back(frame, deadline).map_err(|e| {
+                    log::debug!("server `{}`: legacy SSE fallback failed: {e}", inner.server);
+                    Error::Transport {
+                        server: inner.server.clone(),
+                        status: Some(status),
+                        detail: format!("{original} (and legacy HTTP+SSE failed too: {e})"),
+                    }
+                })
+            }
+            Err(Exchange::Failed(e)) => {
+                if inner.closed.load(Ordering::SeqCst) {
+                    Err(inner.closed_error("the client closed the connection"))
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    fn set_protocol_version(&self, version: &str) {
+        if let Some(legacy) = self.fallback.get() {
+            legacy.set_protocol_version(version);
+        }
+        lock(&self.inner.state).protocol_version = Some(version.to_owned());
+    }
+
+    fn close(&self) -> Result<(), Error> {
+        let inner = &self.inner;
+        if inner.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        if let Some(legacy) = self.fallback.get() {
+            let _ = legacy.close();
+        }
+        drop(lock(&inner.stop_tx).take());
+        inner.delete_session();
+        inner.agent.clone().shutdown();
+        if let Some(h) = lock(&self.stream).take() {
+            if h.join().is_err() {
+                log::warn!("server `{}`: the GET stream thread panicked", inner.server);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// How an exchange that did not simply succeed ended.
+enum Exchange {
+    /// The session expired and was re-established; the request was repeated and succeeded.
+    Reinitialized,
+    /// `initialize` was refused with this status and legacy detection is on.
+    Legacy(u16),
+    Failed(Error),
+}
+
+impl From<Error> for Exchange {
+    fn from(e: Error) -> Self {
+        Exchange::Failed(e)
+    }
+}
+
+impl Inner {
+    fn closed_error(&self, detail: &str) -> Error {
+        Error::Closed {
+            server: self.server.clone(),
+            detail: detail.to_owned(),
+            stderr_tail: String::new(),
+        }
+    }
+
+    /// Adds session, version and configured headers.
+    fn prepare<B>(&self, req: ureq::RequestBuilder<B>) -> Result<ureq::RequestBuilder<B>, Error> {
+        let mut req = self.headers.apply(&self.server, req)?;
+        let state = lock(&self.state);
+        if let Some(sid) = &state.session_id {
+            req = req.header("Mcp-Session-Id", sid.as_str());
+        }
+        if let Some(v) = &state.protocol_version {
+            req = req.header("MCP-Protocol-Version", v.as_str());
+        }
+        Ok(req)
+    }
+
+    fn post(
+        &self,
+        frame: &[u8],
+        method: &str,
+        deadline: Instant,
+    ) -> Result<ureq::http::Response<ureq::Body>, Error> {
+        let started = Instant::now();
+        let left = deadline.saturating_duration_since(started);
+        if left.is_zero() {
+            return Err(Error::Timeout {
+                server: self.server.clone(),
+                method: method.to_owned(),
+                after: Duration::ZERO,
+            });
+        }
+        let req = self
+            .agent
+            .post(&self.url)
+            .config()
+            .timeout_global(Some(left))
+            .build()
+            .header("Accept", ACCEPT_POST)
+            .header("Content-Type", "application/json");
+        let req = self.prepare(req)?;
+        req.send(frame).map_err(|e| {
+            map_ureq(
+                &self.server,
+                &format!("POST {}", self.url),
+                method,
+                started,
+                Some(deadline),
+                e,
+            )
+        })
+    }
+
+    fn exchange(
+        &self,
+        frame: &[u8],
+        out: &Outbound,
+        deadline: Instant,
+        may_reinit: bool,
+    ) -> Result<(), Exchange> {
+        let started = Instant::now();
+        let method = out.label();
+        let had_session = lock(&self.state).session_id.is_some();
+        let resp = self.post(frame, method, deadline)?;
+        let status = resp.status().as_u16();
+        if status == 404 && had_session && may_reinit && method != "initialize" {
+            drain(resp);
+            let has_init = lock(&self.state).init_frame.is_some();
+            if has_init {
+                log::info!(
+                    "server `{}`: session expired (HTTP 404); re-initializing",
+                    self.server
+                );
+                self.reinitialize(deadline)?;
+                self.exchange(frame, out, deadline, false)?;
+                return Err(Exchange::Reinitialized);
+            }
+            return Err(Exchange::Failed(Error::Transport {
+                server: self.server.clone(),
+                status: Some(404),
+                detail: format!("POST {}: HTTP 404: session expired", self.url),
+            }));
+        }
+        if method == "initialize" && self.detect_legacy_sse && matches!(status, 400 | 404 | 405) {
+            drain(resp);
+            return Err(Exchange::Legacy(status));
+        }
+        if !(200..300).contains(&status) {
+            return Err(status_error(&self.server, &format!("POST {}", self.url), resp).into());
+        }
+        if method == "initialize" {
+            self.take_session_id(&resp);
+        }
+        if !out.is_request() {
+            drain(resp);
+            return Ok(());
+        }
+        let want = out.id.as_ref();
+        self.read_reply(resp, want, method, started, deadline, true)?;
+        Ok(())
+    }
+
+    fn take_session_id(&self, resp: &ureq::http::Response<ureq::Body>) {
+        let sid = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(sid) = sid {
+            log::debug!("server `{}`: session established", self.server);
+            lock(&self.state).session_id = Some(sid);
+        }
+    }
+
+    /// Reads a request's reply (JSON or SSE) until the response to `want`.
+    fn read_reply(
+        &self,
+        resp: ureq::http::Response<ureq::Body>,
+        want: Option<&RequestId>,
+        method: &str,
+        started: Instant,
+        deadline: Instant,
+        deliver: bool,
+    ) -> Result<(), Error> {
+        let what = format!("POST {}", self.url);
+        if is_event_stream(&resp) {
+            let reader = BufReader::new(resp.into_body().into_reader());
+            return self.read_events(
+                SseReader::new(reader),
+                want,
+                method,
+                started,
+                deadline,
+                deliver,
+            );
+        }
+        let mut body = Vec::new();
+        resp.into_body()
+            .into_reader()
+            .take(MAX_JSON_BODY)
+            .read_to_end(&mut body)
+            .map_err(|e| map_io(&self.server, &what, method, started, Some(deadline), e))?;
+        let found = if deliver {
+            deliver_frame(&self.server, &*self.sink, &body, want)
+        } else {
+            !body.is_empty()
+        };
+        if found {
+            Ok(())
+        } else {
+            Err(Error::Protocol {
+                server: self.server.clone(),
+                detail: format!("{what}: the reply did not contain the response to `{method}`"),
+            })
+        }
+    }
+
+    /// Reads SSE events until our response; resumes with GET + Last-Event-ID when the stream ends
+    /// after an event id.
+    fn read_events<R: std::io::BufRead>(
+        &self,
+        mut reader: SseReader<R>,
+        want: Option<&RequestId>,
+        method: &str,
+        started: Instant,
+        deadline: Instant,
+        deliver: bool,
+    ) -> Result<(), Error> {
+        let what = format!("POST {}", self.url);
+        loop {
+            match reader.next_event() {
+                Ok(Some(ev)) => {
+                    if !ev.is_message() {
+                        continue;
+                    }
+                    let found = if deliver {
+                        deliver_frame(&self.server, &*self.sink, ev.data.as_bytes(), want)
+                    } else {
+                        is_response_to(ev.data.as_bytes(), want)
+                    };
+                    if found {
+                        return Ok(());
+                    }
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    let err = map_io(&self.server, &what, method, started, Some(deadline), e);
+                    if matches!(err, Error::Timeout { .. })
+                        || reader.parser().last_event_id().is_none()
+                    {
+                        return Err(err);
+                    }
+                    log::debug!("server `{}`: response stream broke: {err}", self.server);
+                    break;
+                }
+            }
+        }
+        let parser = reader.into_parser();
+        self.resume(parser, want, method, started, deadline, deliver)
+    }
+
+    fn resume(
+        &self,
+        mut parser: SseParser,
+        want: Option<&RequestId>,
+        method: &str,
+        started: Instant,
+        deadline: Instant,
+        deliver: bool,
+    ) -> Result<(), Error> {
+        let mut attempts = 0;
+        loop {
+            let Some(last_id) = parser.last_event_id().map(str::to_owned) else {
+                return Err(self.closed_error(&format!(
+                    "the server ended the response stream of `{method}` before answering"
+                )));
+            };
+            attempts += 1;
+            if attempts > MAX_RESUMES {
+                return Err(self.closed_error(&format!(
+                    "the response stream of `{method}` could not be resumed"
+                )));
+            }
+            let delay = parser.retry().unwrap_or(DEFAULT_RETRY);
+            if Instant::now() + delay >= deadline {
+                // Waiting would outlast the caller's deadline.
+                self.wait(deadline.saturating_duration_since(Instant::now()))?;
+                return Err(Error::Timeout {
+                    server: self.server.clone(),
+                    method: method.to_owned(),
+                    after: started.elapsed(),
+                });
+            }
+            self.wait(delay)?;
+            if self.take_answered(want) {
+                return Ok(());
+            }
+            log::debug!(
+                "server `{}`: resuming the `{method}` stream after event {last_id:?}",
+                self.server
+            );
+            let left = deadline.saturating_duration_since(Instant::now());
+            let req = self
+                .agent
+                .get(&self.url)
+                .config()
+                .timeout_global(Some(left))
+                .build()
+                .header("Accept", "text/event-stream")
+                .header("Last-Event-ID", last_id.as_str());
+            let req = self.prepare(req)?;
+            let what = format!("GET {}", self.url);
+            let resp = req
+                .call()
+                .map_err(|e| map_ureq(&self.server, &what, method, started, Some(deadline), e))?;
+            if resp.status() != 200 || !is_event_stream(&resp) {
+                return Err(status_error(&self.server, &what, resp));
+            }
+            let mut reader =
+                SseReader::with_parser(BufReader::new(resp.into_body().into_reader()), parser);
+            let before = reader.parser().last_event_id().map(str::to_owned);
+            loop {
+                match reader.next_event() {
+                    Ok(Some(ev)) if ev.is_message() => {
+                        let found = if deliver {
+                            deliver_frame(&self.server, &*self.sink, ev.data.as_bytes(), want)
+                        } else {
+                            is_response_to(ev.data.as_bytes(), want)
+                        };
+                        if found {
+                            return Ok(());
+                        }
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => break,
+                    Err(e) => {
+                        let err = map_io(&self.server, &what, method, started, Some(deadline), e);
+                        if matches!(err, Error::Timeout { .. }) {
+                            return Err(err);
+                        }
+                        break;
+                    }
+                }
+            }
+            parser = reader.into_parser();
+            if parser.last_event_id().map(str::to_owned) != before {
+                attempts = 0;
+            }
+        }
+    }
+
+    /// Remembers the ids of responses met on the standalone stream (bounded list).
+    fn note_responses(&self, data: &[u8]) {
+        if let Ok(msgs) = Inbound::parse(data) {
+            let mut seen = lock(&self.answered_elsewhere);
+            for m in msgs {
+                if let Inbound::Response(r) = m {
+                    if let Some(id) = r.id {
+                        if seen.len() >= 64 {
+                            seen.remove(0);
+                        }
+                        seen.push(id);
+                    }
+                }
+            }
+        }
+    }
+
+    fn take_answered(&self, want: Option<&RequestId>) -> bool {
+        let Some(want) = want else { return false };
+        let mut seen = lock(&self.answered_elsewhere);
+        match seen.iter().position(|id| id == want) {
+            Some(i) => {
+                seen.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Waits `delay`, or less when the transport is closed meanwhile.
+    fn wait(&self, delay: Duration) -> Result<(), Error> {
+        match self.stop_rx.recv_timeout(delay) {
+            Err(RecvTimeoutError::Timeout) => Ok(()),
+            _ => Err(self.closed_error("the client closed the connection")),
+        }
+    }
+
+    /// Replays the remembered initialize request and initialized notification without a session
+    /// id. The initialize response is consumed here, not delivered: nobody is waiting for it.
+    fn reinitialize(&self, deadline: Instant) -> Result<(), Error> {
+        let (init, initialized) = {
+            let mut st = lock(&self.state);
+            st.session_id = None;
+            (st.init_frame.clone(), st.initialized_frame.clone())
+        };
+        let Some(init) = init else {
+            return Ok(());
+        };
+        let started = Instant::now();
+        let out = Outbound::peek(&init);
+        let resp = self.post(&init, "initialize", deadline)?;
+        if !resp.status().is_success() {
+            return Err(status_error(
+                &self.server,
+                &format!("re-initialize POST {}", self.url),
+                resp,
+            ));
+        }
+        self.take_session_id(&resp);
+        self.read_reply(
+            resp,
+            out.id.as_ref(),
+            "initialize",
+            started,
+            deadline,
+            false,
+        )?;
+        if let Some(note) = initialized {
+            let resp = self.post(&note, "notifications/initialized", deadline)?;
+            if !resp.status().is_success() {
+                return Err(status_error(
+                    &self.server,
+                    &format!("re-initialize POST {}", self.url),
+                    resp,
+                ));
+            }
+            drain(resp);
+        }
+        Ok(())
+    }
+
+    /// Sends DELETE with the session id; 405 means the server does not support it.
+    fn delete_session(&self) {
+        if lock(&self.state).session_id.is_none() {
+            return;
+        }
+        let req = self
+            .agent
+            .delete(&self.url)
+            .config()
+            .timeout_global(Some(self.timeout.min(Duration::from_secs(5))))
+            .build();
+        let Ok(req) = self.prepare(req) else { return };
+        match req.call() {
+            Ok(resp) => {
+                log::debug!(
+                    "server `{}`: DELETE session: HTTP {}",
+                    self.server,
+                    resp.status()
+                );
+                drain(resp);
+            }
+            Err(e) => log::debug!("server `{}`: DELETE session failed: {e}", self.server),
+        }
+    }
+
+    /// The standalone GET stream: server requests and notifications outside any POST.
+    fn standalone_stream(self: Arc<Self>) {
+        let mut parser = SseParser::new();
+        let mut failures: u32 = 0;
+        loop {
+            if self.closed.load(Ordering::SeqCst) {
+                return;
+            }
+            let req = self
+                .agent
+                .get(&self.url)
+                .config()
+                .timeout_connect(Some(self.timeout))
+                .timeout_recv_response(Some(self.timeout))
+                .build()
+                .header("Accept", "text/event-stream");
+            let req = match parser.last_event_id() {
+                Some(id) => req.header("Last-Event-ID", id),
+                None => req,
+            };
+            let Ok(req) = self.prepare(req) else { return };
+            match req.call() {
+                Ok(resp) if resp.status() == 200 && is_event_stream(&resp) => {
+                    log::debug!("server `{}`: standalone GET stream open", self.server);
+                    let mut reader = SseReader::with_parser(
+                        BufReader::new(resp.into_body().into_reader()),
+                        std::mem::take(&mut parser),
+                    );
+                    loop {
+                        match reader.next_event() {
+                            Ok(Some(ev)) => {
+                                failures = 0;
+                                if ev.is_message() {
+                                    self.note_responses(ev.data.as_bytes());
+                                    deliver_frame(
+                                        &self.server,
+                                        &*self.sink,
+                                        ev.data.as_bytes(),
+                                        None,
+                                    );
+                                }
+                            }
+                            Ok(None) => break,
+                            Err(e) => {
+                                if !self.closed.load(Ordering::SeqCst) {
+                                    log::debug!("server `{}`: GET stream broke: {e}", self.server);
+                                }
+                                break;
+                            }
+                        }
+                    }
+                    parser = reader.into_parser();
+                }
+                Ok(resp) => {
+                    log::debug!(
+                        "server `{}`: no standalone GET stream (HTTP {})",
+                        self.server,
+                        resp.status()
+                    );
+                    drain(resp);
+                    return;
+                }
+                Err(e) => {
+                    if self.closed.load(Ordering::SeqCst) {
+                        return;
+                    }
+                    log::debug!("server `{}`: GET stream failed: {e}", self.server);
+                }
+            }
+            failures += 1;
+            if failures > 2 {
+                log::debug!("server `{}`: giving up on the GET stream", self.server);
+                return;
+            }
+            let backoff = DEFAULT_RETRY.mul_f64(1.5f64.powi(failures as i32 - 1));
+            let delay = parser.retry().unwrap_or(backoff);
+            if self.stop_rx.recv_timeout(delay) != Err(RecvTimeoutError::Timeout) {
+                return;
+            }
+        }
+    }
+}
+
+fn is_response_to(data: &[u8], want: Option<&RequestId>) -> bool {
+    match Inbound::parse(data) {
+        Ok(msgs) => msgs.iter().any(|m| match m {
+            Inbound::Response(r) => want.is_none() || r.id.as_ref() == want,
+            _ => false,
+        }),
+        Err(_) => false,
+    }
+}

@@ -1,0 +1,390 @@
+//! Legacy HTTP+SSE transport (MCP 2024-11-05).
+//!
+//! ```text
+//!  open ──GET url──> stream thread ──first `endpoint` event──> resolve, same origin? ──> ready
+//!                         │                                      └ other origin ──> Error::Connect
+//!                         └── `message` events ──> Sink::deliver
+//!                         └── stream ends ──> Sink::closed (unless close() was called)
+//!  send ──POST endpoint──> 2xx (202 Accepted) ──> Ok; the answer comes on the stream
+//!  close ──> shut the agent's sockets (unblocks the stream read) ──> join the thread
+//! ```
+//!
+//! Opening is bounded by `timeout`: the GET's connect and response-header phases, then the
+//! wait for the `endpoint` event.
+
+use std::fmt;
+use std::io::BufReader;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{RecvTimeoutError, Sender};
+
+use super::http::{self, deliver_frame, drain, map_ureq, status_error, Outbound, RequestHeaders};
+use super::sse_parser::SseReader;
+use super::{Sink, Transport};
+use crate::error::Error;
+
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+struct Inner {
+    server: String,
+    url: String,
+    agent: ureq::Agent,
+    headers: RequestHeaders,
+    timeout: Duration,
+    sink: Arc<dyn Sink>,
+    closing: AtomicBool,
+    protocol_version: Mutex<Option<String>>,
+}
+
+/// The legacy HTTP+SSE connection handle.
+pub(crate) struct SseTransport {
+    inner: Arc<Inner>,
+    endpoint: String,
+    thread: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl fmt::Debug for SseTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("SseTransport")
+            .field("server", &self.inner.server)
+            .field("url", &self.inner.url)
+            .field("endpoint", &self.endpoint)
+            .field("headers", &self.inner.headers)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens a legacy HTTP+SSE transport: GET the stream and wait for its `endpoint` event.
+pub(crate) fn open(
+    server: &str,
+    url: &str,
+    timeout: Duration,
+    sink: Arc<dyn Sink>,
+) -> Result<Arc<dyn Transport>, Error> {
+    open_with(server, url, RequestHeaders::default(), timeout, sink)
+}
+
+/// [`open`] with configured headers (used by Streamable HTTP's auto-detection fallback).
+pub(crate) fn open_with(
+    server: &str,
+    url: &str,
+    headers: RequestHeaders,
+    timeout: Duration,
+    sink: Arc<dyn Sink>,
+) -> Result<Arc<dyn Transport>, Error> {
+    let connect_err = |detail: String| Error::Connect {
+        server: server.to_owned(),
+        detail,
+        stderr_tail: String::new(),
+    };
+    if url.parse::<ureq::http::Uri>().is_err()
+        || !(url.starts_with("http://") || url.starts_with("https://"))
+    {
+        return Err(connect_err(format!(
+            "`{url}` is not an http:// or https:// URL"
+        )));
+    }
+    let inner = Arc::new(Inner {
+        server: server.to_owned(),
+        url: url.to_owned(),
+        agent: http::agent(),
+        headers,
+        timeout,
+        sink,
+        closing: AtomicBool::new(false),
+        protocol_version: Mutex::new(None),
+    });
+    let (ready_tx, ready_rx) = crossbeam_channel::bounded(1);
+    let started = Instant::now();
+    let thread = {
+        let inner = Arc::clone(&inner);
+        std::thread::Builder::new()
+            .name(format!("mcp-sse:{server}"))
+            .spawn(move || inner.run(ready_tx))
+            .map_err(|e| connect_err(format!("could not start the SSE thread: {e}")))?
+    };
+    let stop = |inner: &Inner, thread: JoinHandle<()>| {
+        inner.closing.store(true, Ordering::SeqCst);
+        inner.agent.clone().shutdown();
+        let _ = thread.join();
+    };
+    match ready_rx.recv_timeout(timeout) {
+        Ok(Ok(endpoint)) => {
+            log::debug!("server `{server}`: legacy SSE endpoint is {endpoint}");
+            Ok(Arc::new(SseTransport {
+                inner,
+                endpoint,
+                thread: Mutex::new(Some(thread)),
+            }))
+        }
+        Ok(Err(e)) => {
+            stop(&inner, thread);
+            Err(e)
+        }
+        Err(RecvTimeoutError::Timeout) => {
+            stop(&inner, thread);
+            Err(Error::Timeout {
+                server: server.to_owned(),
+                method: format!("GET {url} (waiting for the `endpoint` event)"),
+                after: started.elapsed(),
+            })
+        }
+        Err(RecvTimeoutError::Disconnected) => {
+            stop(&inner, thread);
+            Err(connect_err(format!(
+                "GET {url}: the stream ended before the `endpoint` event"
+            )))
+        }
+    }
+}
+
+impl Inner {
+    fn connect_err(&self, detail: String) -> Error {
+        Error::Connect {
+            server: self.server.clone(),
+            detail,
+            stderr_tail: String::new(),
+        }
+    }
+
+    /// The stream thread: reports the endpoint (or the failure) on `ready`, then delivers.
+    fn run(self: Arc<Self>, ready: Sender<Result<String, Error>>) {
+        let what = format!("GET {}", self.url);
+        let started = Instant::now();
+        let req = self
+            .agent
+            .get(&self.url)
+            .config()
+            .timeout_connect(Some(self.timeout))
+            .timeout_recv_response(Some(self.timeout))
+            .build()
+            .header("Accept", "text/event-stream");
+        let req = match self.headers.apply(&self.server, req) {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = ready.send(Err(e));
+                return;
+            }
+        };
+        let resp = match req.call() {
+            Ok(r) => r,
+            Err(e) => {
+                let _ = ready.send(Err(map_ureq(
+                    &self.server,
+                    &what,
+                    "connect",
+                    started,
+                    None,
+                    e,
+                )));
+                return;
+            }
+        };
+        if resp.status() != 200 {
+            let _ = ready.send(Err(status_error(&self.server, &what, resp)));
+            return;
+        }
+        let mut reader = SseReader::new(BufReader::new(resp.into_body().into_reader()));
+        let mut ready = Some(ready);
+        let end = loop {
+            match reader.next_event() {
+                Ok(Some(ev)) if ev.event.as_deref() == Some("endpoint") => {
+                    let Some(tx) = ready.take() else {
+                        log::debug!("server `{}`: ignoring a second endpoint event", self.server);
+                        continue;
+                    };
+                    let result = resolve_endpoint(&self.url, ev.data.trim())
+                        .map_err(|why| self.connect_err(format!("{what}: {why}")));
+                    let refused = result.is_err();
+                    let _ = tx.send(result);
+                    if refused {
+                        return;
+                    }
+                }
+                Ok(Some(ev)) if ev.is_message() => {
+                    if ready.is_some() {
+                        log::debug!(
+                            "server `{}`: message before the endpoint event",
+                            self.server
+                        );
+                    }
+                    deliver_frame(&self.server, &*self.sink, ev.data.as_bytes(), None);
+                }
+                Ok(Some(ev)) => log::debug!(
+                    "server `{}`: ignoring SSE event {:?}",
+                    self.server,
+                    ev.event
+                ),
+                Ok(None) => break "the server ended the SSE stream".to_owned(),
+                Err(e) => break format!("the SSE stream broke: {e}"),
+            }
+        };
+        if let Some(tx) = ready {
+            let _ = tx.send(Err(
+                self.connect_err(format!("{what}: {end} before the `endpoint` event"))
+            ));
+            return;
+        }
+        if !self.closing.load(Ordering::SeqCst) {
+            log::debug!("server `{}`: {end}", self.server);
+            self.sink.closed(end, String::new());
+        }
+    }
+}
+
+impl Transport for SseTransport {
+    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
+        let inner = &self.inner;
+        if inner.closing.load(Ordering::SeqCst) {
+            return Err(Error::Closed {
+                server: inner.server.clone(),
+                detail: "the client closed the connection".into(),
+                stderr_tail: String::new(),
+            });
+        }
+        let out = Outbound::peek(&frame);
+        let method = out.label();
+        let started = Instant::now();
+        let deadline = deadline.unwrap_or(started + inner.timeout);
+        let left = deadline.saturating_duration_since(started);
+        if left.is_zero() {
+            return Err(Error::Timeout {
+                server: inner.server.clone(),
+                method: method.to_owned(),
+                after: Duration::ZERO,
+            });
+        }
+        let req = inner
+            .agent
+            .post(&self.endpoint)
+            .config()
+            .timeout_global(Some(left))
+            .build()
+            .header("Content-Type", "application/json");
+        let mut req = inner.headers.apply(&inner.server, req)?;
+        if let Some(v) = lock(&inner.protocol_version).as_deref() {
+            req = req.header("MCP-Protocol-Version", v);
+        }
+        let what = format!("POST {}", self.endpoint);
+        let resp = req
+            .send(&frame[..])
+            .map_err(|e| map_ureq(&inner.server, &what, method, started, Some(deadline), e))?;
+        if !resp.status().is_success() {
+            return Err(status_error(&inner.server, &what, resp));
+        }
+        drain(resp);
+        Ok(())
+    }
+
+    fn set_protocol_version(&self, version: &str) {
+        *lock(&self.inner.protocol_version) = Some(version.to_owned());
+    }
+
+    fn close(&self) -> Result<(), Error> {
+        let inner = &self.inner;
+        inner.closing.store(true, Ordering::SeqCst);
+        let Some(thread) = lock(&self.thread).take() else {
+            return Ok(());
+        };
+        inner.agent.clone().shutdown();
+        if thread.join().is_err() {
+            log::warn!("server `{}`: the SSE thread panicked", inner.server);
+        }
+        Ok(())
+    }
+}
+
+impl Drop for SseTransport {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+/// Scheme, lower-cased host and port (defaulted) of an absolute URL.
+fn origin(url: &str) -> Option<(String, String, u16)> {
+    let uri: ureq::http::Uri = url.parse().ok()?;
+    let scheme = uri.scheme_str()?.to_ascii_lowercase();
+    let host = uri.host()?.to_ascii_lowercase();
+    let port = uri.port_u16().unwrap_or(match scheme.as_str() {
+        "https" => 443,
+        _ => 80,
+    });
+    Some((scheme, host, port))
+}
+
+/// Resolves the `endpoint` event's URI against the stream URL and refuses another origin.
+pub(crate) fn resolve_endpoint(base: &str, endpoint: &str) -> Result<String, String> {
+    if endpoint.is_empty() {
+        return Err("the `endpoint` event is empty".into());
+    }
+    let uri: ureq::http::Uri = base
+        .parse()
+        .map_err(|e| format!("bad stream URL `{base}`: {e}"))?;
+    let scheme = uri.scheme_str().unwrap_or("http");
+    let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
+    let path = uri.path();
+    let resolved = if endpoint.contains("://") {
+        endpoint.to_owned()
+    } else if let Some(rest) = endpoint.strip_prefix("//") {
+        format!("{scheme}://{rest}")
+    } else if endpoint.starts_with('/') {
+        format!("{scheme}://{authority}{endpoint}")
+    } else if endpoint.starts_with('?') {
+        format!("{scheme}://{authority}{path}{endpoint}")
+    } else {
+        let dir = match path.rfind('/') {
+            Some(i) => &path[..=i],
+            None => "/",
+        };
+        format!("{scheme}://{authority}{dir}{endpoint}")
+    };
+    match (origin(base), origin(&resolved)) {
+        (Some(a), Some(b)) if a == b => Ok(resolved),
+        (_, Some(_)) => Err(format!(
+            "refusing endpoint `{resolved}`: its origin differs from the stream's"
+        )),
+        _ => Err(format!(
+            "the `endpoint` event `{endpoint}` is not a valid URL"
+        )),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::resolve_endpoint;
+
+    #[test]
+    fn endpoints_resolve_against_the_stream_url() {
+        let base = "http://127.0.0.1:8000/sse";
+        assert_eq!(
+            resolve_endpoint(base, "/messages?sessionId=1").as_deref(),
+            Ok("http://127.0.0.1:8000/messages?sessionId=1")
+        );
+        assert_eq!(
+            resolve_endpoint("http://h:1/a/sse", "messages/?session_id=2").as_deref(),
+            Ok("http://h:1/a/messages/?session_id=2")
+        );
+        assert_eq!(
+            resolve_endpoint(base, "http://127.0.0.1:8000/m").as_deref(),
+            Ok("http://127.0.0.1:8000/m")
+        );
+        assert_eq!(
+            resolve_endpoint("http://H:80/sse", "http://h/m").as_deref(),
+            Ok("http://h/m")
+        );
+    }
+
+    #[test]
+    fn another_origin_is_refused() {
+        let base = "http://127.0.0.1:8000/sse";
+        assert!(resolve_endpoint(base, "http://evil.example/messages").is_err());
+        assert!(resolve_endpoint(base, "//evil.example/messages").is_err());
+        assert!(resolve_endpoint(base, "https://127.0.0.1:8000/m").is_err());
+        assert!(resolve_endpoint(base, "http://127.0.0.1:8001/m").is_err());
+    }
+}
