@@ -1,1 +1,259 @@
-//! placeholder
+//! The stdio transport: a child process spoken to over its stdin and stdout.
+//!
+//! ```text
+//!   open(): spawn (no shell, allow-listed env, own process group) ──> register pipes with poller
+//!   send(): write the line (queued in the poller when the pipe is full)
+//!   close(): close stdin ─2 s─> SIGTERM group ─2 s─> SIGKILL group ──> reap, sweep the group
+//! ```
+
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
+
+use super::poller::{Conn, ConnectionPoller, WriteOutcome, DEFAULT_MAX_MESSAGE};
+use super::{Sink, Transport};
+use crate::config::StdioConfig;
+use crate::error::Error;
+
+/// Environment variables a child inherits by default (the MCP SDKs' POSIX list).
+pub(crate) const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+/// How long `close` waits at each step (stdin closed, then SIGTERM) before escalating.
+const GRACE: Duration = Duration::from_secs(2);
+
+pub(crate) struct StdioTransport {
+    server: Arc<str>,
+    // Drop order is significant: the connection is unregistered (pipes deleted from the poller,
+    // then closed) in `close`, before the poller handle may go away.
+    conn: Arc<Conn>,
+    poller: ConnectionPoller,
+    child: Arc<Mutex<Child>>,
+    pgid: Option<Pid>,
+    closed: AtomicBool,
+}
+
+/// The command line, for messages.
+pub(crate) fn command_line(cfg: &StdioConfig) -> String {
+    let mut s = cfg.command.clone();
+    for a in &cfg.args {
+        s.push(' ');
+        if a.contains(' ') {
+            s.push_str(&format!("{a:?}"));
+        } else {
+            s.push_str(a);
+        }
+    }
+    s
+}
+
+/// Spawns the server and registers its pipes with `poller`.
+pub(crate) fn open(
+    server: &str,
+    cfg: &StdioConfig,
+    poller: &ConnectionPoller,
+    sink: Arc<dyn Sink>,
+) -> Result<Arc<StdioTransport>, Error> {
+    let mut cmd = Command::new(&cfg.command);
+    cmd.args(&cfg.args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if !cfg.inherit_env {
+        cmd.env_clear();
+        for name in INHERITED_ENV {
+            if let Some(v) = std::env::var_os(name) {
+                // Bash exported functions are never passed on.
+                if !v.to_string_lossy().starts_with("()") {
+                    cmd.env(name, v);
+                }
+            }
+        }
+    }
+    cmd.envs(&cfg.env);
+    if let Some(cwd) = &cfg.cwd {
+        cmd.current_dir(cwd);
+    }
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::CommandExt;
+        cmd.process_group(0);
+    }
+    let mut child = cmd.spawn().map_err(|source| Error::Spawn {
+        server: server.to_owned(),
+        command: command_line(cfg),
+        source,
+    })?;
+    let pgid = Pid::from_raw(child.id() as i32);
+    let pipes = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+        (Some(i), Some(o), Some(e)) => (i, o, e),
+        _ => unreachable!("all three pipes were requested"),
+    };
+    let child = Arc::new(Mutex::new(child));
+    let probe_child = Arc::clone(&child);
+    let exit_probe = Box::new(move || describe_exit(&probe_child));
+    let server: Arc<str> = server.into();
+    let max = cfg.max_message_bytes.unwrap_or(DEFAULT_MAX_MESSAGE);
+    let conn = match poller.register(Arc::clone(&server), pipes, max, sink, exit_probe) {
+        Ok(conn) => conn,
+        Err(e) => {
+            let mut c = child.lock().unwrap_or_else(|p| p.into_inner());
+            let _ = c.kill();
+            let _ = c.wait();
+            return Err(Error::Connect {
+                server: server.to_string(),
+                detail: format!("could not watch the pipes of `{}`: {e}", command_line(cfg)),
+                stderr_tail: String::new(),
+            });
+        }
+    };
+    Ok(Arc::new(StdioTransport {
+        server,
+        conn,
+        poller: poller.clone(),
+        child,
+        pgid,
+        closed: AtomicBool::new(false),
+    }))
+}
+
+/// Describes how the child ended, waiting briefly for it: stdout closes as the process exits.
+fn describe_exit(child: &Mutex<Child>) -> String {
+    let mut c = child.lock().unwrap_or_else(|p| p.into_inner());
+    match wait_for(&mut c, Duration::from_millis(100)) {
+        Some(status) => format!("the server process {}", status_text(status)),
+        None => "the server closed its stdout".to_owned(),
+    }
+}
+
+fn status_text(status: ExitStatus) -> String {
+    #[cfg(unix)]
+    {
+        use std::os::unix::process::ExitStatusExt;
+        if let Some(sig) = status.signal() {
+            return format!("was killed by signal {sig}");
+        }
+    }
+    match status.code() {
+        Some(code) => format!("exited with status {code}"),
+        None => "exited".to_owned(),
+    }
+}
+
+/// Waits up to `limit` for the child to exit. Process exit has no descriptor to wait on
+/// portably, so this polls `try_wait` with a short, growing pause.
+fn wait_for(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+    let deadline = Instant::now() + limit;
+    let mut pause = Duration::from_micros(200);
+    loop {
+        if let Ok(Some(status)) = child.try_wait() {
+            return Some(status);
+        }
+        let now = Instant::now();
+        if now >= deadline {
+            return None;
+        }
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(20));
+    }
+}
+
+impl StdioTransport {
+    /// Ends the child as the spec asks: stdin closed, then SIGTERM, then SIGKILL, each after a
+    /// grace period; then the process group is swept so no grandchild survives.
+    fn end_process(&self) -> Option<ExitStatus> {
+        self.poller.close_stdin(&self.conn);
+        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let mut status = wait_for(&mut child, GRACE);
+        if status.is_none() {
+            log::debug!(
+                "server `{}`: still running {GRACE:?} after stdin closed; sending SIGTERM",
+                self.server
+            );
+            self.signal_group(Signal::TERM);
+            status = wait_for(&mut child, GRACE);
+        }
+        if status.is_none() {
+            log::warn!("server `{}`: ignored SIGTERM; sending SIGKILL", self.server);
+            self.signal_group(Signal::KILL);
+            let _ = child.kill();
+            status = child.wait().ok();
+        }
+        drop(child);
+        self.sweep_group();
+        status
+    }
+
+    fn signal_group(&self, sig: Signal) {
+        if let Some(pgid) = self.pgid {
+            let _ = kill_process_group(pgid, sig);
+        }
+    }
+
+    /// After the server exited, other members of its group (grandchildren such as the real
+    /// server behind `npx`) may remain: ask them to stop, then make sure.
+    fn sweep_group(&self) {
+        let Some(pgid) = self.pgid else { return };
+        if test_kill_process_group(pgid).is_err() {
+            return;
+        }
+        let _ = kill_process_group(pgid, Signal::TERM);
+        let deadline = Instant::now() + GRACE;
+        let mut pause = Duration::from_micros(500);
+        while test_kill_process_group(pgid).is_ok() {
+            if Instant::now() >= deadline {
+                let _ = kill_process_group(pgid, Signal::KILL);
+                return;
+            }
+            std::thread::sleep(pause);
+            pause = (pause * 2).min(Duration::from_millis(20));
+        }
+    }
+}
+
+impl Transport for StdioTransport {
+    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
+        match self.poller.write(&self.conn, frame, deadline) {
+            WriteOutcome::Written => Ok(()),
+            WriteOutcome::Closed => Err(Error::Closed {
+                server: self.server.to_string(),
+                detail: "the server's stdin is closed".to_owned(),
+                stderr_tail: self.conn.stderr_tail(),
+            }),
+            WriteOutcome::TimedOut => Err(Error::Transport {
+                server: self.server.to_string(),
+                status: None,
+                detail: "the server is not reading its stdin".to_owned(),
+            }),
+        }
+    }
+
+    fn stderr_tail(&self) -> String {
+        self.conn.stderr_tail()
+    }
+
+    fn close(&self) -> Result<(), Error> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let status = self.end_process();
+        self.poller.unregister(&self.conn);
+        let detail = match status {
+            Some(s) => format!(
+                "closed by the client; the server process {}",
+                status_text(s)
+            ),
+            None => "closed by the client".to_owned(),
+        };
+        self.conn.end(detail);
+        Ok(())
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}

@@ -1,0 +1,80 @@
+//! The main demo: spawn the bundled fixture server, list its tools, call two, read a resource.
+//!
+//! | step | what it shows |
+//! |---|---|
+//! | connect | spawn + `initialize` handshake, server info |
+//! | list tools | pagination followed to the end |
+//! | call `add` | a tool result with text and structured content |
+//! | call `fail` | a tool that reports failure in its result (`isError`) |
+//! | read a resource | `resources/read` |
+//!
+//! Run with `cargo run --example quickstart`.
+
+use mcp_blocking::{Client, ServerConfig};
+use serde_json::json;
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    env_logger::init();
+    let server = fixture_server_path()?;
+    let config =
+        ServerConfig::stdio("fixture", server.to_string_lossy()).args(["--page-size", "4"]);
+    let client = Client::connect(config)?;
+    let info = client.server_info().expect("connected");
+    println!(
+        "connected to {} {} (protocol {})",
+        info.name,
+        info.version,
+        client.protocol_version().unwrap_or_default()
+    );
+
+    let tools = client.list_tools()?;
+    println!("\n{} tools:", tools.len());
+    for tool in &tools {
+        println!("  {:<20} {}", tool.name, tool.description());
+    }
+
+    let sum = client.call_tool("add", json!({"a": 2, "b": 40}))?;
+    println!(
+        "\nadd(2, 40) -> {} (structured: {})",
+        sum.text(),
+        sum.structured_content.clone().unwrap_or_default()
+    );
+
+    let failed = client.call_tool("fail", json!({}))?;
+    println!(
+        "fail() -> is_error={} text={:?}",
+        failed.failed(),
+        failed.text()
+    );
+
+    let readme = client.read_resource("fixture://readme")?;
+    println!(
+        "\nfixture://readme has {} content block(s)",
+        readme.contents.len()
+    );
+
+    client.close()?;
+    println!("\nclosed cleanly");
+    Ok(())
+}
+
+/// The fixture server is built by Cargo alongside this example (same target directory).
+fn fixture_server_path() -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
+    let exe = std::env::current_exe()?;
+    let dir = exe
+        .parent()
+        .and_then(|p| p.parent())
+        .ok_or("no target directory")?;
+    let path = dir.join(format!(
+        "mcp-fixture-server{}",
+        std::env::consts::EXE_SUFFIX
+    ));
+    if !path.exists() {
+        return Err(format!(
+            "{} is missing: run `cargo build --bin mcp-fixture-server` first",
+            path.display()
+        )
+        .into());
+    }
+    Ok(path)
+}

@@ -1,0 +1,827 @@
+//! [`Client`]: one MCP server, blocking calls, safe to share between threads.
+//!
+//! ```text
+//!   new() ──open()──> connected ──disconnect()/close()/drop──> disconnected ──open()──> ...
+//!            │  spawn or reach the server, `initialize`, check the version, `initialized`
+//!            └─ Err: the server, the command or url, and the server's last stderr lines
+//! ```
+
+mod connection;
+mod options;
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
+
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+use crate::config::{ServerConfig, TransportConfig};
+use crate::error::Error;
+use crate::handler::{
+    ElicitationHandler, NotificationHandler, SamplingHandler, ServerNotification,
+};
+use crate::model::{
+    CallToolResult, ClientCapabilities, CompleteResult, CompletionReference, GetPromptResult,
+    Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Root, RootsCapability, ServerCapabilities, Tool,
+};
+use crate::protocol::session::{initialize_params, initialized_frame, negotiate, Session};
+use crate::transport::poller::ConnectionPoller;
+use crate::transport::{stdio, Transport};
+use connection::{ClientSink, Connection, DispatchCtx};
+pub use options::CallOptions;
+use options::Handlers;
+
+/// A connection to one MCP server.
+///
+/// Every method blocks until the server answers or the call's timeout passes. `Client` is
+/// `Send + Sync`: share it (in an `Arc`) and call it from many threads at once; each call waits
+/// only for its own answer.
+///
+/// ```no_run
+/// use mcp_blocking::{Client, ServerConfig};
+/// let server = ServerConfig::stdio("fs", "npx")
+///     .args(["-y", "@modelcontextprotocol/server-filesystem", "/data"])
+///     .timeout_secs(30.0);
+/// let client = Client::connect(server)?;
+/// for tool in client.list_tools()? {
+///     println!("{}: {}", tool.name, tool.description());
+/// }
+/// let result = client.call_tool("read_file", serde_json::json!({"path": "/data/readme.txt"}))?;
+/// println!("{}", result.text());
+/// client.close()?;
+/// # Ok::<(), mcp_blocking::Error>(())
+/// ```
+pub struct Client {
+    config: ServerConfig,
+    poller: Option<ConnectionPoller>,
+    client_info: Implementation,
+    handlers: Arc<Handlers>,
+    roots: Arc<RwLock<Option<Vec<Root>>>>,
+    state: RwLock<Option<Arc<Connection>>>,
+    /// Serialises `open` and `disconnect`.
+    lifecycle: Mutex<()>,
+}
+
+impl std::fmt::Debug for Client {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Client")
+            .field("server", &self.config)
+            .field("connected", &self.is_connected())
+            .finish()
+    }
+}
+
+/// Builds a [`Client`] with handlers, roots or a shared poller.
+///
+/// ```no_run
+/// use mcp_blocking::{Client, ConnectionPoller, Root, ServerConfig};
+/// let poller = ConnectionPoller::new();
+/// let client = Client::builder(ServerConfig::stdio("fs", "mcp-server-filesystem"))
+///     .poller(&poller)
+///     .roots(vec![Root::new("file:///data").with_name("data")])
+///     .on_notification(|server: &str, n| log::info!("{server}: {n:?}"))
+///     .connect()?;
+/// # Ok::<(), mcp_blocking::Error>(())
+/// ```
+#[must_use]
+pub struct ClientBuilder {
+    config: ServerConfig,
+    poller: Option<ConnectionPoller>,
+    client_info: Implementation,
+    handlers: Handlers,
+    roots: Option<Vec<Root>>,
+}
+
+impl ClientBuilder {
+    /// Serves this stdio server from a shared [`ConnectionPoller`] instead of a private one.
+    pub fn poller(mut self, poller: &ConnectionPoller) -> Self {
+        self.poller = Some(poller.clone());
+        self
+    }
+
+    /// The `clientInfo` sent in `initialize` (default: `mcp-blocking` and its version).
+    pub fn client_info(mut self, info: Implementation) -> Self {
+        self.client_info = info;
+        self
+    }
+
+    /// Answers `roots/list` with these roots and declares the `roots` capability.
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.roots = Some(roots);
+        self
+    }
+
+    /// Installs a sampling handler and declares the `sampling` capability.
+    pub fn sampling(mut self, handler: impl SamplingHandler + 'static) -> Self {
+        self.handlers.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// Installs an elicitation handler and declares the `elicitation` capability (form mode).
+    pub fn elicitation(mut self, handler: impl ElicitationHandler + 'static) -> Self {
+        self.handlers.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Adds a notification handler (called on the client's dispatcher thread).
+    pub fn on_notification(mut self, handler: impl NotificationHandler + 'static) -> Self {
+        self.handlers.notifications.push(Arc::new(handler));
+        self
+    }
+
+    /// Delivers notifications through a channel; returns the builder and the receiving end.
+    pub fn notification_channel(mut self) -> (Self, mpsc::Receiver<ServerNotification>) {
+        let (tx, rx) = mpsc::channel();
+        let tx = Mutex::new(tx);
+        self.handlers
+            .notifications
+            .push(Arc::new(move |server: &str, n| {
+                let _ = tx
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .send((server.to_owned(), n));
+            }));
+        (self, rx)
+    }
+
+    /// Builds the client without connecting (call [`Client::open`]).
+    pub fn build(self) -> Client {
+        Client {
+            config: self.config,
+            poller: self.poller,
+            client_info: self.client_info,
+            handlers: Arc::new(self.handlers),
+            roots: Arc::new(RwLock::new(self.roots)),
+            state: RwLock::new(None),
+            lifecycle: Mutex::new(()),
+        }
+    }
+
+    /// Builds the client and connects it.
+    ///
+    /// # Errors
+    /// As [`Client::open`].
+    pub fn connect(self) -> Result<Client, Error> {
+        let client = self.build();
+        client.open()?;
+        Ok(client)
+    }
+}
+
+impl Client {
+    /// Starts building a client for `config`.
+    pub fn builder(config: ServerConfig) -> ClientBuilder {
+        ClientBuilder {
+            config,
+            poller: None,
+            client_info: Implementation::new("mcp-blocking", env!("CARGO_PKG_VERSION")),
+            handlers: Handlers::default(),
+            roots: None,
+        }
+    }
+
+    /// Connects to the server: starts or reaches it and completes the `initialize` handshake.
+    ///
+    /// # Errors
+    /// [`Error::Config`] for an invalid config, [`Error::Spawn`] when the command cannot start,
+    /// [`Error::Connect`] when the handshake fails (naming the server, the command or url, and
+    /// quoting the server's last stderr lines), including a protocol version this client does
+    /// not speak.
+    pub fn connect(config: ServerConfig) -> Result<Client, Error> {
+        Self::builder(config).connect()
+    }
+
+    /// A client for `config`, not yet connected (RobotLab's `Client.new`); see [`open`](Self::open).
+    pub fn new(config: ServerConfig) -> Client {
+        Self::builder(config).build()
+    }
+
+    /// A client served by a shared poller, not yet connected (RobotLab's `Client.new(.., poller:)`).
+    pub fn with_poller(config: ServerConfig, poller: &ConnectionPoller) -> Client {
+        Self::builder(config).poller(poller).build()
+    }
+
+    /// Connects when not connected (RobotLab's `connect`); a no-op when connected.
+    ///
+    /// # Errors
+    /// As [`Client::connect`].
+    pub fn open(&self) -> Result<(), Error> {
+        let _guard = self.lifecycle.lock().unwrap_or_else(|p| p.into_inner());
+        if self.is_connected() {
+            return Ok(());
+        }
+        if let Some(old) = self.take_connection() {
+            let _ = old.shutdown();
+        }
+        let conn = self.establish()?;
+        *self.state.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(conn));
+        Ok(())
+    }
+
+    /// Closes the connection (stdio: stdin closed, then SIGTERM and SIGKILL to the process group
+    /// if needed). Pending calls fail with [`Error::Closed`]. A no-op when not connected.
+    ///
+    /// # Errors
+    /// A transport error met while closing; the connection is closed anyway.
+    pub fn disconnect(&self) -> Result<(), Error> {
+        let _guard = self.lifecycle.lock().unwrap_or_else(|p| p.into_inner());
+        match self.take_connection() {
+            Some(conn) => conn.shutdown(),
+            None => Ok(()),
+        }
+    }
+
+    /// Closes the connection gracefully; the same as [`disconnect`](Self::disconnect). Dropping
+    /// the client does the same.
+    ///
+    /// # Errors
+    /// As [`disconnect`](Self::disconnect).
+    pub fn close(&self) -> Result<(), Error> {
+        self.disconnect()
+    }
+
+    /// Whether the handshake completed and the connection has not ended since.
+    pub fn is_connected(&self) -> bool {
+        self.state
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_ref()
+            .is_some_and(|c| !c.session.is_closed())
+    }
+
+    /// The server's configuration.
+    pub fn config(&self) -> &ServerConfig {
+        &self.config
+    }
+
+    /// The server's configured name.
+    pub fn server_name(&self) -> &str {
+        self.config.name()
+    }
+
+    /// `{server, connected}`, as RobotLab's `to_h`.
+    pub fn to_json(&self) -> Value {
+        json!({ "server": self.config.to_json(), "connected": self.is_connected() })
+    }
+
+    /// The server's whole `initialize` result, when connected.
+    pub fn initialize_result(&self) -> Option<InitializeResult> {
+        self.connection().ok().and_then(|c| c.init.clone())
+    }
+
+    /// The negotiated protocol version, when connected.
+    pub fn protocol_version(&self) -> Option<String> {
+        self.initialize_result().map(|i| i.protocol_version)
+    }
+
+    /// The server's `serverInfo`, when connected.
+    pub fn server_info(&self) -> Option<Implementation> {
+        self.initialize_result().map(|i| i.server_info)
+    }
+
+    /// The server's capabilities, when connected.
+    pub fn capabilities(&self) -> Option<ServerCapabilities> {
+        self.initialize_result().map(|i| i.capabilities)
+    }
+
+    /// The server's `instructions`, when it gave any.
+    pub fn instructions(&self) -> Option<String> {
+        self.initialize_result().and_then(|i| i.instructions)
+    }
+
+    /// The last lines the server wrote to stderr (stdio servers).
+    pub fn stderr_tail(&self) -> String {
+        self.connection()
+            .map(|c| c.transport.stderr_tail())
+            .unwrap_or_default()
+    }
+
+    /// Replaces the roots offered to the server and sends `notifications/roots/list_changed`.
+    ///
+    /// # Errors
+    /// A transport error while notifying.
+    pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
+        *self.roots.write().unwrap_or_else(|p| p.into_inner()) = Some(roots);
+        match self.connection() {
+            Ok(c) => c.notify("notifications/roots/list_changed", None),
+            Err(_) => Ok(()),
+        }
+    }
+
+    /// Sends `ping` and waits for the answer.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`], [`Error::Closed`], [`Error::Rpc`], [`Error::NotConnected`].
+    pub fn ping(&self) -> Result<(), Error> {
+        self.request("ping", None, &CallOptions::default())
+            .map(|_| ())
+    }
+
+    /// Every tool, following `nextCursor` to the end.
+    ///
+    /// # Errors
+    /// As [`ping`](Self::ping); [`Error::Protocol`] for a malformed result or a cursor loop.
+    pub fn list_tools(&self) -> Result<Vec<Tool>, Error> {
+        self.collect_pages(|c| self.list_tools_page(c).map(|p| (p.tools, p.next_cursor)))
+    }
+
+    /// One page of `tools/list`.
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools).
+    pub fn list_tools_page(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
+        self.typed("tools/list", cursor_params(cursor), &CallOptions::default())
+    }
+
+    /// Calls a tool. `arguments` must be a JSON object (or `null` for none). A tool that fails
+    /// reports it in the result ([`CallToolResult::failed`]); a JSON-RPC error (unknown tool, bad
+    /// arguments) is [`Error::Rpc`].
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `arguments` is not an object; as [`ping`](Self::ping).
+    pub fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
+        self.call_tool_with(name, arguments, &CallOptions::default())
+    }
+
+    /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress).
+    ///
+    /// # Errors
+    /// As [`call_tool`](Self::call_tool).
+    pub fn call_tool_with(
+        &self,
+        name: &str,
+        arguments: Value,
+        opts: &CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(name.to_owned()));
+        match arguments {
+            Value::Null => {}
+            Value::Object(_) => {
+                params.insert("arguments".into(), arguments);
+            }
+            other => {
+                return Err(Error::InvalidArgument {
+                    server: self.server_name().to_owned(),
+                    detail: format!(
+                        "tool arguments must be a JSON object, got {}",
+                        json_kind(&other)
+                    ),
+                })
+            }
+        }
+        self.typed("tools/call", Some(Value::Object(params)), opts)
+    }
+
+    /// Every resource, following `nextCursor` to the end.
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools).
+    pub fn list_resources(&self) -> Result<Vec<Resource>, Error> {
+        self.collect_pages(|c| {
+            self.list_resources_page(c)
+                .map(|p| (p.resources, p.next_cursor))
+        })
+    }
+
+    /// One page of `resources/list`.
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools).
+    pub fn list_resources_page(&self, cursor: Option<&str>) -> Result<ListResourcesResult, Error> {
+        self.typed(
+            "resources/list",
+            cursor_params(cursor),
+            &CallOptions::default(),
+        )
+    }
+
+    /// Every resource template, following `nextCursor` to the end.
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools).
+    pub fn list_resource_templates(&self) -> Result<Vec<ResourceTemplate>, Error> {
+        self.collect_pages(|c| {
+            self.list_resource_templates_page(c)
+                .map(|p| (p.resource_templates, p.next_cursor))
+        })
+    }
+
+    /// One page of `resources/templates/list`.
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools).
+    pub fn list_resource_templates_page(
+        &self,
+        cursor: Option<&str>,
+    ) -> Result<ListResourceTemplatesResult, Error> {
+        self.typed(
+            "resources/templates/list",
+            cursor_params(cursor),
+            &CallOptions::default(),
+        )
+    }
+
+    /// Reads a resource.
+    ///
+    /// # Errors
+    /// As [`ping`](Self::ping); a missing resource is [`Error::Rpc`] (code -32002).
+    pub fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
+        self.typed(
+            "resources/read",
+            Some(json!({ "uri": uri })),
+            &CallOptions::default(),
+        )
+    }
+
+    /// Subscribes to `notifications/resources/updated` for `uri`.
+    ///
+    /// # Errors
+    /// As [`ping`](Self::ping).
+    pub fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        self.request(
+            "resources/subscribe",
+            Some(json!({ "uri": uri })),
+            &CallOptions::default(),
+        )
+        .map(|_| ())
+    }
+
+    /// Ends a subscription.
+    ///
+    /// # Errors
+    /// As [`ping`](Self::ping).
+    pub fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        self.request(
+            "resources/unsubscribe",
+            Some(json!({ "uri": uri })),
+            &CallOptions::default(),
+        )
+        .map(|_| ())
+    }
+
+    /// Every prompt, following `nextCursor` to the end.
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools).
+    pub fn list_prompts(&self) -> Result<Vec<Prompt>, Error> {
+        self.collect_pages(|c| {
+            self.list_prompts_page(c)
+                .map(|p| (p.prompts, p.next_cursor))
+        })
+    }
+
+    /// One page of `prompts/list`.
+    ///
+    /// # Errors
+    /// As [`list_tools`](Self::list_tools).
+    pub fn list_prompts_page(&self, cursor: Option<&str>) -> Result<ListPromptsResult, Error> {
+        self.typed(
+            "prompts/list",
+            cursor_params(cursor),
+            &CallOptions::default(),
+        )
+    }
+
+    /// Gets a prompt. `arguments` is a JSON object of strings, or `null`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] when `arguments` is not an object of strings; as [`ping`](Self::ping).
+    pub fn get_prompt(&self, name: &str, arguments: Value) -> Result<GetPromptResult, Error> {
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(name.to_owned()));
+        match arguments {
+            Value::Null => {}
+            Value::Object(m) => {
+                if let Some((k, v)) = m.iter().find(|(_, v)| !v.is_string()) {
+                    return Err(Error::InvalidArgument {
+                        server: self.server_name().to_owned(),
+                        detail: format!(
+                            "prompt argument `{k}` must be a string, got {}",
+                            json_kind(v)
+                        ),
+                    });
+                }
+                params.insert("arguments".into(), Value::Object(m));
+            }
+            other => {
+                return Err(Error::InvalidArgument {
+                    server: self.server_name().to_owned(),
+                    detail: format!(
+                        "prompt arguments must be a JSON object, got {}",
+                        json_kind(&other)
+                    ),
+                })
+            }
+        }
+        self.typed(
+            "prompts/get",
+            Some(Value::Object(params)),
+            &CallOptions::default(),
+        )
+    }
+
+    /// Asks for completions of an argument of a prompt or resource template.
+    ///
+    /// # Errors
+    /// As [`ping`](Self::ping).
+    pub fn complete(
+        &self,
+        reference: CompletionReference,
+        argument: &str,
+        value: &str,
+        context: Option<Map<String, Value>>,
+    ) -> Result<CompleteResult, Error> {
+        let mut params =
+            json!({ "ref": reference, "argument": { "name": argument, "value": value } });
+        if let Some(ctx) = context {
+            params["context"] = json!({ "arguments": ctx });
+        }
+        self.typed("completion/complete", Some(params), &CallOptions::default())
+    }
+
+    /// Sets the minimum level of the server's log notifications.
+    ///
+    /// # Errors
+    /// As [`ping`](Self::ping).
+    pub fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        self.request(
+            "logging/setLevel",
+            Some(json!({ "level": level })),
+            &CallOptions::default(),
+        )
+        .map(|_| ())
+    }
+
+    /// Sends any request and returns its raw result: for methods this crate has no wrapper for.
+    ///
+    /// # Errors
+    /// As [`ping`](Self::ping).
+    pub fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: &CallOptions,
+    ) -> Result<Value, Error> {
+        let raw = self.connection()?.request(method, params, opts)?;
+        serde_json::from_str(raw.get()).map_err(|e| self.malformed(method, &e))
+    }
+
+    /// Sends any notification.
+    ///
+    /// # Errors
+    /// [`Error::NotConnected`]; a transport error.
+    pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
+        self.connection()?.notify(method, params)
+    }
+
+    fn typed<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: &CallOptions,
+    ) -> Result<T, Error> {
+        let raw = self.connection()?.request(method, params, opts)?;
+        serde_json::from_str(raw.get()).map_err(|e| self.malformed(method, &e))
+    }
+
+    fn malformed(&self, method: &str, e: &serde_json::Error) -> Error {
+        Error::Protocol {
+            server: self.server_name().to_owned(),
+            detail: format!("malformed `{method}` result: {e}"),
+        }
+    }
+
+    fn collect_pages<T>(
+        &self,
+        mut page: impl FnMut(Option<&str>) -> Result<(Vec<T>, Option<String>), Error>,
+    ) -> Result<Vec<T>, Error> {
+        let mut all = Vec::new();
+        let mut cursor: Option<String> = None;
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let (items, next) = page(cursor.as_deref())?;
+            all.extend(items);
+            match next {
+                Some(next) => {
+                    if !seen.insert(next.clone()) {
+                        return Err(Error::Protocol {
+                            server: self.server_name().to_owned(),
+                            detail: format!(
+                                "the server repeated the cursor `{next}`; stopping pagination"
+                            ),
+                        });
+                    }
+                    cursor = Some(next);
+                }
+                None => return Ok(all),
+            }
+        }
+    }
+
+    fn connection(&self) -> Result<Arc<Connection>, Error> {
+        self.state
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+            .ok_or_else(|| Error::NotConnected {
+                server: self.server_name().to_owned(),
+            })
+    }
+
+    fn take_connection(&self) -> Option<Arc<Connection>> {
+        self.state.write().unwrap_or_else(|p| p.into_inner()).take()
+    }
+
+    fn capabilities_to_declare(&self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if self
+            .roots
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+        {
+            caps.roots = Some(RootsCapability::default().with_list_changed(true));
+        }
+        if self.handlers.sampling.is_some() {
+            caps.sampling = Some(json!({}));
+        }
+        if self.handlers.elicitation.is_some() {
+            caps.elicitation = Some(json!({ "form": {} }));
+        }
+        caps
+    }
+
+    /// Opens the transport and runs the handshake.
+    fn establish(&self) -> Result<Connection, Error> {
+        self.config.validate()?;
+        let server: Arc<str> = self.config.name().into();
+        let timeout = self.config.timeout();
+        let session = Arc::new(Session::new());
+        let ctx = Arc::new(DispatchCtx {
+            server: Arc::clone(&server),
+            handlers: Arc::clone(&self.handlers),
+            roots: Arc::clone(&self.roots),
+            transport: OnceLock::new(),
+            reply_timeout: timeout,
+        });
+        let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
+        let mut private_poller = None;
+        let (transport, target): (Arc<dyn Transport>, String) = match self.config.transport() {
+            TransportConfig::Stdio(cfg) => {
+                let poller = match &self.poller {
+                    Some(p) => p.clone(),
+                    None => {
+                        let p = ConnectionPoller::try_new().map_err(|e| Error::Connect {
+                            server: server.to_string(),
+                            detail: format!("could not create a poller: {e}"),
+                            stderr_tail: String::new(),
+                        })?;
+                        private_poller = Some(p.clone());
+                        p
+                    }
+                };
+                let t = stdio::open(&server, cfg, &poller, sink.clone())?;
+                (t, format!("`{}`", stdio::command_line(cfg)))
+            }
+            TransportConfig::Sse { url } => (
+                crate::transport::sse::open(&server, url, timeout, sink.clone())?,
+                url.clone(),
+            ),
+            TransportConfig::WebSocket { url } => (
+                crate::transport::ws::open(&server, url, timeout, sink.clone())?,
+                url.clone(),
+            ),
+            TransportConfig::StreamableHttp(cfg) => (
+                crate::transport::http::open(&server, cfg, timeout, sink.clone())?,
+                cfg.url.clone(),
+            ),
+        };
+        let _ = ctx.transport.set(Arc::downgrade(&transport));
+        let mut conn = Connection {
+            server: Arc::clone(&server),
+            session,
+            sink,
+            transport,
+            init: None,
+            default_timeout: timeout,
+            private_poller,
+        };
+        match self.handshake(&conn, &target) {
+            Ok(init) => {
+                conn.init = Some(init);
+                Ok(conn)
+            }
+            Err(e) => {
+                let _ = conn.shutdown();
+                Err(e)
+            }
+        }
+    }
+
+    fn handshake(&self, conn: &Connection, target: &str) -> Result<InitializeResult, Error> {
+        let server = self.server_name().to_owned();
+        let params = initialize_params(&self.capabilities_to_declare(), &self.client_info);
+        let raw = conn
+            .request("initialize", Some(params), &CallOptions::default())
+            .map_err(|e| match e {
+                Error::Timeout { after, .. } => Error::Connect {
+                    server: server.clone(),
+                    detail: format!(
+                        "{target} did not answer `initialize` within {:.1} s",
+                        after.as_secs_f64()
+                    ),
+                    stderr_tail: conn.transport.stderr_tail(),
+                },
+                Error::Closed {
+                    detail,
+                    stderr_tail,
+                    ..
+                } => Error::Connect {
+                    server: server.clone(),
+                    detail: format!("{target} ended during the handshake: {detail}"),
+                    stderr_tail,
+                },
+                Error::Rpc { code, message, .. } => Error::Connect {
+                    server: server.clone(),
+                    detail: format!("{target} refused `initialize`: error {code}: {message}"),
+                    stderr_tail: conn.transport.stderr_tail(),
+                },
+                other => other,
+            })?;
+        let init: InitializeResult =
+            serde_json::from_str(raw.get()).map_err(|e| Error::Connect {
+                server: server.clone(),
+                detail: format!("{target} sent a malformed `initialize` result: {e}"),
+                stderr_tail: conn.transport.stderr_tail(),
+            })?;
+        negotiate(&init).map_err(|detail| Error::Connect {
+            server: server.clone(),
+            detail: format!("{target}: {detail}"),
+            stderr_tail: String::new(),
+        })?;
+        conn.transport.set_protocol_version(&init.protocol_version);
+        conn.transport.send(
+            initialized_frame(),
+            Some(std::time::Instant::now() + conn.default_timeout),
+        )?;
+        log::debug!(
+            "server `{server}`: connected to {} {} (protocol {})",
+            init.server_info.name,
+            init.server_info.version,
+            init.protocol_version
+        );
+        Ok(init)
+    }
+}
+
+impl Drop for Client {
+    fn drop(&mut self) {
+        if let Some(conn) = self.take_connection() {
+            if let Err(e) = conn.shutdown() {
+                log::debug!(
+                    "server `{}`: error while closing on drop: {e}",
+                    self.server_name()
+                );
+            }
+        }
+    }
+}
+
+fn cursor_params(cursor: Option<&str>) -> Option<Value> {
+    cursor.map(|c| json!({ "cursor": c }))
+}
+
+fn json_kind(v: &Value) -> &'static str {
+    match v {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn assert_send_sync<T: Send + Sync>() {}
+
+    #[test]
+    fn client_is_send_and_sync() {
+        assert_send_sync::<Client>();
+    }
+
+    #[test]
+    fn calls_before_connect_say_not_connected() {
+        let c = Client::new(ServerConfig::stdio("fs", "true"));
+        assert!(!c.is_connected());
+        assert!(matches!(c.ping(), Err(Error::NotConnected { server }) if server == "fs"));
+        assert_eq!(c.to_json()["connected"], json!(false));
+        assert_eq!(c.to_json()["server"]["name"], json!("fs"));
+    }
+}

@@ -1,0 +1,80 @@
+//! Per-call options and the handlers a client is built with.
+
+use std::fmt;
+use std::sync::Arc;
+use std::time::Duration;
+
+use crate::handler::{ElicitationHandler, NotificationHandler, SamplingHandler};
+use crate::model::Progress;
+
+/// Options for one call: timeout override, progress callback, timeout reset on progress.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_blocking::CallOptions;
+/// let opts = CallOptions::new()
+///     .timeout(Duration::from_secs(5))
+///     .on_progress(|p| eprintln!("{} of {:?}", p.progress, p.total))
+///     .reset_timeout_on_progress(true)
+///     .max_total_timeout(Duration::from_secs(60));
+/// # let _ = opts;
+/// ```
+#[derive(Clone, Default)]
+#[non_exhaustive]
+pub struct CallOptions {
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) on_progress: Option<Arc<dyn Fn(&Progress) + Send + Sync>>,
+    pub(crate) reset_timeout_on_progress: bool,
+    pub(crate) max_total_timeout: Option<Duration>,
+}
+
+impl fmt::Debug for CallOptions {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CallOptions")
+            .field("timeout", &self.timeout)
+            .field("on_progress", &self.on_progress.is_some())
+            .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
+            .field("max_total_timeout", &self.max_total_timeout)
+            .finish()
+    }
+}
+
+impl CallOptions {
+    /// Default options: the server's configured timeout, no progress.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Overrides the server's timeout for this call.
+    pub fn timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Asks for progress: a progress token is sent and each `notifications/progress` for this call
+    /// is passed to `f`, on the calling thread.
+    pub fn on_progress(mut self, f: impl Fn(&Progress) + Send + Sync + 'static) -> Self {
+        self.on_progress = Some(Arc::new(f));
+        self
+    }
+
+    /// Restarts the timeout whenever progress arrives (needs [`on_progress`](Self::on_progress)).
+    pub fn reset_timeout_on_progress(mut self, reset: bool) -> Self {
+        self.reset_timeout_on_progress = reset;
+        self
+    }
+
+    /// The longest a call may take in total when progress keeps resetting its timeout.
+    pub fn max_total_timeout(mut self, max: Duration) -> Self {
+        self.max_total_timeout = Some(max);
+        self
+    }
+}
+
+/// The user's handlers for server-initiated traffic.
+#[derive(Default, Clone)]
+pub(crate) struct Handlers {
+    pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
+    pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) notifications: Vec<Arc<dyn NotificationHandler>>,
+}

@@ -1,0 +1,428 @@
+//! The I/O-free protocol core: request ids, pending requests, routing, version negotiation.
+//!
+//! ```text
+//!   begin() ──> pending[id] ──route(Response)──> slot gets Done ──> caller returns
+//!                   │  └────route(progress)────> slot gets Progress (caller keeps waiting)
+//!                   └─forget(id) on timeout ──> a late answer is an Orphan (logged, dropped)
+//!   fail_all() ──> every slot gets Closed; later begin() calls fail at once
+//! ```
+//!
+//! Nothing here touches a thread or a socket; transports feed it parsed messages and callers wait
+//! on the one-shot channels it hands out.
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::Mutex;
+
+use crossbeam_channel::{Receiver, Sender};
+use serde_json::value::RawValue;
+use serde_json::{json, Value};
+
+use super::jsonrpc::{
+    encode_notification, encode_request, InNotification, InRequest, Inbound, RequestId, RpcError,
+};
+use crate::model::{
+    ClientCapabilities, Implementation, InitializeResult, Progress, LATEST_PROTOCOL_VERSION,
+    SUPPORTED_PROTOCOL_VERSIONS,
+};
+
+/// Why a pending request ended without an answer.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Failure {
+    /// The server answered with a JSON-RPC error.
+    Rpc(RpcError),
+    /// The connection ended.
+    Closed { detail: String, stderr_tail: String },
+}
+
+/// What a waiting caller receives on its slot.
+#[derive(Debug)]
+pub(crate) enum Event {
+    /// A `notifications/progress` for this request.
+    Progress(Progress),
+    /// The final answer.
+    Done(Result<Box<RawValue>, Failure>),
+}
+
+/// What `route` did with a message.
+#[derive(Debug)]
+pub(crate) enum Routed {
+    /// A response or progress reached its waiting caller.
+    Delivered,
+    /// A response for no pending request (late after a timeout, or bogus): dropped.
+    Orphan(Option<RequestId>),
+    /// A request from the server, for the dispatcher.
+    Request(InRequest),
+    /// A notification from the server, for the dispatcher.
+    Notification(InNotification),
+}
+
+struct Slot {
+    tx: Sender<Event>,
+}
+
+#[derive(Default)]
+struct Pending {
+    slots: HashMap<i64, Slot>,
+    closed: Option<(String, String)>,
+}
+
+/// One connection's protocol state.
+pub(crate) struct Session {
+    next_id: AtomicI64,
+    pending: Mutex<Pending>,
+}
+
+impl Default for Session {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Session {
+    pub(crate) fn new() -> Self {
+        Session {
+            next_id: AtomicI64::new(0),
+            pending: Mutex::new(Pending::default()),
+        }
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
+        // A panic while holding this lock cannot leave the map inconsistent (every update is a
+        // single insert/remove), so a poisoned lock is still safe to use.
+        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Registers a request and returns its id, its serialised frame and the slot to wait on.
+    /// With `progress`, the request id is sent as `params._meta.progressToken`.
+    /// Fails at once with `Failure::Closed` when the connection has ended.
+    pub(crate) fn begin(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        progress: bool,
+    ) -> Result<(i64, Vec<u8>, Receiver<Event>), Failure> {
+        let id = self.next_id.fetch_add(1, Ordering::Relaxed);
+        let params = if progress {
+            Some(with_progress_token(params, id))
+        } else {
+            params
+        };
+        let frame = encode_request(&RequestId::Number(id), method, params.as_ref());
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let mut pending = self.lock();
+        if let Some((detail, stderr_tail)) = &pending.closed {
+            return Err(Failure::Closed {
+                detail: detail.clone(),
+                stderr_tail: stderr_tail.clone(),
+            });
+        }
+        pending.slots.insert(id, Slot { tx });
+        Ok((id, frame, rx))
+    }
+
+    /// Forgets a pending request (timeout, or its send failed). Returns whether it was pending.
+    pub(crate) fn forget(&self, id: i64) -> bool {
+        self.lock().slots.remove(&id).is_some()
+    }
+
+    /// How many requests are waiting for an answer.
+    pub(crate) fn pending_count(&self) -> usize {
+        self.lock().slots.len()
+    }
+
+    /// Whether the connection has ended.
+    pub(crate) fn is_closed(&self) -> bool {
+        self.lock().closed.is_some()
+    }
+
+    /// Routes one inbound message: responses and progress to their slots, the rest out.
+    pub(crate) fn route(&self, msg: Inbound) -> Routed {
+        match msg {
+            Inbound::Response(resp) => {
+                let slot = match &resp.id {
+                    Some(RequestId::Number(n)) => self.lock().slots.remove(n),
+                    // We only ever send integer ids; a string that spells one is tolerated.
+                    Some(RequestId::String(s)) => match s.parse::<i64>() {
+                        Ok(n) => self.lock().slots.remove(&n),
+                        Err(_) => None,
+                    },
+                    None => None,
+                };
+                match slot {
+                    Some(slot) => {
+                        let outcome = resp.outcome.map_err(Failure::Rpc);
+                        // The caller may have given up between our remove and this send; then
+                        // the answer is simply dropped, like any late answer.
+                        let _ = slot.tx.send(Event::Done(outcome));
+                        Routed::Delivered
+                    }
+                    None => Routed::Orphan(resp.id),
+                }
+            }
+            Inbound::Notification(n) if n.method == "notifications/progress" => {
+                if let Some(progress) = n
+                    .params
+                    .as_deref()
+                    .and_then(|p| serde_json::from_str::<Progress>(p.get()).ok())
+                {
+                    if let Some(token) = progress_token_id(&progress) {
+                        let pending = self.lock();
+                        if let Some(slot) = pending.slots.get(&token) {
+                            let _ = slot.tx.send(Event::Progress(progress));
+                            return Routed::Delivered;
+                        }
+                    }
+                }
+                Routed::Notification(n)
+            }
+            Inbound::Notification(n) => Routed::Notification(n),
+            Inbound::Request(r) => Routed::Request(r),
+        }
+    }
+
+    /// Ends the session: every pending request fails with `Closed`, and so will every later one.
+    /// Only the first call's reason is kept.
+    pub(crate) fn fail_all(&self, detail: &str, stderr_tail: &str) {
+        let slots = {
+            let mut pending = self.lock();
+            if pending.closed.is_none() {
+                pending.closed = Some((detail.to_owned(), stderr_tail.to_owned()));
+            }
+            std::mem::take(&mut pending.slots)
+        };
+        let (detail, stderr_tail) = self.closed_reason().unwrap_or_default();
+        for (_, slot) in slots {
+            let _ = slot.tx.send(Event::Done(Err(Failure::Closed {
+                detail: detail.clone(),
+                stderr_tail: stderr_tail.clone(),
+            })));
+        }
+    }
+
+    /// Why the session ended, if it has.
+    pub(crate) fn closed_reason(&self) -> Option<(String, String)> {
+        self.lock().closed.clone()
+    }
+}
+
+/// Adds `_meta.progressToken` to a request's params, keeping any other `_meta` keys.
+fn with_progress_token(params: Option<Value>, id: i64) -> Value {
+    let mut params = match params {
+        Some(Value::Object(m)) => m,
+        _ => serde_json::Map::new(),
+    };
+    let meta = params
+        .entry("_meta")
+        .or_insert_with(|| Value::Object(serde_json::Map::new()));
+    if let Value::Object(meta) = meta {
+        meta.insert("progressToken".to_owned(), Value::from(id));
+    }
+    Value::Object(params)
+}
+
+fn progress_token_id(p: &Progress) -> Option<i64> {
+    use crate::model::ProgressToken;
+    match &p.progress_token {
+        ProgressToken::Number(n) => Some(*n),
+        ProgressToken::String(s) => s.parse().ok(),
+    }
+}
+
+/// The `notifications/cancelled` frame for a request we gave up on.
+pub(crate) fn cancelled_frame(id: i64, reason: &str) -> Vec<u8> {
+    encode_notification(
+        "notifications/cancelled",
+        Some(&json!({ "requestId": id, "reason": reason })),
+    )
+}
+
+/// The `notifications/initialized` frame.
+pub(crate) fn initialized_frame() -> Vec<u8> {
+    encode_notification("notifications/initialized", None)
+}
+
+/// The params of our `initialize` request.
+pub(crate) fn initialize_params(
+    capabilities: &ClientCapabilities,
+    client_info: &Implementation,
+) -> Value {
+    json!({
+        "protocolVersion": LATEST_PROTOCOL_VERSION,
+        "capabilities": capabilities,
+        "clientInfo": client_info,
+    })
+}
+
+/// Checks the server's `initialize` result: the version it chose must be one we speak.
+pub(crate) fn negotiate(result: &InitializeResult) -> Result<(), String> {
+    if SUPPORTED_PROTOCOL_VERSIONS.contains(&result.protocol_version.as_str()) {
+        Ok(())
+    } else {
+        Err(format!(
+            "the server chose protocol version `{}`, but this client requested `{}` and supports only {}",
+            result.protocol_version,
+            LATEST_PROTOCOL_VERSION,
+            SUPPORTED_PROTOCOL_VERSIONS.join(", ")
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(s: &str) -> Inbound {
+        Inbound::parse(s.as_bytes()).unwrap().pop().unwrap()
+    }
+
+    fn done(rx: &Receiver<Event>) -> Result<Box<RawValue>, Failure> {
+        match rx.try_recv().expect("an event") {
+            Event::Done(d) => d,
+            other => panic!("expected Done, got {other:?}"),
+        }
+    }
+
+    #[test]
+    fn ids_are_fresh_integers() {
+        let s = Session::new();
+        let (a, fa, _) = s.begin("ping", None, false).unwrap();
+        let (b, _, _) = s.begin("ping", None, false).unwrap();
+        assert_ne!(a, b);
+        assert_eq!(
+            std::str::from_utf8(&fa).unwrap(),
+            format!(r#"{{"jsonrpc":"2.0","id":{a},"method":"ping"}}"#)
+        );
+    }
+
+    #[test]
+    fn responses_reach_their_own_caller_out_of_order() {
+        let s = Session::new();
+        let (a, _, ra) = s.begin("tools/list", None, false).unwrap();
+        let (b, _, rb) = s.begin("tools/call", None, false).unwrap();
+        assert!(matches!(
+            s.route(parse(&format!(
+                r#"{{"jsonrpc":"2.0","id":{b},"result":{{"b":1}}}}"#
+            ))),
+            Routed::Delivered
+        ));
+        assert!(matches!(
+            s.route(parse(&format!(
+                r#"{{"jsonrpc":"2.0","id":{a},"result":{{"a":1}}}}"#
+            ))),
+            Routed::Delivered
+        ));
+        assert_eq!(done(&ra).unwrap().get(), r#"{"a":1}"#);
+        assert_eq!(done(&rb).unwrap().get(), r#"{"b":1}"#);
+        assert_eq!(s.pending_count(), 0);
+    }
+
+    #[test]
+    fn rpc_errors_are_failures_not_values() {
+        let s = Session::new();
+        let (a, _, ra) = s.begin("tools/call", None, false).unwrap();
+        s.route(parse(&format!(r#"{{"jsonrpc":"2.0","id":{a},"error":{{"code":-32602,"message":"bad","data":{{"x":1}}}}}}"#)));
+        match done(&ra) {
+            Err(Failure::Rpc(e)) => {
+                assert_eq!(e.code, -32602);
+                assert_eq!(e.message, "bad");
+                assert_eq!(e.data, Some(json!({"x":1})));
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_late_answer_after_forget_is_an_orphan() {
+        let s = Session::new();
+        let (a, _, ra) = s.begin("tools/call", None, false).unwrap();
+        assert!(s.forget(a));
+        let r = s.route(parse(&format!(
+            r#"{{"jsonrpc":"2.0","id":{a},"result":{{}}}}"#
+        )));
+        assert!(matches!(r, Routed::Orphan(Some(RequestId::Number(n))) if n == a));
+        assert!(ra.try_recv().is_err());
+    }
+
+    #[test]
+    fn server_requests_and_notifications_are_passed_on() {
+        let s = Session::new();
+        assert!(
+            matches!(s.route(parse(r#"{"jsonrpc":"2.0","id":"s-1","method":"roots/list"}"#)), Routed::Request(r) if r.method == "roots/list")
+        );
+        assert!(matches!(s.route(parse(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#)), Routed::Notification(_)));
+    }
+
+    #[test]
+    fn progress_token_is_the_request_id() {
+        let s = Session::new();
+        let (a, frame, _) = s
+            .begin(
+                "tools/call",
+                Some(json!({"name":"x","_meta":{"k":1}})),
+                true,
+            )
+            .unwrap();
+        let v: Value = serde_json::from_slice(&frame).unwrap();
+        assert_eq!(v["params"]["_meta"]["progressToken"], json!(a));
+        assert_eq!(v["params"]["_meta"]["k"], json!(1));
+        assert_eq!(v["params"]["name"], json!("x"));
+    }
+
+    #[test]
+    fn progress_goes_to_the_request_it_belongs_to() {
+        let s = Session::new();
+        let (a, _, ra) = s.begin("tools/call", None, false).unwrap();
+        let r = s.route(parse(&format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{a},"progress":1,"total":3}}}}"#)));
+        assert!(matches!(r, Routed::Delivered));
+        match ra.try_recv().unwrap() {
+            Event::Progress(p) => assert_eq!(p.progress, 1.0),
+            other => panic!("{other:?}"),
+        }
+        // Progress for an unknown token is an ordinary notification.
+        let r = s.route(parse(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":999,"progress":1}}"#));
+        assert!(matches!(r, Routed::Notification(_)));
+    }
+
+    #[test]
+    fn fail_all_fails_pending_and_later_requests() {
+        let s = Session::new();
+        let (_, _, ra) = s.begin("tools/call", None, false).unwrap();
+        s.fail_all("exited with status 3", "boom");
+        assert_eq!(
+            done(&ra),
+            Err(Failure::Closed {
+                detail: "exited with status 3".into(),
+                stderr_tail: "boom".into()
+            })
+        );
+        assert!(matches!(
+            s.begin("ping", None, false),
+            Err(Failure::Closed { .. })
+        ));
+        s.fail_all("second reason", "");
+        assert_eq!(s.closed_reason().unwrap().0, "exited with status 3");
+    }
+
+    #[test]
+    fn negotiation_accepts_the_four_legacy_versions_only() {
+        for v in SUPPORTED_PROTOCOL_VERSIONS {
+            let r: InitializeResult = serde_json::from_value(json!({"protocolVersion": v, "capabilities": {}, "serverInfo": {"name":"s","version":"1"}})).unwrap();
+            assert!(negotiate(&r).is_ok(), "{v}");
+        }
+        let r: InitializeResult = serde_json::from_value(json!({"protocolVersion": "1999-01-01", "capabilities": {}, "serverInfo": {"name":"s","version":"1"}})).unwrap();
+        let e = negotiate(&r).unwrap_err();
+        assert!(e.contains("1999-01-01") && e.contains("2025-11-25"), "{e}");
+    }
+
+    #[test]
+    fn initialize_params_request_the_latest_version() {
+        let p = initialize_params(
+            &ClientCapabilities::default(),
+            &Implementation::new("c", "1"),
+        );
+        assert_eq!(p["protocolVersion"], "2025-11-25");
+        assert_eq!(p["clientInfo"]["name"], "c");
+        assert_eq!(p["capabilities"], json!({}));
+    }
+}
