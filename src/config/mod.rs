@@ -1,4 +1,6 @@
-//! Server configuration: [`ServerConfig`] and its transport settings.
+//! Server configuration: [`ServerConfig`] and its transport settings, and loading them from the
+//! files MCP hosts read ([`ConfigLoader`]), templates ([`Template`]) and hosted-MCP tool lists
+//! ([`HostedMcpServer`]).
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -6,8 +8,20 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+mod entry;
 mod error;
-pub use error::ConfigError;
+// mod hosted;
+mod interpolate;
+mod json;
+mod load;
+mod suggest;
+// mod template;
+mod yaml;
+
+pub use error::{ConfigError, ConfigErrorKind};
+// pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
+pub use load::{ConfigLoader, LoadReport};
+// pub use template::Template;
 
 /// The transport types a configuration may name (RobotLab's `VALID_TRANSPORT_TYPES`).
 pub const VALID_TRANSPORT_TYPES: [&str; 6] =
@@ -16,12 +30,21 @@ pub const VALID_TRANSPORT_TYPES: [&str; 6] =
 /// The request timeout used when a configuration gives none: 15 seconds.
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 
+/// What `Debug` output shows in place of a secret.
+pub(crate) const REDACTED: &str = "<redacted>";
+
 /// A callback that returns the value of the `Authorization` header, called before each request.
 #[derive(Clone)]
 pub struct AuthProvider(pub(crate) Arc<dyn Fn() -> Result<String, String> + Send + Sync>);
 
 impl AuthProvider {
     /// Wraps a closure that returns the full header value (e.g. `"Bearer abc"`).
+    ///
+    /// ```
+    /// use mcp_blocking::AuthProvider;
+    /// let auth = AuthProvider::new(|| Ok("Bearer abc".to_string()));
+    /// assert_eq!(format!("{auth:?}"), "AuthProvider(<redacted>)");
+    /// ```
     pub fn new(f: impl Fn() -> Result<String, String> + Send + Sync + 'static) -> Self {
         AuthProvider(Arc::new(f))
     }
@@ -34,6 +57,8 @@ impl fmt::Debug for AuthProvider {
 }
 
 /// Settings of a server started as a child process and spoken to over its stdin and stdout.
+///
+/// `Debug` shows the environment's keys but not its values.
 #[derive(Clone, PartialEq)]
 #[non_exhaustive]
 pub struct StdioConfig {
@@ -47,9 +72,28 @@ pub struct StdioConfig {
     pub cwd: Option<PathBuf>,
     /// Inherit the parent's whole environment instead of the allow-list.
     pub inherit_env: bool,
+    /// The largest stdout line (one message) accepted, in bytes; `None` is the library default.
+    pub max_message_bytes: Option<usize>,
+}
+
+impl fmt::Debug for StdioConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let env: BTreeMap<&str, &str> = self.env.keys().map(|k| (k.as_str(), REDACTED)).collect();
+        f.debug_struct("StdioConfig")
+            .field("command", &self.command)
+            .field("args", &self.args)
+            .field("env", &env)
+            .field("cwd", &self.cwd)
+            .field("inherit_env", &self.inherit_env)
+            .field("max_message_bytes", &self.max_message_bytes)
+            .finish()
+    }
 }
 
 /// Settings of a Streamable HTTP server.
+///
+/// `Debug` shows header names but not their values, and no session id or url query.
+/// Equality compares whether an auth provider is set, not which.
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct HttpConfig {
@@ -61,10 +105,90 @@ pub struct HttpConfig {
     pub headers: Vec<(String, String)>,
     /// Called before each request for the `Authorization` header.
     pub auth: Option<AuthProvider>,
+    /// Fall back to legacy HTTP+SSE when the server answers the first POST with 400, 404 or 405.
+    /// Set when a host file gave a `url` with no `type`.
+    pub detect_legacy_sse: bool,
+}
+
+impl HttpConfig {
+    fn new(url: String) -> Self {
+        HttpConfig {
+            url,
+            session_id: None,
+            headers: Vec::new(),
+            auth: None,
+            detect_legacy_sse: false,
+        }
+    }
+}
+
+impl PartialEq for HttpConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.url == other.url
+            && self.session_id == other.session_id
+            && self.headers == other.headers
+            && self.auth.is_some() == other.auth.is_some()
+            && self.detect_legacy_sse == other.detect_legacy_sse
+    }
+}
+
+impl fmt::Debug for HttpConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(k, _)| (k.as_str(), REDACTED))
+            .collect();
+        f.debug_struct("HttpConfig")
+            .field("url", &RedactedUrl(&self.url))
+            .field("session_id", &self.session_id.as_ref().map(|_| REDACTED))
+            .field("headers", &headers)
+            .field("auth", &self.auth)
+            .field("detect_legacy_sse", &self.detect_legacy_sse)
+            .finish()
+    }
+}
+
+/// A url whose `Debug` hides its query string and any password.
+struct RedactedUrl<'a>(&'a str);
+
+impl fmt::Debug for RedactedUrl<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Debug::fmt(&redact_url(self.0), f)
+    }
+}
+
+/// `url` without its query string and password, for messages and `Debug`.
+pub(crate) fn redact_url(url: &str) -> String {
+    let (base, query) = match url.split_once('?') {
+        Some((b, _)) => (b, true),
+        None => (url, false),
+    };
+    let mut out = match base.split_once("://") {
+        Some((scheme, rest)) => {
+            let (authority, path) = match rest.find('/') {
+                Some(i) => rest.split_at(i),
+                None => (rest, ""),
+            };
+            match authority.rsplit_once('@') {
+                Some((userinfo, host)) => {
+                    let user = userinfo.split(':').next().unwrap_or_default();
+                    format!("{scheme}://{user}:{REDACTED}@{host}{path}")
+                }
+                None => base.to_owned(),
+            }
+        }
+        None => base.to_owned(),
+    };
+    if query {
+        out.push('?');
+        out.push_str(REDACTED);
+    }
+    out
 }
 
 /// How to reach a server.
-#[derive(Clone)]
+#[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum TransportConfig {
     /// A child process over stdin/stdout.
@@ -83,7 +207,51 @@ pub enum TransportConfig {
     StreamableHttp(HttpConfig),
 }
 
+impl TransportConfig {
+    /// The canonical type name: `"stdio"`, `"sse"`, `"websocket"` or `"streamable-http"`.
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// assert_eq!(ServerConfig::websocket("w", "ws://localhost:1").transport().type_name(), "websocket");
+    /// ```
+    pub fn type_name(&self) -> &'static str {
+        match self {
+            TransportConfig::Stdio(_) => "stdio",
+            TransportConfig::Sse { .. } => "sse",
+            TransportConfig::WebSocket { .. } => "websocket",
+            TransportConfig::StreamableHttp(_) => "streamable-http",
+        }
+    }
+
+    /// The url of a network transport.
+    pub fn url(&self) -> Option<&str> {
+        match self {
+            TransportConfig::Stdio(_) => None,
+            TransportConfig::Sse { url } | TransportConfig::WebSocket { url } => Some(url),
+            TransportConfig::StreamableHttp(h) => Some(&h.url),
+        }
+    }
+}
+
 /// A validated description of one MCP server and how to reach it.
+///
+/// Build one in code with [`ServerConfig::stdio`], [`ServerConfig::http`], [`ServerConfig::sse`] or
+/// [`ServerConfig::websocket`] and the chainable setters, from a JSON value with
+/// [`ServerConfig::from_value`], or from host config files with [`ConfigLoader`].
+///
+/// ```
+/// use mcp_blocking::ServerConfig;
+/// let fs = ServerConfig::stdio("fs", "npx")
+///     .args(["-y", "@modelcontextprotocol/server-filesystem", "/data"])
+///     .env("DEBUG", "1")
+///     .timeout_secs(30.0);
+/// fs.validate()?;
+/// assert_eq!(fs.transport_type(), "stdio");
+/// assert_eq!(fs.timeout().as_secs(), 30);
+/// // Debug shows env keys, never values.
+/// assert!(format!("{fs:?}").contains("\"DEBUG\": \"<redacted>\""));
+/// # Ok::<(), mcp_blocking::ConfigError>(())
+/// ```
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ServerConfig {
@@ -91,23 +259,131 @@ pub struct ServerConfig {
     pub(crate) description: String,
     pub(crate) transport: TransportConfig,
     pub(crate) timeout: Duration,
+    /// Values substituted from variables; `Debug` hides them wherever they appear.
+    pub(crate) secrets: Vec<String>,
+}
+
+impl PartialEq for ServerConfig {
+    fn eq(&self, other: &Self) -> bool {
+        self.name == other.name
+            && self.description == other.description
+            && self.transport == other.transport
+            && self.timeout == other.timeout
+    }
+}
+
+impl fmt::Debug for ServerConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let transport = format!("{:?}", self.transport);
+        let mut transport = transport;
+        for s in &self.secrets {
+            transport = transport.replace(s.as_str(), REDACTED);
+        }
+        f.debug_struct("ServerConfig")
+            .field("name", &self.name)
+            .field("description", &self.description)
+            .field("transport", &format_args!("{transport}"))
+            .field("timeout", &self.timeout)
+            .finish()
+    }
 }
 
 impl ServerConfig {
-    /// A server started as `command` and spoken to over stdio.
-    pub fn stdio(name: impl Into<String>, command: impl Into<String>) -> Self {
+    fn with_transport(name: impl Into<String>, transport: TransportConfig) -> Self {
         ServerConfig {
             name: name.into(),
             description: String::new(),
-            transport: TransportConfig::Stdio(StdioConfig {
+            transport,
+            timeout: DEFAULT_TIMEOUT,
+            secrets: Vec::new(),
+        }
+    }
+
+    /// A server started as `command` and spoken to over stdio.
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// let s = ServerConfig::stdio("fs", "mcp-server-filesystem").args(["--root", "/data"]);
+    /// assert_eq!(s.command(), Some("mcp-server-filesystem"));
+    /// ```
+    pub fn stdio(name: impl Into<String>, command: impl Into<String>) -> Self {
+        Self::with_transport(
+            name,
+            TransportConfig::Stdio(StdioConfig {
                 command: command.into(),
                 args: Vec::new(),
                 env: BTreeMap::new(),
                 cwd: None,
                 inherit_env: false,
+                max_message_bytes: None,
             }),
-            timeout: DEFAULT_TIMEOUT,
-        }
+        )
+    }
+
+    /// A Streamable HTTP server at `url`.
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// let s = ServerConfig::http("api", "https://example.com/mcp").bearer_token("t0ken");
+    /// assert_eq!(s.transport_type(), "streamable-http");
+    /// assert_eq!(s.url(), Some("https://example.com/mcp"));
+    /// assert!(!format!("{s:?}").contains("t0ken"));
+    /// ```
+    pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::with_transport(
+            name,
+            TransportConfig::StreamableHttp(HttpConfig::new(url.into())),
+        )
+    }
+
+    /// A legacy HTTP+SSE server whose event stream is at `url`.
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// assert_eq!(ServerConfig::sse("old", "http://localhost:8080/sse").transport_type(), "sse");
+    /// ```
+    pub fn sse(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::with_transport(name, TransportConfig::Sse { url: url.into() })
+    }
+
+    /// A WebSocket server at `url` (`ws://` or `wss://`).
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// assert_eq!(ServerConfig::websocket("w", "ws://localhost:9090").transport_type(), "websocket");
+    /// ```
+    pub fn websocket(name: impl Into<String>, url: impl Into<String>) -> Self {
+        Self::with_transport(name, TransportConfig::WebSocket { url: url.into() })
+    }
+
+    /// A validated server from a name and a transport.
+    ///
+    /// ```
+    /// use mcp_blocking::{ServerConfig, TransportConfig};
+    /// let err = ServerConfig::new("w", TransportConfig::WebSocket { url: "http://x".into() }).unwrap_err();
+    /// assert_eq!(err.to_string(), "server `w`: transport.url: websocket url must start with ws:// or wss://, found `http://x`");
+    /// ```
+    ///
+    /// # Errors
+    /// The [`ConfigError`] of [`ServerConfig::validate`].
+    pub fn new(name: impl Into<String>, transport: TransportConfig) -> Result<Self, ConfigError> {
+        let s = Self::with_transport(name, transport);
+        s.validate()?;
+        Ok(s)
+    }
+
+    /// Sets the human-readable description (used for server discovery).
+    ///
+    /// (Named `with_` because [`ServerConfig::description`] is the getter.)
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// let s = ServerConfig::stdio("fs", "mcp-fs").with_description("Local files");
+    /// assert_eq!(s.description(), "Local files");
+    /// ```
+    pub fn with_description(mut self, description: impl Into<String>) -> Self {
+        self.description = description.into();
+        self
     }
 
     /// Sets the arguments of a stdio server (ignored for other transports).
@@ -122,7 +398,7 @@ impl ServerConfig {
         self
     }
 
-    /// Adds an environment variable for a stdio server.
+    /// Adds an environment variable for a stdio server (ignored for other transports).
     pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
         if let TransportConfig::Stdio(s) = &mut self.transport {
             s.env.insert(key.into(), value.into());
@@ -130,15 +406,100 @@ impl ServerConfig {
         self
     }
 
-    /// Sets the timeout in seconds, normalised as RobotLab does.
+    /// Sets the working directory of a stdio server (ignored for other transports).
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        if let TransportConfig::Stdio(s) = &mut self.transport {
+            s.cwd = Some(cwd.into());
+        }
+        self
+    }
+
+    /// Lets a stdio server inherit the whole environment instead of the safe allow-list
+    /// (ignored for other transports).
+    pub fn inherit_env(mut self, inherit: bool) -> Self {
+        if let TransportConfig::Stdio(s) = &mut self.transport {
+            s.inherit_env = inherit;
+        }
+        self
+    }
+
+    /// Caps one stdout message of a stdio server at `bytes` (ignored for other transports).
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        if let TransportConfig::Stdio(s) = &mut self.transport {
+            s.max_message_bytes = Some(bytes);
+        }
+        self
+    }
+
+    /// Adds a header sent with every request of a Streamable HTTP server (ignored for other
+    /// transports).
+    pub fn header(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        if let TransportConfig::StreamableHttp(h) = &mut self.transport {
+            h.headers.push((key.into(), value.into()));
+        }
+        self
+    }
+
+    /// Sets the `Authorization: Bearer <token>` header of a Streamable HTTP server, replacing any
+    /// earlier `Authorization` header (ignored for other transports).
+    pub fn bearer_token(mut self, token: impl AsRef<str>) -> Self {
+        if let TransportConfig::StreamableHttp(h) = &mut self.transport {
+            h.headers
+                .retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
+            h.headers.push((
+                "Authorization".to_owned(),
+                format!("Bearer {}", token.as_ref()),
+            ));
+        }
+        self
+    }
+
+    /// Sets a callback for the `Authorization` header of a Streamable HTTP server (ignored for
+    /// other transports).
+    pub fn auth_provider(mut self, auth: AuthProvider) -> Self {
+        if let TransportConfig::StreamableHttp(h) = &mut self.transport {
+            h.auth = Some(auth);
+        }
+        self
+    }
+
+    /// Sets the session id to resume on a Streamable HTTP server (ignored for other transports).
+    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+        if let TransportConfig::StreamableHttp(h) = &mut self.transport {
+            h.session_id = Some(id.into());
+        }
+        self
+    }
+
+    /// Sets the timeout in seconds, normalised as RobotLab does (see [`normalize_timeout`]).
     pub fn timeout_secs(mut self, secs: f64) -> Self {
         self.timeout = normalize_timeout(Some(secs));
+        self
+    }
+
+    /// Sets the timeout exactly, without normalisation.
+    ///
+    /// (Named `with_` because [`ServerConfig::timeout`] is the getter.)
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_blocking::ServerConfig;
+    /// let s = ServerConfig::stdio("x", "x").with_timeout(Duration::from_millis(200));
+    /// assert_eq!(s.timeout(), Duration::from_millis(200));
+    /// ```
+    pub fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = timeout;
         self
     }
 
     /// The server's name.
     pub fn name(&self) -> &str {
         &self.name
+    }
+
+    /// The description, `""` when none was set.
+    pub fn description(&self) -> &str {
+        &self.description
     }
 
     /// The per-request timeout.
@@ -151,16 +512,101 @@ impl ServerConfig {
         &self.transport
     }
 
+    /// The canonical transport type: `"stdio"`, `"sse"`, `"websocket"` or `"streamable-http"`.
+    pub fn transport_type(&self) -> &'static str {
+        self.transport.type_name()
+    }
+
+    /// The url of a network server, `None` for stdio.
+    pub fn url(&self) -> Option<&str> {
+        self.transport.url()
+    }
+
+    /// The command of a stdio server, `None` for network servers.
+    pub fn command(&self) -> Option<&str> {
+        match &self.transport {
+            TransportConfig::Stdio(s) => Some(&s.command),
+            _ => None,
+        }
+    }
+
     /// Checks the configuration.
     ///
+    /// ```
+    /// use mcp_blocking::{ConfigErrorKind, ServerConfig};
+    /// let err = ServerConfig::stdio("fs", "").validate().unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::MissingField);
+    /// assert_eq!(err.to_string(), "server `fs`: transport.command: stdio transport needs a `command`");
+    /// ```
+    ///
     /// # Errors
-    /// [`ConfigError`] when a stdio server has no command or a network server no url.
+    /// [`ConfigError`] of kind [`ConfigErrorKind::MissingField`] when the name is empty, a stdio
+    /// server has no command or a network server no url, and of kind
+    /// [`ConfigErrorKind::InvalidUrl`] when a url has the wrong scheme for its transport.
     pub fn validate(&self) -> Result<(), ConfigError> {
-        Ok(())
+        let server = Some(self.name.as_str()).filter(|n| !n.is_empty());
+        let fail = |e: ConfigError| Err(e.for_server(server));
+        if self.name.trim().is_empty() {
+            return fail(
+                ConfigError::new(ConfigErrorKind::MissingField, "server name is empty").at("name"),
+            );
+        }
+        let (kind, url) = match &self.transport {
+            TransportConfig::Stdio(s) => {
+                if s.command.trim().is_empty() {
+                    return fail(
+                        ConfigError::new(
+                            ConfigErrorKind::MissingField,
+                            "stdio transport needs a `command`",
+                        )
+                        .at("transport.command"),
+                    );
+                }
+                return Ok(());
+            }
+            TransportConfig::Sse { url } => ("sse", url),
+            TransportConfig::WebSocket { url } => ("websocket", url),
+            TransportConfig::StreamableHttp(h) => ("streamable-http", &h.url),
+        };
+        check_url(kind, url).or_else(|e| fail(e.at("transport.url")))
     }
 }
 
+/// Checks that `url` is present and has a scheme that `kind` can use.
+pub(crate) fn check_url(kind: &str, url: &str) -> Result<(), ConfigError> {
+    if url.trim().is_empty() {
+        return Err(ConfigError::new(
+            ConfigErrorKind::MissingField,
+            format!("{kind} transport needs a `url`"),
+        ));
+    }
+    let schemes: &[&str] = if kind == "websocket" {
+        &["ws://", "wss://"]
+    } else {
+        &["http://", "https://"]
+    };
+    let lower = url.to_ascii_lowercase();
+    if schemes.iter().any(|s| lower.starts_with(s)) {
+        return Ok(());
+    }
+    let expected = format!("{} or {}", schemes[0], schemes[1]);
+    let found = redact_url(url);
+    Err(ConfigError::new(
+        ConfigErrorKind::InvalidUrl,
+        format!("{kind} url must start with {expected}, found `{found}`"),
+    )
+    .found_expected(found, expected))
+}
+
 /// RobotLab's timeout normalisation: none -> 15 s; >= 1000 is milliseconds; floor 1 s.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_blocking::normalize_timeout;
+/// assert_eq!(normalize_timeout(None), Duration::from_secs(15));
+/// assert_eq!(normalize_timeout(Some(5000.0)), Duration::from_secs(5));
+/// assert_eq!(normalize_timeout(Some(0.5)), Duration::from_secs(1));
+/// ```
 pub fn normalize_timeout(secs: Option<f64>) -> Duration {
     match secs {
         None => DEFAULT_TIMEOUT,

@@ -1,0 +1,548 @@
+//! One server entry, in RobotLab's nested shape or a host file's flat shape, into a
+//! [`ServerConfig`]: key checks, type checks, interpolation, type inference and validation.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use serde_json::{Map, Value};
+
+use super::interpolate::Vars;
+use super::suggest::nearest;
+use super::{
+    check_url, normalize_timeout, ConfigError, ConfigErrorKind, HttpConfig, ServerConfig,
+    StdioConfig, TransportConfig, VALID_TRANSPORT_TYPES,
+};
+
+/// Which spelling rules apply.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+pub(crate) enum Dialect {
+    /// RobotLab's `{name, description, transport: {type, ...}, timeout}`; `type` required and one
+    /// of [`VALID_TRANSPORT_TYPES`].
+    RobotLab,
+    /// A host file's map entry: flat or nested, `type` inferred, `streamableHttp` accepted, and a
+    /// few keys of other hosts ignored.
+    Host,
+}
+
+/// Where an entry sits and how to read it.
+pub(crate) struct Ctx<'a> {
+    /// The key path of the entry, e.g. `mcpServers.github` or `mcp[0]` (empty at the top).
+    pub(crate) path: String,
+    /// The server's name when it is the entry's map key.
+    pub(crate) key_name: Option<&'a str>,
+    pub(crate) dialect: Dialect,
+    /// Variables for `${...}`; `None` leaves strings as written.
+    pub(crate) vars: Option<&'a Vars<'a>>,
+    /// The directory relative paths (`envFile`) are read from.
+    pub(crate) base_dir: Option<&'a Path>,
+}
+
+/// A parsed entry.
+pub(crate) enum Entry {
+    Server(ServerConfig),
+    Disabled(String),
+}
+
+const TOP_KEYS: [&str; 5] = ["name", "description", "transport", "timeout", "disabled"];
+const TRANSPORT_KEYS: [&str; 12] = [
+    "type",
+    "command",
+    "args",
+    "env",
+    "envFile",
+    "cwd",
+    "inherit_env",
+    "max_message_bytes",
+    "url",
+    "headers",
+    "session_id",
+    "detect_legacy_sse",
+];
+const STDIO_ONLY: [&str; 7] = [
+    "command",
+    "args",
+    "env",
+    "envFile",
+    "cwd",
+    "inherit_env",
+    "max_message_bytes",
+];
+const HTTP_ONLY: [&str; 3] = ["headers", "session_id", "detect_legacy_sse"];
+/// Keys other hosts write that this library has no use for; skipped in host files.
+const FOREIGN_KEYS: [&str; 10] = [
+    "alwaysAllow",
+    "autoApprove",
+    "headersHelper",
+    "dev",
+    "gallery",
+    "version",
+    "oauth",
+    "trust",
+    "includeTools",
+    "excludeTools",
+];
+
+pub(crate) fn join(prefix: &str, key: &str) -> String {
+    if prefix.is_empty() {
+        key.to_owned()
+    } else {
+        format!("{prefix}.{key}")
+    }
+}
+
+fn present<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
+    map.get(key).filter(|v| !v.is_null())
+}
+
+fn get_str(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>, ConfigError> {
+    match present(map, key) {
+        None => Ok(None),
+        Some(Value::String(s)) => Ok(Some(s.clone())),
+        Some(other) => Err(ConfigError::wrong_type(&join(path, key), "a string", other)),
+    }
+}
+
+fn get_bool(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, ConfigError> {
+    match present(map, key) {
+        None => Ok(None),
+        Some(Value::Bool(b)) => Ok(Some(*b)),
+        Some(other) => Err(ConfigError::wrong_type(
+            &join(path, key),
+            "a boolean",
+            other,
+        )),
+    }
+}
+
+fn get_list(map: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<String>, ConfigError> {
+    let path = join(path, key);
+    match present(map, key) {
+        None => Ok(Vec::new()),
+        Some(Value::Array(items)) => items
+            .iter()
+            .enumerate()
+            .map(|(i, v)| match v {
+                Value::String(s) => Ok(s.clone()),
+                other => Err(ConfigError::wrong_type(
+                    &format!("{path}[{i}]"),
+                    "a string",
+                    other,
+                )),
+            })
+            .collect(),
+        Some(other) => Err(ConfigError::wrong_type(&path, "a list of strings", other)),
+    }
+}
+
+/// A mapping of strings to strings, in file order.
+pub(crate) fn get_str_map(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let path = join(path, key);
+    match present(map, key) {
+        None => Ok(Vec::new()),
+        Some(Value::Object(m)) => m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::String(s) => Ok((k.clone(), s.clone())),
+                other => Err(ConfigError::wrong_type(&join(&path, k), "a string", other)),
+            })
+            .collect(),
+        Some(other) => Err(ConfigError::wrong_type(
+            &path,
+            "a mapping of strings",
+            other,
+        )),
+    }
+}
+
+/// Rejects keys not in `allowed`, suggesting the nearest.
+fn check_keys(
+    map: &Map<String, Value>,
+    allowed: &[&str],
+    path: &str,
+    dialect: Dialect,
+    elsewhere: Option<(&[&str], &str)>,
+) -> Result<(), ConfigError> {
+    for key in map.keys() {
+        if allowed.contains(&key.as_str()) {
+            continue;
+        }
+        if dialect == Dialect::Host && FOREIGN_KEYS.contains(&key.as_str()) {
+            log::debug!("config: ignoring host-specific key `{}`", join(path, key));
+            continue;
+        }
+        let mut message = format!("unknown key `{key}`");
+        if let Some((keys, place)) = elsewhere {
+            if keys.contains(&key.as_str()) {
+                message = format!("unknown key `{key}` here: it belongs inside `{place}`");
+            }
+        }
+        return Err(ConfigError::new(ConfigErrorKind::UnknownKey, message)
+            .at(join(path, key))
+            .found_expected(key.clone(), format!("one of: {}", allowed.join(", ")))
+            .suggest(nearest(key, allowed.iter().copied())));
+    }
+    Ok(())
+}
+
+/// The kind of transport a type name (or inference) selects.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Kind {
+    Stdio,
+    Sse,
+    WebSocket,
+    Http { detect_legacy_sse: bool },
+}
+
+impl Kind {
+    fn name(self) -> &'static str {
+        match self {
+            Kind::Stdio => "stdio",
+            Kind::Sse => "sse",
+            Kind::WebSocket => "websocket",
+            Kind::Http { .. } => "streamable-http",
+        }
+    }
+}
+
+fn parse_type(raw: &str, dialect: Dialect, path: &str) -> Result<Kind, ConfigError> {
+    let lower = raw.to_ascii_lowercase();
+    match lower.as_str() {
+        "stdio" => Ok(Kind::Stdio),
+        "sse" => Ok(Kind::Sse),
+        "ws" | "websocket" => Ok(Kind::WebSocket),
+        "streamable-http" | "http" => Ok(Kind::Http {
+            detect_legacy_sse: false,
+        }),
+        "streamablehttp" if dialect == Dialect::Host => Ok(Kind::Http {
+            detect_legacy_sse: false,
+        }),
+        _ => {
+            let expected = format!("one of: {}", VALID_TRANSPORT_TYPES.join(", "));
+            Err(ConfigError::new(
+                ConfigErrorKind::UnknownTransport,
+                format!("unknown transport type `{raw}`, expected {expected}"),
+            )
+            .at(join(path, "type"))
+            .found_expected(raw, expected)
+            .suggest(nearest(&lower, VALID_TRANSPORT_TYPES)))
+        }
+    }
+}
+
+/// The nested form a flat `transport: <string>` entry should have been written in.
+fn nested_hint(kind: &str, obj: &Map<String, Value>) -> String {
+    let mut s = format!("transport: {{ type: {kind}");
+    for key in ["command", "url"] {
+        if let Some(Value::String(v)) = obj.get(key) {
+            s.push_str(&format!(", {key}: {v}"));
+        }
+    }
+    s.push_str(" }");
+    s
+}
+
+/// Reads `KEY=VALUE` lines (blank lines, `#` comments and `export ` allowed; quotes stripped).
+pub(crate) fn read_env_file(
+    path: &Path,
+    shown: &str,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        ConfigError::new(
+            ConfigErrorKind::EnvFile,
+            format!("cannot read env file `{shown}`: {e}"),
+        )
+    })?;
+    let mut out = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            continue;
+        }
+        let line = line.strip_prefix("export ").unwrap_or(line);
+        let Some((k, v)) = line.split_once('=').filter(|(k, _)| !k.trim().is_empty()) else {
+            return Err(ConfigError::new(
+                ConfigErrorKind::EnvFile,
+                format!("env file `{shown}` line {}: expected KEY=VALUE", i + 1),
+            ));
+        };
+        let v = v.trim();
+        let v = [('"', '"'), ('\'', '\'')]
+            .iter()
+            .find_map(|(a, b)| v.strip_prefix(*a).and_then(|x| x.strip_suffix(*b)))
+            .unwrap_or(v);
+        out.push((k.trim().to_owned(), v.to_owned()));
+    }
+    Ok(out)
+}
+
+/// Parses one entry; errors carry the key path and, when known, the server's name.
+pub(crate) fn parse_entry(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
+    let server = ctx.key_name.map(str::to_owned).or_else(|| {
+        v.get("name")
+            .and_then(Value::as_str)
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+    });
+    parse_inner(v, ctx).map_err(|e| e.for_server(server.as_deref()))
+}
+
+fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
+    let prefix = ctx.path.as_str();
+    let Value::Object(obj) = v else {
+        return Err(ConfigError::wrong_type(prefix, "a mapping (one server)", v));
+    };
+
+    // Keys first, so that a typo is reported before what it leaves missing.
+    let top_keys: Vec<&str> = TOP_KEYS
+        .iter()
+        .copied()
+        .filter(|k| ctx.key_name.is_none() || *k != "name")
+        .collect();
+    let (tobj, tpath) = match obj.get("transport") {
+        Some(Value::Object(t)) => {
+            check_keys(
+                obj,
+                &top_keys,
+                prefix,
+                ctx.dialect,
+                Some((&TRANSPORT_KEYS, "transport")),
+            )?;
+            let tpath = join(prefix, "transport");
+            check_keys(t, &TRANSPORT_KEYS, &tpath, ctx.dialect, None)?;
+            (t, tpath)
+        }
+        Some(Value::String(s)) => {
+            return Err(ConfigError::new(
+                ConfigErrorKind::FlatTransport,
+                format!(
+                    "`transport` must be a mapping, not the string `{s}`; write `{}`",
+                    nested_hint(s, obj)
+                ),
+            )
+            .at(join(prefix, "transport"))
+            .found_expected("a string", "a mapping"));
+        }
+        Some(other) => {
+            return Err(ConfigError::wrong_type(
+                &join(prefix, "transport"),
+                "a mapping",
+                other,
+            ))
+        }
+        None if ctx.dialect == Dialect::RobotLab => {
+            check_keys(
+                obj,
+                &top_keys,
+                prefix,
+                ctx.dialect,
+                Some((&TRANSPORT_KEYS, "transport")),
+            )?;
+            return Err(ConfigError::new(
+                ConfigErrorKind::MissingField,
+                "missing `transport` (e.g. `transport: { type: stdio, command: x }`)",
+            )
+            .at(join(prefix, "transport")));
+        }
+        None => {
+            let flat: Vec<&str> = TRANSPORT_KEYS
+                .iter()
+                .chain(TOP_KEYS[1..].iter().filter(|k| **k != "transport"))
+                .copied()
+                .collect();
+            check_keys(obj, &flat, prefix, ctx.dialect, None)?;
+            (obj, prefix.to_owned())
+        }
+    };
+
+    let name = match ctx.key_name {
+        Some(k) => k.to_owned(),
+        None => get_str(obj, "name", prefix)?.ok_or_else(|| {
+            ConfigError::new(ConfigErrorKind::MissingField, "missing `name`")
+                .at(join(prefix, "name"))
+        })?,
+    };
+    if name.trim().is_empty() {
+        return Err(
+            ConfigError::new(ConfigErrorKind::MissingField, "server name is empty")
+                .at(join(prefix, "name")),
+        );
+    }
+    if get_bool(obj, "disabled", prefix)? == Some(true) {
+        return Ok(Entry::Disabled(name));
+    }
+    let description = get_str(obj, "description", prefix)?.unwrap_or_default();
+    let timeout = match present(obj, "timeout") {
+        None => None,
+        Some(Value::Number(n)) => n.as_f64(),
+        Some(other) => {
+            return Err(ConfigError::wrong_type(
+                &join(prefix, "timeout"),
+                "a number of seconds",
+                other,
+            ))
+        }
+    };
+
+    let tp = tpath.as_str();
+    let mut secrets = Vec::new();
+    let mut expand = |s: String, path: String| -> Result<String, ConfigError> {
+        match ctx.vars {
+            Some(vars) => vars.expand(&s, &mut secrets).map_err(|e| e.at(path)),
+            None => Ok(s),
+        }
+    };
+    let type_raw = get_str(tobj, "type", tp)?;
+    let command = get_str(tobj, "command", tp)?;
+    let url = get_str(tobj, "url", tp)?;
+    if command.is_some() && url.is_some() {
+        return Err(ConfigError::new(
+            ConfigErrorKind::CommandAndUrl,
+            "both `command` and `url` given; a server has one or the other",
+        )
+        .at(tp));
+    }
+    let kind = match (&type_raw, ctx.dialect) {
+        (Some(t), _) => parse_type(t, ctx.dialect, tp)?,
+        (None, Dialect::RobotLab) => {
+            return Err(ConfigError::new(
+                ConfigErrorKind::MissingField,
+                format!(
+                    "transport needs a `type`, one of: {}",
+                    VALID_TRANSPORT_TYPES.join(", ")
+                ),
+            )
+            .at(join(tp, "type")))
+        }
+        (None, Dialect::Host) => match (&command, &url) {
+            (Some(_), _) => Kind::Stdio,
+            (None, Some(u)) if u.to_ascii_lowercase().starts_with("ws") => Kind::WebSocket,
+            (None, Some(_)) => Kind::Http {
+                detect_legacy_sse: true,
+            },
+            (None, None) => {
+                return Err(ConfigError::new(
+                    ConfigErrorKind::MissingField,
+                    "neither `command` nor `url` given; a server needs one",
+                )
+                .at(tp))
+            }
+        },
+    };
+
+    let not_for: &[&str] = match kind {
+        Kind::Stdio => &["url", "headers", "session_id", "detect_legacy_sse"],
+        Kind::Http { .. } => &STDIO_ONLY,
+        Kind::Sse | Kind::WebSocket => &[],
+    };
+    let mut bad: Vec<&str> = not_for.to_vec();
+    if matches!(kind, Kind::Sse | Kind::WebSocket) {
+        bad.extend(STDIO_ONLY.iter().chain(HTTP_ONLY.iter()));
+    }
+    if let Some(key) = bad.iter().find(|k| present(tobj, k).is_some()) {
+        let message = if *key == "headers" && kind != Kind::Stdio {
+            format!(
+                "`headers` is not supported for {} servers; omit `type` to use streamable HTTP \
+                 (with legacy SSE fallback), which sends headers",
+                kind.name()
+            )
+        } else {
+            format!("`{key}` does not apply to a {} server", kind.name())
+        };
+        return Err(ConfigError::new(ConfigErrorKind::NotApplicable, message).at(join(tp, key)));
+    }
+
+    let transport = match kind {
+        Kind::Stdio => {
+            let command = command.unwrap_or_default();
+            if command.trim().is_empty() {
+                return Err(ConfigError::new(
+                    ConfigErrorKind::MissingField,
+                    "stdio transport needs a `command`",
+                )
+                .at(join(tp, "command")));
+            }
+            let command = expand(command, join(tp, "command"))?;
+            let mut args = Vec::new();
+            for (i, a) in get_list(tobj, "args", tp)?.into_iter().enumerate() {
+                args.push(expand(a, format!("{}[{i}]", join(tp, "args")))?);
+            }
+            let mut env = BTreeMap::new();
+            if let Some(file) = get_str(tobj, "envFile", tp)? {
+                let fpath = join(tp, "envFile");
+                let file = expand(file, fpath.clone())?;
+                let full = match ctx.base_dir {
+                    Some(dir) => dir.join(&file),
+                    None => Path::new(&file).to_path_buf(),
+                };
+                env.extend(read_env_file(&full, &file).map_err(|e| e.at(fpath))?);
+            }
+            for (k, val) in get_str_map(tobj, "env", tp)? {
+                let p = join(&join(tp, "env"), &k);
+                env.insert(k, expand(val, p)?);
+            }
+            let cwd = match get_str(tobj, "cwd", tp)? {
+                Some(c) => Some(expand(c, join(tp, "cwd"))?.into()),
+                None => None,
+            };
+            let max_message_bytes = match present(tobj, "max_message_bytes") {
+                None => None,
+                Some(Value::Number(n)) if n.as_u64().is_some_and(|n| n > 0) => {
+                    n.as_u64().and_then(|n| usize::try_from(n).ok())
+                }
+                Some(other) => {
+                    return Err(ConfigError::wrong_type(
+                        &join(tp, "max_message_bytes"),
+                        "a positive whole number",
+                        other,
+                    ))
+                }
+            };
+            TransportConfig::Stdio(StdioConfig {
+                command,
+                args,
+                env,
+                cwd,
+                inherit_env: get_bool(tobj, "inherit_env", tp)?.unwrap_or(false),
+                max_message_bytes,
+            })
+        }
+        _ => {
+            let upath = join(tp, "url");
+            let url = expand(url.unwrap_or_default(), upath.clone())?;
+            check_url(kind.name(), &url).map_err(|e| e.at(upath))?;
+            match kind {
+                Kind::Sse => TransportConfig::Sse { url },
+                Kind::WebSocket => TransportConfig::WebSocket { url },
+                _ => {
+                    let mut http = HttpConfig::new(url);
+                    for (k, val) in get_str_map(tobj, "headers", tp)? {
+                        let p = join(&join(tp, "headers"), &k);
+                        http.headers.push((k, expand(val, p)?));
+                    }
+                    http.session_id = get_str(tobj, "session_id", tp)?;
+                    http.detect_legacy_sse = matches!(
+                        kind,
+                        Kind::Http {
+                            detect_legacy_sse: true
+                        }
+                    ) || get_bool(tobj, "detect_legacy_sse", tp)?
+                        .unwrap_or(false);
+                    TransportConfig::StreamableHttp(http)
+                }
+            }
+        }
+    };
+    secrets.sort();
+    secrets.dedup();
+    Ok(Entry::Server(ServerConfig {
+        name,
+        description,
+        transport,
+        timeout: normalize_timeout(timeout),
+        secrets,
+    }))
+}

@@ -1,0 +1,183 @@
+//! `${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${input:id}` expansion in config strings.
+//!
+//! `$${` writes a literal `${`. `${workspaceFolder}` and `${userHome}` are taken from the variables
+//! when set there, else from the config file's location and `HOME`.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use super::{ConfigError, ConfigErrorKind};
+
+/// Where variable values come from.
+pub(crate) struct Vars<'a> {
+    /// The environment; `None` reads the process environment.
+    pub(crate) env: Option<&'a BTreeMap<String, String>>,
+    /// Values for `${input:id}`.
+    pub(crate) inputs: &'a BTreeMap<String, String>,
+    /// The workspace folder for `${workspaceFolder}`.
+    pub(crate) workspace: Option<PathBuf>,
+}
+
+/// Values shorter than this are not treated as secrets by `Debug` (they would redact noise).
+const MIN_SECRET_LEN: usize = 4;
+
+impl Vars<'_> {
+    fn env_var(&self, name: &str) -> Option<String> {
+        match self.env {
+            Some(map) => map.get(name).cloned(),
+            None => std::env::var(name).ok(),
+        }
+    }
+
+    /// Expands every `${...}` in `text`; values taken from variables are pushed to `secrets`.
+    ///
+    /// Errors carry no location; the caller adds the key path and server.
+    pub(crate) fn expand(
+        &self,
+        text: &str,
+        secrets: &mut Vec<String>,
+    ) -> Result<String, ConfigError> {
+        let mut out = String::with_capacity(text.len());
+        let mut rest = text;
+        while let Some(i) = rest.find('$') {
+            out.push_str(&rest[..i]);
+            let after = &rest[i + 1..];
+            if let Some(tail) = after.strip_prefix("${") {
+                out.push_str("${");
+                rest = tail;
+                continue;
+            }
+            let Some(body_start) = after.strip_prefix('{') else {
+                out.push('$');
+                rest = after;
+                continue;
+            };
+            let Some(end) = body_start.find('}') else {
+                return Err(ConfigError::new(
+                    ConfigErrorKind::BadInterpolation,
+                    "unterminated `${` (write `$${` for a literal `${`)",
+                ));
+            };
+            out.push_str(&self.resolve(&body_start[..end], secrets)?);
+            rest = &body_start[end + 1..];
+        }
+        out.push_str(rest);
+        Ok(out)
+    }
+
+    fn resolve(&self, expr: &str, secrets: &mut Vec<String>) -> Result<String, ConfigError> {
+        if let Some(id) = expr.strip_prefix("input:") {
+            return match self.inputs.get(id) {
+                Some(v) => {
+                    secrets.push(v.clone());
+                    Ok(v.clone())
+                }
+                None => Err(ConfigError::new(
+                    ConfigErrorKind::MissingInput,
+                    format!(
+                        "`${{input:{id}}}` has no value: inputs are not prompted for \
+                         non-interactively; supply it with `ConfigLoader::with_inputs`"
+                    ),
+                )
+                .found_expected(format!("${{input:{id}}}"), "a value from with_inputs")),
+            };
+        }
+        let expr = expr.strip_prefix("env:").unwrap_or(expr);
+        let (name, default) = match expr.split_once(":-") {
+            Some((n, d)) => (n, Some(d)),
+            None => (expr, None),
+        };
+        let valid = name
+            .chars()
+            .next()
+            .is_some_and(|c| c.is_ascii_alphabetic() || c == '_')
+            && name.chars().all(|c| c.is_ascii_alphanumeric() || c == '_');
+        if !valid {
+            return Err(ConfigError::new(
+                ConfigErrorKind::BadInterpolation,
+                format!("unsupported expression `${{{expr}}}`"),
+            )
+            .found_expected(
+                format!("${{{expr}}}"),
+                "${VAR}, ${VAR:-default}, ${env:VAR} or ${input:id}",
+            ));
+        }
+        match self.env_var(name) {
+            Some(v) if !(v.is_empty() && default.is_some()) => {
+                if v.len() >= MIN_SECRET_LEN {
+                    secrets.push(v.clone());
+                }
+                Ok(v)
+            }
+            _ => match (default, name) {
+                (Some(d), _) => Ok(d.to_owned()),
+                (None, "workspaceFolder") if self.workspace.is_some() => Ok(self
+                    .workspace
+                    .as_ref()
+                    .map(|p| p.display().to_string())
+                    .unwrap_or_default()),
+                (None, "userHome") if self.env_var("HOME").is_some() => {
+                    Ok(self.env_var("HOME").unwrap_or_default())
+                }
+                (None, _) => Err(ConfigError::new(
+                    ConfigErrorKind::UndefinedVariable,
+                    format!(
+                        "variable `{name}` is not set and has no default \
+                         (write `${{{name}:-default}}` to give one)"
+                    ),
+                )
+                .found_expected(format!("${{{name}}}"), format!("`{name}` set"))),
+            },
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn vars<'a>(
+        env: &'a BTreeMap<String, String>,
+        inputs: &'a BTreeMap<String, String>,
+    ) -> Vars<'a> {
+        Vars {
+            env: Some(env),
+            inputs,
+            workspace: Some(PathBuf::from("/ws")),
+        }
+    }
+
+    #[test]
+    fn expands_all_forms() {
+        let env = BTreeMap::from([("KEY".to_owned(), "secret-1".to_owned())]);
+        let inputs = BTreeMap::from([("tok".to_owned(), "in".to_owned())]);
+        let v = vars(&env, &inputs);
+        let mut secrets = Vec::new();
+        let out = v
+            .expand(
+                "a ${KEY} ${env:KEY} ${NOPE:-d} ${input:tok} $${x} $5 ${workspaceFolder}",
+                &mut secrets,
+            )
+            .unwrap();
+        assert_eq!(out, "a secret-1 secret-1 d in ${x} $5 /ws");
+        assert!(secrets.contains(&"secret-1".to_owned()));
+    }
+
+    #[test]
+    fn undefined_is_an_error() {
+        let (env, inputs) = (BTreeMap::new(), BTreeMap::new());
+        let err = vars(&env, &inputs)
+            .expand("${NOPE}", &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(err.kind, ConfigErrorKind::UndefinedVariable);
+    }
+
+    #[test]
+    fn unterminated_is_an_error() {
+        let (env, inputs) = (BTreeMap::new(), BTreeMap::new());
+        let err = vars(&env, &inputs)
+            .expand("${NOPE", &mut Vec::new())
+            .unwrap_err();
+        assert_eq!(err.kind, ConfigErrorKind::BadInterpolation);
+    }
+}

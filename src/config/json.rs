@@ -1,0 +1,120 @@
+//! [`ServerConfig::from_value`] and [`ServerConfig::to_json`]: RobotLab's hash shape as JSON.
+
+use serde_json::{json, Map, Value};
+
+use super::entry::{parse_entry, Ctx, Dialect, Entry};
+use super::{ConfigError, ConfigErrorKind, ServerConfig, TransportConfig};
+
+impl ServerConfig {
+    /// A validated server from RobotLab's shape
+    /// `{name, description, transport: {type, command, args, env, cwd, url, session_id, headers}, timeout}`.
+    ///
+    /// Stricter than RobotLab: unknown keys are errors naming the nearest known key, wrong JSON
+    /// types are errors naming the key path, and the flat `transport: "stdio"` form is an error that
+    /// shows the nested form. Type names are case-insensitive. No `${...}` interpolation is done
+    /// here; [`ConfigLoader`](crate::ConfigLoader) does that for files.
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use serde_json::json;
+    /// let s = ServerConfig::from_value(&json!({
+    ///     "name": "fs",
+    ///     "transport": {"type": "STDIO", "command": "mcp-fs", "args": ["--root", "/data"]},
+    ///     "timeout": 5000
+    /// }))?;
+    /// assert_eq!(s.timeout().as_secs(), 5);
+    /// let err = ServerConfig::from_value(&json!({
+    ///     "name": "api", "transport": {"type": "streamable_http", "url": "https://x"}
+    /// })).unwrap_err();
+    /// assert_eq!(err.to_string(), "server `api`: transport.type: unknown transport type \
+    ///     `streamable_http`, expected one of: stdio, sse, ws, websocket, streamable-http, http \
+    ///     (did you mean `streamable-http`?)");
+    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// A [`ConfigError`] whose [`kind`](ConfigError::kind) names the problem, e.g.
+    /// [`ConfigErrorKind::UnknownKey`], [`ConfigErrorKind::WrongType`],
+    /// [`ConfigErrorKind::UnknownTransport`], [`ConfigErrorKind::FlatTransport`],
+    /// [`ConfigErrorKind::MissingField`] or [`ConfigErrorKind::InvalidUrl`].
+    pub fn from_value(value: &Value) -> Result<ServerConfig, ConfigError> {
+        let ctx = Ctx {
+            path: String::new(),
+            key_name: None,
+            dialect: Dialect::RobotLab,
+            vars: None,
+            base_dir: None,
+        };
+        match parse_entry(value, &ctx)? {
+            Entry::Server(s) => Ok(s),
+            Entry::Disabled(name) => Err(ConfigError::new(
+                ConfigErrorKind::InvalidValue,
+                "the server is disabled",
+            )
+            .at("disabled")
+            .for_server(Some(&name))),
+        }
+    }
+
+    /// RobotLab's `to_h` as JSON: `{name, description, transport, timeout}`, all four keys always
+    /// present. Env and header values are shown as they are (this is for saving and reloading:
+    /// [`ServerConfig::from_value`] of it gives an equal config); an auth provider is left out.
+    /// The timeout is in seconds, or in milliseconds when 1000 s or more, so that it reloads equal.
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use serde_json::json;
+    /// let s = ServerConfig::sse("y", "http://x").timeout_secs(30.0);
+    /// assert_eq!(s.to_json(), json!({
+    ///     "name": "y", "description": "", "transport": {"type": "sse", "url": "http://x"}, "timeout": 30.0
+    /// }));
+    /// assert_eq!(ServerConfig::from_value(&s.to_json())?, s);
+    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// ```
+    pub fn to_json(&self) -> Value {
+        let mut t = Map::new();
+        t.insert("type".into(), self.transport_type().into());
+        match &self.transport {
+            TransportConfig::Stdio(s) => {
+                t.insert("command".into(), s.command.clone().into());
+                t.insert("args".into(), json!(s.args));
+                t.insert("env".into(), json!(s.env));
+                if let Some(cwd) = &s.cwd {
+                    t.insert("cwd".into(), cwd.display().to_string().into());
+                }
+                if s.inherit_env {
+                    t.insert("inherit_env".into(), true.into());
+                }
+                if let Some(n) = s.max_message_bytes {
+                    t.insert("max_message_bytes".into(), n.into());
+                }
+            }
+            TransportConfig::Sse { url } | TransportConfig::WebSocket { url } => {
+                t.insert("url".into(), url.clone().into());
+            }
+            TransportConfig::StreamableHttp(h) => {
+                t.insert("url".into(), h.url.clone().into());
+                let headers: Map<String, Value> = h
+                    .headers
+                    .iter()
+                    .map(|(k, v)| (k.clone(), v.clone().into()))
+                    .collect();
+                t.insert("headers".into(), Value::Object(headers));
+                if let Some(id) = &h.session_id {
+                    t.insert("session_id".into(), id.clone().into());
+                }
+                if h.detect_legacy_sse {
+                    t.insert("detect_legacy_sse".into(), true.into());
+                }
+            }
+        }
+        let secs = self.timeout.as_secs_f64();
+        let timeout = if secs >= 1000.0 { secs * 1000.0 } else { secs };
+        json!({
+            "name": self.name,
+            "description": self.description,
+            "transport": Value::Object(t),
+            "timeout": timeout,
+        })
+    }
+}

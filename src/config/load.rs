@@ -1,0 +1,422 @@
+//! Host config files: [`ConfigLoader`] reads the `mcpServers` map (Claude Desktop, Claude Code's
+//! `.mcp.json`, Cursor), VS Code's `servers` map, RobotLab's `mcp:` list and a bare list, in JSON
+//! (comments and trailing commas allowed) or YAML, into a [`LoadReport`].
+
+use std::collections::{BTreeMap, HashMap};
+use std::path::{Path, PathBuf};
+
+use serde_json::Value;
+
+use super::entry::{join, parse_entry, Ctx, Dialect, Entry};
+use super::interpolate::Vars;
+use super::suggest::nearest;
+use super::{yaml, ConfigError, ConfigErrorKind, ServerConfig};
+
+/// The top-level keys a host config file may hold its servers under.
+const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
+
+/// Reads MCP server configurations from host config files.
+///
+/// By default variables come from the process environment, `${input:id}` has no values, and the
+/// loader is lenient: a bad server is reported in [`LoadReport::errors`] and the rest still load.
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use mcp_blocking::ConfigLoader;
+/// let text = r#"{"mcpServers": {
+///     "fs":  {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "${ROOT:-/data}"]},
+///     "api": {"type": "http", "url": "https://api.example.com/mcp",
+///             "headers": {"Authorization": "Bearer ${API_KEY}"}},
+///     "bad": {"comand": "x"}
+/// }}"#;
+/// let report = ConfigLoader::new()
+///     .with_env(BTreeMap::from([("API_KEY".to_string(), "s3cret-key".to_string())]))
+///     .load_str(text)?;
+/// assert_eq!(report.servers.len(), 2);
+/// assert_eq!(report.servers[1].transport_type(), "streamable-http");
+/// assert_eq!(report.errors[0].to_string(),
+///     "server `bad`: mcpServers.bad.comand: unknown key `comand` (did you mean `command`?)");
+/// assert!(!format!("{:?}", report.servers[1]).contains("s3cret-key"));
+/// # Ok::<(), mcp_blocking::ConfigError>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ConfigLoader {
+    env: Option<BTreeMap<String, String>>,
+    inputs: BTreeMap<String, String>,
+    strict: bool,
+}
+
+/// What a lenient load found: the servers that are valid, an error for each one that is not, and
+/// the names of those marked `disabled`.
+#[derive(Debug, Clone, Default, PartialEq)]
+#[non_exhaustive]
+pub struct LoadReport {
+    /// The valid servers, in file order.
+    pub servers: Vec<ServerConfig>,
+    /// One error per server that could not be loaded, in file order.
+    pub errors: Vec<ConfigError>,
+    /// The names of servers skipped because of `disabled: true`.
+    pub skipped_disabled: Vec<String>,
+}
+
+impl LoadReport {
+    /// The server called `name`.
+    ///
+    /// ```
+    /// use mcp_blocking::ConfigLoader;
+    /// let r = ConfigLoader::new().load_str(r#"[{"name": "a", "transport": {"type": "ws", "url": "ws://h"}}]"#)?;
+    /// assert_eq!(r.server("a").and_then(|s| s.url()), Some("ws://h"));
+    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// ```
+    pub fn server(&self, name: &str) -> Option<&ServerConfig> {
+        self.servers.iter().find(|s| s.name == name)
+    }
+
+    /// Whether every server loaded.
+    pub fn is_ok(&self) -> bool {
+        self.errors.is_empty()
+    }
+}
+
+impl ConfigLoader {
+    /// A lenient loader reading variables from the process environment.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Takes variables from `env` instead of the process environment.
+    pub fn with_env(mut self, env: BTreeMap<String, String>) -> Self {
+        self.env = Some(env);
+        self
+    }
+
+    /// Supplies values for `${input:id}` (VS Code's `inputs`), which are never prompted for.
+    pub fn with_inputs(mut self, inputs: BTreeMap<String, String>) -> Self {
+        self.inputs = inputs;
+        self
+    }
+
+    /// Fails on the first bad server instead of reporting it and going on.
+    pub fn strict(mut self, strict: bool) -> Self {
+        self.strict = strict;
+        self
+    }
+
+    pub(crate) fn vars(&self, base_dir: Option<&Path>) -> Vars<'_> {
+        let workspace = base_dir.map(|d| {
+            let hidden = d
+                .file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n == ".vscode" || n == ".cursor");
+            match (hidden, d.parent()) {
+                (true, Some(p)) => p.to_path_buf(),
+                _ => d.to_path_buf(),
+            }
+        });
+        Vars {
+            env: self.env.as_ref(),
+            inputs: &self.inputs,
+            workspace,
+        }
+    }
+
+    /// Loads the servers of the file at `path` (JSON, or YAML for `.yaml`/`.yml`; other names are
+    /// sniffed). Relative `envFile` paths are read from the file's directory.
+    ///
+    /// ```no_run
+    /// use mcp_blocking::ConfigLoader;
+    /// let report = ConfigLoader::new().load(".mcp.json")?;
+    /// for s in &report.servers {
+    ///     println!("{}: {} {}", s.name(), s.transport_type(), s.url().or(s.command()).unwrap_or(""));
+    /// }
+    /// for e in &report.errors {
+    ///     eprintln!("{e}");
+    /// }
+    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ConfigErrorKind::Io`], [`ConfigErrorKind::Syntax`] or [`ConfigErrorKind::UnknownFormat`]
+    /// for the file as a whole; in strict mode also the first server's error.
+    pub fn load(&self, path: impl AsRef<Path>) -> Result<LoadReport, ConfigError> {
+        let path = path.as_ref();
+        let file = Some(path);
+        let text = std::fs::read_to_string(path).map_err(|e| {
+            ConfigError::new(ConfigErrorKind::Io, format!("cannot read: {e}")).in_file(file)
+        })?;
+        let ext = path
+            .extension()
+            .and_then(|e| e.to_str())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        let doc = match ext.as_str() {
+            "yaml" | "yml" => yaml::parse(&text),
+            "json" | "jsonc" => parse_json(&text),
+            _ => parse_any(&text),
+        }
+        .map_err(|e| e.in_file(file))?;
+        let base_dir = path.parent().map(|p| {
+            if p.as_os_str().is_empty() {
+                PathBuf::from(".")
+            } else {
+                p.to_path_buf()
+            }
+        });
+        self.load_doc(&doc, base_dir.as_deref())
+            .map_err(|e| e.in_file(file))
+            .map(|mut r| {
+                for e in &mut r.errors {
+                    e.file = Some(path.to_path_buf());
+                }
+                r
+            })
+    }
+
+    /// Loads servers from JSON or YAML text (sniffed: JSON when it starts with `{` or `[`).
+    ///
+    /// # Errors
+    /// As [`ConfigLoader::load`], without the file.
+    pub fn load_str(&self, text: &str) -> Result<LoadReport, ConfigError> {
+        self.load_doc(&parse_any(text)?, None)
+    }
+
+    /// Loads servers from an already parsed document.
+    ///
+    /// # Errors
+    /// As [`ConfigLoader::load`], without the file.
+    pub fn load_value(&self, doc: &Value) -> Result<LoadReport, ConfigError> {
+        self.load_doc(doc, None)
+    }
+
+    fn load_doc(&self, doc: &Value, base_dir: Option<&Path>) -> Result<LoadReport, ConfigError> {
+        let vars = self.vars(base_dir);
+        let mut walk = Walk {
+            loader: self,
+            vars: &vars,
+            base_dir,
+            report: LoadReport::default(),
+            names: HashMap::new(),
+        };
+        match doc {
+            Value::Array(items) => walk.list(items, "")?,
+            Value::Object(m) => {
+                let mut found = false;
+                for key in TOP_LEVEL {
+                    let Some(v) = m.get(key) else { continue };
+                    found = true;
+                    match v {
+                        Value::Object(map) if key == "mcp" && map.contains_key("servers") => {
+                            match map.get("servers") {
+                                Some(Value::Object(s)) => walk.map(s, "mcp.servers")?,
+                                Some(other) => {
+                                    return Err(ConfigError::wrong_type("mcp.servers", "a mapping of servers", other))
+                                }
+                                None => {}
+                            }
+                        }
+                        Value::Object(map) if key != "mcp" => walk.map(map, key)?,
+                        Value::Array(items) => walk.list(items, key)?,
+                        other => {
+                            let expected = if key == "mcp" { "a list of servers" } else { "a mapping of servers" };
+                            return Err(ConfigError::wrong_type(key, expected, other));
+                        }
+                    }
+                }
+                if !found {
+                    let suggestion = m.keys().find_map(|k| nearest(k, TOP_LEVEL).filter(|_| k.len() > 2));
+                    let keys: Vec<&str> = m.keys().map(String::as_str).collect();
+                    return Err(ConfigError::new(
+                        ConfigErrorKind::UnknownFormat,
+                        "no MCP servers found: expected a top-level `mcpServers` map, `servers` map or `mcp` list",
+                    )
+                    .found_expected(format!("keys: {}", keys.join(", ")), "mcpServers, servers or mcp")
+                    .suggest(suggestion));
+                }
+            }
+            other => {
+                return Err(ConfigError::new(
+                    ConfigErrorKind::UnknownFormat,
+                    format!(
+                        "no MCP servers found: expected a mapping with `mcpServers`, `servers` or `mcp`, or a list; found {}",
+                        super::error::json_type_name(other)
+                    ),
+                ))
+            }
+        }
+        Ok(walk.report)
+    }
+}
+
+impl ServerConfig {
+    /// Every server of a host config file, strictly: the first problem is an error.
+    /// Variables come from the process environment. See [`ConfigLoader`] for a lenient load.
+    ///
+    /// ```no_run
+    /// let servers = mcp_blocking::ServerConfig::load_all(".mcp.json")?;
+    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// The first [`ConfigError`] found.
+    pub fn load_all(path: impl AsRef<Path>) -> Result<Vec<ServerConfig>, ConfigError> {
+        Ok(ConfigLoader::new().strict(true).load(path)?.servers)
+    }
+}
+
+/// One pass over a document's entries.
+pub(crate) struct Walk<'a> {
+    pub(crate) loader: &'a ConfigLoader,
+    pub(crate) vars: &'a Vars<'a>,
+    pub(crate) base_dir: Option<&'a Path>,
+    pub(crate) report: LoadReport,
+    /// Each name seen and where.
+    pub(crate) names: HashMap<String, String>,
+}
+
+impl Walk<'_> {
+    fn map(
+        &mut self,
+        map: &serde_json::Map<String, Value>,
+        prefix: &str,
+    ) -> Result<(), ConfigError> {
+        for (name, v) in map {
+            self.entry(v, join(prefix, name), Some(name), Dialect::Host)?;
+        }
+        Ok(())
+    }
+
+    pub(crate) fn list(&mut self, items: &[Value], prefix: &str) -> Result<(), ConfigError> {
+        for (i, v) in items.iter().enumerate() {
+            self.entry(v, format!("{prefix}[{i}]"), None, Dialect::RobotLab)?;
+        }
+        Ok(())
+    }
+
+    /// Parses one entry; `Err` only in strict mode.
+    fn entry(
+        &mut self,
+        v: &Value,
+        path: String,
+        key_name: Option<&str>,
+        dialect: Dialect,
+    ) -> Result<(), ConfigError> {
+        let ctx = Ctx {
+            path: path.clone(),
+            key_name,
+            dialect,
+            vars: Some(self.vars),
+            base_dir: self.base_dir,
+        };
+        let result = parse_entry(v, &ctx).and_then(|e| match e {
+            Entry::Server(s) => match self.names.get(&s.name) {
+                Some(first) => Err(ConfigError::new(
+                    ConfigErrorKind::DuplicateName,
+                    format!(
+                        "duplicate server name `{}` (first defined at {first})",
+                        s.name
+                    ),
+                )
+                .at(join(&path, "name"))
+                .for_server(Some(&s.name))),
+                None => Ok(Entry::Server(s)),
+            },
+            disabled => Ok(disabled),
+        });
+        match result {
+            Ok(Entry::Server(s)) => {
+                self.names.insert(s.name.clone(), path);
+                self.report.servers.push(s);
+            }
+            Ok(Entry::Disabled(name)) => {
+                log::debug!("config: server `{name}` is disabled, skipped");
+                self.report.skipped_disabled.push(name);
+            }
+            Err(e) if self.loader.strict => return Err(e),
+            Err(e) => {
+                log::warn!("{e}");
+                self.report.errors.push(e);
+            }
+        }
+        Ok(())
+    }
+}
+
+/// JSON or YAML, by the first character.
+pub(crate) fn parse_any(text: &str) -> Result<Value, ConfigError> {
+    match text
+        .trim_start_matches('\u{feff}')
+        .trim_start()
+        .chars()
+        .next()
+    {
+        Some('{') | Some('[') => parse_json(text),
+        _ => yaml::parse(text),
+    }
+}
+
+/// JSON with `//` and `/* */` comments and trailing commas (VS Code's JSONC) allowed.
+pub(crate) fn parse_json(text: &str) -> Result<Value, ConfigError> {
+    let clean = strip_jsonc(text.trim_start_matches('\u{feff}'));
+    serde_json::from_str(&clean)
+        .map_err(|e| ConfigError::new(ConfigErrorKind::Syntax, format!("invalid JSON: {e}")))
+}
+
+/// Blanks out comments (keeping newlines, so error positions stay right) and drops trailing commas.
+fn strip_jsonc(text: &str) -> String {
+    let chars: Vec<char> = text.chars().collect();
+    let mut out: Vec<char> = Vec::with_capacity(chars.len());
+    let (mut i, mut in_str) = (0, false);
+    while i < chars.len() {
+        let c = chars[i];
+        if in_str {
+            out.push(c);
+            if c == '\\' && i + 1 < chars.len() {
+                out.push(chars[i + 1]);
+                i += 1;
+            } else if c == '"' {
+                in_str = false;
+            }
+        } else if c == '"' {
+            in_str = true;
+            out.push(c);
+        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
+            while i < chars.len() && chars[i] != '\n' {
+                out.push(' ');
+                i += 1;
+            }
+            continue;
+        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
+            out.extend([' ', ' ']);
+            i += 2;
+            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
+                out.push(if chars[i] == '\n' { '\n' } else { ' ' });
+                i += 1;
+            }
+            out.extend([' ', ' ']);
+            i += 2;
+            continue;
+        } else if c == '}' || c == ']' {
+            if let Some(j) = out.iter().rposition(|x| !x.is_whitespace()) {
+                if out[j] == ',' {
+                    out[j] = ' ';
+                }
+            }
+            out.push(c);
+        } else {
+            out.push(c);
+        }
+        i += 1;
+    }
+    out.into_iter().collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn jsonc_comments_and_trailing_commas() {
+        let v = parse_json("{\n // c\n \"a\": [1, 2,], /* x */ \"b\": \"//not\",\n}").unwrap();
+        assert_eq!(v, serde_json::json!({"a": [1, 2], "b": "//not"}));
+    }
+}
