@@ -378,7 +378,7 @@ impl HttpTransport {
         }
         let inner = Arc::clone(&self.inner);
         match std::thread::Builder::new()
-            .name(format!("mcp-http-get:{}", inner.server))
+            .name(format!("mcp-get:{}", inner.server))
             .spawn(move || inner.standalone_stream())
         {
             Ok(h) => *slot = Some(h),
@@ -449,6 +449,11 @@ impl Transport for HttpTransport {
                 })
             }
             Err(Exchange::Failed(e)) => {
+                if let (Error::Timeout { .. }, Some(id)) = (&e, &out.id) {
+                    if out.is_request() && method != "initialize" {
+                        inner.cancel(id);
+                    }
+                }
                 if inner.closed.load(Ordering::SeqCst) {
                     Err(inner.closed_error("the client closed the connection"))
                 } else {
@@ -799,6 +804,24 @@ impl Inner {
             if parser.last_event_id().map(str::to_owned) != before {
                 attempts = 0;
             }
+        }
+    }
+
+    /// Tells the server a timed-out request is abandoned (best effort, briefly bounded).
+    fn cancel(&self, id: &RequestId) {
+        let note = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "timed out"},
+        });
+        let frame = note.to_string().into_bytes();
+        let deadline = Instant::now() + self.timeout.min(Duration::from_secs(1));
+        match self.post(&frame, "notifications/cancelled", deadline) {
+            Ok(resp) => drain(resp),
+            Err(e) => log::debug!(
+                "server `{}`: could not send the cancellation: {e}",
+                self.server
+            ),
         }
     }
 

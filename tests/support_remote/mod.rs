@@ -1,0 +1,323 @@
+//! Loopback test servers for the remote transports: a tiny HTTP/1.1 server (keep-alive, chunked
+//! SSE replies) on `std::net::TcpListener`, a scripted MCP server on top of it, and a WebSocket
+//! MCP server. Port 0 only; every thread is joined when the server is dropped.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+pub mod mcp;
+pub mod peers;
+pub mod ws;
+
+use std::io::{self, BufRead, BufReader, Read, Write};
+use std::net::{Shutdown, TcpListener, TcpStream};
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+
+use serde_json::Value;
+
+/// One HTTP request as the server saw it.
+#[derive(Debug, Clone)]
+pub struct Req {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+    /// Which TCP connection (in accept order) carried it.
+    pub conn: usize,
+}
+
+impl Req {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or(Value::Null)
+    }
+
+    /// The JSON-RPC method of the body, or "" (responses, GET, DELETE).
+    pub fn rpc_method(&self) -> String {
+        self.json()["method"].as_str().unwrap_or("").to_owned()
+    }
+}
+
+/// The server side of one connection, handed to the handler.
+pub struct Conn {
+    stream: TcpStream,
+    chunked: bool,
+    keep_alive: bool,
+}
+
+impl Conn {
+    fn write_head(&mut self, status: u16, headers: &[(&str, &str)], body_len: Option<usize>) {
+        let mut head = format!("HTTP/1.1 {status} {}\r\n", reason(status));
+        for (k, v) in headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        match body_len {
+            Some(n) => head.push_str(&format!("Content-Length: {n}\r\n")),
+            None => {
+                head.push_str("Transfer-Encoding: chunked\r\n");
+                self.chunked = true;
+            }
+        }
+        head.push_str("\r\n");
+        let _ = self.stream.write_all(head.as_bytes());
+    }
+
+    /// A complete response with a body.
+    pub fn respond(&mut self, status: u16, headers: &[(&str, &str)], body: &[u8]) {
+        self.write_head(status, headers, Some(body.len()));
+        let _ = self.stream.write_all(body);
+        let _ = self.stream.flush();
+    }
+
+    /// A JSON response.
+    pub fn json(&mut self, status: u16, extra: &[(&str, &str)], body: &Value) {
+        let mut headers = vec![("Content-Type", "application/json")];
+        headers.extend_from_slice(extra);
+        self.respond(status, &headers, body.to_string().as_bytes());
+    }
+
+    /// 202 Accepted with no body.
+    pub fn accepted(&mut self) {
+        self.respond(202, &[], b"");
+    }
+
+    /// Starts a chunked `text/event-stream` reply.
+    pub fn sse_start(&mut self, extra: &[(&str, &str)]) {
+        let mut headers = vec![
+            ("Content-Type", "text/event-stream"),
+            ("Cache-Control", "no-cache"),
+        ];
+        headers.extend_from_slice(extra);
+        self.write_head(200, &headers, None);
+        let _ = self.stream.flush();
+    }
+
+    /// Writes raw bytes as one chunk (an event, a comment, or part of one).
+    pub fn chunk(&mut self, text: &str) -> io::Result<()> {
+        if text.is_empty() {
+            return Ok(());
+        }
+        write!(self.stream, "{:x}\r\n{text}\r\n", text.len())?;
+        self.stream.flush()
+    }
+
+    /// An `event: message` with a JSON body.
+    pub fn event(&mut self, id: Option<&str>, msg: &Value) -> io::Result<()> {
+        let mut s = String::from("event: message\n");
+        if let Some(id) = id {
+            s.push_str(&format!("id: {id}\n"));
+        }
+        s.push_str(&format!("data: {msg}\n\n"));
+        self.chunk(&s)
+    }
+
+    /// Ends a chunked reply properly (the terminating chunk).
+    pub fn sse_end(&mut self) {
+        let _ = self.stream.write_all(b"0\r\n\r\n");
+        let _ = self.stream.flush();
+    }
+
+    /// Drops the connection without finishing the reply.
+    pub fn hang_up(&mut self) {
+        self.keep_alive = false;
+        let _ = self.stream.shutdown(Shutdown::Both);
+    }
+
+    /// Writes raw bytes on the socket.
+    pub fn raw(&mut self, bytes: &[u8]) -> io::Result<()> {
+        self.stream.write_all(bytes)?;
+        self.stream.flush()
+    }
+
+    /// Keep the connection for further requests after this handler returns (default true).
+    pub fn set_keep_alive(&mut self, keep: bool) {
+        self.keep_alive = keep;
+    }
+
+    /// Blocks until the client closes the connection (or the server is dropped).
+    pub fn wait_for_peer_close(&mut self) {
+        let mut buf = [0u8; 256];
+        while matches!(self.stream.read(&mut buf), Ok(n) if n > 0) {}
+        self.keep_alive = false;
+    }
+}
+
+fn reason(status: u16) -> &'static str {
+    match status {
+        200 => "OK",
+        202 => "Accepted",
+        400 => "Bad Request",
+        404 => "Not Found",
+        405 => "Method Not Allowed",
+        500 => "Internal Server Error",
+        _ => "Status",
+    }
+}
+
+pub type Handler = Arc<dyn Fn(&Req, &mut Conn) + Send + Sync>;
+
+/// A loopback HTTP/1.1 server. Dropping it closes every connection and joins every thread.
+pub struct HttpServer {
+    addr: std::net::SocketAddr,
+    requests: Arc<Mutex<Vec<Req>>>,
+    conns: Arc<Mutex<Vec<TcpStream>>>,
+    threads: Arc<Mutex<Vec<JoinHandle<()>>>>,
+    accept: Option<JoinHandle<()>>,
+    stopping: Arc<std::sync::atomic::AtomicBool>,
+}
+
+impl HttpServer {
+    pub fn start(handler: impl Fn(&Req, &mut Conn) + Send + Sync + 'static) -> HttpServer {
+        let handler: Handler = Arc::new(handler);
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let addr = listener.local_addr().expect("local addr");
+        let requests = Arc::new(Mutex::new(Vec::new()));
+        let conns = Arc::new(Mutex::new(Vec::new()));
+        let threads = Arc::new(Mutex::new(Vec::new()));
+        let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let accept = {
+            let (requests, conns, threads, stopping) = (
+                requests.clone(),
+                conns.clone(),
+                threads.clone(),
+                stopping.clone(),
+            );
+            std::thread::Builder::new()
+                .name("test-http-accept".into())
+                .spawn(move || {
+                    for (n, stream) in listener.incoming().enumerate() {
+                        if stopping.load(std::sync::atomic::Ordering::SeqCst) {
+                            break;
+                        }
+                        let Ok(stream) = stream else { continue };
+                        let _ = stream.set_nodelay(true);
+                        if let Ok(c) = stream.try_clone() {
+                            conns.lock().unwrap().push(c);
+                        }
+                        let (handler, requests) = (handler.clone(), requests.clone());
+                        let h = std::thread::Builder::new()
+                            .name(format!("test-http-conn-{n}"))
+                            .spawn(move || serve_conn(n, stream, handler, requests))
+                            .expect("spawn");
+                        threads.lock().unwrap().push(h);
+                    }
+                })
+                .expect("spawn")
+        };
+        HttpServer {
+            addr,
+            requests,
+            conns,
+            threads,
+            accept: Some(accept),
+            stopping,
+        }
+    }
+
+    pub fn url(&self, path: &str) -> String {
+        format!("http://{}{path}", self.addr)
+    }
+
+    pub fn port(&self) -> u16 {
+        self.addr.port()
+    }
+
+    pub fn requests(&self) -> Vec<Req> {
+        self.requests.lock().unwrap().clone()
+    }
+
+    /// How many TCP connections were accepted.
+    pub fn connections(&self) -> usize {
+        self.conns.lock().unwrap().len()
+    }
+}
+
+impl Drop for HttpServer {
+    fn drop(&mut self) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+        if let Some(a) = self.accept.take() {
+            let _ = a.join();
+        }
+        for c in self.conns.lock().unwrap().iter() {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+        let threads: Vec<_> = self.threads.lock().unwrap().drain(..).collect();
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+fn serve_conn(n: usize, stream: TcpStream, handler: Handler, requests: Arc<Mutex<Vec<Req>>>) {
+    let Ok(read_half) = stream.try_clone() else {
+        return;
+    };
+    let mut reader = BufReader::new(read_half);
+    let mut conn = Conn {
+        stream,
+        chunked: false,
+        keep_alive: true,
+    };
+    loop {
+        let Some(req) = read_request(n, &mut reader) else {
+            return;
+        };
+        requests.lock().unwrap().push(req.clone());
+        conn.chunked = false;
+        handler(&req, &mut conn);
+        if !conn.keep_alive {
+            let _ = conn.stream.shutdown(Shutdown::Both);
+            return;
+        }
+    }
+}
+
+fn read_request(n: usize, reader: &mut impl BufRead) -> Option<Req> {
+    let mut line = String::new();
+    if reader.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_owned();
+    let path = parts.next()?.to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if reader.read_line(&mut h).ok()? == 0 {
+            return None;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+    let len = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    reader.read_exact(&mut body).ok()?;
+    Some(Req {
+        method,
+        path,
+        headers,
+        body,
+        conn: n,
+    })
+}
+
+/// A JSON-RPC result message.
+pub fn result(id: &Value, result: Value) -> Value {
+    serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result})
+}

@@ -1,0 +1,1 @@
+//! Installs and starts real MCP peers under `target/peers/` (filled in below).
