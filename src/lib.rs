@@ -19,8 +19,9 @@ pub use handler::{
 pub use transport::poller::ConnectionPoller;
 
 pub use config::{
-    normalize_timeout, AuthProvider, ConfigError, ConfigErrorKind, ConfigLoader, HttpConfig,
-    LoadReport, ServerConfig, StdioConfig, TransportConfig, DEFAULT_TIMEOUT, VALID_TRANSPORT_TYPES,
+    normalize_timeout, AuthProvider, ConfigError, ConfigErrorKind, ConfigLoader, HostedMcpServer,
+    HostedReport, HttpConfig, LoadReport, RequireApproval, ServerConfig, StdioConfig, Template,
+    TransportConfig, DEFAULT_TIMEOUT, VALID_TRANSPORT_TYPES,
 };
 pub use error::{Error, Result};
 pub use model::{

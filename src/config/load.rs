@@ -41,9 +41,9 @@ const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct ConfigLoader {
-    env: Option<BTreeMap<String, String>>,
-    inputs: BTreeMap<String, String>,
-    strict: bool,
+    pub(crate) env: Option<BTreeMap<String, String>>,
+    pub(crate) inputs: BTreeMap<String, String>,
+    pub(crate) strict: bool,
 }
 
 /// What a lenient load found: the servers that are valid, an error for each one that is not, and

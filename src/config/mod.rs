@@ -10,18 +10,18 @@ use std::time::Duration;
 
 mod entry;
 mod error;
-// mod hosted;
+mod hosted;
 mod interpolate;
 mod json;
 mod load;
 mod suggest;
-// mod template;
+mod template;
 mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
-// pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
+pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
 pub use load::{ConfigLoader, LoadReport};
-// pub use template::Template;
+pub use template::Template;
 
 /// The transport types a configuration may name (RobotLab's `VALID_TRANSPORT_TYPES`).
 pub const VALID_TRANSPORT_TYPES: [&str; 6] =
