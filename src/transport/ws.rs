@@ -216,7 +216,10 @@ impl Inner {
                         }
                         Ok(Message::Ping(_)) | Ok(Message::Pong(_)) | Ok(Message::Frame(_)) => {}
                         Ok(Message::Close(frame)) => {
+                            // A close frame (the server's, or the answer to ours) ends the
+                            // connection; tungstenite has queued our reply, flushed below.
                             log::debug!("server `{}`: close frame {frame:?}", self.server);
+                            break Some("the server closed the WebSocket".to_owned());
                         }
                         Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::WouldBlock => {
                             break None;
@@ -229,13 +232,14 @@ impl Inner {
                     }
                 };
                 let _ = self.tcp.set_nonblocking(false);
-                if outcome.is_none() {
-                    // Sends a queued pong (or close reply), if any.
-                    match ws.flush() {
-                        Ok(()) => {}
-                        Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::WouldBlock => {}
-                        Err(e) => log::debug!("server `{}`: flush failed: {e}", self.server),
-                    }
+                // Sends a queued pong (or close reply), if any.
+                match ws.flush() {
+                    Ok(()) => {}
+                    Err(tungstenite::Error::Io(e)) if e.kind() == ErrorKind::WouldBlock => {}
+                    Err(
+                        tungstenite::Error::ConnectionClosed | tungstenite::Error::AlreadyClosed,
+                    ) => {}
+                    Err(e) => log::debug!("server `{}`: flush failed: {e}", self.server),
                 }
                 outcome
             };

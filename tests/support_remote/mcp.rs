@@ -337,7 +337,9 @@ impl McpSse {
             "POST" if req.path.starts_with("/messages") => {
                 let msg = req.json();
                 conn.respond(202, &[], b"Accepted");
-                if let Some(a) = answer(&msg) {
+                if msg["params"]["name"] == "die" {
+                    let _ = tx2.send(None);
+                } else if let Some(a) = answer(&msg) {
                     let _ = tx2.send(Some(a));
                 }
             }
