@@ -449,6 +449,7 @@ impl Transport for HttpTransport {
                 })
             }
             Err(Exchange::Failed(e)) => {
+                let e = *e;
                 if let (Error::Timeout { .. }, Some(id)) = (&e, &out.id) {
                     if out.is_request() && method != "initialize" {
                         inner.cancel(id);
@@ -502,12 +503,12 @@ enum Exchange {
     Reinitialized,
     /// `initialize` was refused with this status and legacy detection is on.
     Legacy(u16),
-    Failed(Error),
+    Failed(Box<Error>),
 }
 
 impl From<Error> for Exchange {
     fn from(e: Error) -> Self {
-        Exchange::Failed(e)
+        Exchange::Failed(Box::new(e))
     }
 }
 
@@ -593,11 +594,11 @@ impl Inner {
                 self.exchange(frame, out, deadline, false)?;
                 return Err(Exchange::Reinitialized);
             }
-            return Err(Exchange::Failed(Error::Transport {
+            return Err(Exchange::Failed(Box::new(Error::Transport {
                 server: self.server.clone(),
                 status: Some(404),
                 detail: format!("POST {}: HTTP 404: session expired", self.url),
-            }));
+            })));
         }
         if method == "initialize" && self.detect_legacy_sse && matches!(status, 400 | 404 | 405) {
             drain(resp);

@@ -85,11 +85,7 @@ impl SseParser {
                 self.data.push_str(value);
                 self.has_data = true;
             }
-            "id" => {
-                if !value.contains('\0') {
-                    self.last_id = Some(value.to_owned());
-                }
-            }
+            "id" if !value.contains('\0') => self.last_id = Some(value.to_owned()),
             "retry" => {
                 if let Ok(ms) = value.trim().parse::<u64>() {
                     self.retry = Some(Duration::from_millis(ms));
