@@ -2,6 +2,10 @@
 //! files MCP hosts read ([`ConfigLoader`]), templates ([`Template`]) and hosted-MCP tool lists
 //! ([`HostedMcpServer`]).
 
+// `ConfigError` is large (it carries a location and a suggestion), but it is returned only on the
+// cold configuration path and is boxed inside `crate::Error`.
+#![allow(clippy::result_large_err)]
+
 use std::collections::BTreeMap;
 use std::fmt;
 use std::path::PathBuf;
