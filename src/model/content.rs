@@ -1,0 +1,537 @@
+//! Content blocks, annotations, roles and resource contents.
+
+use serde::de::{DeserializeOwned, Error as _};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+
+use super::{Map, ResourceLink};
+
+/// Who a message or a piece of content belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+#[non_exhaustive]
+pub enum Role {
+    /// The person using the application (`"user"`).
+    User,
+    /// The model's side of the conversation (`"assistant"`).
+    Assistant,
+}
+
+/// Hints about how a piece of content is meant to be used.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct Annotations {
+    /// Who the content is intended for.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub audience: Option<Vec<Role>>,
+    /// Importance from 0 (least) to 1 (most).
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "super::number::serialize_opt"
+    )]
+    pub priority: Option<f64>,
+    /// ISO 8601 time of the last change.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub last_modified: Option<String>,
+    /// Members this crate does not model.
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+setters!(Annotations {
+    with_audience => audience: Vec<Role>,
+    with_priority => priority: f64,
+    with_last_modified => last_modified: String,
+});
+
+/// A `{"type": "text"}` content block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TextContent {
+    /// The text.
+    pub text: String,
+    /// Usage hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// The `_meta` member.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map>,
+    /// Members this crate does not model.
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+impl TextContent {
+    /// A text block holding `text`.
+    pub fn new(text: impl Into<String>) -> Self {
+        Self {
+            text: text.into(),
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+setters!(TextContent { with_annotations => annotations: Annotations, with_meta => meta: Map });
+
+/// A `{"type": "image"}` content block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct ImageContent {
+    /// Base64-encoded image data.
+    pub data: String,
+    /// The image's MIME type, such as `image/png`.
+    pub mime_type: String,
+    /// Usage hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// The `_meta` member.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map>,
+    /// Members this crate does not model.
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+impl ImageContent {
+    /// An image block from base64 `data` of type `mime_type`.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+setters!(ImageContent { with_annotations => annotations: Annotations, with_meta => meta: Map });
+
+/// A `{"type": "audio"}` content block.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct AudioContent {
+    /// Base64-encoded audio data.
+    pub data: String,
+    /// The audio's MIME type, such as `audio/wav`.
+    pub mime_type: String,
+    /// Usage hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// The `_meta` member.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map>,
+    /// Members this crate does not model.
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+impl AudioContent {
+    /// An audio block from base64 `data` of type `mime_type`.
+    pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
+        Self {
+            data: data.into(),
+            mime_type: mime_type.into(),
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+setters!(AudioContent { with_annotations => annotations: Annotations, with_meta => meta: Map });
+
+/// A `{"type": "resource"}` content block: a resource's contents inline.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct EmbeddedResource {
+    /// The contents.
+    pub resource: ResourceContents,
+    /// Usage hints.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub annotations: Option<Annotations>,
+    /// The `_meta` member.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map>,
+    /// Members this crate does not model.
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+impl EmbeddedResource {
+    /// A block embedding `resource`.
+    pub fn new(resource: ResourceContents) -> Self {
+        Self {
+            resource,
+            annotations: None,
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+setters!(EmbeddedResource { with_annotations => annotations: Annotations, with_meta => meta: Map });
+
+/// One content block, chosen by its `"type"` member.
+///
+/// A block of any other type, or one without a string `"type"`, is kept verbatim in
+/// [`Content::Unknown`] and written back unchanged. A block of a known type whose members do not
+/// fit is an error.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum Content {
+    /// `"text"`.
+    Text(TextContent),
+    /// `"image"`.
+    Image(ImageContent),
+    /// `"audio"`.
+    Audio(AudioContent),
+    /// `"resource_link"`: a pointer to a resource the client may read.
+    ResourceLink(ResourceLink),
+    /// `"resource"`: a resource's contents inline.
+    Resource(EmbeddedResource),
+    /// Any other block, as received (including its `"type"`).
+    Unknown(Value),
+}
+
+impl Content {
+    /// A text block.
+    pub fn text(text: impl Into<String>) -> Self {
+        Content::Text(TextContent::new(text))
+    }
+
+    /// The text of a text block; `None` for every other block.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            Content::Text(t) => Some(&t.text),
+            _ => None,
+        }
+    }
+
+    /// The block's `"type"` as it appears on the wire (`""` for an unknown block without one).
+    pub fn kind(&self) -> &str {
+        match self {
+            Content::Text(_) => "text",
+            Content::Image(_) => "image",
+            Content::Audio(_) => "audio",
+            Content::ResourceLink(_) => "resource_link",
+            Content::Resource(_) => "resource",
+            Content::Unknown(v) => v.get("type").and_then(Value::as_str).unwrap_or(""),
+        }
+    }
+}
+
+impl From<TextContent> for Content {
+    fn from(c: TextContent) -> Self {
+        Content::Text(c)
+    }
+}
+
+impl From<ImageContent> for Content {
+    fn from(c: ImageContent) -> Self {
+        Content::Image(c)
+    }
+}
+
+impl From<AudioContent> for Content {
+    fn from(c: AudioContent) -> Self {
+        Content::Audio(c)
+    }
+}
+
+impl From<ResourceLink> for Content {
+    fn from(c: ResourceLink) -> Self {
+        Content::ResourceLink(c)
+    }
+}
+
+impl From<EmbeddedResource> for Content {
+    fn from(c: EmbeddedResource) -> Self {
+        Content::Resource(c)
+    }
+}
+
+/// A block's members with `"type"` written first.
+#[derive(Serialize)]
+struct Tagged<'a, T> {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    #[serde(flatten)]
+    inner: &'a T,
+}
+
+impl Serialize for Content {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Content::Text(c) => Tagged {
+                kind: "text",
+                inner: c,
+            }
+            .serialize(s),
+            Content::Image(c) => Tagged {
+                kind: "image",
+                inner: c,
+            }
+            .serialize(s),
+            Content::Audio(c) => Tagged {
+                kind: "audio",
+                inner: c,
+            }
+            .serialize(s),
+            Content::ResourceLink(c) => Tagged {
+                kind: "resource_link",
+                inner: c,
+            }
+            .serialize(s),
+            Content::Resource(c) => Tagged {
+                kind: "resource",
+                inner: c,
+            }
+            .serialize(s),
+            Content::Unknown(v) => v.serialize(s),
+        }
+    }
+}
+
+/// Parses a known block's members, the `"type"` member removed so it does not land in `extra`.
+fn block<T: DeserializeOwned>(mut map: Map, kind: &str) -> Result<T, String> {
+    map.shift_remove("type");
+    serde_json::from_value(Value::Object(map))
+        .map_err(|e| format!("invalid `{kind}` content block: {e}"))
+}
+
+impl<'de> Deserialize<'de> for Content {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        let Value::Object(map) = value else {
+            return Ok(Content::Unknown(value));
+        };
+        let kind = map
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned();
+        let content = match kind.as_str() {
+            "text" => block(map, &kind).map(Content::Text),
+            "image" => block(map, &kind).map(Content::Image),
+            "audio" => block(map, &kind).map(Content::Audio),
+            "resource_link" => block(map, &kind).map(Content::ResourceLink),
+            "resource" => block(map, &kind).map(Content::Resource),
+            _ => Ok(Content::Unknown(Value::Object(map))),
+        };
+        content.map_err(D::Error::custom)
+    }
+}
+
+/// The contents of a resource whose data is text.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct TextResourceContents {
+    /// The resource's URI.
+    pub uri: String,
+    /// The MIME type, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// The text.
+    pub text: String,
+    /// The `_meta` member.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map>,
+    /// Members this crate does not model.
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+impl TextResourceContents {
+    /// The text contents of `uri`.
+    pub fn new(uri: impl Into<String>, text: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            mime_type: None,
+            text: text.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+setters!(TextResourceContents { with_mime_type => mime_type: String, with_meta => meta: Map });
+
+/// The contents of a resource whose data is binary.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+#[non_exhaustive]
+pub struct BlobResourceContents {
+    /// The resource's URI.
+    pub uri: String,
+    /// The MIME type, if known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mime_type: Option<String>,
+    /// Base64-encoded data.
+    pub blob: String,
+    /// The `_meta` member.
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub meta: Option<Map>,
+    /// Members this crate does not model.
+    #[serde(flatten)]
+    pub extra: Map,
+}
+
+impl BlobResourceContents {
+    /// The binary contents of `uri`, `blob` being base64.
+    pub fn new(uri: impl Into<String>, blob: impl Into<String>) -> Self {
+        Self {
+            uri: uri.into(),
+            mime_type: None,
+            blob: blob.into(),
+            meta: None,
+            extra: Map::new(),
+        }
+    }
+}
+
+setters!(BlobResourceContents { with_mime_type => mime_type: String, with_meta => meta: Map });
+
+/// A resource's contents: text or a blob, told apart by which member is present.
+///
+/// An object with a `text` member is [`ResourceContents::Text`]; otherwise one with `blob` is
+/// [`ResourceContents::Blob`]; an object with neither is an error.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(untagged)]
+#[non_exhaustive]
+pub enum ResourceContents {
+    /// Text data.
+    Text(TextResourceContents),
+    /// Binary data.
+    Blob(BlobResourceContents),
+}
+
+impl ResourceContents {
+    /// The resource's URI.
+    pub fn uri(&self) -> &str {
+        match self {
+            ResourceContents::Text(c) => &c.uri,
+            ResourceContents::Blob(c) => &c.uri,
+        }
+    }
+
+    /// The MIME type, if given.
+    pub fn mime_type(&self) -> Option<&str> {
+        match self {
+            ResourceContents::Text(c) => c.mime_type.as_deref(),
+            ResourceContents::Blob(c) => c.mime_type.as_deref(),
+        }
+    }
+
+    /// The text of text contents; `None` for a blob.
+    pub fn as_text(&self) -> Option<&str> {
+        match self {
+            ResourceContents::Text(c) => Some(&c.text),
+            ResourceContents::Blob(_) => None,
+        }
+    }
+}
+
+impl<'de> Deserialize<'de> for ResourceContents {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let value = Value::deserialize(d)?;
+        let has = |key| value.get(key).is_some();
+        let contents = if has("text") {
+            serde_json::from_value(value).map(ResourceContents::Text)
+        } else if has("blob") {
+            serde_json::from_value(value).map(ResourceContents::Blob)
+        } else {
+            return Err(D::Error::custom(
+                "resource contents carry neither `text` nor `blob`",
+            ));
+        };
+        contents.map_err(|e| D::Error::custom(format!("invalid resource contents: {e}")))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use serde_json::json;
+
+    use super::super::testing::round_trip;
+    use super::*;
+
+    #[test]
+    fn text_block_with_annotations_round_trips() {
+        let wire = json!({
+            "type": "text",
+            "text": "Sunny, 21 °C",
+            "annotations": {"audience": ["user", "assistant"], "priority": 0.8,
+                            "lastModified": "2025-11-25T10:00:00Z"},
+            "_meta": {"example.com/source": "station-7"},
+            "lang": "en"
+        });
+        let content: Content = round_trip(&wire);
+        assert_eq!(content.as_text(), Some("Sunny, 21 °C"));
+        let Content::Text(text) = &content else {
+            panic!("not text: {content:?}")
+        };
+        let annotations = text.annotations.as_ref().expect("annotations");
+        assert_eq!(
+            annotations.audience,
+            Some(vec![Role::User, Role::Assistant])
+        );
+        assert_eq!(text.extra.get("lang"), Some(&json!("en")));
+        assert!(
+            !text.extra.contains_key("type"),
+            "type must not leak into extra"
+        );
+    }
+
+    #[test]
+    fn type_is_written_first() {
+        let text = serde_json::to_string(&Content::text("hi")).expect("serialise");
+        assert_eq!(text, r#"{"type":"text","text":"hi"}"#);
+    }
+
+    #[test]
+    fn unknown_and_untyped_blocks_are_kept_verbatim() {
+        for wire in [
+            json!({"type": "hologram", "x": 1}),
+            json!({"x": 1}),
+            json!("bare"),
+        ] {
+            let content: Content = round_trip(&wire);
+            assert_eq!(content, Content::Unknown(wire.clone()));
+        }
+        let hologram: Content = serde_json::from_value(json!({"type": "hologram"})).expect("parse");
+        assert_eq!(hologram.kind(), "hologram");
+    }
+
+    #[test]
+    fn malformed_known_block_is_an_error() {
+        let err = serde_json::from_value::<Content>(json!({"type": "image", "data": "AAAA"}))
+            .expect_err("mimeType is required");
+        assert!(err.to_string().contains("`image`"), "{err}");
+    }
+
+    #[test]
+    fn resource_contents_pick_text_or_blob() {
+        let text: ResourceContents = round_trip(&json!({
+            "uri": "file:///notes.md", "mimeType": "text/markdown", "text": "# Notes"
+        }));
+        assert_eq!(text.as_text(), Some("# Notes"));
+        let blob: ResourceContents = round_trip(&json!({
+            "uri": "file:///logo.png", "mimeType": "image/png", "blob": "iVBORw0KGgo=",
+            "_meta": {"k": 1}
+        }));
+        assert!(matches!(blob, ResourceContents::Blob(_)));
+        assert_eq!(blob.mime_type(), Some("image/png"));
+        let neither = serde_json::from_value::<ResourceContents>(json!({"uri": "file:///x"}));
+        assert!(neither.is_err());
+    }
+}
