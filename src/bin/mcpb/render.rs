@@ -1,0 +1,424 @@
+//! What each command prints: a readable text form and the `--json` document.
+//!
+//! Content blocks are rendered from their JSON form, so a block type this crate does not model
+//! is still shown (as JSON) rather than dropped.
+
+use std::fmt::Write;
+
+use mcp_blocking::{
+    CallToolResult, Client, GetPromptResult, LoadReport, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, ServerConfig, Tool, TransportConfig,
+};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+use crate::Output;
+
+fn to_json<T: Serialize>(v: &T) -> Value {
+    serde_json::to_value(v).unwrap_or_else(|e| json!({ "unserialisable": e.to_string() }))
+}
+
+/// Where a server is: its command line or its url, with anything that came from a variable (and
+/// a url's query and user info) hidden.
+pub(crate) fn target_of(config: &ServerConfig) -> String {
+    // `Debug` of a config replaces every interpolated value by a marker: a word that does not
+    // appear in it verbatim carries a secret.
+    let debug = format!("{config:?}");
+    let shown = |word: &str| {
+        if debug.contains(&format!("{word:?}")) || debug.contains(word) {
+            word.to_owned()
+        } else {
+            "<redacted>".to_owned()
+        }
+    };
+    match config.transport() {
+        TransportConfig::Stdio(s) => std::iter::once(&s.command)
+            .chain(&s.args)
+            .map(|w| {
+                let w = shown(w);
+                if w.is_empty() || w.contains(char::is_whitespace) {
+                    format!("{w:?}")
+                } else {
+                    w
+                }
+            })
+            .collect::<Vec<_>>()
+            .join(" "),
+        other => {
+            let url = other.url().unwrap_or("");
+            let (base, query) = url.split_once('?').map_or((url, false), |(b, _)| (b, true));
+            let base = match base.split_once("://") {
+                Some((scheme, rest)) => {
+                    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
+                    match authority.rsplit_once('@') {
+                        Some((_, host)) => format!("{scheme}://<redacted>@{host}{path}"),
+                        None => base.to_owned(),
+                    }
+                }
+                None => base.to_owned(),
+            };
+            if query {
+                format!("{base}?<redacted>")
+            } else {
+                base
+            }
+        }
+    }
+}
+
+pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
+    let mut text = String::new();
+    let width = report
+        .servers
+        .iter()
+        .map(|s| s.name().len())
+        .chain(
+            report
+                .errors
+                .iter()
+                .filter_map(|e| e.server.as_ref().map(String::len)),
+        )
+        .max()
+        .unwrap_or(0);
+    let mut servers = Vec::new();
+    for s in &report.servers {
+        let target = target_of(s);
+        let _ = writeln!(
+            text,
+            "{:width$}  {:15}  {target}",
+            s.name(),
+            s.transport_type()
+        );
+        let mut entry = json!({
+            "name": s.name(),
+            "transport": s.transport_type(),
+            "target": target,
+            "timeout": s.timeout().as_secs_f64(),
+        });
+        if !s.description().is_empty() {
+            entry["description"] = s.description().into();
+        }
+        servers.push(entry);
+    }
+    let mut errors = Vec::new();
+    for e in &report.errors {
+        let name = e.server.as_deref().unwrap_or("?");
+        // The file is said once, in the header of the JSON and in the command line.
+        let mut e_here = e.clone();
+        e_here.file = None;
+        let _ = writeln!(text, "{name:width$}  {:15}  {e_here}", "error");
+        errors.push(json!({
+            "server": e.server,
+            "path": e.path,
+            "message": e_here.to_string(),
+            "suggestion": e.suggestion,
+        }));
+    }
+    for name in &report.skipped_disabled {
+        let _ = writeln!(text, "{name:width$}  {:15}", "disabled");
+    }
+    if report.servers.is_empty() && report.errors.is_empty() && report.skipped_disabled.is_empty() {
+        text.push_str("(no servers)\n");
+    }
+    let failed = !report.errors.is_empty();
+    Output {
+        json: json!({
+            "file": file,
+            "servers": servers,
+            "errors": errors,
+            "disabled": report.skipped_disabled,
+        }),
+        text,
+        exit: if failed { 2 } else { 0 },
+        note: failed.then(|| {
+            format!(
+                "config `{file}`: {} of {} servers have errors",
+                report.errors.len(),
+                report.errors.len() + report.servers.len()
+            )
+        }),
+    }
+}
+
+pub(crate) fn info(client: &Client, target: &str) -> Output {
+    let init = client.initialize_result();
+    let info = client.server_info();
+    let caps = client
+        .capabilities()
+        .map(|c| to_json(&c))
+        .unwrap_or(Value::Null);
+    let mut text = String::new();
+    if let Some(i) = &info {
+        let title = i
+            .title
+            .as_deref()
+            .map(|t| format!(" ({t})"))
+            .unwrap_or_default();
+        let _ = writeln!(text, "server:       {} {}{title}", i.name, i.version);
+    }
+    let _ = writeln!(text, "name:         {}", client.server_name());
+    let _ = writeln!(
+        text,
+        "transport:    {} {target}",
+        client.config().transport_type()
+    );
+    if let Some(v) = client.protocol_version() {
+        let _ = writeln!(text, "protocol:     {v}");
+    }
+    if let Value::Object(m) = &caps {
+        let list: Vec<String> = m
+            .iter()
+            .map(|(k, v)| match v {
+                Value::Object(o) if !o.is_empty() => {
+                    let flags: Vec<&str> = o.keys().map(String::as_str).collect();
+                    format!("{k} ({})", flags.join(", "))
+                }
+                _ => k.clone(),
+            })
+            .collect();
+        let _ = writeln!(text, "capabilities: {}", list.join(", "));
+    }
+    if let Some(instr) = client.instructions() {
+        let _ = writeln!(text, "instructions:");
+        for line in instr.lines() {
+            let _ = writeln!(text, "  {line}");
+        }
+    }
+    let json = json!({
+        "server": client.server_name(),
+        "transport": client.config().transport_type(),
+        "target": target,
+        "protocolVersion": client.protocol_version(),
+        "serverInfo": info.as_ref().map(to_json),
+        "capabilities": caps,
+        "instructions": client.instructions(),
+        "initializeResult": init.as_ref().map(to_json),
+    });
+    Output::ok(json, text)
+}
+
+/// `name(a: number, b?: string)` from a JSON schema's properties and `required`.
+fn signature(name: &str, schema: &Value) -> String {
+    let required: Vec<&str> = schema["required"]
+        .as_array()
+        .map(|r| r.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let params: Vec<String> = schema["properties"]
+        .as_object()
+        .map(|props| {
+            props
+                .iter()
+                .map(|(k, p)| {
+                    let opt = if required.contains(&k.as_str()) {
+                        ""
+                    } else {
+                        "?"
+                    };
+                    match p["type"].as_str() {
+                        Some(t) => format!("{k}{opt}: {t}"),
+                        None => format!("{k}{opt}"),
+                    }
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    format!("{name}({})", params.join(", "))
+}
+
+fn indented(text: &mut String, body: &str) {
+    for line in body.lines() {
+        let _ = writeln!(text, "    {line}");
+    }
+}
+
+pub(crate) fn tools(tools: &[Tool]) -> Output {
+    let mut text = String::new();
+    for t in tools {
+        let _ = writeln!(text, "{}", signature(&t.name, &t.input_schema));
+        indented(&mut text, t.description());
+    }
+    if tools.is_empty() {
+        text.push_str("(no tools)\n");
+    }
+    Output::ok(json!({ "tools": tools }), text)
+}
+
+/// One content block (of a tool result or a prompt message) as text.
+fn content_text(block: &Value) -> String {
+    let bytes = |b64: &Value| b64.as_str().map_or(0, |s| s.len() / 4 * 3);
+    let mime = |v: &Value| v["mimeType"].as_str().unwrap_or("?").to_owned();
+    match block["type"].as_str().unwrap_or("") {
+        "text" => block["text"].as_str().unwrap_or("").to_owned(),
+        "image" | "audio" => format!(
+            "[{} {}, about {} bytes]",
+            block["type"].as_str().unwrap_or(""),
+            mime(block),
+            bytes(&block["data"])
+        ),
+        "resource_link" => format!(
+            "[resource link {} ({})]",
+            block["uri"].as_str().unwrap_or(""),
+            block["name"].as_str().unwrap_or("")
+        ),
+        "resource" => resource_text(&block["resource"]),
+        _ => block.to_string(),
+    }
+}
+
+fn resource_text(contents: &Value) -> String {
+    match contents["text"].as_str() {
+        Some(t) => t.to_owned(),
+        None => format!(
+            "[blob {} {}, about {} bytes]",
+            contents["uri"].as_str().unwrap_or(""),
+            contents["mimeType"].as_str().unwrap_or("?"),
+            contents["blob"].as_str().map_or(0, |s| s.len() / 4 * 3)
+        ),
+    }
+}
+
+pub(crate) fn call_result(result: &CallToolResult) -> Output {
+    let json = to_json(result);
+    let blocks: Vec<String> = json["content"]
+        .as_array()
+        .map(|c| c.iter().map(content_text).collect())
+        .unwrap_or_default();
+    let mut text = blocks.join("\n");
+    let has_text = result.content.iter().any(|c| c.as_text().is_some());
+    if let (Some(sc), false) = (&result.structured_content, has_text) {
+        if !text.is_empty() {
+            text.push('\n');
+        }
+        text.push_str(&serde_json::to_string_pretty(sc).unwrap_or_default());
+    }
+    Output::ok(json, text)
+}
+
+pub(crate) fn resources(resources: &[Resource]) -> Output {
+    let mut text = String::new();
+    for r in resources {
+        let v = to_json(r);
+        let mime = v["mimeType"]
+            .as_str()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default();
+        let _ = writeln!(text, "{}  {}{mime}", r.uri, r.name);
+        indented(&mut text, v["description"].as_str().unwrap_or(""));
+    }
+    if resources.is_empty() {
+        text.push_str("(no resources)\n");
+    }
+    Output::ok(json!({ "resources": resources }), text)
+}
+
+pub(crate) fn templates(templates: &[ResourceTemplate]) -> Output {
+    let mut text = String::new();
+    for t in templates {
+        let v = to_json(t);
+        let mime = v["mimeType"]
+            .as_str()
+            .map(|m| format!(" ({m})"))
+            .unwrap_or_default();
+        let _ = writeln!(text, "{}  {}{mime}", t.uri_template, t.name);
+        indented(&mut text, v["description"].as_str().unwrap_or(""));
+    }
+    if templates.is_empty() {
+        text.push_str("(no resource templates)\n");
+    }
+    Output::ok(json!({ "resourceTemplates": templates }), text)
+}
+
+pub(crate) fn read(result: &ReadResourceResult) -> Output {
+    let json = to_json(result);
+    let contents = json["contents"].as_array().cloned().unwrap_or_default();
+    let many = contents.len() > 1;
+    let mut text = String::new();
+    for c in &contents {
+        if many {
+            let _ = writeln!(
+                text,
+                "--- {} ({}) ---",
+                c["uri"].as_str().unwrap_or(""),
+                c["mimeType"].as_str().unwrap_or("?")
+            );
+        }
+        text.push_str(&resource_text(c));
+        if many && !text.ends_with('\n') {
+            text.push('\n');
+        }
+    }
+    Output::ok(json, text)
+}
+
+pub(crate) fn prompts(prompts: &[Prompt]) -> Output {
+    let mut text = String::new();
+    for p in prompts {
+        let args: Vec<String> = p
+            .arguments
+            .iter()
+            .flatten()
+            .map(|a| {
+                let opt = if a.required == Some(true) { "" } else { "?" };
+                format!("{}{opt}", a.name)
+            })
+            .collect();
+        let _ = writeln!(text, "{}({})", p.name, args.join(", "));
+        indented(&mut text, p.description.as_deref().unwrap_or(""));
+    }
+    if prompts.is_empty() {
+        text.push_str("(no prompts)\n");
+    }
+    Output::ok(json!({ "prompts": prompts }), text)
+}
+
+pub(crate) fn prompt(result: &GetPromptResult) -> Output {
+    let json = to_json(result);
+    let mut text = String::new();
+    if let Some(d) = &result.description {
+        let _ = writeln!(text, "# {d}");
+    }
+    for m in json["messages"].as_array().into_iter().flatten() {
+        let role = m["role"].as_str().unwrap_or("?");
+        let _ = writeln!(text, "[{role}] {}", content_text(&m["content"]));
+    }
+    Output::ok(json, text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn signatures_mark_optional_arguments() {
+        let schema = json!({"type": "object",
+            "properties": {"a": {"type": "number"}, "b": {"type": "string"}, "c": {}},
+            "required": ["a"]});
+        assert_eq!(signature("t", &schema), "t(a: number, b?: string, c?)");
+        assert_eq!(signature("u", &json!({})), "u()");
+    }
+
+    #[test]
+    fn blocks_of_every_kind_are_shown() {
+        assert_eq!(content_text(&json!({"type": "text", "text": "hi"})), "hi");
+        assert_eq!(
+            content_text(&json!({"type": "image", "mimeType": "image/png", "data": "AAAA"})),
+            "[image image/png, about 3 bytes]"
+        );
+        assert_eq!(
+            content_text(&json!({"type": "resource", "resource": {"uri": "u", "text": "body"}})),
+            "body"
+        );
+        assert_eq!(
+            content_text(&json!({"type": "hologram", "x": 1})),
+            r#"{"type":"hologram","x":1}"#
+        );
+    }
+
+    #[test]
+    fn urls_lose_their_query_and_user_info() {
+        let s = ServerConfig::http("a", "https://u:p@h.example/mcp?key=secret");
+        assert_eq!(target_of(&s), "https://<redacted>@h.example/mcp?<redacted>");
+        let s = ServerConfig::stdio("b", "node").args(["x y.js", "--flag"]);
+        assert_eq!(target_of(&s), "node \"x y.js\" --flag");
+    }
+}

@@ -1,0 +1,1 @@
+//! The `mcpb` command line against the fixture server.
