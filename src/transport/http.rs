@@ -377,11 +377,17 @@ impl HttpTransport {
             let _ = old.join();
         }
         let inner = Arc::clone(&self.inner);
+        // The thread says when the server has answered the GET (stream or not), so that
+        // requests sent after `initialized` find the stream already open.
+        let (opened_tx, opened_rx) = crossbeam_channel::bounded(1);
         match std::thread::Builder::new()
             .name(format!("mcp-get:{}", inner.server))
-            .spawn(move || inner.standalone_stream())
+            .spawn(move || inner.standalone_stream(opened_tx))
         {
-            Ok(h) => *slot = Some(h),
+            Ok(h) => {
+                *slot = Some(h);
+                let _ = opened_rx.recv_timeout(self.inner.timeout.min(Duration::from_secs(5)));
+            }
             Err(e) => log::warn!(
                 "server `{}`: could not start the GET stream thread: {e}",
                 self.inner.server
@@ -933,7 +939,8 @@ impl Inner {
     }
 
     /// The standalone GET stream: server requests and notifications outside any POST.
-    fn standalone_stream(self: Arc<Self>) {
+    fn standalone_stream(self: Arc<Self>, opened: Sender<()>) {
+        let mut opened = Some(opened);
         let mut parser = SseParser::new();
         let mut failures: u32 = 0;
         loop {
@@ -953,7 +960,9 @@ impl Inner {
                 None => req,
             };
             let Ok(req) = self.prepare(req) else { return };
-            match req.call() {
+            let answer = req.call();
+            drop(opened.take());
+            match answer {
                 Ok(resp) if resp.status() == 200 && is_event_stream(&resp) => {
                     log::debug!("server `{}`: standalone GET stream open", self.server);
                     let mut reader = SseReader::with_parser(
