@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-pub use crate::config::ConfigError;
+use crate::config::ConfigError;
 
 /// Everything that can go wrong in `mcp-blocking`.
 #[derive(Debug, thiserror::Error)]

@@ -127,6 +127,7 @@ impl Session {
     }
 
     /// How many requests are waiting for an answer.
+    #[cfg(test)]
     pub(crate) fn pending_count(&self) -> usize {
         self.lock().slots.len()
     }
@@ -389,13 +390,16 @@ mod tests {
         let s = Session::new();
         let (_, _, ra) = s.begin("tools/call", None, false).unwrap();
         s.fail_all("exited with status 3", "boom");
-        assert_eq!(
-            done(&ra),
+        match done(&ra) {
             Err(Failure::Closed {
-                detail: "exited with status 3".into(),
-                stderr_tail: "boom".into()
-            })
-        );
+                detail,
+                stderr_tail,
+            }) => {
+                assert_eq!(detail, "exited with status 3");
+                assert_eq!(stderr_tail, "boom");
+            }
+            other => panic!("{other:?}"),
+        }
         assert!(matches!(
             s.begin("ping", None, false),
             Err(Failure::Closed { .. })

@@ -1,0 +1,376 @@
+//! Benchmark of the stdio client against a raw floor, in one run, printing a table.
+//!
+//! | row | client | floor (no MCP layer) |
+//! |---|---|---|
+//! | sequential call | `call_tool("echo")` round trips | write the same line, read the reply line |
+//! | 8 threads | 8 threads sharing one `Client` | one writer + one reader thread, pipelined |
+//! | spawn+init+list+close | `Client::connect`, `list_tools`, `close` | same messages by hand |
+//! | 32 servers in parallel | 32 threads, shared poller | 32 threads by hand |
+//! | 16 MB result | `call_tool("large")` | read the same reply line |
+//! | peak RSS | a child process with one client | — |
+//!
+//! Every row runs unpinned and then pinned to one core (the process and everything it spawns).
+//! Run: `cargo run --release --example bench_stdio` (the fixture server is built alongside).
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_blocking::{Client, ConnectionPoller, ServerConfig};
+use serde_json::json;
+
+fn fixture() -> String {
+    let exe = std::env::current_exe().expect("current exe");
+    let dir = exe.parent().and_then(|p| p.parent()).expect("target dir");
+    dir.join("mcp-fixture-server")
+        .to_string_lossy()
+        .into_owned()
+}
+
+struct Raw {
+    child: Child,
+    stdin: ChildStdin,
+    stdout: BufReader<ChildStdout>,
+    line: String,
+}
+
+impl Raw {
+    fn spawn() -> Raw {
+        let mut child = Command::new(fixture())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn fixture");
+        let stdin = child.stdin.take().expect("stdin");
+        let stdout = BufReader::with_capacity(256 * 1024, child.stdout.take().expect("stdout"));
+        Raw {
+            child,
+            stdin,
+            stdout,
+            line: String::new(),
+        }
+    }
+    fn send(&mut self, line: &str) {
+        self.stdin.write_all(line.as_bytes()).expect("write");
+        self.stdin.write_all(b"\n").expect("write");
+        self.stdin.flush().expect("flush");
+    }
+    fn recv(&mut self) -> usize {
+        self.line.clear();
+        self.stdout.read_line(&mut self.line).expect("read")
+    }
+    fn handshake(&mut self) {
+        self.send(r#"{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"floor","version":"0"}}}"#);
+        self.recv();
+        self.send(r#"{"jsonrpc":"2.0","method":"notifications/initialized"}"#);
+    }
+    fn close(mut self) {
+        drop(self.stdin);
+        let _ = self.child.wait();
+    }
+}
+
+const ECHO: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
+const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
+
+fn client() -> Client {
+    Client::connect(ServerConfig::stdio("bench", fixture())).expect("connect")
+}
+
+struct Row {
+    name: &'static str,
+    unit: &'static str,
+    client: f64,
+    floor: f64,
+    /// true when a bigger number is better (throughput)
+    higher_better: bool,
+}
+
+fn seq_call(n: usize) -> (f64, f64) {
+    let c = client();
+    for _ in 0..1000 {
+        c.call_tool("echo", json!({"text": "hello"})).unwrap();
+    }
+    let t = Instant::now();
+    for _ in 0..n {
+        c.call_tool("echo", json!({"text": "hello"})).unwrap();
+    }
+    let client_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+    c.close().unwrap();
+
+    let mut raw = Raw::spawn();
+    raw.handshake();
+    for _ in 0..1000 {
+        raw.send(ECHO);
+        raw.recv();
+    }
+    let t = Instant::now();
+    for _ in 0..n {
+        raw.send(ECHO);
+        raw.recv();
+    }
+    let floor_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+    raw.close();
+    (client_us, floor_us)
+}
+
+fn threads8(n_per_thread: usize) -> (f64, f64) {
+    let c = Arc::new(client());
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            let c = Arc::clone(&c);
+            s.spawn(move || {
+                for _ in 0..n_per_thread {
+                    c.call_tool("echo", json!({"text": "hello"})).unwrap();
+                }
+            });
+        }
+    });
+    let client_rps = (8 * n_per_thread) as f64 / t.elapsed().as_secs_f64();
+    c.close().unwrap();
+
+    let mut raw = Raw::spawn();
+    raw.handshake();
+    let total = 8 * n_per_thread;
+    let Raw {
+        child,
+        mut stdin,
+        mut stdout,
+        ..
+    } = raw;
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        s.spawn(move || {
+            let mut line = String::new();
+            for _ in 0..total {
+                line.clear();
+                stdout.read_line(&mut line).unwrap();
+            }
+        });
+        let mut w = std::io::BufWriter::new(&mut stdin);
+        for _ in 0..total {
+            w.write_all(ECHO.as_bytes()).unwrap();
+            w.write_all(b"\n").unwrap();
+        }
+        w.flush().unwrap();
+    });
+    let floor_rps = total as f64 / t.elapsed().as_secs_f64();
+    drop(stdin);
+    let mut child = child;
+    let _ = child.wait();
+    (client_rps, floor_rps)
+}
+
+fn lifecycle(n: usize) -> (f64, f64) {
+    let t = Instant::now();
+    for _ in 0..n {
+        let c = client();
+        c.list_tools().unwrap();
+        c.close().unwrap();
+    }
+    let client_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
+    let t = Instant::now();
+    for _ in 0..n {
+        let mut raw = Raw::spawn();
+        raw.handshake();
+        raw.send(LIST);
+        raw.recv();
+        raw.close();
+    }
+    let floor_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
+    (client_ms, floor_ms)
+}
+
+fn parallel32() -> (f64, f64) {
+    let poller = ConnectionPoller::new();
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for i in 0..32 {
+            let poller = &poller;
+            s.spawn(move || {
+                let c = Client::builder(ServerConfig::stdio(format!("s{i}"), fixture()))
+                    .poller(poller)
+                    .connect()
+                    .unwrap();
+                c.list_tools().unwrap();
+                c.close().unwrap();
+            });
+        }
+    });
+    let client_ms = t.elapsed().as_secs_f64() * 1e3;
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..32 {
+            s.spawn(|| {
+                let mut raw = Raw::spawn();
+                raw.handshake();
+                raw.send(LIST);
+                raw.recv();
+                raw.close();
+            });
+        }
+    });
+    let floor_ms = t.elapsed().as_secs_f64() * 1e3;
+    (client_ms, floor_ms)
+}
+
+fn large(n: usize) -> (f64, f64) {
+    let bytes = 16 * 1024 * 1024;
+    let c = client();
+    c.call_tool("large", json!({"bytes": bytes})).unwrap();
+    let t = Instant::now();
+    for _ in 0..n {
+        let r = c.call_tool("large", json!({"bytes": bytes})).unwrap();
+        assert!(r.text().len() == bytes);
+    }
+    let client_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
+    c.close().unwrap();
+    let req = format!(
+        r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"large","arguments":{{"bytes":{bytes}}}}}}}"#
+    );
+    let mut raw = Raw::spawn();
+    raw.handshake();
+    raw.send(&req);
+    raw.recv();
+    let t = Instant::now();
+    for _ in 0..n {
+        raw.send(&req);
+        assert!(raw.recv() > bytes);
+    }
+    let floor_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
+    raw.close();
+    (client_ms, floor_ms)
+}
+
+fn rss_probe() {
+    let c = client();
+    for _ in 0..2000 {
+        c.call_tool("echo", json!({"text": "hello"})).unwrap();
+    }
+    c.list_tools().unwrap();
+    c.close().unwrap();
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    let hwm = status
+        .lines()
+        .find(|l| l.starts_with("VmHWM:"))
+        .unwrap_or("VmHWM: 0 kB");
+    println!("{}", hwm.split_whitespace().nth(1).unwrap_or("0"));
+}
+
+fn peak_rss_kb() -> f64 {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .arg("--rss-probe")
+        .output()
+        .expect("probe");
+    String::from_utf8_lossy(&out.stdout)
+        .trim()
+        .parse()
+        .unwrap_or(0.0)
+}
+
+fn pin_to_core0() {
+    let mut set = rustix_cpuset();
+    set.set(0);
+    if let Err(e) = rustix::thread::sched_setaffinity(None, &set) {
+        eprintln!("could not pin to core 0: {e}");
+    }
+}
+
+fn rustix_cpuset() -> rustix::thread::CpuSet {
+    rustix::thread::CpuSet::new()
+}
+
+fn run(label: &str) -> Vec<Row> {
+    let quick = std::env::var_os("BENCH_QUICK").is_some();
+    let k = if quick { 1 } else { 10 };
+    eprintln!("[{label}] sequential calls...");
+    let (c, f) = seq_call(2000 * k);
+    let mut rows = vec![Row {
+        name: "sequential tools/call",
+        unit: "us/call",
+        client: c,
+        floor: f,
+        higher_better: false,
+    }];
+    eprintln!("[{label}] 8 threads...");
+    let (c, f) = threads8(500 * k);
+    rows.push(Row {
+        name: "8 threads, one connection",
+        unit: "calls/s",
+        client: c,
+        floor: f,
+        higher_better: true,
+    });
+    eprintln!("[{label}] lifecycle...");
+    let (c, f) = lifecycle(5 * k);
+    rows.push(Row {
+        name: "spawn+init+list+close",
+        unit: "ms",
+        client: c,
+        floor: f,
+        higher_better: false,
+    });
+    eprintln!("[{label}] 32 in parallel...");
+    let (c, f) = parallel32();
+    rows.push(Row {
+        name: "32 servers in parallel",
+        unit: "ms",
+        client: c,
+        floor: f,
+        higher_better: false,
+    });
+    eprintln!("[{label}] 16 MB...");
+    let (c, f) = large(2 * k);
+    rows.push(Row {
+        name: "16 MB result",
+        unit: "ms",
+        client: c,
+        floor: f,
+        higher_better: false,
+    });
+    rows
+}
+
+fn print(label: &str, rows: &[Row]) {
+    println!("\n{label}");
+    println!("| workload | unit | client | floor | ratio |");
+    println!("|---|---|---:|---:|---:|");
+    for r in rows {
+        let ratio = if r.higher_better {
+            r.client / r.floor
+        } else {
+            r.client / r.floor
+        };
+        let note = if r.higher_better {
+            " of floor"
+        } else {
+            "x floor"
+        };
+        println!(
+            "| {} | {} | {:.1} | {:.1} | {:.2}{} |",
+            r.name, r.unit, r.client, r.floor, ratio, note
+        );
+    }
+}
+
+fn main() {
+    if std::env::args().any(|a| a == "--rss-probe") {
+        rss_probe();
+        return;
+    }
+    let unpinned = run("unpinned");
+    let rss = peak_rss_kb();
+    pin_to_core0();
+    let pinned = run("pinned to core 0");
+    let pinned_rss = peak_rss_kb();
+    print("Unpinned (2 cores)", &unpinned);
+    print("Pinned to one core (taskset -c 0 equivalent)", &pinned);
+    println!(
+        "\npeak RSS of a process with one client (2000 calls): {:.2} MB unpinned, {:.2} MB pinned",
+        rss / 1024.0,
+        pinned_rss / 1024.0
+    );
+}
