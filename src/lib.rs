@@ -7,6 +7,7 @@ mod client;
 mod config;
 mod error;
 mod handler;
+mod hub;
 mod model;
 mod protocol;
 mod transport;
@@ -15,6 +16,10 @@ pub use client::{CallOptions, Client, ClientBuilder};
 pub use handler::{
     ElicitationHandler, HandlerError, Notification, NotificationHandler, SamplingHandler,
     ServerNotification,
+};
+pub use hub::{
+    resolve_setting, CollisionPolicy, Degradation, DegradedServer, Hub, HubBuilder, HubEvent,
+    HubTool, Run, ServerDiscovery, ServerFailure, Setting, ToolSet,
 };
 pub use transport::poller::ConnectionPoller;
 

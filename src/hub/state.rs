@@ -1,0 +1,462 @@
+//! The Hub's bookkeeping: one slot per server it knows, and the work that changes slots
+//! (connecting, injecting, refreshing, degrading, disconnecting).
+//!
+//! ```text
+//!   Idle ──connect ok──> Connected ──calls keep failing──> Degraded ──later run──> (connect)
+//!    │                      │  └─ list_changed: tools fetched again
+//!    └──connect fails──> Failed ──later run, after backoff──> (connect)
+//! ```
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::degrade::{backoff, DegradedServer, ServerFailure};
+use super::discovery::ServerDiscovery;
+use super::{HubEvent, Inner};
+use crate::client::Client;
+use crate::config::ServerConfig;
+use crate::error::Error;
+use crate::model::Tool;
+
+#[derive(Default)]
+pub(crate) struct State {
+    /// Whether a resolving run, `connect_all` or `inject` has happened.
+    pub(crate) initialized: bool,
+    /// Every server the Hub has met, in the order it met them.
+    slots: Vec<Slot>,
+    /// Servers discovery left out on the first run.
+    pub(crate) skipped: BTreeSet<String>,
+}
+
+struct Slot {
+    name: String,
+    client: Arc<Client>,
+    /// Given by `inject`: never closed by the Hub.
+    injected: bool,
+    status: Status,
+    tools: Vec<Tool>,
+    failure: Option<Failure>,
+}
+
+#[derive(PartialEq)]
+enum Status {
+    Idle,
+    Connected,
+    Failed,
+    Degraded { reason: String, tools: Vec<String> },
+}
+
+struct Failure {
+    reason: String,
+    attempts: u32,
+    at: Instant,
+}
+
+impl State {
+    fn slot(&self, name: &str) -> Option<&Slot> {
+        self.slots.iter().find(|s| s.name == name)
+    }
+
+    fn slot_mut(&mut self, name: &str) -> Option<&mut Slot> {
+        self.slots.iter_mut().find(|s| s.name == name)
+    }
+
+    pub(crate) fn connected_names(&self) -> Vec<String> {
+        self.slots
+            .iter()
+            .filter(|s| s.status == Status::Connected)
+            .map(|s| s.name.clone())
+            .collect()
+    }
+
+    pub(crate) fn client(&self, name: &str) -> Option<Arc<Client>> {
+        self.slot(name).map(|s| Arc::clone(&s.client))
+    }
+
+    pub(crate) fn failure(&self, name: &str) -> Option<ServerFailure> {
+        let s = self.slot(name)?;
+        match (&s.status, &s.failure) {
+            (Status::Failed, Some(f)) => Some(ServerFailure {
+                server: s.name.clone(),
+                reason: f.reason.clone(),
+                attempts: f.attempts,
+            }),
+            _ => None,
+        }
+    }
+
+    pub(crate) fn failures(&self) -> Vec<ServerFailure> {
+        self.slots
+            .iter()
+            .filter_map(|s| self.failure(&s.name))
+            .collect()
+    }
+
+    pub(crate) fn degraded(&self) -> Vec<DegradedServer> {
+        self.slots
+            .iter()
+            .filter_map(|s| match &s.status {
+                Status::Degraded { reason, tools } => Some(DegradedServer {
+                    server: s.name.clone(),
+                    reason: reason.clone(),
+                    tools: tools.clone(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+
+    /// The connected servers, their tools and clients, in order.
+    pub(crate) fn connected_tools(&self) -> Vec<(String, Vec<Tool>, Arc<Client>)> {
+        self.slots
+            .iter()
+            .filter(|s| s.status == Status::Connected)
+            .map(|s| (s.name.clone(), s.tools.clone(), Arc::clone(&s.client)))
+            .collect()
+    }
+}
+
+/// Opens a client and lists its tools; closes it again when listing fails.
+fn connect_one(client: &Client) -> Result<Vec<Tool>, Error> {
+    client.open()?;
+    client.list_tools().inspect_err(|_| {
+        let _ = client.disconnect();
+    })
+}
+
+impl Inner {
+    /// Connects what `servers` needs (see `Hub::resolve`); returns the names of the run's servers
+    /// after discovery. `eager` (from `connect_all`) skips discovery and the backoff.
+    pub(crate) fn connect_for_run(
+        self: &Arc<Self>,
+        servers: &[ServerConfig],
+        query: Option<&str>,
+        eager: bool,
+    ) -> Vec<String> {
+        let _connecting = self.connecting.lock().unwrap_or_else(|p| p.into_inner());
+        let mut jobs: Vec<(String, Arc<Client>)> = Vec::new();
+        let mut names: Vec<String> = Vec::new();
+        {
+            let mut st = self.lock_state();
+            let mut unique: Vec<&ServerConfig> = Vec::new();
+            for s in servers {
+                if !unique.iter().any(|u| u.name() == s.name()) {
+                    unique.push(s);
+                }
+            }
+            let selected: Vec<&ServerConfig> = if eager {
+                st.skipped.clear();
+                unique
+            } else if !st.initialized && self.options.discovery && query.is_some() {
+                let owned: Vec<ServerConfig> = unique.iter().map(|s| (*s).clone()).collect();
+                let picked = ServerDiscovery::select_indices(
+                    query.unwrap_or_default(),
+                    &owned,
+                    self.options.threshold,
+                );
+                for (i, s) in unique.iter().enumerate() {
+                    if !picked.contains(&i) && st.slot(s.name()).is_none() {
+                        log::info!("hub: discovery leaves out server `{}`", s.name());
+                        st.skipped.insert(s.name().to_owned());
+                    }
+                }
+                unique
+                    .iter()
+                    .enumerate()
+                    .filter(|(i, s)| picked.contains(i) || st.slot(s.name()).is_some())
+                    .map(|(_, s)| *s)
+                    .collect()
+            } else {
+                unique
+                    .into_iter()
+                    .filter(|s| !st.skipped.contains(s.name()))
+                    .collect()
+            };
+            st.initialized = true;
+            let now = Instant::now();
+            for cfg in selected {
+                names.push(cfg.name().to_owned());
+                if st.slot(cfg.name()).is_none() {
+                    let client = self.new_client(cfg.clone());
+                    st.slots.push(Slot {
+                        name: cfg.name().to_owned(),
+                        client,
+                        injected: false,
+                        status: Status::Idle,
+                        tools: Vec::new(),
+                        failure: None,
+                    });
+                }
+                let Some(slot) = st.slot(cfg.name()) else {
+                    continue;
+                };
+                let due = match &slot.status {
+                    Status::Idle | Status::Degraded { .. } => true,
+                    Status::Connected => {
+                        let lost = !slot.client.is_connected();
+                        if lost {
+                            log::warn!(
+                                "server `{}`: the connection ended; reconnecting",
+                                slot.name
+                            );
+                        }
+                        lost
+                    }
+                    Status::Failed => {
+                        eager
+                            || slot.failure.as_ref().map_or(true, |f| {
+                                let wait = backoff(
+                                    f.attempts.saturating_sub(1),
+                                    self.options.connect_base,
+                                    self.options.connect_max,
+                                );
+                                now >= f.at + wait
+                            })
+                    }
+                };
+                if due {
+                    jobs.push((slot.name.clone(), Arc::clone(&slot.client)));
+                }
+            }
+        }
+        if jobs.is_empty() {
+            return names;
+        }
+        let results = connect_in_parallel(&jobs);
+        let mut st = self.lock_state();
+        for (name, result) in results {
+            let Some(slot) = st.slot_mut(&name) else {
+                continue;
+            };
+            match result {
+                Ok(tools) => {
+                    log::info!("server `{name}`: connected, {} tools", tools.len());
+                    let n = tools.len();
+                    slot.status = Status::Connected;
+                    slot.tools = tools;
+                    slot.failure = None;
+                    self.emit(HubEvent::Connected {
+                        server: name,
+                        tools: n,
+                    });
+                }
+                Err(e) => {
+                    let reason = e.to_string();
+                    log::warn!("hub: could not connect server `{name}`: {reason}");
+                    let attempts = slot.failure.as_ref().map_or(0, |f| f.attempts) + 1;
+                    slot.status = Status::Failed;
+                    slot.tools.clear();
+                    slot.failure = Some(Failure {
+                        reason: reason.clone(),
+                        attempts,
+                        at: Instant::now(),
+                    });
+                    self.emit(HubEvent::ConnectFailed {
+                        server: name,
+                        reason,
+                    });
+                }
+            }
+        }
+        self.rebuild(&st);
+        names
+    }
+
+    /// Adopts externally connected clients (see `Hub::inject`).
+    pub(crate) fn inject(&self, clients: Vec<Arc<Client>>, tools: Vec<(String, Vec<Tool>)>) {
+        let _connecting = self.connecting.lock().unwrap_or_else(|p| p.into_inner());
+        let given: BTreeMap<String, Vec<Tool>> = tools.into_iter().collect();
+        let listed: Vec<(Arc<Client>, Result<Vec<Tool>, Error>)> = clients
+            .into_iter()
+            .map(|c| {
+                let tools = match given.get(c.server_name()) {
+                    Some(t) => Ok(t.clone()),
+                    None => c.list_tools(),
+                };
+                (c, tools)
+            })
+            .collect();
+        let mut replaced = Vec::new();
+        {
+            let mut st = self.lock_state();
+            st.initialized = true;
+            for (client, tools) in listed {
+                let name = client.server_name().to_owned();
+                if let Some(i) = st.slots.iter().position(|s| s.name == name) {
+                    let old = st.slots.remove(i);
+                    if !old.injected {
+                        replaced.push(old.client);
+                    }
+                }
+                st.skipped.remove(&name);
+                let (status, tools, failure) = match tools {
+                    Ok(t) => (Status::Connected, t, None),
+                    Err(e) => {
+                        log::warn!("hub: injected server `{name}` could not list its tools: {e}");
+                        let failure = Failure {
+                            reason: e.to_string(),
+                            attempts: 1,
+                            at: Instant::now(),
+                        };
+                        (Status::Failed, Vec::new(), Some(failure))
+                    }
+                };
+                st.slots.push(Slot {
+                    name,
+                    client,
+                    injected: true,
+                    status,
+                    tools,
+                    failure,
+                });
+            }
+            self.rebuild(&st);
+        }
+        close_in_parallel(&replaced);
+    }
+
+    /// Fetches a connected server's tools again (after `notifications/tools/list_changed`).
+    pub(crate) fn refresh_tools(&self, server: &str) {
+        let client = match self.lock_state().slot(server) {
+            Some(s) if s.status == Status::Connected => Arc::clone(&s.client),
+            _ => return,
+        };
+        match client.list_tools() {
+            Ok(tools) => {
+                let n = tools.len();
+                let mut st = self.lock_state();
+                let Some(slot) = st.slot_mut(server) else {
+                    return;
+                };
+                if slot.status != Status::Connected || !Arc::ptr_eq(&slot.client, &client) {
+                    return;
+                }
+                slot.tools = tools;
+                self.rebuild(&st);
+                log::debug!("server `{server}`: tool list refreshed, {n} tools");
+                self.emit(HubEvent::ToolsRefreshed {
+                    server: server.to_owned(),
+                    tools: n,
+                });
+            }
+            Err(e) => log::warn!("server `{server}`: could not refresh the tool list: {e}"),
+        }
+    }
+
+    /// Drops a server from the tool set after its calls kept failing.
+    pub(crate) fn degrade(&self, server: &str, error: &Error) {
+        let reason = error.to_string();
+        let removed: Vec<String> = self
+            .registry()
+            .tools
+            .iter()
+            .filter(|t| t.server == server)
+            .map(|t| t.name.clone())
+            .collect();
+        let client = {
+            let mut st = self.lock_state();
+            let Some(slot) = st.slot_mut(server) else {
+                return;
+            };
+            if slot.status != Status::Connected {
+                return;
+            }
+            slot.status = Status::Degraded {
+                reason: reason.clone(),
+                tools: removed,
+            };
+            slot.tools.clear();
+            let client = (!slot.injected).then(|| Arc::clone(&slot.client));
+            self.rebuild(&st);
+            client
+        };
+        log::warn!(
+            "server `{server}`: degraded after repeated failures, its tools are removed until a \
+             later run reconnects it: {reason}"
+        );
+        self.emit(HubEvent::Degraded {
+            server: server.to_owned(),
+            reason,
+        });
+        if let Some(client) = client {
+            if let Err(e) = client.disconnect() {
+                log::debug!("server `{server}`: error while closing: {e}");
+            }
+        }
+    }
+
+    /// Closes everything the Hub started and forgets all state (see `Hub::disconnect`).
+    pub(crate) fn disconnect_all(&self) {
+        let _connecting = self.connecting.lock().unwrap_or_else(|p| p.into_inner());
+        let slots = {
+            let mut st = self.lock_state();
+            let slots = std::mem::take(&mut st.slots);
+            st.skipped.clear();
+            st.initialized = false;
+            self.rebuild(&st);
+            slots
+        };
+        let own: Vec<Arc<Client>> = slots
+            .into_iter()
+            .filter(|s| !s.injected)
+            .map(|s| s.client)
+            .collect();
+        close_in_parallel(&own);
+        drop(own);
+        self.stop_own_poller();
+    }
+}
+
+/// Connects every job on its own named thread; returns the results in job order.
+fn connect_in_parallel(jobs: &[(String, Arc<Client>)]) -> Vec<(String, Result<Vec<Tool>, Error>)> {
+    std::thread::scope(|scope| {
+        let handles: Vec<_> = jobs
+            .iter()
+            .map(|(name, client)| {
+                let spawned = std::thread::Builder::new()
+                    .name(format!("hub-connect-{name}"))
+                    .spawn_scoped(scope, move || connect_one(client));
+                (name, client, spawned)
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|(name, client, spawned)| {
+                let result = match spawned {
+                    Ok(handle) => handle.join().unwrap_or_else(|_| {
+                        Err(Error::Connect {
+                            server: name.clone(),
+                            detail: "the connecting thread panicked".into(),
+                            stderr_tail: String::new(),
+                        })
+                    }),
+                    Err(e) => {
+                        log::debug!("hub: no thread for `{name}` ({e}); connecting inline");
+                        connect_one(client)
+                    }
+                };
+                (name.clone(), result)
+            })
+            .collect()
+    })
+}
+
+/// Closes clients, each on its own named thread (a stdio close may wait for the process).
+fn close_in_parallel(clients: &[Arc<Client>]) {
+    let close = |c: &Client| {
+        if let Err(e) = c.close() {
+            log::debug!("server `{}`: error while closing: {e}", c.server_name());
+        }
+    };
+    std::thread::scope(|scope| {
+        for c in clients {
+            let spawned = std::thread::Builder::new()
+                .name(format!("hub-close-{}", c.server_name()))
+                .spawn_scoped(scope, move || close(c));
+            if spawned.is_err() {
+                close(c);
+            }
+        }
+    });
+}
