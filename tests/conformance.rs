@@ -1,0 +1,103 @@
+//! Runs the official MCP conformance suite (`@modelcontextprotocol/conformance` 0.1.16, Node 22+)
+//! against `examples/conformance_client.rs`: the client scenarios `initialize`, `tools_call`,
+//! `elicitation-sep1034-client-defaults` and `sse-retry` must pass, and the `core` suite must
+//! match `tests/conformance-expected-failures.txt` exactly (no unlisted failure, no stale entry).
+
+mod support_remote;
+
+use std::path::PathBuf;
+use std::process::Command;
+
+use support_remote::peers;
+
+const SUITE: &str = "@modelcontextprotocol/conformance@0.1.16";
+
+fn client_binary() -> PathBuf {
+    // target/<profile>/deps/conformance-<hash> -> target/<profile>/examples/conformance_client
+    let exe = std::env::current_exe().expect("test executable");
+    let profile_dir = exe
+        .parent()
+        .and_then(|d| d.parent())
+        .expect("target profile dir")
+        .to_path_buf();
+    let bin = profile_dir.join("examples").join("conformance_client");
+    if !bin.exists() {
+        let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+        let target_dir = profile_dir.parent().expect("target dir");
+        let status = Command::new(cargo)
+            .args(["build", "--example", "conformance_client", "--target-dir"])
+            .arg(target_dir)
+            .current_dir(env!("CARGO_MANIFEST_DIR"))
+            .status()
+            .expect("cargo build --example conformance_client");
+        assert!(status.success(), "building the conformance client failed");
+    }
+    bin
+}
+
+struct Suite {
+    node: PathBuf,
+    cli: PathBuf,
+    client: PathBuf,
+}
+
+impl Suite {
+    fn new() -> Suite {
+        let node =
+            peers::node().unwrap_or_else(|e| panic!("the conformance suite needs Node 22+: {e}"));
+        let dir = peers::npm_install("conformance", &[SUITE])
+            .unwrap_or_else(|e| panic!("cannot install {SUITE}: {e}"));
+        Suite {
+            node,
+            cli: dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"),
+            client: client_binary(),
+        }
+    }
+
+    fn run(&self, args: &[&str]) -> (bool, String) {
+        let out = Command::new(&self.node)
+            .arg(&self.cli)
+            .arg("client")
+            .arg("--command")
+            .arg(&self.client)
+            .args(args)
+            .env("PATH", peers::path_with(&self.node))
+            .output()
+            .expect("run the conformance suite");
+        let text = format!(
+            "{}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (out.status.success(), text)
+    }
+}
+
+#[test]
+fn client_scenarios_pass() {
+    let suite = Suite::new();
+    for scenario in [
+        "initialize",
+        "tools_call",
+        "elicitation-sep1034-client-defaults",
+        "sse-retry",
+    ] {
+        let (ok, out) = suite.run(&["--scenario", scenario]);
+        assert!(
+            ok && out.contains("OVERALL: PASSED") && out.contains("0 failed, 0 warnings"),
+            "scenario {scenario} failed:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn core_suite_matches_the_expected_failures() {
+    let suite = Suite::new();
+    let baseline = concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/tests/conformance-expected-failures.txt"
+    );
+    let (ok, out) = suite.run(&["--suite", "core", "--expected-failures", baseline]);
+    assert!(ok, "the core suite does not match {baseline}:\n{out}");
+    assert!(out.contains("all failures are expected"), "{out}");
+}
