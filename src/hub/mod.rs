@@ -627,10 +627,10 @@ impl Inner {
 
     /// Rebuilds the routes from the connected servers. Called with the state locked.
     pub(crate) fn rebuild(&self, state: &State) {
-        let servers = state.connected_tools();
-        let refs: Vec<(&str, &[Tool], Arc<Client>)> = servers
+        let servers = state.named_tools();
+        let refs: Vec<(&str, &[Tool], Arc<Client>, bool)> = servers
             .iter()
-            .map(|(n, t, c)| (n.as_str(), t.as_slice(), Arc::clone(c)))
+            .map(|(n, t, c, live)| (n.as_str(), t.as_slice(), Arc::clone(c), *live))
             .collect();
         let reg = Registry::build(&refs, self.options.collisions, &self.options.separator);
         *self.registry.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(reg);

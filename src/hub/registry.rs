@@ -134,15 +134,23 @@ pub(crate) struct Registry {
 }
 
 impl Registry {
+    /// Names the tools of every server given (so names stay stable while a server is degraded),
+    /// then offers and routes those of the servers marked live.
     pub(crate) fn build(
-        servers: &[(&str, &[Tool], Arc<Client>)],
+        servers: &[(&str, &[Tool], Arc<Client>, bool)],
         policy: CollisionPolicy,
         separator: &str,
     ) -> Registry {
-        let named: Vec<(&str, &[Tool])> = servers.iter().map(|(s, t, _)| (*s, *t)).collect();
-        let tools = assign_names(&named, policy, separator);
-        let clients: HashMap<&str, &Arc<Client>> =
-            servers.iter().map(|(s, _, c)| (*s, c)).collect();
+        let named: Vec<(&str, &[Tool])> = servers.iter().map(|(s, t, _, _)| (*s, *t)).collect();
+        let clients: HashMap<&str, &Arc<Client>> = servers
+            .iter()
+            .filter(|(_, _, _, live)| *live)
+            .map(|(s, _, c, _)| (*s, c))
+            .collect();
+        let tools: Vec<HubTool> = assign_names(&named, policy, separator)
+            .into_iter()
+            .filter(|t| clients.contains_key(t.server.as_str()))
+            .collect();
         let mut routes = HashMap::with_capacity(tools.len());
         for t in &tools {
             if let Some(client) = clients.get(t.server.as_str()) {

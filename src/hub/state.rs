@@ -107,12 +107,17 @@ impl State {
             .collect()
     }
 
-    /// The connected servers, their tools and clients, in order.
-    pub(crate) fn connected_tools(&self) -> Vec<(String, Vec<Tool>, Arc<Client>)> {
+    /// The connected servers, and those that were connected once (degraded or failed since:
+    /// their last tool lists keep their names reserved, so other servers' names do not change),
+    /// with their tools and clients, in order, each with whether it is connected.
+    pub(crate) fn named_tools(&self) -> Vec<(String, Vec<Tool>, Arc<Client>, bool)> {
         self.slots
             .iter()
-            .filter(|s| s.status == Status::Connected)
-            .map(|s| (s.name.clone(), s.tools.clone(), Arc::clone(&s.client)))
+            .filter(|s| s.status == Status::Connected || !s.tools.is_empty())
+            .map(|s| {
+                let live = s.status == Status::Connected;
+                (s.name.clone(), s.tools.clone(), Arc::clone(&s.client), live)
+            })
             .collect()
     }
 }
@@ -246,7 +251,6 @@ impl Inner {
                     log::warn!("hub: could not connect server `{name}`: {reason}");
                     let attempts = slot.failure.as_ref().map_or(0, |f| f.attempts) + 1;
                     slot.status = Status::Failed;
-                    slot.tools.clear();
                     slot.failure = Some(Failure {
                         reason: reason.clone(),
                         attempts,
@@ -362,11 +366,11 @@ impl Inner {
             if slot.status != Status::Connected {
                 return;
             }
+            // The tools stay known (not offered) so the other servers' names do not change.
             slot.status = Status::Degraded {
                 reason: reason.clone(),
                 tools: removed,
             };
-            slot.tools.clear();
             let client = (!slot.injected).then(|| Arc::clone(&slot.client));
             self.rebuild(&st);
             client
