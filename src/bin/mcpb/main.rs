@@ -250,6 +250,11 @@ fn init_logging(verbosity: u8) {
     };
     let mut builder = env_logger::Builder::new();
     builder.filter_level(level).format_timestamp(None);
+    if verbosity == 0 {
+        // The config loader warns about each bad server; `servers` and `--server` report
+        // those themselves, so the warnings would only repeat them (-v shows them).
+        builder.filter_module("mcp_blocking::config", log::LevelFilter::Error);
+    }
     // RUST_LOG refines the default (e.g. RUST_LOG=mcp_blocking::stderr=off); -v still raises it.
     if let Ok(spec) = std::env::var("RUST_LOG") {
         builder.parse_filters(&spec);
