@@ -44,10 +44,13 @@ fn a_failing_server_is_recorded_and_the_others_connect() {
     assert_eq!(hub.connected_servers(), ["good1", "good2"]);
     let reason = &hub.failures()[0].reason;
     assert!(reason.contains("`bad`"), "{reason}");
-    assert!(reason.contains("failing at start-up on purpose"), "{reason}");
+    assert!(reason.contains("could not connect"), "{reason}");
     assert!(set.names().contains(&"gen_0"));
     assert!(set.tools.iter().all(|t| t.server != "bad"));
-    wait_for(&events, |e| matches!(e, HubEvent::ConnectFailed { server, .. } if server == "bad"));
+    wait_for(
+        &events,
+        |e| matches!(e, HubEvent::ConnectFailed { server, .. } if server == "bad"),
+    );
     assert!(set.status_note().unwrap_or_default().contains("`bad`"));
 }
 
@@ -58,8 +61,7 @@ struct LateServer {
 
 impl LateServer {
     fn new(tag: &str) -> Self {
-        let path =
-            std::env::temp_dir().join(format!("hub-late-{tag}-{}.sh", std::process::id()));
+        let path = std::env::temp_dir().join(format!("hub-late-{tag}-{}.sh", std::process::id()));
         let _ = std::fs::remove_file(&path);
         LateServer { path }
     }
@@ -100,7 +102,9 @@ fn a_failed_server_is_retried_on_a_later_run_and_recovers() {
     let third = hub.resolve(&Run::new());
     assert_eq!(third.failed, []);
     assert_eq!(hub.connected_servers(), ["up", "late"]);
-    let echo = hub.call_tool("late__echo", json!({"text": "back"})).unwrap();
+    let echo = hub
+        .call_tool("late__echo", json!({"text": "back"}))
+        .unwrap();
     assert_eq!(echo.text(), "back");
 }
 
@@ -128,7 +132,10 @@ fn connect_all_connects_eagerly_and_initialises() {
     assert!(!hub.is_initialized());
     let failed = hub.connect_all();
     assert!(hub.is_initialized());
-    assert_eq!(failed.iter().map(|f| f.server.as_str()).collect::<Vec<_>>(), ["b"]);
+    assert_eq!(
+        failed.iter().map(|f| f.server.as_str()).collect::<Vec<_>>(),
+        ["b"]
+    );
     assert_eq!(hub.connected_servers(), ["a"]);
     // Discovery no longer applies: the first run does not drop `a`.
     let set = hub.resolve(&Run::new().query("something unrelated entirely"));
@@ -158,7 +165,9 @@ fn injected_clients_are_adopted_and_not_closed_by_the_hub() {
     assert!(names.contains(&"listed__echo".to_string()));
     assert!(names.contains(&"gen_1".to_string()));
     assert!(!names.contains(&"outside__add".to_string()));
-    let r = hub.call_tool("outside__echo", json!({"text": "hi"})).unwrap();
+    let r = hub
+        .call_tool("outside__echo", json!({"text": "hi"}))
+        .unwrap();
     assert_eq!(r.text(), "hi");
     hub.disconnect();
     assert!(outside.is_connected() && listed.is_connected());
@@ -172,8 +181,16 @@ fn three() -> Vec<ServerConfig> {
             "Read, write, and search local files and directories",
             &[],
         ),
-        fixture("github", "GitHub repos, issues, pull requests, code search", &[]),
-        fixture("brew", "Install, update, and manage macOS packages via Homebrew", &[]),
+        fixture(
+            "github",
+            "GitHub repos, issues, pull requests, code search",
+            &[],
+        ),
+        fixture(
+            "brew",
+            "Install, update, and manage macOS packages via Homebrew",
+            &[],
+        ),
     ]
 }
 
@@ -201,7 +218,11 @@ fn discovery_falls_back_to_every_server() {
 fn discovery_waits_for_a_run_with_servers() {
     use mcp_blocking::Setting;
     let hub = Hub::builder().servers(three()).discovery(true).build();
-    let none = hub.resolve(&Run::new().query("install imagemagick").servers(Setting::None));
+    let none = hub.resolve(
+        &Run::new()
+            .query("install imagemagick")
+            .servers(Setting::None),
+    );
     assert!(none.tools.is_empty());
     assert!(!hub.is_initialized());
     hub.resolve(&Run::new().query("open pull requests on github"));
