@@ -57,7 +57,9 @@ impl NpmPeers {
 
     /// `server-everything` in stdio mode.
     pub fn everything(&self) -> ServerConfig {
-        let entry = self.package_dir("@modelcontextprotocol/server-everything").join("dist/index.js");
+        let entry = self
+            .package_dir("@modelcontextprotocol/server-everything")
+            .join("dist/index.js");
         ServerConfig::stdio("everything", "node")
             .args([path_str(&entry), "stdio".to_owned()])
             .timeout_secs(PEER_TIMEOUT_SECS)
@@ -65,7 +67,9 @@ impl NpmPeers {
 
     /// `server-filesystem` allowed to reach `dir` only.
     pub fn filesystem(&self, dir: &Path) -> ServerConfig {
-        let entry = self.package_dir("@modelcontextprotocol/server-filesystem").join("dist/index.js");
+        let entry = self
+            .package_dir("@modelcontextprotocol/server-filesystem")
+            .join("dist/index.js");
         ServerConfig::stdio("filesystem", "node")
             .args([path_str(&entry), path_str(dir)])
             .timeout_secs(PEER_TIMEOUT_SECS)
@@ -86,7 +90,9 @@ impl PythonPeers {
 
     /// A server script of `tests/peers/` run by the virtualenv's interpreter.
     pub fn script(&self, name: &str, script: &str) -> ServerConfig {
-        let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers").join(script);
+        let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/peers")
+            .join(script);
         ServerConfig::stdio(name, path_str(&self.python()))
             .args(["-u".to_owned(), path_str(&path)])
             .timeout_secs(PEER_TIMEOUT_SECS)
@@ -145,12 +151,18 @@ pub fn python() -> &'static PythonPeers {
 }
 
 fn check_node() -> Result<(), String> {
-    require("node", "Node.js (https://nodejs.org, or `apt-get install nodejs npm`)")?;
+    require(
+        "node",
+        "Node.js (https://nodejs.org, or `apt-get install nodejs npm`)",
+    )?;
     require("npm", "npm (comes with Node.js; or `apt-get install npm`)")
 }
 
 fn check_python() -> Result<(), String> {
-    require("python3", "Python 3 (`apt-get install python3 python3-venv`)")
+    require(
+        "python3",
+        "Python 3 (`apt-get install python3 python3-venv`)",
+    )
 }
 
 /// Fails with a clear message when `tool --version` cannot run.
@@ -203,12 +215,14 @@ fn install(
     let peers = peers_dir();
     let dest = peers.join(name);
     let wanted = packages.join("\n");
-    let installed = |dir: &Path| std::fs::read_to_string(dir.join(MARKER)).is_ok_and(|m| m == wanted);
+    let installed =
+        |dir: &Path| std::fs::read_to_string(dir.join(MARKER)).is_ok_and(|m| m == wanted);
     if installed(&dest) {
         return Ok(dest);
     }
     check_tools()?;
-    std::fs::create_dir_all(&peers).map_err(|e| format!("cannot create {}: {e}", peers.display()))?;
+    std::fs::create_dir_all(&peers)
+        .map_err(|e| format!("cannot create {}: {e}", peers.display()))?;
     let unique = format!(
         "{}-{}",
         std::process::id(),
@@ -218,7 +232,11 @@ fn install(
     );
     let scratch = peers.join(format!("{name}.installing-{unique}"));
     let started = std::time::Instant::now();
-    eprintln!("installing real MCP peers into {} ({})", dest.display(), packages.join(", "));
+    eprintln!(
+        "installing real MCP peers into {} ({})",
+        dest.display(),
+        packages.join(", ")
+    );
     let result = fill(&scratch).and_then(|()| {
         std::fs::write(scratch.join(MARKER), &wanted)
             .map_err(|e| format!("cannot write the marker in {}: {e}", scratch.display()))
@@ -250,7 +268,11 @@ fn install(
             ));
         }
     }
-    eprintln!("installed {} in {:.1} s", dest.display(), started.elapsed().as_secs_f64());
+    eprintln!(
+        "installed {} in {:.1} s",
+        dest.display(),
+        started.elapsed().as_secs_f64()
+    );
     Ok(dest)
 }
 

@@ -1,7 +1,7 @@
 """A small MCP server on the official Python SDK, spoken to over stdio by tests/peers_stdio.rs.
 
 Tools: `add(a, b)` (a structured result), `shout(text)`, `count_down(steps)` (reports progress
-for each step), `fail()` (raises: a tool error). Resource `note://today`, template
+for each step), `fail()` (raises `ToolError`: a result with `isError`). Resource `note://today`, template
 `note://by-day/{day}`, prompt `review(language, focus="bugs")`.
 
 Works with the SDK's `MCPServer` (mcp 2.x) and its former name `FastMCP` (mcp 1.x).
@@ -9,8 +9,10 @@ Works with the SDK's `MCPServer` (mcp 2.x) and its former name `FastMCP` (mcp 1.
 
 try:
     from mcp.server.mcpserver import Context, MCPServer as Server
+    from mcp.server.mcpserver.exceptions import ToolError
 except ImportError:  # mcp 1.x
     from mcp.server.fastmcp import Context, FastMCP as Server
+    from mcp.server.fastmcp.exceptions import ToolError
 
 server = Server("python-peer", instructions="A Python SDK server used by mcp-blocking's tests.")
 
@@ -34,7 +36,8 @@ async def count_down(steps: int, ctx: Context) -> str:
 
 @server.tool(description="Always fails.")
 def fail() -> str:
-    raise ValueError("this tool fails on purpose")
+    # A ToolError's message reaches the client; any other exception's is withheld.
+    raise ToolError("this tool fails on purpose")
 
 
 @server.resource("note://today", name="today", mime_type="text/plain", description="Today's note.")
