@@ -6,7 +6,9 @@ mod hub_support;
 use std::sync::Arc;
 
 use hub_support::{fixture, wait_for};
-use mcp_blocking::{CollisionPolicy, Error, Hub, HubEvent, Run, Setting};
+use mcp_blocking::{
+    CollisionPolicy, Error, HostedMcpServer, Hub, HubEvent, Run, Setting, Template,
+};
 use serde_json::json;
 
 fn two() -> Hub {
@@ -179,16 +181,31 @@ fn exports_in_the_three_shapes() {
         json!([{"type": "function", "function": {
             "name": "echo", "description": description, "parameters": echo_schema}}])
     );
-    let hosted = json!({"type": "mcp", "server_label": "context7",
+    let hosted = HostedMcpServer::from_value(&json!({"type": "mcp", "server_label": "context7",
         "server_url": "https://mcp.context7.com/mcp", "allowed_tools": ["get-library-docs"],
-        "require_approval": "never"});
+        "require_approval": "never"}))
+    .unwrap();
     assert_eq!(
         set.to_openai_responses(std::slice::from_ref(&hosted)),
         json!([{"type": "function", "name": "echo", "description": description,
-            "parameters": echo_schema, "strict": false}, hosted])
+            "parameters": echo_schema, "strict": false},
+            {"type": "mcp", "server_label": "context7", "server_url": "https://mcp.context7.com/mcp",
+            "allowed_tools": ["get-library-docs"], "require_approval": "never"}])
     );
     assert_eq!(
         set.to_anthropic(),
         json!([{"name": "echo", "description": description, "input_schema": echo_schema}])
     );
+}
+
+#[test]
+fn a_template_sets_the_host_level() {
+    let text = format!(
+        "---\nmcp:\n  - name: t\n    transport: {{type: stdio, command: '{}'}}\ntools: [echo, add]\n---\nPrompt.\n",
+        hub_support::FIXTURE
+    );
+    let template = Template::parse(&text).unwrap();
+    let hub = Hub::builder().template(&template).build();
+    assert_eq!(hub.resolve(&Run::new()).names(), ["echo", "add"]);
+    assert_eq!(hub.connected_servers(), ["t"]);
 }

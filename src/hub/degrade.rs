@@ -183,7 +183,7 @@ mod tests {
             reason: "closed".into(),
             tools: vec!["search_repos".into()],
         };
-        let note = status_note(&[d.clone()], &[]).unwrap_or_default();
+        let note = status_note(std::slice::from_ref(&d), &[]).unwrap_or_default();
         assert!(note.starts_with("Note: this external tool server is unavailable"));
         assert!(note.contains("`github`") && note.contains("`search_repos`"));
         let f = ServerFailure {

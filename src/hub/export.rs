@@ -112,7 +112,7 @@ mod tests {
     #[test]
     fn openai_responses_shape_with_hosted_entries() {
         let hosted = json!({"type":"mcp","server_label":"context7","server_url":"https://mcp.context7.com/mcp","require_approval":"never"});
-        let got = openai_responses(&[tool("a", "echo", "echo")], &[hosted.clone()]);
+        let got = openai_responses(&[tool("a", "echo", "echo")], std::slice::from_ref(&hosted));
         assert_eq!(
             got,
             json!([{"type":"function","name":"echo","description":"echo from a",

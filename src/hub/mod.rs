@@ -28,7 +28,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::client::{CallOptions, Client};
-use crate::config::ServerConfig;
+use crate::config::{HostedMcpServer, ServerConfig, Template};
 use crate::error::Error;
 use crate::handler::Notification;
 use crate::model::{CallToolResult, Tool};
@@ -170,18 +170,19 @@ impl ToolSet {
         export::openai_chat(&self.tools)
     }
 
-    /// The tools as the `tools` array of an OpenAI Responses request, followed by `hosted`
-    /// entries (OpenAI-hosted MCP servers, `{"type":"mcp","server_label",...}`) as given.
+    /// The tools as the `tools` array of an OpenAI Responses request, followed by the `hosted`
+    /// servers (MCP servers OpenAI calls itself: `{"type":"mcp","server_label",...}`).
     ///
     /// ```
-    /// use mcp_blocking::ToolSet;
+    /// use mcp_blocking::{HostedMcpServer, ToolSet};
     /// use serde_json::json;
-    /// let hosted = json!({"type": "mcp", "server_label": "docs", "server_url": "https://example.com/mcp"});
-    /// let tools = ToolSet::default().to_openai_responses(&[hosted.clone()]);
-    /// assert_eq!(tools, json!([hosted]));
+    /// let docs = HostedMcpServer::new("docs", "https://example.com/mcp");
+    /// let tools = ToolSet::default().to_openai_responses(&[docs]);
+    /// assert_eq!(tools, json!([{"type": "mcp", "server_label": "docs", "server_url": "https://example.com/mcp"}]));
     /// ```
-    pub fn to_openai_responses(&self, hosted: &[Value]) -> Value {
-        export::openai_responses(&self.tools, hosted)
+    pub fn to_openai_responses(&self, hosted: &[HostedMcpServer]) -> Value {
+        let hosted: Vec<Value> = hosted.iter().map(HostedMcpServer::to_json).collect();
+        export::openai_responses(&self.tools, &hosted)
     }
 
     /// The tools as the `tools` array of an Anthropic Messages request (`input_schema`).
@@ -231,6 +232,29 @@ impl HubBuilder {
     /// The host level of the server setting (RobotLab's `mcp:` at robot build).
     pub fn host_servers(mut self, s: Setting<ServerConfig>) -> Self {
         self.options.servers[HOST] = s;
+        self
+    }
+
+    /// Takes the host level from a template's front matter: its `mcp:` servers (when it lists
+    /// any) and its `tools:` allow-list (when it has one). Call [`host_servers`](Self::host_servers)
+    /// afterwards to override the servers, as RobotLab's constructor `mcp:` does.
+    ///
+    /// ```
+    /// use mcp_blocking::{Hub, Template};
+    /// let t = Template::parse(
+    ///     "---\nmcp: [{name: gh, transport: {type: stdio, command: mcp-github}}]\ntools: [search]\n---\nHi.\n",
+    /// )?;
+    /// let hub = Hub::builder().template(&t).build();
+    /// # drop(hub);
+    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// ```
+    pub fn template(mut self, template: &Template) -> Self {
+        if !template.mcp.is_empty() {
+            self.options.servers[HOST] = Setting::List(template.mcp.clone());
+        }
+        if let Some(tools) = &template.tools {
+            self.options.tools[HOST] = Setting::List(tools.clone());
+        }
         self
     }
 
@@ -596,7 +620,7 @@ impl Hub {
         let tools = registry
             .tools
             .iter()
-            .filter(|t| servers.iter().any(|s| *s == t.server))
+            .filter(|t| servers.contains(&t.server))
             .filter(|t| allow.map_or(true, |a| a.iter().any(|e| t.matches(e))))
             .cloned()
             .collect();

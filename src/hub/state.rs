@@ -19,6 +19,9 @@ use crate::config::ServerConfig;
 use crate::error::Error;
 use crate::model::Tool;
 
+/// A client and the outcome of listing its tools.
+type Listed = (Arc<Client>, Result<Vec<Tool>, Error>);
+
 #[derive(Default)]
 pub(crate) struct State {
     /// Whether a resolving run, `connect_all` or `inject` has happened.
@@ -271,7 +274,7 @@ impl Inner {
     pub(crate) fn inject(&self, clients: Vec<Arc<Client>>, tools: Vec<(String, Vec<Tool>)>) {
         let _connecting = self.connecting.lock().unwrap_or_else(|p| p.into_inner());
         let given: BTreeMap<String, Vec<Tool>> = tools.into_iter().collect();
-        let listed: Vec<(Arc<Client>, Result<Vec<Tool>, Error>)> = clients
+        let listed: Vec<Listed> = clients
             .into_iter()
             .map(|c| {
                 let tools = match given.get(c.server_name()) {
