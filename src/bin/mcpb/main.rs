@@ -73,9 +73,12 @@ EXAMPLES:
   mcpb --config .mcp.json --server fs read file:///tmp/notes.txt
 ";
 
-/// A failed run: what to print and which code to exit with.
+/// A failed run (boxed: it travels up through every step of a run).
+type Failure = Box<FailureInfo>;
+
+/// What to print for a failed run and which code to exit with.
 #[derive(Debug)]
-struct Failure {
+struct FailureInfo {
     exit: u8,
     kind: &'static str,
     server: Option<String>,
@@ -85,32 +88,32 @@ struct Failure {
     extra: Value,
 }
 
-impl Failure {
-    fn usage(msg: impl Into<String>) -> Self {
-        Failure {
+impl FailureInfo {
+    fn usage(msg: impl Into<String>) -> Failure {
+        Box::new(FailureInfo {
             exit: 2,
             kind: "usage",
             server: None,
             headline: format!("usage: {}", msg.into()),
             detail: vec!["run `mcpb --help` for the syntax".into()],
             extra: Value::Null,
-        }
+        })
     }
 
-    fn config(server: Option<&str>, headline: String, detail: Vec<String>) -> Self {
-        Failure {
+    fn config(server: Option<&str>, headline: String, detail: Vec<String>) -> Failure {
+        Box::new(FailureInfo {
             exit: 2,
             kind: "config",
             server: server.map(str::to_owned),
             headline,
             detail,
             extra: Value::Null,
-        }
+        })
     }
 
     /// Classifies a library error. `connected` tells a failure to connect (3) from a failure
     /// of a request on a live connection.
-    fn from_error(e: &Error, connected: bool) -> Self {
+    fn from_error(e: &Error, connected: bool) -> Failure {
         let text = e.to_string();
         let mut lines = text.lines().map(str::to_owned);
         let headline = lines.next().unwrap_or_default();
@@ -140,14 +143,14 @@ impl Failure {
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),
         };
-        Failure {
+        Box::new(FailureInfo {
             exit,
             kind,
             server: e.server().map(str::to_owned),
             headline,
             detail,
             extra,
-        }
+        })
     }
 
     fn print(&self, json_mode: bool) {
@@ -211,7 +214,7 @@ fn main() -> ExitCode {
             return ExitCode::SUCCESS;
         }
         Err(UsageError(msg)) => {
-            let f = Failure::usage(msg);
+            let f = FailureInfo::usage(msg);
             f.print(json_mode);
             return ExitCode::from(f.exit);
         }
@@ -287,7 +290,7 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
 
 fn load_config(file: &str) -> Result<LoadReport, Failure> {
     ConfigLoader::new().load(file).map_err(|e| {
-        Failure::config(
+        FailureInfo::config(
             e.server.as_deref(),
             format!("config `{file}`: {e}"),
             expected_found(&e),
@@ -325,7 +328,7 @@ fn pick_server(cli: &Cli, file: &str, report: &LoadReport) -> Result<ServerConfi
             report.servers[0].name().to_owned()
         }
         None => {
-            return Err(Failure::usage(format!(
+            return Err(FailureInfo::usage(format!(
                 "--config needs --server NAME ({})",
                 names()
             )))
@@ -339,7 +342,7 @@ fn pick_server(cli: &Cli, file: &str, report: &LoadReport) -> Result<ServerConfi
         .iter()
         .find(|e| e.server.as_deref() == Some(&name))
     {
-        return Err(Failure::config(
+        return Err(FailureInfo::config(
             Some(&name),
             format!("server `{name}`: invalid configuration in `{file}`"),
             std::iter::once(e.to_string())
@@ -348,13 +351,13 @@ fn pick_server(cli: &Cli, file: &str, report: &LoadReport) -> Result<ServerConfi
         ));
     }
     if report.skipped_disabled.contains(&name) {
-        return Err(Failure::config(
+        return Err(FailureInfo::config(
             Some(&name),
             format!("server `{name}`: disabled in `{file}`"),
             vec!["remove `disabled: true` to use it".into()],
         ));
     }
-    Err(Failure::config(
+    Err(FailureInfo::config(
         Some(&name),
         format!("server `{name}`: not found in `{file}`"),
         vec![names()],
@@ -404,14 +407,14 @@ fn apply_overrides(cli: &Cli, mut config: ServerConfig) -> Result<ServerConfig, 
     let kind = config.transport_type();
     let server = config.name().to_owned();
     if !cli.env.is_empty() && kind != "stdio" {
-        return Err(Failure::config(
+        return Err(FailureInfo::config(
             Some(&server),
             format!("server `{server}`: --env applies only to stdio servers, this one is {kind}"),
             vec![],
         ));
     }
     if !cli.headers.is_empty() && kind != "streamable-http" {
-        return Err(Failure::config(
+        return Err(FailureInfo::config(
             Some(&server),
             format!("server `{server}`: --header applies only to http servers, this one is {kind}"),
             vec![],
@@ -432,14 +435,16 @@ fn apply_overrides(cli: &Cli, mut config: ServerConfig) -> Result<ServerConfig, 
 fn connect_and_run(cli: &Cli, config: ServerConfig) -> Result<Output, Failure> {
     let target = render::target_of(&config);
     log::info!("connecting to `{}` ({target})", config.name());
-    let client = Client::connect(config).map_err(|e| Failure::from_error(&e, false))?;
+    let client = Client::connect(config).map_err(|e| FailureInfo::from_error(&e, false))?;
     let result = run_command(cli, &client, &target);
     if let Err(e) = client.close() {
         log::debug!("closing: {e}");
     }
-    result.map_err(|e| Failure::from_error(&e, true))
+    result.map_err(|e| FailureInfo::from_error(&e, true))
 }
 
+// The library's `Error` is returned as it is, to be classified in one place.
+#[allow(clippy::result_large_err)]
 fn run_command(cli: &Cli, client: &Client, target: &str) -> Result<Output, Error> {
     let server = client.server_name().to_owned();
     Ok(match &cli.command {
@@ -525,7 +530,7 @@ mod tests {
     #[test]
     fn exit_codes_follow_the_contract() {
         let s = || "x".to_owned();
-        let code = |e: Error, connected| Failure::from_error(&e, connected).exit;
+        let code = |e: Error, connected| FailureInfo::from_error(&e, connected).exit;
         assert_eq!(
             code(
                 Error::Timeout {
@@ -595,7 +600,7 @@ mod tests {
 
     #[test]
     fn the_headline_names_the_server_and_the_stderr_tail_follows() {
-        let f = Failure::from_error(
+        let f = FailureInfo::from_error(
             &Error::Closed {
                 server: "fx".into(),
                 detail: "exited with status 3".into(),
