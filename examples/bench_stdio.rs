@@ -15,7 +15,7 @@
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mcp_blocking::{Client, ConnectionPoller, ServerConfig};
 use serde_json::json;
@@ -246,12 +246,12 @@ fn large(n: usize) -> (f64, f64) {
 }
 
 fn rss_probe() {
-    let c = client();
-    for _ in 0..2000 {
-        c.call_tool("echo", json!({"text": "hello"})).unwrap();
+    if std::env::args().any(|a| a == "--baseline") {
+        // The same process doing nothing: what the binary and the C runtime cost by themselves.
+        let _ = std::hint::black_box(fixture());
+    } else {
+        rss_client();
     }
-    c.list_tools().unwrap();
-    c.close().unwrap();
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
     let hwm = status
         .lines()
@@ -260,11 +260,22 @@ fn rss_probe() {
     println!("{}", hwm.split_whitespace().nth(1).unwrap_or("0"));
 }
 
-fn peak_rss_kb() -> f64 {
-    let out = Command::new(std::env::current_exe().unwrap())
-        .arg("--rss-probe")
-        .output()
-        .expect("probe");
+fn rss_client() {
+    let c = client();
+    for _ in 0..2000 {
+        c.call_tool("echo", json!({"text": "hello"})).unwrap();
+    }
+    c.list_tools().unwrap();
+    c.close().unwrap();
+}
+
+fn peak_rss_kb(baseline: bool) -> f64 {
+    let mut cmd = Command::new(std::env::current_exe().unwrap());
+    cmd.arg("--rss-probe");
+    if baseline {
+        cmd.arg("--baseline");
+    }
+    let out = cmd.output().expect("probe");
     String::from_utf8_lossy(&out.stdout)
         .trim()
         .parse()
@@ -362,15 +373,19 @@ fn main() {
         return;
     }
     let unpinned = run("unpinned");
-    let rss = peak_rss_kb();
+    let rss = peak_rss_kb(false);
+    let base = peak_rss_kb(true);
     pin_to_core0();
     let pinned = run("pinned to core 0");
-    let pinned_rss = peak_rss_kb();
+    let pinned_rss = peak_rss_kb(false);
     print("Unpinned (2 cores)", &unpinned);
     print("Pinned to one core (taskset -c 0 equivalent)", &pinned);
     println!(
-        "\npeak RSS of a process with one client (2000 calls): {:.2} MB unpinned, {:.2} MB pinned",
+        "\npeak RSS (VmHWM) of a process with one client, 2000 calls + list_tools: {:.2} MB unpinned, \
+         {:.2} MB pinned; the same binary doing nothing: {:.2} MB (the client's own share: {:.2} MB)",
         rss / 1024.0,
-        pinned_rss / 1024.0
+        pinned_rss / 1024.0,
+        base / 1024.0,
+        (rss - base) / 1024.0
     );
 }

@@ -290,7 +290,16 @@ impl Connection {
             });
         }
         loop {
-            match rx.recv_deadline(deadline) {
+            let next = if rx.is_empty() && self.transport.lead(deadline, &|| !rx.is_empty()) {
+                match rx.try_recv() {
+                    Ok(ev) => Ok(ev),
+                    Err(_) if Instant::now() < deadline => continue,
+                    Err(_) => Err(RecvTimeoutError::Timeout),
+                }
+            } else {
+                rx.recv_deadline(deadline)
+            };
+            match next {
                 Ok(Event::Done(Ok(raw))) => return Ok(raw),
                 Ok(Event::Done(Err(f))) => return Err(self.failure(f)),
                 Ok(Event::Progress(p)) => {

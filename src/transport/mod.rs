@@ -39,6 +39,13 @@ pub(crate) trait Transport: Send + Sync {
     /// Called once the handshake has negotiated a protocol version (HTTP sends it as a header).
     fn set_protocol_version(&self, _version: &str) {}
 
+    /// Leader/follower: a caller may read the connection itself until `done()` (its answer has
+    /// been routed) or `deadline`, instead of waiting for an I/O thread's hand-off. Returns
+    /// `false` when the transport does not support it or another thread is reading.
+    fn lead(&self, _deadline: Instant, _done: &dyn Fn() -> bool) -> bool {
+        false
+    }
+
     /// The last lines the server wrote to stderr, when the transport has a process.
     fn stderr_tail(&self) -> String {
         String::new()

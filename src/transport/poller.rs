@@ -34,7 +34,44 @@ const STDERR_LINE_MAX: usize = 1000;
 pub(crate) const DEFAULT_MAX_MESSAGE: usize = 256 * 1024 * 1024;
 /// Queued-but-unwritten stdin bytes above which a writer waits (bounded by its deadline).
 const MAX_QUEUED: usize = 64 * 1024 * 1024;
-const READ_CHUNK: usize = 256 * 1024;
+const READ_CHUNK: usize = 16 * 1024;
+/// Read buffer capacity kept between messages.
+const KEEP_CAPACITY: usize = 1024 * 1024;
+/// Most bytes read from one stdout per round.
+const READ_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// What a round of reading stdout found.
+enum ReadStatus {
+    /// Nothing more to read right now.
+    Drained,
+    /// End of file or a read error: the pipe has been removed.
+    Ended,
+    /// The pipe was already gone.
+    Gone,
+}
+
+/// The position of the first `\n`, eight bytes at a time (large results are mostly scanning).
+fn find_newline(hay: &[u8]) -> Option<usize> {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const NL: u64 = LO * b'\n' as u64;
+    let mut chunks = hay.chunks_exact(8);
+    let mut offset = 0;
+    for chunk in &mut chunks {
+        let mut word = [0u8; 8];
+        word.copy_from_slice(chunk);
+        let x = u64::from_le_bytes(word) ^ NL;
+        if (x.wrapping_sub(LO) & !x & HI) != 0 {
+            return chunk.iter().position(|&b| b == b'\n').map(|p| offset + p);
+        }
+        offset += 8;
+    }
+    chunks
+        .remainder()
+        .iter()
+        .position(|&b| b == b'\n')
+        .map(|p| offset + p)
+}
 
 /// One thread that reads and writes the pipes of many stdio servers.
 ///
@@ -448,44 +485,127 @@ impl Conn {
     }
 
     fn on_stdout(&self, poller: &Poller, chunk: &mut [u8]) {
-        let mut r = lock(&self.reader);
+        // A caller reading its own answer (see `lead`) holds the reader; it re-arms the poller
+        // when it is done, so there is nothing to do here meanwhile.
+        let Ok(mut r) = self.reader.try_lock() else {
+            return;
+        };
+        if let ReadStatus::Ended = self.read_available(&mut r, poller) {
+            drop(r);
+            self.end_after_stdout(poller, chunk);
+        }
+    }
+
+    /// Reads what stdout has now, framing and delivering complete lines.
+    fn read_available(&self, r: &mut ReadSide, poller: &Poller) -> ReadStatus {
         loop {
             let Some(stdout) = r.stdout.as_mut() else {
-                return;
+                return ReadStatus::Gone;
             };
-            match stdout.read(chunk) {
-                Ok(0) => {
+            let before = r.buf.len();
+            // Reads straight into the frame buffer, at most READ_LIMIT per round so the size cap
+            // is checked as a huge line arrives.
+            let res = (&mut *stdout).take(READ_LIMIT).read_to_end(&mut r.buf);
+            let got = r.buf.len() - before;
+            if got > 0 {
+                self.frame(r);
+            }
+            match res {
+                Ok(_) if got as u64 == READ_LIMIT => {}
+                Ok(_) => {
                     if let Some(stdout) = r.stdout.take() {
                         let _ = poller.delete(&stdout);
                     }
-                    drop(r);
-                    self.end_after_stdout(poller, chunk);
-                    return;
-                }
-                Ok(n) => {
-                    r.buf.extend_from_slice(&chunk[..n]);
-                    self.frame(&mut r);
+                    return ReadStatus::Ended;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadStatus::Drained,
                 Err(e) => {
                     log::warn!("server `{}`: reading stdout failed: {e}", self.server);
                     if let Some(stdout) = r.stdout.take() {
                         let _ = poller.delete(&stdout);
                     }
-                    drop(r);
-                    self.end_after_stdout(poller, chunk);
-                    return;
+                    return ReadStatus::Ended;
                 }
             }
         }
+    }
+
+    /// Leader/follower: the calling thread reads this child's stdout itself until `done()` says
+    /// its answer has arrived or `deadline` passes, instead of waiting for the poller thread to
+    /// hand the answer over. Everything read is routed as usual, so other callers' answers still
+    /// reach them. Returns `false` (and does nothing) when another thread is reading.
+    pub(crate) fn lead(
+        &self,
+        poller: &ConnectionPoller,
+        deadline: Instant,
+        done: &dyn Fn() -> bool,
+    ) -> bool {
+        let Ok(mut r) = self.reader.try_lock() else {
+            return false;
+        };
+        let poller = &poller.shared.core.poller;
+        let stdout_key = Event::none(key(self.id, STDOUT));
+        match r.stdout.as_ref() {
+            Some(stdout) => {
+                if poller
+                    .modify_with_mode(stdout, stdout_key, PollMode::Level)
+                    .is_err()
+                {
+                    return false;
+                }
+            }
+            None => return false,
+        }
+        let mut ended = false;
+        while !done() {
+            match self.read_available(&mut r, poller) {
+                ReadStatus::Ended | ReadStatus::Gone => {
+                    ended = true;
+                    break;
+                }
+                ReadStatus::Drained => {}
+            }
+            if done() {
+                break;
+            }
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let Some(stdout) = r.stdout.as_ref() else {
+                break;
+            };
+            let wait = rustix::event::Timespec::try_from(deadline - now).ok();
+            let mut fds = [rustix::event::PollFd::new(
+                stdout,
+                rustix::event::PollFlags::IN,
+            )];
+            match rustix::event::poll(&mut fds, wait.as_ref()) {
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(_) => break,
+            }
+        }
+        if let Some(stdout) = r.stdout.as_ref() {
+            let _ = poller.modify_with_mode(
+                stdout,
+                Event::readable(key(self.id, STDOUT)),
+                PollMode::Level,
+            );
+        }
+        drop(r);
+        if ended {
+            let mut chunk = vec![0u8; 16 * 1024];
+            self.end_after_stdout(poller, &mut chunk);
+        }
+        true
     }
 
     /// Splits complete lines out of the read buffer and delivers them.
     fn frame(&self, r: &mut ReadSide) {
         let mut start = 0;
         let mut from = r.scanned;
-        while let Some(pos) = r.buf[from..].iter().position(|&b| b == b'\n') {
+        while let Some(pos) = find_newline(&r.buf[from..]) {
             let end = from + pos;
             if r.skipping {
                 r.skipping = false;
@@ -501,6 +621,10 @@ impl Conn {
         }
         if start > 0 {
             r.buf.drain(..start);
+        }
+        if r.buf.is_empty() && r.buf.capacity() > KEEP_CAPACITY {
+            // Do not hold on to the memory of one huge message.
+            r.buf = Vec::new();
         }
         r.scanned = r.buf.len();
         if r.buf.len() > self.max_message {
@@ -628,6 +752,26 @@ impl Conn {
         if !self.ended.swap(true, Ordering::SeqCst) {
             self.sink.closed(detail, self.stderr_tail());
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::find_newline;
+
+    #[test]
+    fn find_newline_agrees_with_a_plain_search() {
+        let mut data = vec![b'a'; 100];
+        assert_eq!(find_newline(&data), None);
+        for pos in [0, 1, 7, 8, 9, 63, 64, 95, 99] {
+            data.fill(b'a');
+            data[pos] = b'\n';
+            assert_eq!(find_newline(&data), Some(pos), "at {pos}");
+            data[99] = b'\n';
+            assert_eq!(find_newline(&data), Some(pos));
+        }
+        assert_eq!(find_newline(b"\x8a\x0a"), Some(1));
+        assert_eq!(find_newline(&[0x8a; 20]), None);
     }
 }
 

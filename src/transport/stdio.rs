@@ -120,9 +120,13 @@ pub(crate) fn open(
 }
 
 /// Describes how the child ended, waiting briefly for it: stdout closes as the process exits.
+/// Runs on the poller thread, so it never waits for a `close` in progress (which holds the
+/// child) and waits at most a few milliseconds for the exit itself.
 fn describe_exit(child: &Mutex<Child>) -> String {
-    let mut c = child.lock().unwrap_or_else(|p| p.into_inner());
-    match wait_for(&mut c, Duration::from_millis(100)) {
+    let Ok(mut c) = child.try_lock() else {
+        return "the server process is being closed".to_owned();
+    };
+    match wait_for(&mut c, Duration::from_millis(50)) {
         Some(status) => format!("the server process {}", status_text(status)),
         None => "the server closed its stdout".to_owned(),
     }
@@ -228,6 +232,10 @@ impl Transport for StdioTransport {
                 detail: "the server is not reading its stdin".to_owned(),
             }),
         }
+    }
+
+    fn lead(&self, deadline: Instant, done: &dyn Fn() -> bool) -> bool {
+        self.conn.lead(&self.poller, deadline, done)
     }
 
     fn stderr_tail(&self) -> String {
