@@ -350,11 +350,7 @@ fn print(label: &str, rows: &[Row]) {
     println!("| workload | unit | client | floor | ratio |");
     println!("|---|---|---:|---:|---:|");
     for r in rows {
-        let ratio = if r.higher_better {
-            r.client / r.floor
-        } else {
-            r.client / r.floor
-        };
+        let ratio = r.client / r.floor;
         let note = if r.higher_better {
             " of floor"
         } else {

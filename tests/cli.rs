@@ -306,8 +306,6 @@ fn a_server_that_dies_at_start_exits_3() {
 }
 
 #[test]
-#[ignore = "library race: when writing `initialize` finds stdin already closed, the connect error \
-            is built before the child's stderr is drained, so the tail is often missing"]
 fn a_server_that_dies_at_start_shows_its_stderr() {
     let o = mcpb(&["--stdio", &fixture("--crash-on-start"), "tools"]);
     assert_exit(&o, 3);

@@ -7,6 +7,9 @@ use std::time::Duration;
 use crate::handler::{ElicitationHandler, NotificationHandler, SamplingHandler};
 use crate::model::Progress;
 
+/// A progress callback.
+pub(crate) type ProgressCallback = Arc<dyn Fn(&Progress) + Send + Sync>;
+
 /// Options for one call: timeout override, progress callback, timeout reset on progress.
 ///
 /// ```
@@ -23,7 +26,7 @@ use crate::model::Progress;
 #[non_exhaustive]
 pub struct CallOptions {
     pub(crate) timeout: Option<Duration>,
-    pub(crate) on_progress: Option<Arc<dyn Fn(&Progress) + Send + Sync>>,
+    pub(crate) on_progress: Option<ProgressCallback>,
     pub(crate) reset_timeout_on_progress: bool,
     pub(crate) max_total_timeout: Option<Duration>,
 }

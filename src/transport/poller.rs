@@ -755,6 +755,20 @@ impl Conn {
     }
 }
 
+fn push_stderr_line(server: &str, lines: &mut VecDeque<String>, raw: &[u8]) {
+    let mut raw = raw;
+    if let [rest @ .., b'\r'] = raw {
+        raw = rest;
+    }
+    let cut = &raw[..raw.len().min(STDERR_LINE_MAX)];
+    let line = String::from_utf8_lossy(cut).into_owned();
+    log::info!(target: "mcp_blocking::stderr", "[{server}] {line}");
+    if lines.len() == STDERR_LINES {
+        lines.pop_front();
+    }
+    lines.push_back(line);
+}
+
 #[cfg(test)]
 mod tests {
     use super::find_newline;
@@ -773,18 +787,4 @@ mod tests {
         assert_eq!(find_newline(b"\x8a\x0a"), Some(1));
         assert_eq!(find_newline(&[0x8a; 20]), None);
     }
-}
-
-fn push_stderr_line(server: &str, lines: &mut VecDeque<String>, raw: &[u8]) {
-    let mut raw = raw;
-    if let [rest @ .., b'\r'] = raw {
-        raw = rest;
-    }
-    let cut = &raw[..raw.len().min(STDERR_LINE_MAX)];
-    let line = String::from_utf8_lossy(cut).into_owned();
-    log::info!(target: "mcp_blocking::stderr", "[{server}] {line}");
-    if lines.len() == STDERR_LINES {
-        lines.pop_front();
-    }
-    lines.push_back(line);
 }
