@@ -457,6 +457,28 @@ fn connections_are_reused() {
 }
 
 #[test]
+fn sse_reply_connections_are_reused() {
+    let srv = McpHttp::start(Options {
+        sse: true,
+        ..Options::default()
+    });
+    let client = connect(&srv.url(), 5.0);
+    for i in 0..20 {
+        client
+            .call_tool("add", json!({"a": i, "b": 1}))
+            .expect("call");
+    }
+    client.close().expect("close");
+    let conns: std::collections::BTreeSet<usize> = posts(&srv).iter().map(|r| r.conn).collect();
+    assert!(
+        conns.len() <= 4,
+        "{} connections for {} posts",
+        conns.len(),
+        posts(&srv).len()
+    );
+}
+
+#[test]
 fn concurrent_calls_from_many_threads() {
     let srv = McpHttp::start(Options {
         sse: true,
@@ -506,9 +528,12 @@ fn no_transport_thread_outlives_close() {
         "the GET stream thread runs: {:?}",
         thread_names()
     );
+    assert!(thread_names().iter().any(|n| n == "mcp-drain:thr1"));
     client.close().expect("close");
     assert!(
-        !thread_names().iter().any(|n| n == name),
+        !thread_names()
+            .iter()
+            .any(|n| n == name || n == "mcp-drain:thr1"),
         "{:?}",
         thread_names()
     );

@@ -42,6 +42,9 @@ const MAX_RESUMES: u32 = 5;
 /// Delay before reconnecting a stream when the server named none.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
 
+/// How long a resolved address is reused.
+const DNS_TTL: Duration = Duration::from_secs(30);
+
 /// Builds the agent all HTTP transports use: statuses come back as values, not errors.
 pub(crate) fn agent() -> ureq::Agent {
     let config = ureq::Agent::config_builder()
@@ -49,7 +52,56 @@ pub(crate) fn agent() -> ureq::Agent {
         .user_agent(concat!("mcp-blocking/", env!("CARGO_PKG_VERSION")))
         .max_idle_connections_per_host(16)
         .build();
-    ureq::Agent::new_with_config(config)
+    ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::new(),
+        CachingResolver::default(),
+    )
+}
+
+/// ureq resolves the host before every request, and with a timeout set (we always set one) it
+/// does so on a fresh thread. Remembering the answer for a while keeps a kept-alive connection
+/// as cheap as it should be.
+#[derive(Debug, Default)]
+struct CachingResolver {
+    inner: ureq::unversioned::resolver::DefaultResolver,
+    cache: Mutex<
+        Vec<(
+            String,
+            Instant,
+            ureq::unversioned::resolver::ResolvedSocketAddrs,
+        )>,
+    >,
+}
+
+impl ureq::unversioned::resolver::Resolver for CachingResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        let key = format!(
+            "{}://{}",
+            uri.scheme_str().unwrap_or(""),
+            uri.authority().map(|a| a.as_str()).unwrap_or("")
+        );
+        let now = Instant::now();
+        {
+            let mut cache = lock(&self.cache);
+            cache.retain(|(_, at, _)| now.duration_since(*at) < DNS_TTL);
+            if let Some((_, _, addrs)) = cache.iter().find(|(k, _, _)| *k == key) {
+                return Ok(addrs.clone());
+            }
+        }
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        let mut cache = lock(&self.cache);
+        if cache.len() >= 32 {
+            cache.remove(0);
+        }
+        cache.push((key, now, addrs.clone()));
+        Ok(addrs)
+    }
 }
 
 /// Configured headers and the auth callback, applied to every request. `Debug` shows names only.
@@ -258,6 +310,12 @@ impl Outbound {
     }
 }
 
+/// An SSE reply being read.
+type ReplyStream = SseReader<BufReader<ureq::BodyReader<'static>>>;
+
+/// Replies whose rest is read in the background so their connection can be reused.
+const MAX_DRAINING: usize = 8;
+
 fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
     m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
 }
@@ -286,6 +344,8 @@ struct Inner {
     stop_rx: Receiver<()>,
     /// Ids of responses that arrived on the standalone stream (a resumed reply may land there).
     answered_elsewhere: Mutex<Vec<RequestId>>,
+    /// Hands the rest of an answered SSE reply to the drain thread.
+    drain_tx: Mutex<Option<Sender<ReplyStream>>>,
 }
 
 /// The Streamable HTTP connection handle.
@@ -294,6 +354,7 @@ pub(crate) struct HttpTransport {
     /// Set when auto-detection chose legacy HTTP+SSE; every call is forwarded to it.
     fallback: OnceLock<Arc<dyn Transport>>,
     stream: Mutex<Option<JoinHandle<()>>>,
+    drainer: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl fmt::Debug for HttpTransport {
@@ -345,6 +406,17 @@ impl HttpTransport {
             });
         }
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
+        let (drain_tx, drain_rx) = crossbeam_channel::bounded::<ReplyStream>(MAX_DRAINING);
+        let drain_server = server.to_owned();
+        let drain_sink = Arc::clone(&sink);
+        let drainer = std::thread::Builder::new()
+            .name(format!("mcp-drain:{server}"))
+            .spawn(move || drain_replies(&drain_server, &*drain_sink, drain_rx))
+            .map_err(|e| Error::Connect {
+                server: server.to_owned(),
+                detail: format!("could not start the reply-drain thread: {e}"),
+                stderr_tail: String::new(),
+            })?;
         Ok(HttpTransport {
             inner: Arc::new(Inner {
                 server: server.to_owned(),
@@ -362,9 +434,11 @@ impl HttpTransport {
                 stop_tx: Mutex::new(Some(stop_tx)),
                 stop_rx,
                 answered_elsewhere: Mutex::new(Vec::new()),
+                drain_tx: Mutex::new(Some(drain_tx)),
             }),
             fallback: OnceLock::new(),
             stream: Mutex::new(None),
+            drainer: Mutex::new(Some(drainer)),
         })
     }
 
@@ -486,11 +560,14 @@ impl Transport for HttpTransport {
             let _ = legacy.close();
         }
         drop(lock(&inner.stop_tx).take());
+        drop(lock(&inner.drain_tx).take());
         inner.delete_session();
         inner.agent.clone().shutdown();
-        if let Some(h) = lock(&self.stream).take() {
-            if h.join().is_err() {
-                log::warn!("server `{}`: the GET stream thread panicked", inner.server);
+        for (slot, what) in [(&self.stream, "GET stream"), (&self.drainer, "reply-drain")] {
+            if let Some(h) = lock(slot).take() {
+                if h.join().is_err() {
+                    log::warn!("server `{}`: the {what} thread panicked", inner.server);
+                }
             }
         }
         Ok(())
@@ -682,9 +759,9 @@ impl Inner {
 
     /// Reads SSE events until our response; resumes with GET + Last-Event-ID when the stream ends
     /// after an event id.
-    fn read_events<R: std::io::BufRead>(
+    fn read_events(
         &self,
-        mut reader: SseReader<R>,
+        mut reader: ReplyStream,
         want: Option<&RequestId>,
         method: &str,
         started: Instant,
@@ -704,6 +781,7 @@ impl Inner {
                         is_response_to(ev.data.as_bytes(), want)
                     };
                     if found {
+                        self.hand_off(reader);
                         return Ok(());
                     }
                 }
@@ -793,6 +871,7 @@ impl Inner {
                             is_response_to(ev.data.as_bytes(), want)
                         };
                         if found {
+                            self.hand_off(reader);
                             return Ok(());
                         }
                     }
@@ -829,6 +908,15 @@ impl Inner {
                 "server `{}`: could not send the cancellation: {e}",
                 self.server
             ),
+        }
+    }
+
+    /// Passes the rest of an answered SSE reply to the drain thread (servers close the stream
+    /// right after the response); reading it to its end returns the connection to the pool.
+    /// When the drain queue is full the reply is dropped, which closes its connection.
+    fn hand_off(&self, reader: ReplyStream) {
+        if let Some(tx) = lock(&self.drain_tx).as_ref() {
+            let _ = tx.try_send(reader);
         }
     }
 
@@ -1031,5 +1119,25 @@ fn is_response_to(data: &[u8], want: Option<&RequestId>) -> bool {
             _ => false,
         }),
         Err(_) => false,
+    }
+}
+
+/// The drain thread: reads answered SSE replies to their end, delivering anything that still
+/// comes, until the transport closes.
+fn drain_replies(server: &str, sink: &dyn Sink, replies: Receiver<ReplyStream>) {
+    for mut reply in replies {
+        loop {
+            match reply.next_event() {
+                Ok(Some(ev)) if ev.is_message() => {
+                    deliver_frame(server, sink, ev.data.as_bytes(), None);
+                }
+                Ok(Some(_)) => {}
+                Ok(None) => break,
+                Err(e) => {
+                    log::debug!("server `{server}`: an answered reply stream broke: {e}");
+                    break;
+                }
+            }
+        }
     }
 }
