@@ -609,6 +609,8 @@ impl Conn {
             let end = from + pos;
             if r.skipping {
                 r.skipping = false;
+            } else if end - start > self.max_message {
+                self.too_large();
             } else {
                 let mut line = &r.buf[start..end];
                 if let [rest @ .., b'\r'] = line {
@@ -628,15 +630,19 @@ impl Conn {
         }
         r.scanned = r.buf.len();
         if r.buf.len() > self.max_message {
-            log::error!(
-                "server `{}`: a stdout message exceeds the {} byte limit; it is discarded",
-                self.server,
-                self.max_message
-            );
+            self.too_large();
             r.buf = Vec::new();
             r.scanned = 0;
             r.skipping = true;
         }
+    }
+
+    fn too_large(&self) {
+        log::error!(
+            "server `{}`: a stdout message exceeds the {} byte limit; it is discarded",
+            self.server,
+            self.max_message
+        );
     }
 
     fn deliver_line(&self, line: &[u8]) {
