@@ -12,7 +12,7 @@
 //! ```
 
 #[path = "../tests/support_remote/mod.rs"]
-#[allow(dead_code, unreachable_pub, missing_docs)]
+#[allow(unreachable_pub, missing_docs)] // test-support code shared with the tests
 mod support_remote;
 
 use std::io::Read;

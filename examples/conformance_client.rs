@@ -38,7 +38,7 @@ fn main() -> ExitCode {
     }
 }
 
-fn run(scenario: &str, url: &str) -> Result<(), mcp_blocking::Error> {
+fn run(scenario: &str, url: &str) -> Result<(), Box<mcp_blocking::Error>> {
     let config = ServerConfig::http("conformance", url).timeout_secs(20.0);
     let client = Client::builder(config)
         .client_info(Implementation::new(
@@ -56,10 +56,10 @@ fn run(scenario: &str, url: &str) -> Result<(), mcp_blocking::Error> {
     outcome
 }
 
-fn scenario_steps(client: &Client, scenario: &str) -> Result<(), mcp_blocking::Error> {
+fn scenario_steps(client: &Client, scenario: &str) -> Result<(), Box<mcp_blocking::Error>> {
     let tools = client.list_tools()?;
     eprintln!("{} tools", tools.len());
-    let call = |name: &str, args: Value| -> Result<(), mcp_blocking::Error> {
+    let call = |name: &str, args: Value| -> Result<(), Box<mcp_blocking::Error>> {
         let r = client.call_tool(name, args)?;
         eprintln!("{name}: {}", serde_json::to_string(&r).unwrap_or_default());
         Ok(())

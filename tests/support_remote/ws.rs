@@ -109,6 +109,8 @@ impl Drop for WsServer {
 
 fn serve(stream: TcpStream, seen: Arc<Mutex<Seen>>, answer_requests: bool) {
     let seen2 = seen.clone();
+    // The error type is tungstenite's, fixed by its callback signature.
+    #[allow(clippy::result_large_err)]
     let callback = move |req: &Request, mut resp: Response| {
         let proto = req
             .headers()
