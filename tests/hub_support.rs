@@ -23,7 +23,11 @@ pub fn broken(name: &str) -> ServerConfig {
 /// A fixture server that takes `secs` to start (a shell sleeps, then execs the fixture).
 pub fn slow_start(name: &str, secs: f64) -> ServerConfig {
     ServerConfig::stdio(name, "sh")
-        .args(["-c".to_string(), format!("sleep {secs}; exec \"$0\""), FIXTURE.to_string()])
+        .args([
+            "-c".to_string(),
+            format!("sleep {secs}; exec \"$0\""),
+            FIXTURE.to_string(),
+        ])
         .with_description("slow to start")
 }
 
