@@ -13,11 +13,13 @@
 //! stdio servers share one [`ConnectionPoller`]. Calls go through a snapshot of the routes taken
 //! under a read lock held only to clone one route, never during a call.
 
+mod builder;
 mod degrade;
 mod discovery;
 mod export;
 mod porter;
 mod registry;
+mod run;
 mod settings;
 mod state;
 
@@ -28,329 +30,22 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::client::{CallOptions, Client};
-use crate::config::{HostedMcpServer, ServerConfig, Template};
+use crate::config::ServerConfig;
 use crate::error::Error;
 use crate::handler::Notification;
 use crate::model::{CallToolResult, Tool};
 use crate::transport::poller::ConnectionPoller;
 
+pub use builder::HubBuilder;
 pub use degrade::{Degradation, DegradedServer, ServerFailure};
 pub use discovery::ServerDiscovery;
 pub use registry::{CollisionPolicy, HubTool};
+pub use run::{HubEvent, Run, ToolSet};
 pub use settings::{resolve_setting, Setting};
 
+use builder::Options;
 use registry::{Registry, Route};
 use state::State;
-
-/// The per-run settings: the user's message (for discovery) and the run level of the two
-/// settings. Both settings default to [`Setting::Inherit`].
-///
-/// ```
-/// use mcp_blocking::{Run, Setting};
-/// let run = Run::new()
-///     .query("install imagemagick")
-///     .tools(Setting::list(["brew_install"]));
-/// assert!(run.servers.is_inherit());
-/// ```
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct Run {
-    /// The text discovery scores servers against (the user's message); `None` skips discovery.
-    pub query: Option<String>,
-    /// The run level of the server setting.
-    pub servers: Setting<ServerConfig>,
-    /// The run level of the tool allow-list.
-    pub tools: Setting<String>,
-}
-
-impl Run {
-    /// A run that inherits both settings and gives no query.
-    pub fn new() -> Self {
-        Self::default()
-    }
-
-    /// Sets the query used by discovery.
-    #[must_use]
-    pub fn query(mut self, query: impl Into<String>) -> Self {
-        self.query = Some(query.into());
-        self
-    }
-
-    /// Sets the run level of the server setting.
-    #[must_use]
-    pub fn servers(mut self, servers: Setting<ServerConfig>) -> Self {
-        self.servers = servers;
-        self
-    }
-
-    /// Sets the run level of the tool allow-list.
-    #[must_use]
-    pub fn tools(mut self, tools: Setting<String>) -> Self {
-        self.tools = tools;
-        self
-    }
-}
-
-/// Something that happened to the Hub's servers; see [`Hub::events`].
-#[derive(Debug, Clone, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum HubEvent {
-    /// A server connected and listed its tools.
-    Connected {
-        /// The server.
-        server: String,
-        /// How many tools it offers.
-        tools: usize,
-    },
-    /// A server could not be connected.
-    ConnectFailed {
-        /// The server.
-        server: String,
-        /// The error, as text.
-        reason: String,
-    },
-    /// A server's tool list was fetched again after `notifications/tools/list_changed`.
-    ToolsRefreshed {
-        /// The server.
-        server: String,
-        /// How many tools it offers now.
-        tools: usize,
-    },
-    /// A server was dropped from the tool set after its calls kept failing.
-    Degraded {
-        /// The server.
-        server: String,
-        /// The last error, as text.
-        reason: String,
-    },
-}
-
-/// The tools a run may use, with what went wrong, as [`Hub::resolve`] returns them.
-#[derive(Debug, Clone, Default)]
-#[non_exhaustive]
-pub struct ToolSet {
-    /// The tools offered to this run, after the allow-list.
-    pub tools: Vec<HubTool>,
-    /// This run's servers that could not be connected.
-    pub failed: Vec<ServerFailure>,
-    /// Servers currently degraded (their tools are not in `tools`).
-    pub degraded: Vec<DegradedServer>,
-    /// Servers of the configuration that discovery left out (never connected).
-    pub skipped: Vec<String>,
-}
-
-impl ToolSet {
-    /// The offered tool names, in order.
-    pub fn names(&self) -> Vec<&str> {
-        self.tools.iter().map(|t| t.name.as_str()).collect()
-    }
-
-    /// The names of the servers that could not be connected.
-    pub fn failed_server_names(&self) -> Vec<&str> {
-        self.failed.iter().map(|f| f.server.as_str()).collect()
-    }
-
-    /// The names of the degraded servers.
-    pub fn degraded_servers(&self) -> Vec<&str> {
-        self.degraded.iter().map(|d| d.server.as_str()).collect()
-    }
-
-    /// A one-paragraph note for the system prompt naming unavailable external tools, or `None`.
-    pub fn status_note(&self) -> Option<String> {
-        degrade::status_note(&self.degraded, &self.failed)
-    }
-
-    /// The tools as the `tools` array of an OpenAI Chat Completions request.
-    ///
-    /// ```
-    /// use mcp_blocking::ToolSet;
-    /// assert_eq!(ToolSet::default().to_openai_chat(), serde_json::json!([]));
-    /// ```
-    pub fn to_openai_chat(&self) -> Value {
-        export::openai_chat(&self.tools)
-    }
-
-    /// The tools as the `tools` array of an OpenAI Responses request, followed by the `hosted`
-    /// servers (MCP servers OpenAI calls itself: `{"type":"mcp","server_label",...}`).
-    ///
-    /// ```
-    /// use mcp_blocking::{HostedMcpServer, ToolSet};
-    /// use serde_json::json;
-    /// let docs = HostedMcpServer::new("docs", "https://example.com/mcp");
-    /// let tools = ToolSet::default().to_openai_responses(&[docs]);
-    /// assert_eq!(tools, json!([{"type": "mcp", "server_label": "docs", "server_url": "https://example.com/mcp"}]));
-    /// ```
-    pub fn to_openai_responses(&self, hosted: &[HostedMcpServer]) -> Value {
-        let hosted: Vec<Value> = hosted.iter().map(HostedMcpServer::to_json).collect();
-        export::openai_responses(&self.tools, &hosted)
-    }
-
-    /// The tools as the `tools` array of an Anthropic Messages request (`input_schema`).
-    pub fn to_anthropic(&self) -> Value {
-        export::anthropic(&self.tools)
-    }
-}
-
-/// Builds a [`Hub`].
-#[derive(Debug, Clone)]
-#[must_use]
-pub struct HubBuilder {
-    options: Options,
-    poller: Option<ConnectionPoller>,
-}
-
-#[derive(Debug, Clone)]
-pub(crate) struct Options {
-    pub(crate) servers: [Setting<ServerConfig>; 3],
-    pub(crate) tools: [Setting<String>; 3],
-    pub(crate) discovery: bool,
-    pub(crate) threshold: f64,
-    pub(crate) collisions: CollisionPolicy,
-    pub(crate) separator: String,
-    pub(crate) degradation: Degradation,
-    pub(crate) connect_base: Duration,
-    pub(crate) connect_max: Duration,
-}
-
-const GLOBAL: usize = 0;
-const GROUP: usize = 1;
-const HOST: usize = 2;
-
-impl HubBuilder {
-    /// The global level of the server setting (RobotLab's `RobotLab.config.mcp`).
-    pub fn global_servers(mut self, s: Setting<ServerConfig>) -> Self {
-        self.options.servers[GLOBAL] = s;
-        self
-    }
-
-    /// The group level of the server setting (RobotLab's network or task `config:`).
-    pub fn group_servers(mut self, s: Setting<ServerConfig>) -> Self {
-        self.options.servers[GROUP] = s;
-        self
-    }
-
-    /// The host level of the server setting (RobotLab's `mcp:` at robot build).
-    pub fn host_servers(mut self, s: Setting<ServerConfig>) -> Self {
-        self.options.servers[HOST] = s;
-        self
-    }
-
-    /// Takes the host level from a template's front matter: its `mcp:` servers (when it lists
-    /// any) and its `tools:` allow-list (when it has one). Call [`host_servers`](Self::host_servers)
-    /// afterwards to override the servers, as RobotLab's constructor `mcp:` does.
-    ///
-    /// ```
-    /// use mcp_blocking::{Hub, Template};
-    /// let t = Template::parse(
-    ///     "---\nmcp: [{name: gh, transport: {type: stdio, command: mcp-github}}]\ntools: [search]\n---\nHi.\n",
-    /// )?;
-    /// let hub = Hub::builder().template(&t).build();
-    /// # drop(hub);
-    /// # Ok::<(), mcp_blocking::ConfigError>(())
-    /// ```
-    pub fn template(mut self, template: &Template) -> Self {
-        if !template.mcp.is_empty() {
-            self.options.servers[HOST] = Setting::List(template.mcp.clone());
-        }
-        if let Some(tools) = &template.tools {
-            self.options.tools[HOST] = Setting::List(tools.clone());
-        }
-        self
-    }
-
-    /// Shorthand for `host_servers(Setting::List(servers))`.
-    pub fn servers(self, servers: impl IntoIterator<Item = ServerConfig>) -> Self {
-        self.host_servers(Setting::List(servers.into_iter().collect()))
-    }
-
-    /// The global level of the tool allow-list.
-    pub fn global_tools(mut self, s: Setting<String>) -> Self {
-        self.options.tools[GLOBAL] = s;
-        self
-    }
-
-    /// The group level of the tool allow-list.
-    pub fn group_tools(mut self, s: Setting<String>) -> Self {
-        self.options.tools[GROUP] = s;
-        self
-    }
-
-    /// The host level of the tool allow-list.
-    pub fn host_tools(mut self, s: Setting<String>) -> Self {
-        self.options.tools[HOST] = s;
-        self
-    }
-
-    /// Turns on server discovery for the first resolving run (default off).
-    pub fn discovery(mut self, on: bool) -> Self {
-        self.options.discovery = on;
-        self
-    }
-
-    /// The discovery threshold (default [`ServerDiscovery::DEFAULT_THRESHOLD`]).
-    pub fn discovery_threshold(mut self, threshold: f64) -> Self {
-        self.options.threshold = threshold;
-        self
-    }
-
-    /// What to do with tool names offered by several servers (default
-    /// [`CollisionPolicy::PrefixColliding`]).
-    pub fn collisions(mut self, policy: CollisionPolicy) -> Self {
-        self.options.collisions = policy;
-        self
-    }
-
-    /// The separator of prefixed names (default `"__"`, as in `server__tool`).
-    pub fn name_separator(mut self, separator: impl Into<String>) -> Self {
-        self.options.separator = separator.into();
-        self
-    }
-
-    /// The degradation policy for calls (default [`Degradation::default`]).
-    pub fn degradation(mut self, d: Degradation) -> Self {
-        self.options.degradation = d;
-        self
-    }
-
-    /// The backoff between connection attempts of a failed server: a server that failed `n`
-    /// times in a row is retried by a run no sooner than `base · 2^(n-1)` (at most `max`) after
-    /// its last attempt (default 500 ms, 30 s). [`Hub::connect_all`] ignores it.
-    pub fn connect_backoff(mut self, base: Duration, max: Duration) -> Self {
-        self.options.connect_base = base;
-        self.options.connect_max = max;
-        self
-    }
-
-    /// Serves the stdio servers from this poller instead of one the Hub creates. The Hub does not
-    /// stop a poller it was given.
-    pub fn poller(mut self, poller: &ConnectionPoller) -> Self {
-        self.poller = Some(poller.clone());
-        self
-    }
-
-    /// Builds the Hub. Nothing connects until [`Hub::resolve`] or [`Hub::connect_all`].
-    ///
-    /// # Panics
-    /// If the OS refuses to create a poller (out of file descriptors), as
-    /// [`ConnectionPoller::new`].
-    pub fn build(self) -> Hub {
-        let (poller, owns_poller) = match self.poller {
-            Some(p) => (p, false),
-            None => (ConnectionPoller::new(), true),
-        };
-        Hub {
-            inner: Arc::new(Inner {
-                options: self.options,
-                poller,
-                owns_poller,
-                state: Mutex::new(State::default()),
-                registry: RwLock::new(Arc::new(Registry::default())),
-                connecting: Mutex::new(()),
-                events: Mutex::new(Vec::new()),
-            }),
-        }
-    }
-}
 
 /// Many MCP servers for one host program: settings hierarchy, discovery, parallel connect,
 /// failure bookkeeping and retry, tool allow-lists, collisions, routing and degradation.
@@ -415,20 +110,7 @@ impl Default for Hub {
 impl Hub {
     /// Starts building a Hub.
     pub fn builder() -> HubBuilder {
-        HubBuilder {
-            options: Options {
-                servers: [Setting::Inherit, Setting::Inherit, Setting::Inherit],
-                tools: [Setting::Inherit, Setting::Inherit, Setting::Inherit],
-                discovery: false,
-                threshold: ServerDiscovery::DEFAULT_THRESHOLD,
-                collisions: CollisionPolicy::default(),
-                separator: "__".into(),
-                degradation: Degradation::default(),
-                connect_base: Duration::from_millis(500),
-                connect_max: Duration::from_secs(30),
-            },
-            poller: None,
-        }
+        HubBuilder::new()
     }
 
     /// A Hub for these host-level servers, with the default options.

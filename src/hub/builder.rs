@@ -1,0 +1,191 @@
+//! [`HubBuilder`]: the three outer levels of both settings, and the Hub's policies.
+
+use std::sync::{Arc, Mutex, RwLock};
+use std::time::Duration;
+
+use super::degrade::Degradation;
+use super::discovery::ServerDiscovery;
+use super::registry::{CollisionPolicy, Registry};
+use super::settings::Setting;
+use super::state::State;
+use super::{Hub, Inner};
+use crate::config::{ServerConfig, Template};
+use crate::transport::poller::ConnectionPoller;
+
+/// Builds a [`Hub`].
+#[derive(Debug, Clone)]
+#[must_use]
+pub struct HubBuilder {
+    options: Options,
+    poller: Option<ConnectionPoller>,
+}
+
+#[derive(Debug, Clone)]
+pub(crate) struct Options {
+    pub(crate) servers: [Setting<ServerConfig>; 3],
+    pub(crate) tools: [Setting<String>; 3],
+    pub(crate) discovery: bool,
+    pub(crate) threshold: f64,
+    pub(crate) collisions: CollisionPolicy,
+    pub(crate) separator: String,
+    pub(crate) degradation: Degradation,
+    pub(crate) connect_base: Duration,
+    pub(crate) connect_max: Duration,
+}
+
+const GLOBAL: usize = 0;
+const GROUP: usize = 1;
+const HOST: usize = 2;
+
+impl HubBuilder {
+    pub(crate) fn new() -> Self {
+        HubBuilder {
+            options: Options {
+                servers: [Setting::Inherit, Setting::Inherit, Setting::Inherit],
+                tools: [Setting::Inherit, Setting::Inherit, Setting::Inherit],
+                discovery: false,
+                threshold: ServerDiscovery::DEFAULT_THRESHOLD,
+                collisions: CollisionPolicy::default(),
+                separator: "__".into(),
+                degradation: Degradation::default(),
+                connect_base: Duration::from_millis(500),
+                connect_max: Duration::from_secs(30),
+            },
+            poller: None,
+        }
+    }
+
+    /// The global level of the server setting (RobotLab's `RobotLab.config.mcp`).
+    pub fn global_servers(mut self, s: Setting<ServerConfig>) -> Self {
+        self.options.servers[GLOBAL] = s;
+        self
+    }
+
+    /// The group level of the server setting (RobotLab's network or task `config:`).
+    pub fn group_servers(mut self, s: Setting<ServerConfig>) -> Self {
+        self.options.servers[GROUP] = s;
+        self
+    }
+
+    /// The host level of the server setting (RobotLab's `mcp:` at robot build).
+    pub fn host_servers(mut self, s: Setting<ServerConfig>) -> Self {
+        self.options.servers[HOST] = s;
+        self
+    }
+
+    /// Takes the host level from a template's front matter: its `mcp:` servers (when it lists
+    /// any) and its `tools:` allow-list (when it has one). Call [`host_servers`](Self::host_servers)
+    /// afterwards to override the servers, as RobotLab's constructor `mcp:` does.
+    ///
+    /// ```
+    /// use mcp_blocking::{Hub, Template};
+    /// let t = Template::parse(
+    ///     "---\nmcp: [{name: gh, transport: {type: stdio, command: mcp-github}}]\ntools: [search]\n---\nHi.\n",
+    /// )?;
+    /// let hub = Hub::builder().template(&t).build();
+    /// # drop(hub);
+    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// ```
+    pub fn template(mut self, template: &Template) -> Self {
+        if !template.mcp.is_empty() {
+            self.options.servers[HOST] = Setting::List(template.mcp.clone());
+        }
+        if let Some(tools) = &template.tools {
+            self.options.tools[HOST] = Setting::List(tools.clone());
+        }
+        self
+    }
+
+    /// Shorthand for `host_servers(Setting::List(servers))`.
+    pub fn servers(self, servers: impl IntoIterator<Item = ServerConfig>) -> Self {
+        self.host_servers(Setting::List(servers.into_iter().collect()))
+    }
+
+    /// The global level of the tool allow-list.
+    pub fn global_tools(mut self, s: Setting<String>) -> Self {
+        self.options.tools[GLOBAL] = s;
+        self
+    }
+
+    /// The group level of the tool allow-list.
+    pub fn group_tools(mut self, s: Setting<String>) -> Self {
+        self.options.tools[GROUP] = s;
+        self
+    }
+
+    /// The host level of the tool allow-list.
+    pub fn host_tools(mut self, s: Setting<String>) -> Self {
+        self.options.tools[HOST] = s;
+        self
+    }
+
+    /// Turns on server discovery for the first resolving run (default off).
+    pub fn discovery(mut self, on: bool) -> Self {
+        self.options.discovery = on;
+        self
+    }
+
+    /// The discovery threshold (default [`ServerDiscovery::DEFAULT_THRESHOLD`]).
+    pub fn discovery_threshold(mut self, threshold: f64) -> Self {
+        self.options.threshold = threshold;
+        self
+    }
+
+    /// What to do with tool names offered by several servers (default
+    /// [`CollisionPolicy::PrefixColliding`]).
+    pub fn collisions(mut self, policy: CollisionPolicy) -> Self {
+        self.options.collisions = policy;
+        self
+    }
+
+    /// The separator of prefixed names (default `"__"`, as in `server__tool`).
+    pub fn name_separator(mut self, separator: impl Into<String>) -> Self {
+        self.options.separator = separator.into();
+        self
+    }
+
+    /// The degradation policy for calls (default [`Degradation::default`]).
+    pub fn degradation(mut self, d: Degradation) -> Self {
+        self.options.degradation = d;
+        self
+    }
+
+    /// The backoff between connection attempts of a failed server: a server that failed `n`
+    /// times in a row is retried by a run no sooner than `base · 2^(n-1)` (at most `max`) after
+    /// its last attempt (default 500 ms, 30 s). [`Hub::connect_all`] ignores it.
+    pub fn connect_backoff(mut self, base: Duration, max: Duration) -> Self {
+        self.options.connect_base = base;
+        self.options.connect_max = max;
+        self
+    }
+
+    /// Serves the stdio servers from this poller instead of one the Hub creates. The Hub does not
+    /// stop a poller it was given.
+    pub fn poller(mut self, poller: &ConnectionPoller) -> Self {
+        self.poller = Some(poller.clone());
+        self
+    }
+
+    /// Builds the Hub. Nothing connects until [`Hub::resolve`] or [`Hub::connect_all`].
+    ///
+    /// # Panics
+    /// If the OS refuses to create a poller (out of file descriptors), as
+    /// [`ConnectionPoller::new`].
+    pub fn build(self) -> Hub {
+        let (poller, owns_poller) = match self.poller {
+            Some(p) => (p, false),
+            None => (ConnectionPoller::new(), true),
+        };
+        Hub {
+            inner: Arc::new(Inner {
+                options: self.options,
+                poller,
+                owns_poller,
+                state: Mutex::new(State::default()),
+                registry: RwLock::new(Arc::new(Registry::default())),
+                connecting: Mutex::new(()),
+                events: Mutex::new(Vec::new()),
+            }),
+        }
+    }
+}
