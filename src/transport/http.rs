@@ -595,6 +595,48 @@ impl From<Error> for Exchange {
     }
 }
 
+/// What a caller's exchange is about: the request it waits for and its deadline.
+struct Call<'a> {
+    want: Option<&'a RequestId>,
+    method: &'a str,
+    started: Instant,
+    deadline: Instant,
+    /// Deliver what arrives to the sink (false while replaying `initialize`).
+    deliver: bool,
+}
+
+impl Call<'_> {
+    fn timeout(&self, server: &str) -> Error {
+        Error::Timeout {
+            server: server.to_owned(),
+            method: self.method.to_owned(),
+            after: self.started.elapsed(),
+        }
+    }
+
+    fn io_error(&self, server: &str, what: &str, e: std::io::Error) -> Error {
+        map_io(
+            server,
+            what,
+            self.method,
+            self.started,
+            Some(self.deadline),
+            e,
+        )
+    }
+
+    fn ureq_error(&self, server: &str, what: &str, e: ureq::Error) -> Error {
+        map_ureq(
+            server,
+            what,
+            self.method,
+            self.started,
+            Some(self.deadline),
+            e,
+        )
+    }
+}
+
 impl Inner {
     fn closed_error(&self, detail: &str) -> Error {
         Error::Closed {
@@ -697,8 +739,14 @@ impl Inner {
             drain(resp);
             return Ok(());
         }
-        let want = out.id.as_ref();
-        self.read_reply(resp, want, method, started, deadline, true)?;
+        let call = Call {
+            want: out.id.as_ref(),
+            method,
+            started,
+            deadline,
+            deliver: true,
+        };
+        self.read_reply(resp, &call)?;
         Ok(())
     }
 
@@ -714,36 +762,25 @@ impl Inner {
         }
     }
 
-    /// Reads a request's reply (JSON or SSE) until the response to `want`.
+    /// Reads a request's reply (JSON or SSE) until the response to `call.want`.
     fn read_reply(
         &self,
         resp: ureq::http::Response<ureq::Body>,
-        want: Option<&RequestId>,
-        method: &str,
-        started: Instant,
-        deadline: Instant,
-        deliver: bool,
+        call: &Call<'_>,
     ) -> Result<(), Error> {
         let what = format!("POST {}", self.url);
         if is_event_stream(&resp) {
             let reader = BufReader::new(resp.into_body().into_reader());
-            return self.read_events(
-                SseReader::new(reader),
-                want,
-                method,
-                started,
-                deadline,
-                deliver,
-            );
+            return self.read_events(SseReader::new(reader), call);
         }
         let mut body = Vec::new();
         resp.into_body()
             .into_reader()
             .take(MAX_JSON_BODY)
             .read_to_end(&mut body)
-            .map_err(|e| map_io(&self.server, &what, method, started, Some(deadline), e))?;
-        let found = if deliver {
-            deliver_frame(&self.server, &*self.sink, &body, want)
+            .map_err(|e| call.io_error(&self.server, &what, e))?;
+        let found = if call.deliver {
+            deliver_frame(&self.server, &*self.sink, &body, call.want)
         } else {
             !body.is_empty()
         };
@@ -752,123 +789,30 @@ impl Inner {
         } else {
             Err(Error::Protocol {
                 server: self.server.clone(),
-                detail: format!("{what}: the reply did not contain the response to `{method}`"),
+                detail: format!(
+                    "{what}: the reply did not contain the response to `{}`",
+                    call.method
+                ),
             })
         }
     }
 
-    /// Reads SSE events until our response; resumes with GET + Last-Event-ID when the stream ends
-    /// after an event id.
-    fn read_events(
-        &self,
-        mut reader: ReplyStream,
-        want: Option<&RequestId>,
-        method: &str,
-        started: Instant,
-        deadline: Instant,
-        deliver: bool,
-    ) -> Result<(), Error> {
-        let what = format!("POST {}", self.url);
+    /// Reads SSE events until our response. A stream that ends (or breaks) after an event id is
+    /// resumed with GET + `Last-Event-ID` after the server's `retry` delay, as often as it makes
+    /// progress; the response may arrive on the resumed stream.
+    fn read_events(&self, mut reader: ReplyStream, call: &Call<'_>) -> Result<(), Error> {
+        let mut what = format!("POST {}", self.url);
+        let mut stalled = 0;
         loop {
-            match reader.next_event() {
-                Ok(Some(ev)) => {
-                    if !ev.is_message() {
-                        continue;
-                    }
-                    let found = if deliver {
-                        deliver_frame(&self.server, &*self.sink, ev.data.as_bytes(), want)
-                    } else {
-                        is_response_to(ev.data.as_bytes(), want)
-                    };
-                    if found {
-                        self.hand_off(reader);
-                        return Ok(());
-                    }
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    let err = map_io(&self.server, &what, method, started, Some(deadline), e);
-                    if matches!(err, Error::Timeout { .. })
-                        || reader.parser().last_event_id().is_none()
-                    {
-                        return Err(err);
-                    }
-                    log::debug!("server `{}`: response stream broke: {err}", self.server);
-                    break;
-                }
-            }
-        }
-        let parser = reader.into_parser();
-        self.resume(parser, want, method, started, deadline, deliver)
-    }
-
-    fn resume(
-        &self,
-        mut parser: SseParser,
-        want: Option<&RequestId>,
-        method: &str,
-        started: Instant,
-        deadline: Instant,
-        deliver: bool,
-    ) -> Result<(), Error> {
-        let mut attempts = 0;
-        loop {
-            let Some(last_id) = parser.last_event_id().map(str::to_owned) else {
-                return Err(self.closed_error(&format!(
-                    "the server ended the response stream of `{method}` before answering"
-                )));
-            };
-            attempts += 1;
-            if attempts > MAX_RESUMES {
-                return Err(self.closed_error(&format!(
-                    "the response stream of `{method}` could not be resumed"
-                )));
-            }
-            let delay = parser.retry().unwrap_or(DEFAULT_RETRY);
-            if Instant::now() + delay >= deadline {
-                // Waiting would outlast the caller's deadline.
-                self.wait(deadline.saturating_duration_since(Instant::now()))?;
-                return Err(Error::Timeout {
-                    server: self.server.clone(),
-                    method: method.to_owned(),
-                    after: started.elapsed(),
-                });
-            }
-            self.wait(delay)?;
-            if self.take_answered(want) {
-                return Ok(());
-            }
-            log::debug!(
-                "server `{}`: resuming the `{method}` stream after event {last_id:?}",
-                self.server
-            );
-            let left = deadline.saturating_duration_since(Instant::now());
-            let req = self
-                .agent
-                .get(&self.url)
-                .config()
-                .timeout_global(Some(left))
-                .build()
-                .header("Accept", "text/event-stream")
-                .header("Last-Event-ID", last_id.as_str());
-            let req = self.prepare(req)?;
-            let what = format!("GET {}", self.url);
-            let resp = req
-                .call()
-                .map_err(|e| map_ureq(&self.server, &what, method, started, Some(deadline), e))?;
-            if resp.status() != 200 || !is_event_stream(&resp) {
-                return Err(status_error(&self.server, &what, resp));
-            }
-            let mut reader =
-                SseReader::with_parser(BufReader::new(resp.into_body().into_reader()), parser);
             let before = reader.parser().last_event_id().map(str::to_owned);
-            loop {
+            let ended = loop {
                 match reader.next_event() {
                     Ok(Some(ev)) if ev.is_message() => {
-                        let found = if deliver {
-                            deliver_frame(&self.server, &*self.sink, ev.data.as_bytes(), want)
+                        let data = ev.data.as_bytes();
+                        let found = if call.deliver {
+                            deliver_frame(&self.server, &*self.sink, data, call.want)
                         } else {
-                            is_response_to(ev.data.as_bytes(), want)
+                            is_response_to(data, call.want)
                         };
                         if found {
                             self.hand_off(reader);
@@ -876,21 +820,85 @@ impl Inner {
                         }
                     }
                     Ok(Some(_)) => {}
-                    Ok(None) => break,
-                    Err(e) => {
-                        let err = map_io(&self.server, &what, method, started, Some(deadline), e);
-                        if matches!(err, Error::Timeout { .. }) {
-                            return Err(err);
-                        }
-                        break;
-                    }
+                    Ok(None) => break None,
+                    Err(e) => break Some(call.io_error(&self.server, &what, e)),
                 }
+            };
+            let parser = reader.into_parser();
+            if parser.last_event_id().is_none() {
+                return Err(ended.unwrap_or_else(|| {
+                    self.closed_error(&format!(
+                        "the server ended the response stream of `{}` before answering",
+                        call.method
+                    ))
+                }));
             }
-            parser = reader.into_parser();
-            if parser.last_event_id().map(str::to_owned) != before {
-                attempts = 0;
+            if let Some(err) = ended {
+                if matches!(err, Error::Timeout { .. }) {
+                    return Err(err);
+                }
+                log::debug!("server `{}`: response stream broke: {err}", self.server);
             }
+            stalled = if parser.last_event_id() == before.as_deref() {
+                stalled + 1
+            } else {
+                1
+            };
+            if stalled > MAX_RESUMES {
+                return Err(self.closed_error(&format!(
+                    "the response stream of `{}` could not be resumed",
+                    call.method
+                )));
+            }
+            if self.wait_retry(&parser, call)? {
+                return Ok(());
+            }
+            what = format!("GET {}", self.url);
+            reader = self.resume(parser, call, &what)?;
         }
+    }
+
+    /// Waits the server's `retry` delay before resuming; `Ok(true)` when the response arrived on
+    /// the standalone stream meanwhile.
+    fn wait_retry(&self, parser: &SseParser, call: &Call<'_>) -> Result<bool, Error> {
+        let delay = parser.retry().unwrap_or(DEFAULT_RETRY);
+        if Instant::now() + delay >= call.deadline {
+            // Waiting would outlast the caller's deadline.
+            self.wait(call.deadline.saturating_duration_since(Instant::now()))?;
+            return Err(call.timeout(&self.server));
+        }
+        self.wait(delay)?;
+        Ok(self.take_answered(call.want))
+    }
+
+    /// GET with `Last-Event-ID`: the continuation of a response stream.
+    fn resume(&self, parser: SseParser, call: &Call<'_>, what: &str) -> Result<ReplyStream, Error> {
+        let last_id = parser.last_event_id().unwrap_or_default().to_owned();
+        log::debug!(
+            "server `{}`: resuming the `{}` stream after event {last_id:?}",
+            self.server,
+            call.method
+        );
+        let left = call.deadline.saturating_duration_since(Instant::now());
+        let req = self
+            .agent
+            .get(&self.url)
+            .config()
+            .timeout_global(Some(left))
+            .build()
+            .header("Accept", "text/event-stream")
+            .header("Last-Event-ID", last_id.as_str());
+        let resp = self
+            .prepare(req)?
+            .call()
+            .map_err(|e| call.ureq_error(&self.server, what, e))?;
+        if resp.status() != 200 || !is_event_stream(&resp) {
+            return Err(status_error(&self.server, what, resp));
+        }
+        Ok(SseReader::with_parser(
+            BufReader::new(resp.into_body().into_reader()),
+            parser,
+        ))
     }
 
     /// Tells the server a timed-out request is abandoned (best effort, briefly bounded).
@@ -979,14 +987,14 @@ impl Inner {
             ));
         }
         self.take_session_id(&resp);
-        self.read_reply(
-            resp,
-            out.id.as_ref(),
-            "initialize",
+        let call = Call {
+            want: out.id.as_ref(),
+            method: "initialize",
             started,
             deadline,
-            false,
-        )?;
+            deliver: false,
+        };
+        self.read_reply(resp, &call)?;
         if let Some(note) = initialized {
             let resp = self.post(&note, "notifications/initialized", deadline)?;
             if !resp.status().is_success() {
