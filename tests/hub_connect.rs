@@ -45,6 +45,11 @@ fn a_failing_server_is_recorded_and_the_others_connect() {
     let reason = &hub.failures()[0].reason;
     assert!(reason.contains("`bad`"), "{reason}");
     assert!(reason.contains("could not connect"), "{reason}");
+    // The error quotes the server's last stderr lines.
+    assert!(
+        reason.contains("failing at start-up on purpose"),
+        "{reason}"
+    );
     assert!(set.names().contains(&"gen_0"));
     assert!(set.tools.iter().all(|t| t.server != "bad"));
     wait_for(
