@@ -174,6 +174,18 @@ fn injected_clients_are_adopted_and_not_closed_by_the_hub() {
         .call_tool("outside__echo", json!({"text": "hi"}))
         .unwrap();
     assert_eq!(r.text(), "hi");
+    // An injected client's list_changed goes to its owner, who asks the Hub to refresh.
+    listed
+        .call_tool("add_tool", json!({"name": "later"}))
+        .unwrap();
+    assert!(!hub.tools().iter().any(|t| t.name == "later"));
+    hub.refresh_tools("listed");
+    assert_eq!(
+        hub.call_tool("later", json!({"text": "now"}))
+            .unwrap()
+            .text(),
+        "now"
+    );
     hub.disconnect();
     assert!(outside.is_connected() && listed.is_connected());
     assert!(hub.tools().is_empty());

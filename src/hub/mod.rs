@@ -158,9 +158,19 @@ impl Hub {
     /// Adopts clients connected elsewhere and marks the Hub initialised (RobotLab's
     /// `inject_mcp!`). `tools` gives the tool lists of some servers (by server name); the others
     /// are asked with `tools/list`. A client replaces a Hub server of the same name. The Hub does
-    /// not close injected clients: [`disconnect`](Self::disconnect) only lets go of them.
+    /// not close injected clients: [`disconnect`](Self::disconnect) only lets go of them, and a
+    /// degraded one is not closed (a later run calls its `open`, a no-op while it is connected,
+    /// and lists its tools again). Their `list_changed` notifications
+    /// go to their own handlers: call [`refresh_tools`](Self::refresh_tools) from there.
     pub fn inject(&self, clients: Vec<Arc<Client>>, tools: Vec<(String, Vec<Tool>)>) {
         self.inner.inject(clients, tools);
+    }
+
+    /// Fetches a connected server's tool list again now. The Hub does this by itself when one of
+    /// its own servers sends `notifications/tools/list_changed`; injected clients carry their own
+    /// handlers, so their owner calls this instead.
+    pub fn refresh_tools(&self, server: &str) {
+        self.inner.refresh_tools(server);
     }
 
     /// Closes every server the Hub started (in parallel), lets go of injected clients, stops the
