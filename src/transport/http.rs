@@ -31,6 +31,11 @@ use crate::config::{AuthProvider, HttpConfig};
 use crate::error::Error;
 use crate::protocol::jsonrpc::{Inbound, RequestId};
 
+#[cfg(test)]
+#[path = "../../tests/support_remote/mod.rs"]
+#[allow(unreachable_pub, missing_docs)] // test-support code shared with the integration tests
+pub(crate) mod test_support;
+
 /// The Accept header every POST carries (the spec requires both types).
 const ACCEPT_POST: &str = "application/json, text/event-stream";
 /// Largest JSON body read from a reply.
@@ -1147,5 +1152,156 @@ fn drain_replies(server: &str, sink: &dyn Sink, replies: Receiver<ReplyStream>) 
                 }
             }
         }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! The transport driven directly, with a sink that records what it is handed.
+
+    use std::sync::{Arc, Mutex};
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use super::test_support::{result, HttpServer};
+    use super::*;
+
+    /// Records deliveries as short strings (`request ping`, `response 1`, …) and closings.
+    pub(crate) struct Recorder {
+        pub(crate) seen: Mutex<Vec<String>>,
+        pub(crate) closed: Mutex<Vec<String>>,
+        /// Signals each closing, for tests that wait for one.
+        closed_tx: crossbeam_channel::Sender<()>,
+        pub(crate) closed_rx: crossbeam_channel::Receiver<()>,
+    }
+
+    impl Default for Recorder {
+        fn default() -> Self {
+            let (closed_tx, closed_rx) = crossbeam_channel::unbounded();
+            Recorder {
+                seen: Mutex::default(),
+                closed: Mutex::default(),
+                closed_tx,
+                closed_rx,
+            }
+        }
+    }
+
+    impl Sink for Recorder {
+        fn deliver(&self, msg: Inbound) {
+            let line = match msg {
+                Inbound::Request(r) => format!("request {}", r.method),
+                Inbound::Notification(n) => format!("notification {}", n.method),
+                Inbound::Response(r) => match r.id {
+                    Some(id) => format!("response {id}"),
+                    None => "response".to_owned(),
+                },
+            };
+            self.seen.lock().unwrap().push(line);
+        }
+
+        fn closed(&self, detail: String, _stderr_tail: String) {
+            self.closed.lock().unwrap().push(detail);
+            let _ = self.closed_tx.send(());
+        }
+    }
+
+    fn transport(url: &str, sink: Arc<Recorder>) -> Arc<dyn Transport> {
+        let cfg = crate::config::ServerConfig::http("t", url);
+        let crate::config::TransportConfig::StreamableHttp(http) = cfg.transport() else {
+            unreachable!("an http config")
+        };
+        open("t", http, Duration::from_secs(5), sink).expect("open")
+    }
+
+    fn call_frame(id: i64) -> Vec<u8> {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "x", "arguments": {}}})
+        .to_string()
+        .into_bytes()
+    }
+
+    #[test]
+    fn an_sse_reply_delivers_server_messages_before_the_response() {
+        let srv = HttpServer::start(|req, conn| {
+            let id = req.json()["id"].clone();
+            conn.sse_start(&[]);
+            let ping = json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"});
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "working"}});
+            let _ = conn.event(None, &ping);
+            let _ = conn.chunk("retry: 10\n: keep-alive\n\n");
+            let _ = conn.event(Some("e1"), &note);
+            let _ = conn.event(Some("e2"), &result(&id, json!({"content": []})));
+            conn.sse_end();
+        });
+        let sink = Arc::new(Recorder::default());
+        let t = transport(&srv.url("/mcp"), sink.clone());
+        t.send(call_frame(1), Some(Instant::now() + Duration::from_secs(5)))
+            .expect("send");
+        t.close().expect("close");
+        assert_eq!(
+            *sink.seen.lock().unwrap(),
+            [
+                "request ping",
+                "notification notifications/message",
+                "response 1"
+            ]
+        );
+        assert!(sink.closed.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_notification_accepts_any_2xx_and_delivers_nothing() {
+        // Some servers answer notifications with `200 {"jsonrpc":"2.0","result":{}}`.
+        let srv = HttpServer::start(|_req, conn| {
+            conn.json(200, &[], &json!({"jsonrpc": "2.0", "result": {}}))
+        });
+        let sink = Arc::new(Recorder::default());
+        let t = transport(&srv.url("/mcp"), sink.clone());
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        t.send(note.to_string().into_bytes(), None).expect("send");
+        t.close().expect("close");
+        assert!(sink.seen.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_json_reply_without_our_response_is_a_protocol_error() {
+        let srv = HttpServer::start(|_req, conn| {
+            conn.json(200, &[], &json!({"jsonrpc": "2.0", "id": 99, "result": {}}))
+        });
+        let sink = Arc::new(Recorder::default());
+        let t = transport(&srv.url("/mcp"), sink.clone());
+        let err = t
+            .send(call_frame(1), Some(Instant::now() + Duration::from_secs(5)))
+            .expect_err("no response to id 1");
+        assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
+        t.close().expect("close");
+    }
+
+    #[test]
+    fn header_values_are_redacted_in_debug() {
+        let headers = RequestHeaders::new(
+            vec![("Authorization".into(), "Bearer s3cret".into())],
+            Some(AuthProvider::new(|| Ok("Bearer other".into()))),
+        );
+        let shown = format!("{headers:?}");
+        assert!(shown.contains("Authorization"), "{shown}");
+        assert!(
+            !shown.contains("s3cret") && !shown.contains("other"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn sending_after_close_is_a_closed_error() {
+        let srv = HttpServer::start(|_req, conn| conn.accepted());
+        let sink = Arc::new(Recorder::default());
+        let t = transport(&srv.url("/mcp"), sink);
+        t.close().expect("close");
+        t.close().expect("close is idempotent");
+        let err = t.send(call_frame(1), None).expect_err("closed");
+        assert!(matches!(err, Error::Closed { .. }), "{err:?}");
     }
 }

@@ -356,7 +356,54 @@ pub(crate) fn resolve_endpoint(base: &str, endpoint: &str) -> Result<String, Str
 
 #[cfg(test)]
 mod tests {
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
     use super::resolve_endpoint;
+    use crate::transport::http::test_support::mcp::McpSse;
+    use crate::transport::http::tests::Recorder;
+
+    #[test]
+    fn the_end_of_the_stream_is_reported_once() {
+        let srv = McpSse::start("/messages?sid=1");
+        let sink = Arc::new(Recorder::default());
+        let t = super::open(
+            "s",
+            &srv.server.url("/sse"),
+            Duration::from_secs(5),
+            sink.clone(),
+        )
+        .expect("open");
+        let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
+            "params": {"name": "die", "arguments": {}}});
+        t.send(
+            call.to_string().into_bytes(),
+            Some(Instant::now() + Duration::from_secs(5)),
+        )
+        .expect("POST accepted");
+        sink.closed_rx
+            .recv_timeout(Duration::from_secs(5))
+            .expect("the end is reported");
+        t.close().expect("close");
+        assert_eq!(sink.closed.lock().unwrap().len(), 1);
+    }
+
+    #[test]
+    fn close_does_not_report_an_end() {
+        let srv = McpSse::start("/messages?sid=1");
+        let sink = Arc::new(Recorder::default());
+        let t = super::open(
+            "s",
+            &srv.server.url("/sse"),
+            Duration::from_secs(5),
+            sink.clone(),
+        )
+        .expect("open");
+        t.close().expect("close");
+        assert!(sink.closed.lock().unwrap().is_empty());
+    }
 
     #[test]
     fn endpoints_resolve_against_the_stream_url() {
