@@ -160,6 +160,30 @@ fn an_expired_session_is_reinitialized_once_and_the_call_repeated() {
 }
 
 #[test]
+fn a_session_that_keeps_expiring_is_reinitialized_only_once() {
+    let srv = HttpServer::start(|req, conn| {
+        let msg = req.json();
+        if msg["method"] == "initialize" {
+            let reply = support_remote::mcp::answer(&msg).expect("initialize answer");
+            conn.json(200, &[("Mcp-Session-Id", "doomed")], &reply);
+        } else {
+            conn.respond(404, &[], b"session not found");
+        }
+    });
+    let started = Instant::now();
+    let err = Client::connect(ServerConfig::http("expiring", srv.server_url()).timeout_secs(5.0))
+        .expect_err("404 forever");
+    assert!(started.elapsed() < Duration::from_secs(3));
+    assert!(err.to_string().contains("404"), "{err}");
+    let inits = srv
+        .requests()
+        .iter()
+        .filter(|r| r.rpc_method() == "initialize")
+        .count();
+    assert_eq!(inits, 2, "one original initialize and one replay");
+}
+
+#[test]
 fn a_stream_that_ends_after_an_event_id_is_resumed_with_last_event_id() {
     let srv = McpHttp::start(Options {
         sse: true,

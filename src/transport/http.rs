@@ -465,7 +465,7 @@ impl HttpTransport {
         {
             Ok(h) => {
                 *slot = Some(h);
-                let _ = opened_rx.recv_timeout(self.inner.timeout.min(Duration::from_secs(5)));
+                let _ = opened_rx.recv_timeout(self.inner.timeout.min(Duration::from_secs(2)));
             }
             Err(e) => log::warn!(
                 "server `{}`: could not start the GET stream thread: {e}",
