@@ -6,7 +6,6 @@ use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{RecvTimeoutError, Sender};
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::options::{CallOptions, Handlers};
@@ -14,7 +13,7 @@ use crate::error::Error;
 use crate::handler::Notification;
 use crate::model::{ElicitAction, ElicitParams, InitializeResult, LoggingMessage, Root};
 use crate::protocol::jsonrpc::{
-    encode_notification, encode_response, InNotification, InRequest, Inbound, RpcError,
+    encode_notification, encode_response, InNotification, InRequest, Inbound, Payload, RpcError,
 };
 use crate::protocol::session::{cancelled_frame, Event, Failure, Routed, Session};
 use crate::transport::poller::ConnectionPoller;
@@ -271,7 +270,7 @@ impl Connection {
         method: &str,
         params: Option<Value>,
         opts: &CallOptions,
-    ) -> Result<Box<RawValue>, Error> {
+    ) -> Result<Payload, Error> {
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
         let start = Instant::now();
         let hard_limit = opts.max_total_timeout.map(|m| start + m.max(timeout));

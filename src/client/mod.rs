@@ -565,8 +565,8 @@ impl Client {
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<Value, Error> {
-        let raw = self.connection()?.request(method, params, opts)?;
-        serde_json::from_str(raw.get()).map_err(|e| self.malformed(method, &e))
+        let payload = self.connection()?.request(method, params, opts)?;
+        payload.parse().map_err(|e| self.malformed(method, &e))
     }
 
     /// Sends any notification.
@@ -583,8 +583,8 @@ impl Client {
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<T, Error> {
-        let raw = self.connection()?.request(method, params, opts)?;
-        serde_json::from_str(raw.get()).map_err(|e| self.malformed(method, &e))
+        let payload = self.connection()?.request(method, params, opts)?;
+        payload.parse().map_err(|e| self.malformed(method, &e))
     }
 
     fn malformed(&self, method: &str, e: &serde_json::Error) -> Error {
@@ -751,12 +751,11 @@ impl Client {
                 },
                 other => other,
             })?;
-        let init: InitializeResult =
-            serde_json::from_str(raw.get()).map_err(|e| Error::Connect {
-                server: server.clone(),
-                detail: format!("{target} sent a malformed `initialize` result: {e}"),
-                stderr_tail: conn.transport.stderr_tail(),
-            })?;
+        let init: InitializeResult = raw.parse().map_err(|e| Error::Connect {
+            server: server.clone(),
+            detail: format!("{target} sent a malformed `initialize` result: {e}"),
+            stderr_tail: conn.transport.stderr_tail(),
+        })?;
         negotiate(&init).map_err(|detail| Error::Connect {
             server: server.clone(),
             detail: format!("{target}: {detail}"),

@@ -85,7 +85,40 @@ pub(crate) struct InNotification {
 #[derive(Debug)]
 pub(crate) struct InResponse {
     pub(crate) id: Option<RequestId>,
-    pub(crate) outcome: Result<Box<RawValue>, RpcError>,
+    pub(crate) outcome: Result<Payload, RpcError>,
+}
+
+/// The `result` of a response, parsed by the caller that waits for it (on its own thread, once).
+#[derive(Debug)]
+pub(crate) enum Payload {
+    /// The result alone, as raw JSON.
+    Raw(Box<RawValue>),
+    /// A whole response line whose envelope was only peeked at (see [`peek_response_id`]): the
+    /// result is parsed straight out of it, so a large result is scanned once, not twice.
+    Line(Vec<u8>),
+}
+
+impl Payload {
+    /// Deserialises the result.
+    pub(crate) fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+        match self {
+            Payload::Raw(raw) => serde_json::from_str(raw.get()),
+            Payload::Line(line) => {
+                #[derive(Deserialize)]
+                struct Env<T> {
+                    jsonrpc: String,
+                    result: T,
+                }
+                let env: Env<T> = serde_json::from_slice(line)?;
+                if env.jsonrpc != "2.0" {
+                    return Err(serde::de::Error::custom(
+                        "missing or wrong \"jsonrpc\": \"2.0\"",
+                    ));
+                }
+                Ok(env.result)
+            }
+        }
+    }
 }
 
 /// One inbound JSON-RPC message.
@@ -164,13 +197,13 @@ impl Inbound {
             (None, id) => {
                 let outcome = match (env.result, env.error) {
                     (_, Some(err)) => Err(err),
-                    (Some(result), None) => Ok(result),
+                    (Some(result), None) => Ok(Payload::Raw(result)),
                     (None, None) => {
                         if id.is_none() {
                             return Err(FrameError::Invalid("neither method, result nor error"));
                         }
                         // `"result": null` deserialises as None; keep it as a JSON null.
-                        Ok(null_raw())
+                        Ok(Payload::Raw(null_raw()))
                     }
                 };
                 Ok(Inbound::Response(InResponse { id, outcome }))
@@ -181,6 +214,171 @@ impl Inbound {
 
 pub(crate) fn null_raw() -> Box<RawValue> {
     RawValue::from_string("null".to_owned()).expect("null is valid JSON")
+}
+
+/// Finds the id of a plain successful response (`{"jsonrpc", "id", "result"}` in any order)
+/// without parsing its result: keys are read, values skipped. Returns `None` for anything else
+/// (requests, notifications, errors, odd keys), which then gets a full parse.
+pub(crate) fn peek_response_id(bytes: &[u8]) -> Option<RequestId> {
+    let mut p = Peek { b: bytes, i: 0 };
+    p.ws();
+    p.eat(b'{')?;
+    let (mut id, mut has_result) = (None, false);
+    loop {
+        p.ws();
+        let key = p.simple_string()?;
+        p.ws();
+        p.eat(b':')?;
+        p.ws();
+        match key {
+            b"id" => id = Some(p.id()?),
+            b"result" => {
+                has_result = true;
+                p.skip_value()?;
+            }
+            b"jsonrpc" => {
+                if p.simple_string()? != b"2.0" {
+                    return None;
+                }
+            }
+            _ => return None,
+        }
+        p.ws();
+        match p.next()? {
+            b',' => continue,
+            b'}' => break,
+            _ => return None,
+        }
+    }
+    if has_result {
+        id
+    } else {
+        None
+    }
+}
+
+struct Peek<'a> {
+    b: &'a [u8],
+    i: usize,
+}
+
+impl<'a> Peek<'a> {
+    fn next(&mut self) -> Option<u8> {
+        let c = *self.b.get(self.i)?;
+        self.i += 1;
+        Some(c)
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.next()? == c).then_some(())
+    }
+
+    fn ws(&mut self) {
+        while matches!(self.b.get(self.i), Some(b' ' | b'\t' | b'\n' | b'\r')) {
+            self.i += 1;
+        }
+    }
+
+    /// A string without escapes (keys, "2.0", string ids).
+    fn simple_string(&mut self) -> Option<&'a [u8]> {
+        self.eat(b'"')?;
+        let start = self.i;
+        let len = self.b[start..]
+            .iter()
+            .position(|&c| c == b'"' || c == b'\\')?;
+        if self.b[start + len] != b'"' {
+            return None;
+        }
+        self.i = start + len + 1;
+        Some(&self.b[start..start + len])
+    }
+
+    fn id(&mut self) -> Option<RequestId> {
+        if self.b.get(self.i) == Some(&b'"') {
+            let s = std::str::from_utf8(self.simple_string()?).ok()?;
+            return Some(RequestId::String(s.to_owned()));
+        }
+        let start = self.i;
+        if self.b.get(self.i) == Some(&b'-') {
+            self.i += 1;
+        }
+        while self.b.get(self.i).is_some_and(u8::is_ascii_digit) {
+            self.i += 1;
+        }
+        let n = std::str::from_utf8(&self.b[start..self.i])
+            .ok()?
+            .parse()
+            .ok()?;
+        Some(RequestId::Number(n))
+    }
+
+    /// Skips any JSON value; strings are skipped eight bytes at a time.
+    fn skip_value(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            self.ws();
+            match *self.b.get(self.i)? {
+                b'"' => {
+                    self.i += 1;
+                    self.skip_string_body()?;
+                }
+                b'{' | b'[' => {
+                    depth += 1;
+                    self.i += 1;
+                }
+                b'}' | b']' => {
+                    depth = depth.checked_sub(1)?;
+                    self.i += 1;
+                }
+                b',' | b':' if depth > 0 => self.i += 1,
+                _ => {
+                    // number, true, false, null
+                    let len = self.b[self.i..]
+                        .iter()
+                        .position(|c| {
+                            matches!(c, b',' | b'}' | b']' | b':' | b' ' | b'\t' | b'\n' | b'\r')
+                        })
+                        .unwrap_or(self.b.len() - self.i);
+                    if len == 0 {
+                        return None;
+                    }
+                    self.i += len;
+                }
+            }
+            if depth == 0 {
+                return Some(());
+            }
+        }
+    }
+
+    /// After an opening quote: moves past the closing one.
+    fn skip_string_body(&mut self) -> Option<()> {
+        const LO: u64 = 0x0101_0101_0101_0101;
+        const HI: u64 = 0x8080_8080_8080_8080;
+        const QUOTE: u64 = LO * b'"' as u64;
+        const BACKSLASH: u64 = LO * b'\\' as u64;
+        loop {
+            // Fast: whole words with neither a quote nor a backslash.
+            while let Some(chunk) = self.b.get(self.i..self.i + 8) {
+                let mut word = [0u8; 8];
+                word.copy_from_slice(chunk);
+                let w = u64::from_le_bytes(word);
+                let (q, bs) = (w ^ QUOTE, w ^ BACKSLASH);
+                let found = (q.wrapping_sub(LO) & !q) | (bs.wrapping_sub(LO) & !bs);
+                if found & HI != 0 {
+                    break;
+                }
+                self.i += 8;
+            }
+            match self.next()? {
+                b'"' => return Some(()),
+                b'\\' => {
+                    self.next()?;
+                }
+                _ => {}
+            }
+        }
+    }
 }
 
 fn trim_ascii(mut b: &[u8]) -> &[u8] {
@@ -271,7 +469,8 @@ mod tests {
         match &m[0] {
             Inbound::Response(r) => {
                 assert_eq!(r.id, Some(RequestId::Number(7)));
-                assert_eq!(r.outcome.as_ref().unwrap().get(), r#"{"a":1}"#);
+                let v: Value = r.outcome.as_ref().unwrap().parse().unwrap();
+                assert_eq!(v, serde_json::json!({"a": 1}));
             }
             other => panic!("{other:?}"),
         }
@@ -296,7 +495,7 @@ mod tests {
     fn null_result_is_kept_as_null() {
         let m = Inbound::parse(br#"{"jsonrpc":"2.0","id":1,"result":null}"#).unwrap();
         assert!(
-            matches!(&m[0], Inbound::Response(InResponse { outcome: Ok(v), .. }) if v.get() == "null")
+            matches!(&m[0], Inbound::Response(InResponse { outcome: Ok(Payload::Raw(v)), .. }) if v.get() == "null")
         );
     }
 
@@ -314,6 +513,53 @@ mod tests {
             Inbound::parse(br#"{"jsonrpc":"2.0"}"#),
             Err(FrameError::Invalid(_))
         ));
+    }
+
+    #[test]
+    fn peek_finds_response_ids_and_declines_the_rest() {
+        let big = format!(
+            r#"{{"jsonrpc":"2.0","id":12,"result":{{"content":[{{"type":"text","text":"{}\\\"q\\\\"}}],"n":[1,-2.5e3,true,null,{{}}]}}}}"#,
+            "x".repeat(100)
+        );
+        assert_eq!(
+            peek_response_id(big.as_bytes()),
+            Some(RequestId::Number(12))
+        );
+        let v: Value = Payload::Line(big.clone().into_bytes()).parse().unwrap();
+        assert_eq!(v["n"][1], serde_json::json!(-2500.0));
+        assert_eq!(
+            peek_response_id(br#" { "result" : {} , "id" : "abc", "jsonrpc":"2.0" } "#),
+            Some(RequestId::String("abc".into()))
+        );
+        assert_eq!(
+            peek_response_id(br#"{"jsonrpc":"2.0","id":-3,"result":"a\"b"}"#),
+            Some(RequestId::Number(-3))
+        );
+        // Not plain responses: a full parse decides.
+        assert_eq!(
+            peek_response_id(br#"{"jsonrpc":"2.0","id":1,"method":"ping"}"#),
+            None
+        );
+        assert_eq!(
+            peek_response_id(br#"{"jsonrpc":"2.0","id":1,"error":{"code":1,"message":"m"}}"#),
+            None
+        );
+        assert_eq!(
+            peek_response_id(br#"{"jsonrpc":"1.0","id":1,"result":{}}"#),
+            None
+        );
+        assert_eq!(peek_response_id(br#"{"jsonrpc":"2.0","id":1}"#), None);
+        assert_eq!(
+            peek_response_id(br#"{"jsonrpc":"2.0","id":1,"result":{"#),
+            None
+        );
+        assert_eq!(peek_response_id(b"not json"), None);
+        // A peeked line whose result is broken fails when the caller parses it.
+        assert!(
+            Payload::Line(br#"{"jsonrpc":"2.0","id":1,"result":[1,}"#.to_vec())
+                .parse::<Value>()
+                .is_err()
+        );
     }
 
     #[test]

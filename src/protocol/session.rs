@@ -15,11 +15,11 @@ use std::sync::atomic::{AtomicI64, Ordering};
 use std::sync::Mutex;
 
 use crossbeam_channel::{Receiver, Sender};
-use serde_json::value::RawValue;
 use serde_json::{json, Value};
 
 use super::jsonrpc::{
-    encode_notification, encode_request, InNotification, InRequest, Inbound, RequestId, RpcError,
+    encode_notification, encode_request, InNotification, InRequest, Inbound, Payload, RequestId,
+    RpcError,
 };
 use crate::model::{
     ClientCapabilities, Implementation, InitializeResult, Progress, LATEST_PROTOCOL_VERSION,
@@ -41,7 +41,7 @@ pub(crate) enum Event {
     /// A `notifications/progress` for this request.
     Progress(Progress),
     /// The final answer.
-    Done(Result<Box<RawValue>, Failure>),
+    Done(Result<Payload, Failure>),
 }
 
 /// What `route` did with a message.
@@ -277,7 +277,7 @@ mod tests {
         Inbound::parse(s.as_bytes()).unwrap().pop().unwrap()
     }
 
-    fn done(rx: &Receiver<Event>) -> Result<Box<RawValue>, Failure> {
+    fn done(rx: &Receiver<Event>) -> Result<Payload, Failure> {
         match rx.try_recv().expect("an event") {
             Event::Done(d) => d,
             other => panic!("expected Done, got {other:?}"),
@@ -313,8 +313,14 @@ mod tests {
             ))),
             Routed::Delivered
         ));
-        assert_eq!(done(&ra).unwrap().get(), r#"{"a":1}"#);
-        assert_eq!(done(&rb).unwrap().get(), r#"{"b":1}"#);
+        assert_eq!(
+            done(&ra).unwrap().parse::<Value>().unwrap(),
+            json!({"a": 1})
+        );
+        assert_eq!(
+            done(&rb).unwrap().parse::<Value>().unwrap(),
+            json!({"b": 1})
+        );
         assert_eq!(s.pending_count(), 0);
     }
 

@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use polling::{Event, Events, PollMode, Poller};
 
 use super::Sink;
-use crate::protocol::jsonrpc::Inbound;
+use crate::protocol::jsonrpc::{peek_response_id, InResponse, Inbound, Payload};
 
 /// Lines of stderr kept per server, quoted in errors.
 const STDERR_LINES: usize = 20;
@@ -35,6 +35,8 @@ pub(crate) const DEFAULT_MAX_MESSAGE: usize = 256 * 1024 * 1024;
 /// Queued-but-unwritten stdin bytes above which a writer waits (bounded by its deadline).
 const MAX_QUEUED: usize = 64 * 1024 * 1024;
 const READ_CHUNK: usize = 16 * 1024;
+/// Lines at least this long are handed over without copying.
+const BIG_LINE: usize = 64 * 1024;
 /// Read buffer capacity kept between messages.
 const KEEP_CAPACITY: usize = 1024 * 1024;
 /// Most bytes read from one stdout per round.
@@ -611,12 +613,25 @@ impl Conn {
                 r.skipping = false;
             } else if end - start > self.max_message {
                 self.too_large();
+            } else if start == 0 && end >= BIG_LINE {
+                // A large line that starts the buffer is handed over without a copy: the buffer
+                // becomes the line and what follows it moves to a fresh buffer.
+                let rest = r.buf.split_off(end + 1);
+                let mut line = std::mem::replace(&mut r.buf, rest);
+                line.truncate(end);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                self.deliver_line(line);
+                r.scanned = 0;
+                from = 0;
+                continue;
             } else {
                 let mut line = &r.buf[start..end];
                 if let [rest @ .., b'\r'] = line {
                     line = rest;
                 }
-                self.deliver_line(line);
+                self.deliver_line(line.to_vec());
             }
             start = end + 1;
             from = start;
@@ -645,11 +660,18 @@ impl Conn {
         );
     }
 
-    fn deliver_line(&self, line: &[u8]) {
+    fn deliver_line(&self, line: Vec<u8>) {
         if line.iter().all(u8::is_ascii_whitespace) {
             return;
         }
-        match Inbound::parse(line) {
+        if let Some(id) = peek_response_id(&line) {
+            self.sink.deliver(Inbound::Response(InResponse {
+                id: Some(id),
+                outcome: Ok(Payload::Line(line)),
+            }));
+            return;
+        }
+        match Inbound::parse(&line) {
             Ok(msgs) => {
                 for m in msgs {
                     self.sink.deliver(m);
