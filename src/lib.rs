@@ -1,7 +1,37 @@
-//! A blocking Model Context Protocol (MCP) client.
+//! A blocking Model Context Protocol (MCP) client: spawn or reach MCP servers, discover their
+//! tools, resources and prompts, call them, and manage many of them at once, from plain
+//! synchronous Rust. No async runtime: threads, channels and blocking I/O.
+//!
+//! ```no_run
+//! use mcp_blocking::{Client, ServerConfig};
+//! let client = Client::connect(ServerConfig::stdio("everything", "npx")
+//!     .args(["-y", "@modelcontextprotocol/server-everything"]))?;
+//! let tools = client.list_tools()?;
+//! let result = client.call_tool("echo", serde_json::json!({"message": "hi"}))?;
+//! println!("{} tools; echo said {}", tools.len(), result.text());
+//! # Ok::<(), mcp_blocking::Error>(())
+//! ```
+//!
+//! | piece | what it is |
+//! |---|---|
+//! | [`ServerConfig`] | a validated server description (stdio, Streamable HTTP, legacy SSE, WebSocket) |
+//! | [`ConfigLoader`], [`Template`], [`HostedMcpServer`] | the config files MCP hosts already use |
+//! | [`Client`] | one server; blocking calls with a timeout each; `Send + Sync` |
+//! | [`ConnectionPoller`] | one I/O thread for the pipes of any number of stdio servers |
+//! | [`Hub`] | many servers for one host program: discovery, allow-lists, routing, degradation |
+//! | [`Error`] | the one error type; every variant names its server |
+//!
+//! The library never writes to stdout or stderr; it logs through the `log` crate (server stderr
+//! lines under the target `mcp_blocking::stderr`, server log notifications under
+//! `mcp_blocking::server_log`).
 #![deny(unsafe_code)]
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
+
+/// The README's examples, compiled as doc tests.
+#[cfg(doctest)]
+#[doc = include_str!("../README.md")]
+struct ReadmeDoctests;
 
 mod client;
 mod config;
