@@ -59,6 +59,8 @@ pub(crate) enum Routed {
 
 struct Slot {
     tx: Sender<Event>,
+    /// Whether progress was asked for (the channel is unbounded only then).
+    progress: bool,
 }
 
 #[derive(Default)]
@@ -109,7 +111,13 @@ impl Session {
             params
         };
         let frame = encode_request(&RequestId::Number(id), method, params.as_ref());
-        let (tx, rx) = crossbeam_channel::unbounded();
+        // Without progress exactly one event ever arrives: a one-slot channel is the cheapest.
+        // With progress, any number may, and the router must never block.
+        let (tx, rx) = if progress {
+            crossbeam_channel::unbounded()
+        } else {
+            crossbeam_channel::bounded(1)
+        };
         let mut pending = self.lock();
         if let Some((detail, stderr_tail)) = &pending.closed {
             return Err(Failure::Closed {
@@ -117,7 +125,7 @@ impl Session {
                 stderr_tail: stderr_tail.clone(),
             });
         }
-        pending.slots.insert(id, Slot { tx });
+        pending.slots.insert(id, Slot { tx, progress });
         Ok((id, frame, rx))
     }
 
@@ -155,7 +163,7 @@ impl Session {
                         let outcome = resp.outcome.map_err(Failure::Rpc);
                         // The caller may have given up between our remove and this send; then
                         // the answer is simply dropped, like any late answer.
-                        let _ = slot.tx.send(Event::Done(outcome));
+                        let _ = slot.tx.try_send(Event::Done(outcome));
                         Routed::Delivered
                     }
                     None => Routed::Orphan(resp.id),
@@ -169,7 +177,7 @@ impl Session {
                 {
                     if let Some(token) = progress_token_id(&progress) {
                         let pending = self.lock();
-                        if let Some(slot) = pending.slots.get(&token) {
+                        if let Some(slot) = pending.slots.get(&token).filter(|s| s.progress) {
                             let _ = slot.tx.send(Event::Progress(progress));
                             return Routed::Delivered;
                         }
@@ -194,7 +202,7 @@ impl Session {
         };
         let (detail, stderr_tail) = self.closed_reason().unwrap_or_default();
         for (_, slot) in slots {
-            let _ = slot.tx.send(Event::Done(Err(Failure::Closed {
+            let _ = slot.tx.try_send(Event::Done(Err(Failure::Closed {
                 detail: detail.clone(),
                 stderr_tail: stderr_tail.clone(),
             })));
@@ -379,7 +387,12 @@ mod tests {
     #[test]
     fn progress_goes_to_the_request_it_belongs_to() {
         let s = Session::new();
-        let (a, _, ra) = s.begin("tools/call", None, false).unwrap();
+        let (a, _, ra) = s.begin("tools/call", None, true).unwrap();
+        // A request that did not ask for progress never gets any, even with a matching token.
+        let (b, _, rb) = s.begin("tools/call", None, false).unwrap();
+        let r = s.route(parse(&format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{b},"progress":1}}}}"#)));
+        assert!(matches!(r, Routed::Notification(_)));
+        assert!(rb.try_recv().is_err());
         let r = s.route(parse(&format!(r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{a},"progress":1,"total":3}}}}"#)));
         assert!(matches!(r, Routed::Delivered));
         match ra.try_recv().unwrap() {
