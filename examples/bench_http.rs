@@ -16,59 +16,112 @@
 mod support_remote;
 
 use std::io::Read;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mcp_blocking::{Client, ServerConfig};
 use serde_json::json;
 use support_remote::mcp::{McpHttp, Options};
 
+/// Rounds per row; rows are interleaved round by round and each row reports its median round,
+/// so a busy machine disturbs all rows alike.
+const ROUNDS: usize = 7;
+
 fn main() {
     let calls: usize = std::env::args()
         .nth(1)
         .and_then(|n| n.parse().ok())
-        .unwrap_or(5000);
+        .unwrap_or(7000);
+    let per_round = (calls / ROUNDS).max(1);
 
     let json_srv = McpHttp::start(Options::default());
-    let floor = bare_ureq(&json_srv.url(), calls);
-    let json_reply = client_calls(&json_srv, calls);
     let sse_srv = McpHttp::start(Options {
         sse: true,
         ..Options::default()
     });
-    let sse_reply = client_calls(&sse_srv, calls);
+    let mut floor = Floor::new(&json_srv.url());
+    let json_client = connect(&json_srv);
+    let sse_client = connect(&sse_srv);
+    let conns_before = (json_srv.server.connections(), sse_srv.server.connections());
 
-    println!("Sequential tools/call over Streamable HTTP, loopback, {calls} calls each");
+    let (mut t_floor, mut t_json, mut t_sse) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..ROUNDS {
+        t_floor.push(floor.run(per_round));
+        t_json.push(calls_on(&json_client, per_round));
+        t_sse.push(calls_on(&sse_client, per_round));
+    }
+    let conns = (
+        json_srv.server.connections() - conns_before.0,
+        sse_srv.server.connections() - conns_before.1,
+    );
+    json_client.close().expect("close");
+    sse_client.close().expect("close");
+
+    let floor_per = median(&mut t_floor) / per_round as f64;
+    println!(
+        "Sequential tools/call over Streamable HTTP, loopback, {ROUNDS} interleaved rounds of \
+         {per_round} calls; median round"
+    );
     println!();
-    println!("| row                            |   req/s | µs/call | vs floor | TCP conns |");
-    println!("|--------------------------------|--------:|--------:|---------:|----------:|");
-    let row = |name: &str, (took, conns): (Duration, usize)| {
-        let per = took.as_secs_f64() / calls as f64;
+    println!("| row                            |   req/s | µs/call | vs floor | new TCP conns |");
+    println!("|--------------------------------|--------:|--------:|---------:|--------------:|");
+    let row = |name: &str, per: f64, conns: usize| {
         println!(
-            "| {name:<30} | {:>7.0} | {:>7.1} | {:>7.2}x | {conns:>9} |",
+            "| {name:<30} | {:>7.0} | {:>7.1} | {:>7.2}x | {conns:>13} |",
             1.0 / per,
             per * 1e6,
-            took.as_secs_f64() / floor.0.as_secs_f64(),
+            per / floor_per,
         );
     };
-    row("bare ureq POST (floor)", floor);
-    row("Client::call_tool, JSON reply", json_reply);
-    row("Client::call_tool, SSE reply", sse_reply);
+    row("bare ureq POST (floor)", floor_per, 0);
+    row(
+        "Client::call_tool, JSON reply",
+        median(&mut t_json) / per_round as f64,
+        conns.0,
+    );
+    row(
+        "Client::call_tool, SSE reply",
+        median(&mut t_sse) / per_round as f64,
+        conns.1,
+    );
 }
 
-fn bare_ureq(url: &str, calls: usize) -> (Duration, usize) {
-    let agent: ureq::Agent = ureq::Agent::config_builder()
-        .http_status_as_error(false)
-        .build()
-        .into();
-    let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
-        "params": {"name": "add", "arguments": {"a": 1, "b": 2}}})
-    .to_string();
-    let one = || {
-        let resp = agent
-            .post(url)
+fn median(secs: &mut [f64]) -> f64 {
+    secs.sort_by(|a, b| a.total_cmp(b));
+    secs[secs.len() / 2]
+}
+
+/// The floor: the same request body POSTed with a bare ureq agent, reply read and parsed.
+struct Floor {
+    agent: ureq::Agent,
+    url: String,
+    body: String,
+}
+
+impl Floor {
+    fn new(url: &str) -> Floor {
+        let agent: ureq::Agent = ureq::Agent::config_builder()
+            .http_status_as_error(false)
+            .build()
+            .into();
+        let body = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/call",
+            "params": {"name": "add", "arguments": {"a": 1, "b": 2}}})
+        .to_string();
+        let mut f = Floor {
+            agent,
+            url: url.to_owned(),
+            body,
+        };
+        f.run(200);
+        f
+    }
+
+    fn one(&self) {
+        let resp = self
+            .agent
+            .post(&self.url)
             .header("Accept", "application/json, text/event-stream")
             .header("Content-Type", "application/json")
-            .send(body.as_bytes())
+            .send(self.body.as_bytes())
             .expect("POST");
         let mut buf = Vec::new();
         resp.into_body()
@@ -77,34 +130,30 @@ fn bare_ureq(url: &str, calls: usize) -> (Duration, usize) {
             .expect("body");
         let v: serde_json::Value = serde_json::from_slice(&buf).expect("JSON");
         assert!(v["result"].is_object());
-    };
-    for _ in 0..200 {
-        one();
     }
-    let started = Instant::now();
-    for _ in 0..calls {
-        one();
+
+    fn run(&mut self, calls: usize) -> f64 {
+        let started = Instant::now();
+        for _ in 0..calls {
+            self.one();
+        }
+        started.elapsed().as_secs_f64()
     }
-    (started.elapsed(), 1)
 }
 
-fn client_calls(srv: &McpHttp, calls: usize) -> (Duration, usize) {
+fn connect(srv: &McpHttp) -> Client {
     let client = Client::connect(ServerConfig::http("bench", srv.url()).timeout_secs(10.0))
         .expect("connect");
-    for _ in 0..200 {
-        client
-            .call_tool("add", json!({"a": 1, "b": 2}))
-            .expect("call");
-    }
-    let before = srv.server.connections();
+    calls_on(&client, 200);
+    client
+}
+
+fn calls_on(client: &Client, calls: usize) -> f64 {
     let started = Instant::now();
     for i in 0..calls {
         client
             .call_tool("add", json!({"a": i, "b": 2}))
             .expect("call");
     }
-    let took = started.elapsed();
-    let conns = srv.server.connections() - before;
-    client.close().expect("close");
-    (took, conns)
+    started.elapsed().as_secs_f64()
 }
