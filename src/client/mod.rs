@@ -62,6 +62,12 @@ pub struct Client {
     state: RwLock<Option<Arc<Connection>>>,
     /// Serialises `open` and `disconnect`.
     lifecycle: Mutex<()>,
+    /// Unit tests: an in-process server instead of the configured transport.
+    #[cfg(test)]
+    memory: Option<(
+        Arc<crate::transport::memory::MemoryServer>,
+        crate::transport::memory::SentLog,
+    )>,
 }
 
 impl std::fmt::Debug for Client {
@@ -156,6 +162,8 @@ impl ClientBuilder {
             roots: Arc::new(RwLock::new(self.roots)),
             state: RwLock::new(None),
             lifecycle: Mutex::new(()),
+            #[cfg(test)]
+            memory: None,
         }
     }
 
@@ -669,6 +677,15 @@ impl Client {
         });
         let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
         let mut private_poller = None;
+        #[cfg(test)]
+        if let Some((server_fn, sent)) = &self.memory {
+            let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
+                sink.clone(),
+                Arc::clone(server_fn),
+                Arc::clone(sent),
+            ));
+            return self.finish(server, session, sink, ctx, t, "memory".into(), None);
+        }
         let (transport, target): (Arc<dyn Transport>, String) = match self.config.transport() {
             TransportConfig::Stdio(cfg) => {
                 let poller = match &self.poller {
@@ -699,6 +716,30 @@ impl Client {
                 cfg.url.clone(),
             ),
         };
+        self.finish(
+            server,
+            session,
+            sink,
+            ctx,
+            transport,
+            target,
+            private_poller,
+        )
+    }
+
+    /// Runs the handshake on an opened transport.
+    #[allow(clippy::too_many_arguments)] // The parts of a connection, handed over once.
+    fn finish(
+        &self,
+        server: Arc<str>,
+        session: Arc<Session>,
+        sink: Arc<ClientSink>,
+        ctx: Arc<DispatchCtx>,
+        transport: Arc<dyn Transport>,
+        target: String,
+        private_poller: Option<ConnectionPoller>,
+    ) -> Result<Connection, Error> {
+        let timeout = self.config.timeout();
         let _ = ctx.transport.set(Arc::downgrade(&transport));
         let mut conn = Connection {
             server: Arc::clone(&server),
@@ -803,6 +844,9 @@ fn json_kind(v: &Value) -> &'static str {
         Value::Object(_) => "an object",
     }
 }
+
+#[cfg(test)]
+mod memory_tests;
 
 #[cfg(test)]
 mod tests {

@@ -10,6 +10,8 @@ use crate::error::Error;
 use crate::protocol::jsonrpc::Inbound;
 
 pub(crate) mod http;
+#[cfg(test)]
+pub(crate) mod memory;
 pub(crate) mod poller;
 pub(crate) mod sse;
 pub(crate) mod sse_parser;

@@ -1,0 +1,274 @@
+//! Client protocol behaviour against an in-process server (no process, no thread of ours).
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::{CallOptions, Client};
+use crate::config::ServerConfig;
+use crate::error::Error;
+
+type Sent = Arc<Mutex<Vec<Value>>>;
+
+/// A client whose server is `f`; returns it with the log of what the client sent.
+fn client(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client, Sent) {
+    client_with(
+        Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(1.0)),
+        f,
+    )
+}
+
+fn client_with(
+    builder: super::ClientBuilder,
+    f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static,
+) -> (Client, Sent) {
+    let sent: Sent = Arc::default();
+    let mut c = builder.build();
+    c.memory = Some((Arc::new(f), Arc::clone(&sent)));
+    (c, sent)
+}
+
+fn init_result(version: &str) -> Value {
+    json!({"protocolVersion": version, "capabilities": {"tools": {}}, "serverInfo": {"name": "mem", "version": "1"}})
+}
+
+/// A server that completes the handshake and then answers with `then`.
+fn server(
+    then: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static,
+) -> impl Fn(&Value) -> Vec<Value> + Send + Sync {
+    move |m: &Value| match m["method"].as_str() {
+        Some("initialize") => {
+            vec![json!({"jsonrpc": "2.0", "id": m["id"], "result": init_result("2025-11-25")})]
+        }
+        Some("notifications/initialized") => vec![],
+        _ => then(m),
+    }
+}
+
+fn methods(sent: &Sent) -> Vec<String> {
+    sent.lock()
+        .unwrap()
+        .iter()
+        .map(|m| m["method"].as_str().unwrap_or("<response>").to_owned())
+        .collect()
+}
+
+#[test]
+fn handshake_is_initialize_then_initialized() {
+    let (c, sent) = client(server(|_| vec![]));
+    c.open().unwrap();
+    assert_eq!(methods(&sent), ["initialize", "notifications/initialized"]);
+    let init = &sent.lock().unwrap()[0];
+    assert_eq!(init["params"]["protocolVersion"], "2025-11-25");
+    assert_eq!(init["params"]["clientInfo"]["name"], "mcp-blocking");
+    assert!(init["id"].is_i64(), "integer ids");
+}
+
+#[test]
+fn an_unsupported_version_is_refused_and_names_both() {
+    let (c, sent) = client(|m: &Value| match m["method"].as_str() {
+        Some("initialize") => {
+            vec![json!({"jsonrpc": "2.0", "id": m["id"], "result": init_result("2030-01-01")})]
+        }
+        _ => vec![],
+    });
+    let err = c.open().unwrap_err();
+    let msg = err.to_string();
+    assert!(
+        msg.contains("2030-01-01") && msg.contains("2025-11-25"),
+        "{msg}"
+    );
+    assert_eq!(
+        methods(&sent),
+        ["initialize"],
+        "no initialized after a refused version"
+    );
+}
+
+#[test]
+fn initialize_is_never_cancelled() {
+    let (c, sent) = client(|_| vec![]);
+    let err = c.open().unwrap_err();
+    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    assert_eq!(methods(&sent), ["initialize"]);
+}
+
+#[test]
+fn a_timeout_sends_cancelled_with_the_request_id() {
+    let (c, sent) = client(server(|_| vec![]));
+    c.open().unwrap();
+    let err = c
+        .call_tool_with(
+            "t",
+            json!({}),
+            &CallOptions::new().timeout(Duration::from_millis(50)),
+        )
+        .unwrap_err();
+    assert!(
+        matches!(err, Error::Timeout { ref method, .. } if method == "tools/call"),
+        "{err:?}"
+    );
+    let sent = sent.lock().unwrap();
+    let call = &sent[2];
+    let cancel = &sent[3];
+    assert_eq!(cancel["method"], "notifications/cancelled");
+    assert_eq!(cancel["params"]["requestId"], call["id"]);
+    assert!(cancel.get("id").is_none(), "a notification has no id");
+}
+
+#[test]
+fn rpc_errors_are_errors() {
+    let (c, _) = client(server(|m| {
+        vec![
+            json!({"jsonrpc": "2.0", "id": m["id"], "error": {"code": -32602, "message": "bad", "data": [1]}}),
+        ]
+    }));
+    c.open().unwrap();
+    match c.call_tool("t", json!({})) {
+        Err(Error::Rpc {
+            server,
+            code,
+            message,
+            data,
+        }) => {
+            assert_eq!(
+                (server.as_str(), code, message.as_str()),
+                ("mem", -32602, "bad")
+            );
+            assert_eq!(data, Some(json!([1])));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_repeated_cursor_stops_pagination() {
+    let (c, _) = client(server(|m| {
+        vec![
+            json!({"jsonrpc": "2.0", "id": m["id"], "result": {"tools": [{"name": "a", "inputSchema": {"type": "object"}}], "nextCursor": "same"}}),
+        ]
+    }));
+    c.open().unwrap();
+    let err = c.list_tools().unwrap_err();
+    assert!(
+        matches!(err, Error::Protocol { .. }) && err.to_string().contains("same"),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn a_malformed_result_is_a_protocol_error() {
+    let (c, _) = client(server(|m| {
+        vec![json!({"jsonrpc": "2.0", "id": m["id"], "result": {"tools": "nope"}})]
+    }));
+    c.open().unwrap();
+    assert!(matches!(c.list_tools(), Err(Error::Protocol { .. })));
+}
+
+/// Answers a tool call by first sending the server request `req`; the client's answer to it
+/// becomes the tool's text.
+fn asks(req: Value) -> impl Fn(&Value) -> Vec<Value> + Send + Sync {
+    let call_id = Mutex::new(Value::Null);
+    server(move |m| {
+        if m["method"] == "tools/call" {
+            *call_id.lock().unwrap() = m["id"].clone();
+            vec![req.clone()]
+        } else if m.get("method").is_none() && m["id"] == "s1" {
+            let text = serde_json::to_string(m).unwrap();
+            let id = call_id.lock().unwrap().clone();
+            vec![
+                json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": text}]}}),
+            ]
+        } else {
+            vec![]
+        }
+    })
+}
+
+fn answer_to(c: &Client) -> Value {
+    serde_json::from_str(&c.call_tool("t", json!({})).unwrap().text()).unwrap()
+}
+
+#[test]
+fn unknown_server_requests_get_method_not_found() {
+    let (c, _) = client(asks(
+        json!({"jsonrpc": "2.0", "id": "s1", "method": "tasks/list"}),
+    ));
+    c.open().unwrap();
+    assert_eq!(answer_to(&c)["error"]["code"], -32601);
+}
+
+#[test]
+fn server_ping_is_answered_with_an_empty_object() {
+    let (c, _) = client(asks(
+        json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"}),
+    ));
+    c.open().unwrap();
+    assert_eq!(answer_to(&c)["result"], json!({}));
+}
+
+#[test]
+fn url_mode_elicitation_is_refused_with_invalid_params() {
+    let builder = Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(1.0))
+        .elicitation(|_: &str, _| Ok(crate::model::ElicitResult::decline()));
+    let (c, sent) = client_with(
+        builder,
+        asks(
+            json!({"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create",
+                    "params": {"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"}}),
+        ),
+    );
+    c.open().unwrap();
+    assert_eq!(answer_to(&c)["error"]["code"], -32602);
+    assert_eq!(
+        sent.lock().unwrap()[0]["params"]["capabilities"]["elicitation"],
+        json!({"form": {}})
+    );
+}
+
+#[test]
+fn a_handler_error_reaches_the_server() {
+    let builder = Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(1.0))
+        .sampling(|_: &str, _| Err(crate::handler::HandlerError::rejected("no thanks")));
+    let (c, _) = client_with(
+        builder,
+        asks(
+            json!({"jsonrpc": "2.0", "id": "s1", "method": "sampling/createMessage",
+                    "params": {"messages": [], "maxTokens": 5}}),
+        ),
+    );
+    c.open().unwrap();
+    let answer = answer_to(&c);
+    assert_eq!(answer["error"]["code"], -1);
+    assert_eq!(answer["error"]["message"], "no thanks");
+}
+
+#[test]
+fn a_late_answer_after_a_timeout_is_dropped_and_the_next_call_gets_its_own() {
+    // The server answers each call with the previous call's id first (a late answer), then its own.
+    let last = Mutex::new(None::<Value>);
+    let (c, _) = client(server(move |m| {
+        let mut last = last.lock().unwrap();
+        let mut out = Vec::new();
+        if let Some(prev) = last.take() {
+            out.push(json!({"jsonrpc": "2.0", "id": prev, "result": {"content": [{"type": "text", "text": "late"}]}}));
+        }
+        if m["params"]["arguments"]["answer"] == json!(true) {
+            out.push(json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": "mine"}]}}));
+        } else {
+            *last = Some(m["id"].clone());
+        }
+        out
+    }));
+    c.open().unwrap();
+    let quick = CallOptions::new().timeout(Duration::from_millis(30));
+    assert!(matches!(
+        c.call_tool_with("t", json!({"answer": false}), &quick),
+        Err(Error::Timeout { .. })
+    ));
+    assert_eq!(
+        c.call_tool("t", json!({"answer": true})).unwrap().text(),
+        "mine"
+    );
+}
