@@ -363,13 +363,24 @@ fn message_size_cap_is_enforced() {
     let c = Client::connect(
         fixture("capped", &[])
             .max_message_bytes(1024 * 1024)
-            .timeout_secs(2.0),
+            .timeout_secs(30.0),
     )
     .unwrap();
+    let start = Instant::now();
     let err = c
         .call_tool("large", json!({"bytes": 4 * 1024 * 1024}))
         .unwrap_err();
-    assert!(matches!(err, Error::Timeout { .. }), "{err:?}");
+    match &err {
+        Error::Protocol { server, detail } => {
+            assert_eq!(server, "capped");
+            assert!(detail.contains("1048576 byte limit"), "{detail}");
+        }
+        other => panic!("{other:?}"),
+    }
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "failed at once, not at the 30 s timeout"
+    );
     // Framing recovers after the oversized line.
     assert_eq!(
         c.call_tool("echo", json!({"text": "ok"})).unwrap().text(),

@@ -13,7 +13,8 @@ use crate::error::Error;
 use crate::handler::Notification;
 use crate::model::{ElicitAction, ElicitParams, InitializeResult, LoggingMessage, Root};
 use crate::protocol::jsonrpc::{
-    encode_notification, encode_response, InNotification, InRequest, Inbound, Payload, RpcError,
+    encode_notification, encode_response, InNotification, InRequest, Inbound, Payload, RequestId,
+    RpcError,
 };
 use crate::protocol::session::{cancelled_frame, Event, Failure, Routed, Session};
 use crate::transport::poller::ConnectionPoller;
@@ -117,6 +118,15 @@ impl Sink for ClientSink {
                 );
             }
             other => self.dispatch(other),
+        }
+    }
+
+    fn reject(&self, id: RequestId, detail: String) {
+        if !self.session.reject(&id, detail) {
+            log::debug!(
+                "server `{}`: an unusable answer for id {id} nobody waits for",
+                self.ctx.server
+            );
         }
     }
 
@@ -372,6 +382,10 @@ impl Connection {
                 code: e.code,
                 message: e.message,
                 data: e.data,
+            },
+            Failure::Unusable(detail) => Error::Protocol {
+                server: self.server.to_string(),
+                detail,
             },
             Failure::Closed {
                 detail,

@@ -257,6 +257,30 @@ pub(crate) fn peek_response_id(bytes: &[u8]) -> Option<RequestId> {
     }
 }
 
+/// The id of a response from the first bytes of its line (`id` must come before `result`, as
+/// the SDKs write it): used to fail the right caller when a response is too large to take in.
+pub(crate) fn peek_id_prefix(bytes: &[u8]) -> Option<RequestId> {
+    let mut p = Peek { b: bytes, i: 0 };
+    p.ws();
+    p.eat(b'{')?;
+    loop {
+        p.ws();
+        let key = p.simple_string()?;
+        p.ws();
+        p.eat(b':')?;
+        p.ws();
+        match key {
+            b"id" => return p.id(),
+            b"jsonrpc" => {
+                p.simple_string()?;
+            }
+            _ => return None,
+        }
+        p.ws();
+        p.eat(b',')?;
+    }
+}
+
 struct Peek<'a> {
     b: &'a [u8],
     i: usize,
@@ -560,6 +584,19 @@ mod tests {
                 .parse::<Value>()
                 .is_err()
         );
+    }
+
+    #[test]
+    fn peek_id_prefix_reads_a_leading_id() {
+        assert_eq!(
+            peek_id_prefix(br#"{"jsonrpc":"2.0","id":7,"result":{"content":[{"type":"te"#),
+            Some(RequestId::Number(7))
+        );
+        assert_eq!(
+            peek_id_prefix(br#"{"id":"a","#),
+            Some(RequestId::String("a".into()))
+        );
+        assert_eq!(peek_id_prefix(br#"{"result":{},"id":7}"#), None);
     }
 
     #[test]

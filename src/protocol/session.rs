@@ -33,6 +33,8 @@ pub(crate) enum Failure {
     Rpc(RpcError),
     /// The connection ended.
     Closed { detail: String, stderr_tail: String },
+    /// The answer arrived but could not be used (e.g. it exceeded the message size cap).
+    Unusable(String),
 }
 
 /// What a waiting caller receives on its slot.
@@ -187,6 +189,26 @@ impl Session {
             }
             Inbound::Notification(n) => Routed::Notification(n),
             Inbound::Request(r) => Routed::Request(r),
+        }
+    }
+
+    /// Fails one pending request with a local explanation (its answer arrived but was unusable).
+    pub(crate) fn reject(&self, id: &RequestId, detail: String) -> bool {
+        let slot = match id {
+            RequestId::Number(n) => self.lock().slots.remove(n),
+            RequestId::String(s) => s
+                .parse::<i64>()
+                .ok()
+                .and_then(|n| self.lock().slots.remove(&n)),
+        };
+        match slot {
+            Some(slot) => {
+                let _ = slot
+                    .tx
+                    .try_send(Event::Done(Err(Failure::Unusable(detail))));
+                true
+            }
+            None => false,
         }
     }
 

@@ -7,7 +7,7 @@
 use std::time::Instant;
 
 use crate::error::Error;
-use crate::protocol::jsonrpc::Inbound;
+use crate::protocol::jsonrpc::{Inbound, RequestId};
 
 pub(crate) mod http;
 #[cfg(test)]
@@ -24,6 +24,10 @@ pub(crate) mod ws;
 pub(crate) trait Sink: Send + Sync {
     /// One parsed inbound message.
     fn deliver(&self, msg: Inbound);
+    /// The answer to request `id` arrived but cannot be delivered (too large): its caller fails
+    /// at once with `detail` instead of waiting for its timeout.
+    fn reject(&self, _id: RequestId, _detail: String) {}
+
     /// The connection ended; `detail` says why (exit status, stream end), `stderr_tail` quotes the
     /// server's last stderr lines when there are any. Called at most once per transport.
     fn closed(&self, detail: String, stderr_tail: String);

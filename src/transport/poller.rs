@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use polling::{Event, Events, PollMode, Poller};
 
 use super::Sink;
-use crate::protocol::jsonrpc::{peek_response_id, InResponse, Inbound, Payload};
+use crate::protocol::jsonrpc::{peek_id_prefix, peek_response_id, InResponse, Inbound, Payload};
 
 /// Lines of stderr kept per server, quoted in errors.
 const STDERR_LINES: usize = 20;
@@ -612,7 +612,7 @@ impl Conn {
             if r.skipping {
                 r.skipping = false;
             } else if end - start > self.max_message {
-                self.too_large();
+                self.too_large(&r.buf[start..end]);
             } else if start == 0 && end >= BIG_LINE {
                 // A large line that starts the buffer is handed over without a copy: the buffer
                 // becomes the line and what follows it moves to a fresh buffer.
@@ -645,19 +645,24 @@ impl Conn {
         }
         r.scanned = r.buf.len();
         if r.buf.len() > self.max_message {
-            self.too_large();
+            self.too_large(&r.buf);
             r.buf = Vec::new();
             r.scanned = 0;
             r.skipping = true;
         }
     }
 
-    fn too_large(&self) {
-        log::error!(
-            "server `{}`: a stdout message exceeds the {} byte limit; it is discarded",
-            self.server,
+    /// An oversized line is dropped; if it is a response whose id comes first, its caller
+    /// fails now rather than at its timeout.
+    fn too_large(&self, head: &[u8]) {
+        let detail = format!(
+            "a message from the server exceeds the {} byte limit (`max_message_bytes`) and was discarded",
             self.max_message
         );
+        log::error!("server `{}`: {detail}", self.server);
+        if let Some(id) = peek_id_prefix(&head[..head.len().min(256)]) {
+            self.sink.reject(id, detail);
+        }
     }
 
     fn deliver_line(&self, line: Vec<u8>) {
