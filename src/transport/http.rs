@@ -449,7 +449,10 @@ impl HttpTransport {
 
     fn start_stream(&self) {
         let mut slot = lock(&self.stream);
-        if slot.as_ref().is_some_and(|h| !h.is_finished()) {
+        // Checked under the lock that close() takes to join: no thread starts after close.
+        if self.inner.closed.load(Ordering::SeqCst)
+            || slot.as_ref().is_some_and(|h| !h.is_finished())
+        {
             return;
         }
         if let Some(old) = slot.take() {
