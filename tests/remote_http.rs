@@ -381,6 +381,39 @@ fn the_standalone_get_stream_carries_server_notifications() {
 }
 
 #[test]
+fn a_server_request_on_the_get_stream_is_answered_by_post() {
+    let srv = McpHttp::start(Options {
+        get_stream: true,
+        sessions: true,
+        ..Options::default()
+    });
+    let client = Client::builder(ServerConfig::http("elicit", srv.url()).timeout_secs(5.0))
+        .elicitation(|_server: &str, params: mcp_blocking::ElicitParams| {
+            assert_eq!(params.message, "your name?");
+            let mut content = serde_json::Map::new();
+            content.insert("name".into(), json!("Ada"));
+            Ok(mcp_blocking::ElicitResult::accept(content))
+        })
+        .connect()
+        .expect("connect");
+    srv.state.push(
+        json!({"jsonrpc": "2.0", "id": "e-1", "method": "elicitation/create",
+        "params": {"message": "your name?", "requestedSchema": {"type": "object",
+            "properties": {"name": {"type": "string"}}}}}),
+    );
+    // The dispatcher POSTs the answer; wait for the server to see it.
+    let answer = srv
+        .server
+        .wait_for(Duration::from_secs(5), |r| r.json()["id"] == "e-1")
+        .expect("an answer to the elicitation");
+    client.close().expect("close");
+    let v = answer.json();
+    assert_eq!(v["result"]["action"], "accept");
+    assert_eq!(v["result"]["content"]["name"], "Ada");
+    assert_eq!(answer.header("mcp-session-id"), Some("s-1"));
+}
+
+#[test]
 fn a_405_on_get_means_no_stream_not_an_error() {
     let srv = McpHttp::start(Options::default());
     let client = connect(&srv.url(), 5.0);

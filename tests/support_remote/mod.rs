@@ -9,7 +9,7 @@ pub mod ws;
 
 use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 
 use serde_json::Value;
@@ -161,10 +161,24 @@ fn reason(status: u16) -> &'static str {
 
 pub type Handler = Arc<dyn Fn(&Req, &mut Conn) + Send + Sync>;
 
+/// The requests seen so far, with a condition variable to wait for one.
+#[derive(Default)]
+pub struct Requests {
+    list: Mutex<Vec<Req>>,
+    added: Condvar,
+}
+
+impl Requests {
+    fn push(&self, req: Req) {
+        self.list.lock().unwrap().push(req);
+        self.added.notify_all();
+    }
+}
+
 /// A loopback HTTP/1.1 server. Dropping it closes every connection and joins every thread.
 pub struct HttpServer {
     addr: std::net::SocketAddr,
-    requests: Arc<Mutex<Vec<Req>>>,
+    requests: Arc<Requests>,
     conns: Arc<Mutex<Vec<TcpStream>>>,
     threads: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: Option<JoinHandle<()>>,
@@ -176,7 +190,7 @@ impl HttpServer {
         let handler: Handler = Arc::new(handler);
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let addr = listener.local_addr().expect("local addr");
-        let requests = Arc::new(Mutex::new(Vec::new()));
+        let requests = Arc::new(Requests::default());
         let conns = Arc::new(Mutex::new(Vec::new()));
         let threads = Arc::new(Mutex::new(Vec::new()));
         let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -228,7 +242,22 @@ impl HttpServer {
     }
 
     pub fn requests(&self) -> Vec<Req> {
-        self.requests.lock().unwrap().clone()
+        self.requests.list.lock().unwrap().clone()
+    }
+
+    /// Waits (up to `timeout`) for a request matching `pred`.
+    pub fn wait_for(
+        &self,
+        timeout: std::time::Duration,
+        pred: impl Fn(&Req) -> bool,
+    ) -> Option<Req> {
+        let list = self.requests.list.lock().unwrap();
+        let (list, _) = self
+            .requests
+            .added
+            .wait_timeout_while(list, timeout, |l| !l.iter().any(&pred))
+            .unwrap();
+        list.iter().find(|r| pred(r)).cloned()
     }
 
     /// How many TCP connections were accepted.
@@ -255,7 +284,7 @@ impl Drop for HttpServer {
     }
 }
 
-fn serve_conn(n: usize, stream: TcpStream, handler: Handler, requests: Arc<Mutex<Vec<Req>>>) {
+fn serve_conn(n: usize, stream: TcpStream, handler: Handler, requests: Arc<Requests>) {
     let Ok(read_half) = stream.try_clone() else {
         return;
     };
@@ -269,7 +298,7 @@ fn serve_conn(n: usize, stream: TcpStream, handler: Handler, requests: Arc<Mutex
         let Some(req) = read_request(n, &mut reader) else {
             return;
         };
-        requests.lock().unwrap().push(req.clone());
+        requests.push(req.clone());
         conn.chunked = false;
         handler(&req, &mut conn);
         if !conn.keep_alive {
