@@ -570,6 +570,7 @@ fn read_resource_and_get_prompt_over_http() {
 fn no_transport_thread_outlives_close() {
     let srv = McpHttp::start(Options {
         get_stream: true,
+        sse: true,
         sessions: true,
         ..Options::default()
     });

@@ -349,8 +349,15 @@ struct Inner {
     stop_rx: Receiver<()>,
     /// Ids of responses that arrived on the standalone stream (a resumed reply may land there).
     answered_elsewhere: Mutex<Vec<RequestId>>,
-    /// Hands the rest of an answered SSE reply to the drain thread.
-    drain_tx: Mutex<Option<Sender<ReplyStream>>>,
+    /// The drain thread, started with the first SSE reply.
+    drain: Mutex<Drain>,
+}
+
+/// The drain thread's queue and handle.
+#[derive(Default)]
+struct Drain {
+    tx: Option<Sender<ReplyStream>>,
+    thread: Option<JoinHandle<()>>,
 }
 
 /// The Streamable HTTP connection handle.
@@ -359,7 +366,6 @@ pub(crate) struct HttpTransport {
     /// Set when auto-detection chose legacy HTTP+SSE; every call is forwarded to it.
     fallback: OnceLock<Arc<dyn Transport>>,
     stream: Mutex<Option<JoinHandle<()>>>,
-    drainer: Mutex<Option<JoinHandle<()>>>,
 }
 
 impl fmt::Debug for HttpTransport {
@@ -411,17 +417,6 @@ impl HttpTransport {
             });
         }
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
-        let (drain_tx, drain_rx) = crossbeam_channel::bounded::<ReplyStream>(MAX_DRAINING);
-        let drain_server = server.to_owned();
-        let drain_sink = Arc::clone(&sink);
-        let drainer = std::thread::Builder::new()
-            .name(format!("mcp-drain:{server}"))
-            .spawn(move || drain_replies(&drain_server, &*drain_sink, drain_rx))
-            .map_err(|e| Error::Connect {
-                server: server.to_owned(),
-                detail: format!("could not start the reply-drain thread: {e}"),
-                stderr_tail: String::new(),
-            })?;
         Ok(HttpTransport {
             inner: Arc::new(Inner {
                 server: server.to_owned(),
@@ -439,11 +434,10 @@ impl HttpTransport {
                 stop_tx: Mutex::new(Some(stop_tx)),
                 stop_rx,
                 answered_elsewhere: Mutex::new(Vec::new()),
-                drain_tx: Mutex::new(Some(drain_tx)),
+                drain: Mutex::new(Drain::default()),
             }),
             fallback: OnceLock::new(),
             stream: Mutex::new(None),
-            drainer: Mutex::new(Some(drainer)),
         })
     }
 
@@ -568,14 +562,17 @@ impl Transport for HttpTransport {
             let _ = legacy.close();
         }
         drop(lock(&inner.stop_tx).take());
-        drop(lock(&inner.drain_tx).take());
+        let drainer = {
+            let mut drain = lock(&inner.drain);
+            drain.tx = None;
+            drain.thread.take()
+        };
         inner.delete_session();
         inner.agent.clone().shutdown();
-        for (slot, what) in [(&self.stream, "GET stream"), (&self.drainer, "reply-drain")] {
-            if let Some(h) = lock(slot).take() {
-                if h.join().is_err() {
-                    log::warn!("server `{}`: the {what} thread panicked", inner.server);
-                }
+        let stream = lock(&self.stream).take();
+        for (thread, what) in [(stream, "GET stream"), (drainer, "reply-drain")] {
+            if thread.is_some_and(|h| h.join().is_err()) {
+                log::warn!("server `{}`: the {what} thread panicked", inner.server);
             }
         }
         Ok(())
@@ -930,8 +927,31 @@ impl Inner {
     /// Passes the rest of an answered SSE reply to the drain thread (servers close the stream
     /// right after the response); reading it to its end returns the connection to the pool.
     /// When the drain queue is full the reply is dropped, which closes its connection.
+    /// The thread starts with the first reply, under the lock close() takes, so none starts
+    /// after close.
     fn hand_off(&self, reader: ReplyStream) {
-        if let Some(tx) = lock(&self.drain_tx).as_ref() {
+        let mut drain = lock(&self.drain);
+        if self.closed.load(Ordering::SeqCst) {
+            return;
+        }
+        if drain.tx.is_none() {
+            let (tx, rx) = crossbeam_channel::bounded::<ReplyStream>(MAX_DRAINING);
+            let (server, sink) = (self.server.clone(), Arc::clone(&self.sink));
+            match std::thread::Builder::new()
+                .name(format!("mcp-drain:{}", self.server))
+                .spawn(move || drain_replies(&server, &*sink, rx))
+            {
+                Ok(h) => {
+                    drain.tx = Some(tx);
+                    drain.thread = Some(h);
+                }
+                Err(e) => {
+                    log::debug!("server `{}`: no reply-drain thread: {e}", self.server);
+                    return;
+                }
+            }
+        }
+        if let Some(tx) = &drain.tx {
             let _ = tx.try_send(reader);
         }
     }
