@@ -160,6 +160,30 @@ fn an_expired_session_is_reinitialized_once_and_the_call_repeated() {
 }
 
 #[test]
+fn a_configured_session_the_server_forgot_is_replaced() {
+    let srv = McpHttp::start(Options {
+        sessions: true,
+        ..Options::default()
+    });
+    let cfg = ServerConfig::http("resume", srv.url())
+        .session_id("s-old")
+        .timeout_secs(5.0);
+    let client = Client::connect(cfg).expect("connect");
+    client.list_tools().expect("list");
+    client.close().expect("close");
+    let p = posts(&srv);
+    assert_eq!(p[0].header("mcp-session-id"), Some("s-old"));
+    assert!(
+        p[1].header("mcp-session-id").is_none(),
+        "the retry has none"
+    );
+    assert_eq!(
+        p.last().expect("posts").header("mcp-session-id"),
+        Some("s-1")
+    );
+}
+
+#[test]
 fn a_session_that_keeps_expiring_is_reinitialized_only_once() {
     let srv = HttpServer::start(|req, conn| {
         let msg = req.json();

@@ -730,6 +730,16 @@ impl Inner {
                 detail: format!("POST {}: HTTP 404: session expired", self.url),
             })));
         }
+        if method == "initialize" && had_session && may_reinit && matches!(status, 400 | 404) {
+            // A configured session id the server no longer knows: start a fresh session.
+            drain(resp);
+            log::info!(
+                "server `{}`: the configured session was refused (HTTP {status}); starting a new one",
+                self.server
+            );
+            lock(&self.state).session_id = None;
+            return self.exchange(frame, out, deadline, false);
+        }
         if method == "initialize" && self.detect_legacy_sse && matches!(status, 400 | 404 | 405) {
             drain(resp);
             return Err(Exchange::Legacy(status));

@@ -153,7 +153,10 @@ fn handle(st: &Arc<State>, req: &Req, conn: &mut Conn) {
     // Session checks.
     let mut new_session = None;
     if st.opts.sessions {
-        if is_init && req.method == "POST" {
+        if is_init && req.method == "POST" && req.header("mcp-session-id").is_some() {
+            conn.respond(404, &[], b"unknown session");
+            return;
+        } else if is_init && req.method == "POST" {
             let n = st.sessions_issued.fetch_add(1, Ordering::SeqCst) + 1;
             let sid = format!("s-{n}");
             *st.session.lock().unwrap() = Some(sid.clone());
