@@ -224,7 +224,7 @@ fn large(n: usize) -> (f64, f64) {
     let t = Instant::now();
     for _ in 0..n {
         let r = c.call_tool("large", json!({"bytes": bytes})).unwrap();
-        assert!(r.text().len() == bytes);
+        assert_eq!(r.content[0].as_text().map(str::len), Some(bytes));
     }
     let client_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
     c.close().unwrap();
@@ -253,11 +253,15 @@ fn rss_probe() {
         rss_client();
     }
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let hwm = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .unwrap_or("VmHWM: 0 kB");
-    println!("{}", hwm.split_whitespace().nth(1).unwrap_or("0"));
+    let field = |name: &str| {
+        status
+            .lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .unwrap_or("0")
+            .to_owned()
+    };
+    println!("{} {}", field("VmHWM:"), field("RssAnon:"));
 }
 
 fn rss_client() {
@@ -269,17 +273,17 @@ fn rss_client() {
     c.close().unwrap();
 }
 
-fn peak_rss_kb(baseline: bool) -> f64 {
+/// (peak RSS, anonymous RSS at the end) in kB of a child process running the probe.
+fn peak_rss_kb(baseline: bool) -> (f64, f64) {
     let mut cmd = Command::new(std::env::current_exe().unwrap());
     cmd.arg("--rss-probe");
     if baseline {
         cmd.arg("--baseline");
     }
     let out = cmd.output().expect("probe");
-    String::from_utf8_lossy(&out.stdout)
-        .trim()
-        .parse()
-        .unwrap_or(0.0)
+    let text = String::from_utf8_lossy(&out.stdout).into_owned();
+    let mut it = text.split_whitespace().map(|v| v.parse().unwrap_or(0.0));
+    (it.next().unwrap_or(0.0), it.next().unwrap_or(0.0))
 }
 
 fn pin_to_core0() {
@@ -294,54 +298,56 @@ fn rustix_cpuset() -> rustix::thread::CpuSet {
     rustix::thread::CpuSet::new()
 }
 
+/// Runs `f` (one client measurement and one floor measurement) `rounds` times, interleaved, and
+/// keeps the median of each: noise from other processes hits both sides alike.
+fn median_of(rounds: usize, mut f: impl FnMut() -> (f64, f64)) -> (f64, f64) {
+    let (mut cs, mut fs): (Vec<f64>, Vec<f64>) = (0..rounds).map(|_| f()).unzip();
+    let mid = |v: &mut Vec<f64>| {
+        v.sort_by(|a, b| a.total_cmp(b));
+        v[v.len() / 2]
+    };
+    (mid(&mut cs), mid(&mut fs))
+}
+
 fn run(label: &str) -> Vec<Row> {
     let quick = std::env::var_os("BENCH_QUICK").is_some();
-    let k = if quick { 1 } else { 10 };
-    eprintln!("[{label}] sequential calls...");
-    let (c, f) = seq_call(2000 * k);
-    let mut rows = vec![Row {
-        name: "sequential tools/call",
-        unit: "us/call",
-        client: c,
-        floor: f,
-        higher_better: false,
-    }];
-    eprintln!("[{label}] 8 threads...");
-    let (c, f) = threads8(500 * k);
-    rows.push(Row {
-        name: "8 threads, one connection",
-        unit: "calls/s",
-        client: c,
-        floor: f,
-        higher_better: true,
-    });
-    eprintln!("[{label}] lifecycle...");
-    let (c, f) = lifecycle(5 * k);
-    rows.push(Row {
-        name: "spawn+init+list+close",
-        unit: "ms",
-        client: c,
-        floor: f,
-        higher_better: false,
-    });
-    eprintln!("[{label}] 32 in parallel...");
-    let (c, f) = parallel32();
-    rows.push(Row {
-        name: "32 servers in parallel",
-        unit: "ms",
-        client: c,
-        floor: f,
-        higher_better: false,
-    });
-    eprintln!("[{label}] 16 MB...");
-    let (c, f) = large(2 * k);
-    rows.push(Row {
-        name: "16 MB result",
-        unit: "ms",
-        client: c,
-        floor: f,
-        higher_better: false,
-    });
+    let (k, rounds) = if quick { (1, 3) } else { (4, 5) };
+    let mut rows = Vec::new();
+    let mut row = |name, unit, higher_better, (client, floor): (f64, f64)| {
+        eprintln!("[{label}] {name}: client {client:.1} floor {floor:.1} {unit}");
+        rows.push(Row {
+            name,
+            unit,
+            client,
+            floor,
+            higher_better,
+        });
+    };
+    row(
+        "sequential tools/call",
+        "us/call",
+        false,
+        median_of(rounds, || seq_call(1000 * k)),
+    );
+    row(
+        "8 threads, one connection",
+        "calls/s",
+        true,
+        median_of(rounds, || threads8(250 * k)),
+    );
+    row(
+        "spawn+init+list+close",
+        "ms",
+        false,
+        median_of(rounds, || lifecycle(3 * k)),
+    );
+    row(
+        "32 servers in parallel",
+        "ms",
+        false,
+        median_of(rounds, parallel32),
+    );
+    row("16 MB result", "ms", false, median_of(rounds, || large(k)));
     rows
 }
 
@@ -376,12 +382,15 @@ fn main() {
     let pinned_rss = peak_rss_kb(false);
     print("Unpinned (2 cores)", &unpinned);
     print("Pinned to one core (taskset -c 0 equivalent)", &pinned);
+    let ((hwm, anon), (base_hwm, base_anon)) = (rss, base);
     println!(
-        "\npeak RSS (VmHWM) of a process with one client, 2000 calls + list_tools: {:.2} MB unpinned, \
-         {:.2} MB pinned; the same binary doing nothing: {:.2} MB (the client's own share: {:.2} MB)",
-        rss / 1024.0,
-        pinned_rss / 1024.0,
-        base / 1024.0,
-        (rss - base) / 1024.0
+        "\nmemory of a process with one client (2000 calls + list_tools, unpinned): peak RSS {:.2} MB \
+         ({:.2} MB pinned), of which anonymous (heap, stacks) {:.2} MB; the same binary doing nothing: \
+         peak RSS {:.2} MB, anonymous {:.2} MB. The rest is shared, file-backed code of the binary and libc.",
+        hwm / 1024.0,
+        pinned_rss.0 / 1024.0,
+        anon / 1024.0,
+        base_hwm / 1024.0,
+        base_anon / 1024.0,
     );
 }

@@ -234,6 +234,11 @@ pub(crate) fn peek_response_id(bytes: &[u8]) -> Option<RequestId> {
             b"id" => id = Some(p.id()?),
             b"result" => {
                 has_result = true;
+                if id.is_some() && p.b.len() - p.i > PEEK_WHOLE {
+                    // The id came first, as the SDKs write it: no need to scan a large result
+                    // here, the caller's parse checks the rest.
+                    return id;
+                }
                 p.skip_value()?;
             }
             b"jsonrpc" => {
@@ -280,6 +285,9 @@ pub(crate) fn peek_id_prefix(bytes: &[u8]) -> Option<RequestId> {
         p.eat(b',')?;
     }
 }
+
+/// Results longer than this are not scanned by [`peek_response_id`] when the id precedes them.
+const PEEK_WHOLE: usize = 64 * 1024;
 
 struct Peek<'a> {
     b: &'a [u8],

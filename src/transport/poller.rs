@@ -35,6 +35,9 @@ pub(crate) const DEFAULT_MAX_MESSAGE: usize = 256 * 1024 * 1024;
 /// Queued-but-unwritten stdin bytes above which a writer waits (bounded by its deadline).
 const MAX_QUEUED: usize = 64 * 1024 * 1024;
 const READ_CHUNK: usize = 16 * 1024;
+/// The pipe size asked for a child's stdin and stdout (Linux's default is 64 KiB).
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const PIPE_SIZE: usize = 1024 * 1024;
 /// Lines at least this long are handed over without copying.
 const BIG_LINE: usize = 64 * 1024;
 /// Read buffer capacity kept between messages.
@@ -278,6 +281,12 @@ impl ConnectionPoller {
         let (stdin, stdout, stderr) = pipes;
         for fd in [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()] {
             rustix::io::ioctl_fionbio(fd, true)?;
+        }
+        // Larger pipes mean fewer wake-ups per large message; the kernel may refuse (a
+        // per-user limit), which only costs speed.
+        #[cfg(any(target_os = "linux", target_os = "android"))]
+        for fd in [stdin.as_fd(), stdout.as_fd()] {
+            let _ = rustix::pipe::fcntl_setpipe_size(fd, PIPE_SIZE);
         }
         let id = self.shared.core.next_id.fetch_add(1, Ordering::Relaxed);
         let conn = Arc::new(Conn {
