@@ -289,8 +289,17 @@ impl Connection {
             .session
             .begin(method, params, opts.on_progress.is_some())
             .map_err(|f| self.failure(f))?;
-        if let Err(e) = self.transport.send(frame, Some(deadline)) {
-            if let Error::Closed { .. } = e {
+        // Transports that read the answer inside `send` (Streamable HTTP event streams) cannot
+        // restart the timer on progress; they get the maximum total instead, when there is one.
+        let send_deadline = match (
+            opts.reset_timeout_on_progress && opts.on_progress.is_some(),
+            hard_limit,
+        ) {
+            (true, Some(limit)) => limit,
+            _ => deadline,
+        };
+        if let Err(e) = self.transport.send(frame, Some(send_deadline)) {
+            if let (Error::Closed { .. }, true) = (&e, self.transport.has_process()) {
                 // The process is ending: its exit (status, last stderr lines) fails this request
                 // in a moment with a better explanation than "stdin is closed".
                 let wait = deadline.min(Instant::now() + Duration::from_millis(500));

@@ -62,6 +62,10 @@ impl CallOptions {
     }
 
     /// Restarts the timeout whenever progress arrives (needs [`on_progress`](Self::on_progress)).
+    ///
+    /// On Streamable HTTP, an answer that comes as an event stream is read within one exchange
+    /// whose deadline cannot move: it is bounded by [`max_total_timeout`](Self::max_total_timeout)
+    /// when one is set, and by the plain timeout otherwise.
     pub fn reset_timeout_on_progress(mut self, reset: bool) -> Self {
         self.reset_timeout_on_progress = reset;
         self

@@ -234,6 +234,10 @@ impl Transport for StdioTransport {
         }
     }
 
+    fn has_process(&self) -> bool {
+        true
+    }
+
     fn lead(&self, deadline: Instant, done: &dyn Fn() -> bool) -> bool {
         self.conn.lead(&self.poller, deadline, done)
     }
