@@ -57,7 +57,7 @@ impl Run {
     }
 }
 
-/// Something that happened to the Hub's servers; see [`Hub::events`].
+/// Something that happened to the Hub's servers; see [`Hub::events`](super::Hub::events).
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum HubEvent {
@@ -91,7 +91,7 @@ pub enum HubEvent {
     },
 }
 
-/// The tools a run may use, with what went wrong, as [`Hub::resolve`] returns them.
+/// The tools a run may use, with what went wrong, as [`Hub::resolve`](super::Hub::resolve) returns them.
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
 pub struct ToolSet {
