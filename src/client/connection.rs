@@ -315,19 +315,31 @@ impl Connection {
                 e => e,
             });
         }
-        loop {
-            let next = if rx.is_empty() && self.transport.lead(deadline, &|| !rx.is_empty()) {
-                match rx.try_recv() {
-                    Ok(ev) => Ok(ev),
-                    Err(_) if Instant::now() < deadline => continue,
-                    Err(_) => Err(RecvTimeoutError::Timeout),
+        let handoff = || self.session.promote(id);
+        // Whether another caller asked this one to take over reading and it has not yet.
+        let mut owe_lead = false;
+        let outcome = loop {
+            let next = if rx.is_empty() {
+                owe_lead = false;
+                if self.transport.lead(deadline, &|| !rx.is_empty(), &handoff) {
+                    match rx.try_recv() {
+                        Ok(ev) => Ok(ev),
+                        Err(_) if Instant::now() < deadline => continue,
+                        Err(_) => Err(RecvTimeoutError::Timeout),
+                    }
+                } else {
+                    rx.recv_deadline(deadline)
                 }
             } else {
                 rx.recv_deadline(deadline)
             };
             match next {
-                Ok(Event::Done(Ok(raw))) => return Ok(raw),
-                Ok(Event::Done(Err(f))) => return Err(self.failure(f)),
+                Ok(Event::Lead) => {
+                    self.session.lead_taken(id);
+                    owe_lead = true;
+                }
+                Ok(Event::Done(Ok(raw))) => break Ok(raw),
+                Ok(Event::Done(Err(f))) => break Err(self.failure(f)),
                 Ok(Event::Progress(p)) => {
                     if let Some(cb) = &opts.on_progress {
                         cb(&p);
@@ -338,11 +350,19 @@ impl Connection {
                     }
                 }
                 Err(RecvTimeoutError::Timeout) => {
-                    if !self.session.forget(id) {
-                        // The answer raced the deadline and won.
-                        if let Ok(Event::Done(done)) = rx.try_recv() {
-                            return done.map_err(|f| self.failure(f));
+                    let answered = !self.session.forget(id);
+                    // Whatever arrived with the deadline: a request to take over, or the answer
+                    // itself when it raced the deadline and won.
+                    let mut raced = None;
+                    for e in rx.try_iter() {
+                        match e {
+                            Event::Lead => owe_lead = true,
+                            Event::Done(d) => raced = Some(d),
+                            Event::Progress(_) => {}
                         }
+                    }
+                    if let (true, Some(done)) = (answered, raced) {
+                        break done.map_err(|f| self.failure(f));
                     }
                     if method != "initialize" {
                         let reason =
@@ -352,21 +372,25 @@ impl Connection {
                             Some(Instant::now() + Duration::from_secs(1)),
                         );
                     }
-                    return Err(self.timeout(method, start));
+                    break Err(self.timeout(method, start));
                 }
                 Err(RecvTimeoutError::Disconnected) => {
                     let (detail, stderr_tail) = self
                         .session
                         .closed_reason()
                         .unwrap_or_else(|| ("the connection ended".into(), String::new()));
-                    return Err(Error::Closed {
+                    break Err(Error::Closed {
                         server: self.server.to_string(),
                         detail,
                         stderr_tail,
                     });
                 }
             }
+        };
+        if owe_lead {
+            self.transport.decline_lead(&handoff);
         }
+        outcome
     }
 
     /// Sends a notification.

@@ -44,6 +44,8 @@ pub(crate) enum Event {
     Progress(Progress),
     /// The final answer.
     Done(Result<Payload, Failure>),
+    /// The caller reading the connection left: take over (see `Transport::lead`).
+    Lead,
 }
 
 /// What `route` did with a message.
@@ -63,6 +65,8 @@ struct Slot {
     tx: Sender<Event>,
     /// Whether progress was asked for (the channel is unbounded only then).
     progress: bool,
+    /// Whether a `Lead` was sent and not yet taken (at most one is outstanding per slot).
+    asked_to_lead: bool,
 }
 
 #[derive(Default)]
@@ -113,12 +117,12 @@ impl Session {
             params
         };
         let frame = encode_request(&RequestId::Number(id), method, params.as_ref());
-        // Without progress exactly one event ever arrives: a one-slot channel is the cheapest.
-        // With progress, any number may, and the router must never block.
+        // Without progress at most two events arrive (a `Lead`, then the answer): a small array
+        // channel is the cheapest. With progress, any number may, and the router never blocks.
         let (tx, rx) = if progress {
             crossbeam_channel::unbounded()
         } else {
-            crossbeam_channel::bounded(1)
+            crossbeam_channel::bounded(2)
         };
         let mut pending = self.lock();
         if let Some((detail, stderr_tail)) = &pending.closed {
@@ -127,7 +131,14 @@ impl Session {
                 stderr_tail: stderr_tail.clone(),
             });
         }
-        pending.slots.insert(id, Slot { tx, progress });
+        pending.slots.insert(
+            id,
+            Slot {
+                tx,
+                progress,
+                asked_to_lead: false,
+            },
+        );
         Ok((id, frame, rx))
     }
 
@@ -165,7 +176,12 @@ impl Session {
                         let outcome = resp.outcome.map_err(Failure::Rpc);
                         // The caller may have given up between our remove and this send; then
                         // the answer is simply dropped, like any late answer.
-                        let _ = slot.tx.try_send(Event::Done(outcome));
+                        if let Err(crossbeam_channel::TrySendError::Full(_)) =
+                            slot.tx.try_send(Event::Done(outcome))
+                        {
+                            // Cannot happen: a slot holds at most one `Lead` besides its answer.
+                            log::error!("a response found its caller's slot full; it is dropped");
+                        }
                         Routed::Delivered
                     }
                     None => Routed::Orphan(resp.id),
@@ -189,6 +205,26 @@ impl Session {
             }
             Inbound::Notification(n) => Routed::Notification(n),
             Inbound::Request(r) => Routed::Request(r),
+        }
+    }
+
+    /// Asks one waiting caller other than `except` to take over reading the connection.
+    /// Returns whether one was asked.
+    pub(crate) fn promote(&self, except: i64) -> bool {
+        let mut pending = self.lock();
+        for (id, slot) in pending.slots.iter_mut() {
+            if *id != except && !slot.asked_to_lead && slot.tx.try_send(Event::Lead).is_ok() {
+                slot.asked_to_lead = true;
+                return true;
+            }
+        }
+        false
+    }
+
+    /// A caller took (or declined) its `Lead`: it may be asked again.
+    pub(crate) fn lead_taken(&self, id: i64) {
+        if let Some(slot) = self.lock().slots.get_mut(&id) {
+            slot.asked_to_lead = false;
         }
     }
 
@@ -388,6 +424,26 @@ mod tests {
             matches!(s.route(parse(r#"{"jsonrpc":"2.0","id":"s-1","method":"roots/list"}"#)), Routed::Request(r) if r.method == "roots/list")
         );
         assert!(matches!(s.route(parse(r#"{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"info","data":"x"}}"#)), Routed::Notification(_)));
+    }
+
+    #[test]
+    fn promote_asks_one_other_waiting_caller_once() {
+        let s = Session::new();
+        let (a, _, _ra) = s.begin("tools/call", None, false).unwrap();
+        assert!(!s.promote(a), "nobody else is waiting");
+        let (b, _, rb) = s.begin("tools/call", None, false).unwrap();
+        assert!(s.promote(a));
+        assert!(matches!(rb.try_recv(), Ok(Event::Lead)));
+        assert!(!s.promote(a), "b was asked and has not taken it yet");
+        s.lead_taken(b);
+        assert!(s.promote(a));
+        // The answer still fits behind an outstanding Lead.
+        s.route(parse(&format!(
+            r#"{{"jsonrpc":"2.0","id":{b},"result":{{}}}}"#
+        )));
+        assert!(matches!(rb.try_recv(), Ok(Event::Lead)));
+        let got = rb.try_recv();
+        assert!(matches!(got, Ok(Event::Done(Ok(_)))), "{got:?}");
     }
 
     #[test]

@@ -46,11 +46,21 @@ pub(crate) trait Transport: Send + Sync {
     fn set_protocol_version(&self, _version: &str) {}
 
     /// Leader/follower: a caller may read the connection itself until `done()` (its answer has
-    /// been routed) or `deadline`, instead of waiting for an I/O thread's hand-off. Returns
-    /// `false` when the transport does not support it or another thread is reading.
-    fn lead(&self, _deadline: Instant, _done: &dyn Fn() -> bool) -> bool {
+    /// been routed) or `deadline`, instead of waiting for an I/O thread's hand-off. On leaving,
+    /// `handoff()` may ask another waiting caller to take over (returning whether it did).
+    /// Returns `false` when the transport does not support it or another thread is reading.
+    fn lead(
+        &self,
+        _deadline: Instant,
+        _done: &dyn Fn() -> bool,
+        _handoff: &dyn Fn() -> bool,
+    ) -> bool {
         false
     }
+
+    /// A caller that was asked to take over reading (see [`lead`](Self::lead)) leaves without
+    /// doing so; `handoff()` may ask another.
+    fn decline_lead(&self, _handoff: &dyn Fn() -> bool) {}
 
     /// Whether the server is a child process whose exit (status, stderr) is reported through
     /// [`Sink::closed`] shortly after its pipes close.

@@ -139,6 +139,16 @@ pub(crate) struct Conn {
     /// Called once when stdout ends, to describe the exit (status); see `Conn::set_exit_probe`.
     exit_probe: Box<dyn Fn() -> String + Send + Sync>,
     ended: AtomicBool,
+    /// Who reads stdout: the poller thread (neither flag), a calling thread (`active`), or a
+    /// waiting caller that has been asked to take over (`delegated`). The poller watches stdout
+    /// only in the first case. Lock order: `reader` before `lead`.
+    lead: Mutex<Lead>,
+}
+
+#[derive(Default)]
+struct Lead {
+    active: bool,
+    delegated: bool,
 }
 
 struct ReadSide {
@@ -313,6 +323,7 @@ impl ConnectionPoller {
             }),
             exit_probe,
             ended: AtomicBool::new(false),
+            lead: Mutex::new(Lead::default()),
         });
         lock(&self.shared.core.conns).insert(id, Arc::clone(&conn));
         let p = &self.shared.core.poller;
@@ -545,28 +556,33 @@ impl Conn {
     /// Leader/follower: the calling thread reads this child's stdout itself until `done()` says
     /// its answer has arrived or `deadline` passes, instead of waiting for the poller thread to
     /// hand the answer over. Everything read is routed as usual, so other callers' answers still
-    /// reach them. Returns `false` (and does nothing) when another thread is reading.
+    /// reach them. On leaving, `handoff()` may ask another waiting caller to take over (it returns
+    /// whether one was asked); otherwise the poller thread watches stdout again. Returns `false`
+    /// (and does nothing) when another thread is reading.
     pub(crate) fn lead(
         &self,
         poller: &ConnectionPoller,
         deadline: Instant,
         done: &dyn Fn() -> bool,
+        handoff: &dyn Fn() -> bool,
     ) -> bool {
-        let Ok(mut r) = self.reader.try_lock() else {
+        let was_delegated = {
+            let mut l = lock(&self.lead);
+            if l.active {
+                return false;
+            }
+            l.active = true;
+            std::mem::take(&mut l.delegated)
+        };
+        let mut r = lock(&self.reader);
+        let poller = &poller.shared.core.poller;
+        let Some(stdout) = r.stdout.as_ref() else {
+            lock(&self.lead).active = false;
             return false;
         };
-        let poller = &poller.shared.core.poller;
-        let stdout_key = Event::none(key(self.id, STDOUT));
-        match r.stdout.as_ref() {
-            Some(stdout) => {
-                if poller
-                    .modify_with_mode(stdout, stdout_key, PollMode::Level)
-                    .is_err()
-                {
-                    return false;
-                }
-            }
-            None => return false,
+        if !was_delegated {
+            let _ =
+                poller.modify_with_mode(stdout, Event::none(key(self.id, STDOUT)), PollMode::Level);
         }
         let mut ended = false;
         while !done() {
@@ -597,12 +613,13 @@ impl Conn {
                 Err(_) => break,
             }
         }
-        if let Some(stdout) = r.stdout.as_ref() {
-            let _ = poller.modify_with_mode(
-                stdout,
-                Event::readable(key(self.id, STDOUT)),
-                PollMode::Level,
-            );
+        {
+            let mut l = lock(&self.lead);
+            l.active = false;
+            l.delegated = !ended && handoff();
+            if !l.delegated {
+                self.watch_stdout(&r, poller);
+            }
         }
         drop(r);
         if ended {
@@ -610,6 +627,30 @@ impl Conn {
             self.end_after_stdout(poller, &mut chunk);
         }
         true
+    }
+
+    /// A caller asked to take over reading is leaving without doing so (its answer came, or it
+    /// gave up): `handoff()` may ask another; otherwise the poller thread watches stdout again.
+    pub(crate) fn decline_lead(&self, poller: &ConnectionPoller, handoff: &dyn Fn() -> bool) {
+        let r = lock(&self.reader);
+        let mut l = lock(&self.lead);
+        if l.active || !l.delegated {
+            return;
+        }
+        l.delegated = handoff();
+        if !l.delegated {
+            self.watch_stdout(&r, &poller.shared.core.poller);
+        }
+    }
+
+    fn watch_stdout(&self, r: &ReadSide, poller: &Poller) {
+        if let Some(stdout) = r.stdout.as_ref() {
+            let _ = poller.modify_with_mode(
+                stdout,
+                Event::readable(key(self.id, STDOUT)),
+                PollMode::Level,
+            );
+        }
     }
 
     /// Splits complete lines out of the read buffer and delivers them.

@@ -238,8 +238,12 @@ impl Transport for StdioTransport {
         true
     }
 
-    fn lead(&self, deadline: Instant, done: &dyn Fn() -> bool) -> bool {
-        self.conn.lead(&self.poller, deadline, done)
+    fn lead(&self, deadline: Instant, done: &dyn Fn() -> bool, handoff: &dyn Fn() -> bool) -> bool {
+        self.conn.lead(&self.poller, deadline, done, handoff)
+    }
+
+    fn decline_lead(&self, handoff: &dyn Fn() -> bool) {
+        self.conn.decline_lead(&self.poller, handoff)
     }
 
     fn stderr_tail(&self) -> String {
