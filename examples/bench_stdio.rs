@@ -311,7 +311,7 @@ fn median_of(rounds: usize, mut f: impl FnMut() -> (f64, f64)) -> (f64, f64) {
 
 fn run(label: &str) -> Vec<Row> {
     let quick = std::env::var_os("BENCH_QUICK").is_some();
-    let (k, rounds) = if quick { (1, 3) } else { (4, 5) };
+    let (k, rounds) = if quick { (1, 3) } else { (8, 9) };
     let mut rows = Vec::new();
     let mut row = |name, unit, higher_better, (client, floor): (f64, f64)| {
         eprintln!("[{label}] {name}: client {client:.1} floor {floor:.1} {unit}");

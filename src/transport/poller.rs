@@ -38,6 +38,8 @@ const READ_CHUNK: usize = 16 * 1024;
 /// The pipe size asked for a child's stdin and stdout (Linux's default is 64 KiB).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 const PIPE_SIZE: usize = 1024 * 1024;
+/// Size of each connection's scratch buffer for small reads.
+const SCRATCH: usize = 16 * 1024;
 /// Lines at least this long are handed over without copying.
 const BIG_LINE: usize = 64 * 1024;
 /// Read buffer capacity kept between messages.
@@ -153,9 +155,15 @@ struct Lead {
 
 struct ReadSide {
     stdout: Option<ChildStdout>,
+    /// Unframed bytes.
     buf: Vec<u8>,
+    /// `buf[..scanned]` has no newline.
     scanned: usize,
+    /// Discarding the rest of an oversized line.
     skipping: bool,
+    /// Small reads land here first (one read, no empty-pipe probe); large lines are read
+    /// straight into `buf`.
+    scratch: Box<[u8]>,
 }
 
 struct WriteSide {
@@ -308,6 +316,7 @@ impl ConnectionPoller {
                 stdout: None,
                 buf: Vec::new(),
                 scanned: 0,
+                scratch: vec![0; SCRATCH].into_boxed_slice(),
                 skipping: false,
             }),
             writer: Mutex::new(WriteSide {
@@ -521,24 +530,56 @@ impl Conn {
     /// Reads what stdout has now, framing and delivering complete lines.
     fn read_available(&self, r: &mut ReadSide, poller: &Poller) -> ReadStatus {
         loop {
-            let Some(stdout) = r.stdout.as_mut() else {
+            let ReadSide {
+                stdout,
+                buf,
+                scratch,
+                ..
+            } = &mut *r;
+            let Some(pipe) = stdout.as_mut() else {
                 return ReadStatus::Gone;
             };
-            let before = r.buf.len();
-            // Reads straight into the frame buffer, at most READ_LIMIT per round so the size cap
-            // is checked as a huge line arrives.
-            let res = (&mut *stdout).take(READ_LIMIT).read_to_end(&mut r.buf);
-            let got = r.buf.len() - before;
-            if got > 0 {
-                self.frame(r);
-            }
+            let small = buf.len() < SCRATCH;
+            let (res, more) = if small {
+                // One read into the scratch buffer; a short read means the pipe is empty for
+                // now, so no second read is needed to hear it say so.
+                match pipe.read(scratch) {
+                    Ok(n) => {
+                        buf.extend_from_slice(&scratch[..n]);
+                        (Ok(n), n == scratch.len())
+                    }
+                    Err(e) => (Err(e), false),
+                }
+            } else {
+                // A large line: read straight into the frame buffer, at most READ_LIMIT per
+                // round so the size cap is checked as it arrives.
+                let before = buf.len();
+                let res = (&mut *pipe).take(READ_LIMIT).read_to_end(buf);
+                let got = buf.len() - before;
+                match res {
+                    Ok(_) if got as u64 == READ_LIMIT => (Ok(got), true),
+                    Ok(_) => (Ok(0), false),
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => (Ok(got), false),
+                    Err(e) => (Err(e), false),
+                }
+            };
             match res {
-                Ok(_) if got as u64 == READ_LIMIT => {}
-                Ok(_) => {
+                Ok(0) if small || !more => {
+                    // End of file (a large read that stopped short of its limit without an
+                    // error reached the end too).
+                    if !small && !r.buf.is_empty() {
+                        self.frame(r);
+                    }
                     if let Some(stdout) = r.stdout.take() {
                         let _ = poller.delete(&stdout);
                     }
                     return ReadStatus::Ended;
+                }
+                Ok(_) => {
+                    self.frame(r);
+                    if !more {
+                        return ReadStatus::Drained;
+                    }
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return ReadStatus::Drained,
@@ -586,16 +627,8 @@ impl Conn {
         }
         let mut ended = false;
         while !done() {
-            match self.read_available(&mut r, poller) {
-                ReadStatus::Ended | ReadStatus::Gone => {
-                    ended = true;
-                    break;
-                }
-                ReadStatus::Drained => {}
-            }
-            if done() {
-                break;
-            }
+            // Wait first: the answer is rarely there already, and when it is, poll says so at
+            // once. This saves a read that would only report an empty pipe.
             let now = Instant::now();
             if now >= deadline {
                 break;
@@ -609,8 +642,16 @@ impl Conn {
                 rustix::event::PollFlags::IN,
             )];
             match rustix::event::poll(&mut fds, wait.as_ref()) {
+                Ok(0) => break,
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(_) => break,
+            }
+            match self.read_available(&mut r, poller) {
+                ReadStatus::Ended | ReadStatus::Gone => {
+                    ended = true;
+                    break;
+                }
+                ReadStatus::Drained => {}
             }
         }
         {

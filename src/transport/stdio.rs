@@ -30,7 +30,7 @@ pub(crate) struct StdioTransport {
     // then closed) in `close`, before the poller handle may go away.
     conn: Arc<Conn>,
     poller: ConnectionPoller,
-    child: Arc<Mutex<Child>>,
+    child: Arc<Mutex<Proc>>,
     pgid: Option<Pid>,
     closed: AtomicBool,
 }
@@ -91,7 +91,15 @@ pub(crate) fn open(
         (Some(i), Some(o), Some(e)) => (i, o, e),
         _ => unreachable!("all three pipes were requested"),
     };
-    let child = Arc::new(Mutex::new(child));
+    // A pidfd (Linux 5.3+) lets `close` wait for the exit without polling; without one,
+    // `wait_for` falls back to short pauses.
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    let pidfd = pgid.and_then(|pid| {
+        rustix::process::pidfd_open(pid, rustix::process::PidfdFlags::empty()).ok()
+    });
+    #[cfg(not(any(target_os = "linux", target_os = "android")))]
+    let pidfd = None;
+    let child = Arc::new(Mutex::new(Proc { child, pidfd }));
     let probe_child = Arc::clone(&child);
     let exit_probe = Box::new(move || describe_exit(&probe_child));
     let server: Arc<str> = server.into();
@@ -100,8 +108,8 @@ pub(crate) fn open(
         Ok(conn) => conn,
         Err(e) => {
             let mut c = child.lock().unwrap_or_else(|p| p.into_inner());
-            let _ = c.kill();
-            let _ = c.wait();
+            let _ = c.child.kill();
+            let _ = c.child.wait();
             return Err(Error::Connect {
                 server: server.to_string(),
                 detail: format!("could not watch the pipes of `{}`: {e}", command_line(cfg)),
@@ -122,7 +130,7 @@ pub(crate) fn open(
 /// Describes how the child ended, waiting briefly for it: stdout closes as the process exits.
 /// Runs on the poller thread, so it never waits for a `close` in progress (which holds the
 /// child) and waits at most a few milliseconds for the exit itself.
-fn describe_exit(child: &Mutex<Child>) -> String {
+fn describe_exit(child: &Mutex<Proc>) -> String {
     let Ok(mut c) = child.try_lock() else {
         return "the server process is being closed".to_owned();
     };
@@ -146,13 +154,38 @@ fn status_text(status: ExitStatus) -> String {
     }
 }
 
-/// Waits up to `limit` for the child to exit. Process exit has no descriptor to wait on
-/// portably, so this polls `try_wait` with a short, growing pause.
-fn wait_for(child: &mut Child, limit: Duration) -> Option<ExitStatus> {
+/// The child and, where the OS has them, a descriptor that becomes readable when it exits.
+pub(crate) struct Proc {
+    child: Child,
+    pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+/// Waits up to `limit` for the child to exit, and reaps it.
+fn wait_for(proc: &mut Proc, limit: Duration) -> Option<ExitStatus> {
+    if let Ok(Some(status)) = proc.child.try_wait() {
+        return Some(status);
+    }
     let deadline = Instant::now() + limit;
+    if let Some(pidfd) = &proc.pidfd {
+        loop {
+            let now = Instant::now();
+            let wait =
+                rustix::event::Timespec::try_from(deadline.saturating_duration_since(now)).ok();
+            let mut fds = [rustix::event::PollFd::new(
+                pidfd,
+                rustix::event::PollFlags::IN,
+            )];
+            if let Err(rustix::io::Errno::INTR) = rustix::event::poll(&mut fds, wait.as_ref()) {
+                continue;
+            }
+            // Readable (exited), timed out, or the poll failed: either way, ask once more.
+            return proc.child.try_wait().ok().flatten();
+        }
+    }
+    // No pidfd: process exit has no descriptor to wait on, so poll with short, growing pauses.
     let mut pause = Duration::from_micros(200);
     loop {
-        if let Ok(Some(status)) = child.try_wait() {
+        if let Ok(Some(status)) = proc.child.try_wait() {
             return Some(status);
         }
         let now = Instant::now();
@@ -182,8 +215,8 @@ impl StdioTransport {
         if status.is_none() {
             log::warn!("server `{}`: ignored SIGTERM; sending SIGKILL", self.server);
             self.signal_group(Signal::KILL);
-            let _ = child.kill();
-            status = child.wait().ok();
+            let _ = child.child.kill();
+            status = child.child.wait().ok();
         }
         drop(child);
         self.sweep_group();
