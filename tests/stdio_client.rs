@@ -567,36 +567,32 @@ fn notifications_reach_the_channel_and_progress_the_callback() {
 #[test]
 fn progress_resets_the_timeout_up_to_a_maximum() {
     let c = connect(&[]);
-    // 6 steps 200 ms apart = 1.2 s total, with a 500 ms timeout that progress keeps resetting.
-    let opts = CallOptions::new()
-        .timeout(Duration::from_millis(500))
+    // 10 steps 150 ms apart = 1.5 s in all, against a 600 ms timeout that progress keeps
+    // restarting (each gap is a quarter of the timeout, so a loaded machine still passes).
+    let call =
+        |opts: &CallOptions| c.call_tool_with("progress", json!({"steps": 10, "ms": 150}), opts);
+    let resetting = CallOptions::new()
+        .timeout(Duration::from_millis(600))
         .on_progress(|_| {})
         .reset_timeout_on_progress(true)
-        .max_total_timeout(Duration::from_secs(20));
-    assert_eq!(
-        c.call_tool_with("progress", json!({"steps": 6, "ms": 200}), &opts)
-            .unwrap()
-            .text(),
-        "progressed 6"
-    );
+        .max_total_timeout(Duration::from_secs(30));
+    assert_eq!(call(&resetting).unwrap().text(), "progressed 10");
     // Without the reset, the same call times out.
-    let opts = CallOptions::new()
-        .timeout(Duration::from_millis(500))
+    let plain = CallOptions::new()
+        .timeout(Duration::from_millis(600))
         .on_progress(|_| {});
-    assert!(matches!(
-        c.call_tool_with("progress", json!({"steps": 6, "ms": 200}), &opts),
-        Err(Error::Timeout { .. })
-    ));
+    assert!(matches!(call(&plain), Err(Error::Timeout { .. })));
     // And the maximum total bounds the resets.
-    let opts = CallOptions::new()
-        .timeout(Duration::from_millis(500))
-        .on_progress(|_| {})
-        .reset_timeout_on_progress(true)
-        .max_total_timeout(Duration::from_millis(700));
-    assert!(matches!(
-        c.call_tool_with("progress", json!({"steps": 6, "ms": 200}), &opts),
-        Err(Error::Timeout { .. })
-    ));
+    let capped = resetting
+        .clone()
+        .max_total_timeout(Duration::from_millis(900));
+    let start = Instant::now();
+    assert!(matches!(call(&capped), Err(Error::Timeout { .. })));
+    assert!(
+        start.elapsed() < Duration::from_millis(1400),
+        "{:?}",
+        start.elapsed()
+    );
 }
 
 #[test]
