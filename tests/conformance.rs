@@ -2,15 +2,14 @@
 //! against `examples/conformance_client.rs`: the client scenarios `initialize`, `tools_call`,
 //! `elicitation-sep1034-client-defaults` and `sse-retry` must pass, and the `core` suite must
 //! match `tests/conformance-expected-failures.txt` exactly (no unlisted failure, no stale entry).
+//! The suite and its Node are installed under `target/peers/` on first use (see `common/peers.rs`).
 
-mod support_remote;
+mod common;
 
 use std::path::PathBuf;
 use std::process::Command;
 
-use support_remote::peers;
-
-const SUITE: &str = "@modelcontextprotocol/conformance@0.1.16";
+use common::peers;
 
 fn client_binary() -> PathBuf {
     // target/<profile>/deps/conformance-<hash> -> target/<profile>/examples/conformance_client
@@ -36,32 +35,26 @@ fn client_binary() -> PathBuf {
 }
 
 struct Suite {
-    node: PathBuf,
     cli: PathBuf,
     client: PathBuf,
 }
 
 impl Suite {
     fn new() -> Suite {
-        let node =
-            peers::node().unwrap_or_else(|e| panic!("the conformance suite needs Node 22+: {e}"));
-        let dir = peers::npm_install("conformance", &[SUITE])
-            .unwrap_or_else(|e| panic!("cannot install {SUITE}: {e}"));
         Suite {
-            node,
-            cli: dir.join("node_modules/@modelcontextprotocol/conformance/dist/index.js"),
+            cli: peers::npm().entry(peers::CONFORMANCE),
             client: client_binary(),
         }
     }
 
     fn run(&self, args: &[&str]) -> (bool, String) {
-        let out = Command::new(&self.node)
+        let out = Command::new(peers::node())
             .arg(&self.cli)
             .arg("client")
             .arg("--command")
             .arg(&self.client)
             .args(args)
-            .env("PATH", peers::path_with(&self.node))
+            .env("PATH", peers::path_with_node())
             .output()
             .expect("run the conformance suite");
         let text = format!(

