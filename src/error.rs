@@ -61,8 +61,8 @@ pub enum Error {
         code: i32,
         /// The server's message.
         message: String,
-        /// The optional `data` member.
-        data: Option<Value>,
+        /// The optional `data` member (boxed, to keep `Error` small).
+        data: Option<Box<Value>>,
     },
 
     /// The connection ended (process exited, stream closed, client closed) while a request was
@@ -177,8 +177,10 @@ mod tests {
 
     #[test]
     fn error_stays_small() {
+        // Under clippy's `result_large_err` threshold (128 bytes), so callers' own functions
+        // returning `Result<_, Error>` pass `-D warnings`.
         assert!(
-            std::mem::size_of::<Error>() <= 128,
+            std::mem::size_of::<Error>() <= 96,
             "{}",
             std::mem::size_of::<Error>()
         );

@@ -144,7 +144,7 @@ fn rpc_errors_are_errors_with_code_message_and_data() {
             assert_eq!(server, "fixture");
             assert_eq!(code, -32000);
             assert_eq!(message, "deliberate error");
-            assert_eq!(data, Some(json!({"hint": "fixture"})));
+            assert_eq!(data.as_deref(), Some(&json!({"hint": "fixture"})));
         }
         other => panic!("{other:?}"),
     }

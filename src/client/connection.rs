@@ -414,7 +414,7 @@ impl Connection {
                 server: self.server.to_string(),
                 code: e.code,
                 message: e.message,
-                data: e.data,
+                data: e.data.map(Box::new),
             },
             Failure::Unusable(detail) => Error::Protocol {
                 server: self.server.to_string(),

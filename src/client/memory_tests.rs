@@ -136,7 +136,7 @@ fn rpc_errors_are_errors() {
                 (server.as_str(), code, message.as_str()),
                 ("mem", -32602, "bad")
             );
-            assert_eq!(data, Some(json!([1])));
+            assert_eq!(data.as_deref(), Some(&json!([1])));
         }
         other => panic!("{other:?}"),
     }

@@ -444,7 +444,6 @@ fn connect_and_run(cli: &Cli, config: ServerConfig) -> Result<Output, Failure> {
 }
 
 // The library's `Error` is returned as it is, to be classified in one place.
-#[allow(clippy::result_large_err)]
 fn run_command(cli: &Cli, client: &Client, target: &str) -> Result<Output, Error> {
     let server = client.server_name().to_owned();
     Ok(match &cli.command {
