@@ -177,6 +177,14 @@ fn main() {
     hub.disconnect();
     rows.push((format!("disconnect {SERVERS} servers"), ms(t.elapsed())));
     rows.push(("threads after disconnect".into(), threads().to_string()));
+    for e in std::fs::read_dir("/proc/self/task").unwrap().flatten() {
+        eprintln!(
+            "THREAD {}",
+            std::fs::read_to_string(e.path().join("comm"))
+                .unwrap_or_default()
+                .trim()
+        );
+    }
 
     let width = rows.iter().map(|(k, _)| k.len()).max().unwrap_or(0);
     println!("| {:<width$} | result |", "measure");
