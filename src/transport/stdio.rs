@@ -233,14 +233,19 @@ impl StdioTransport {
     /// server behind `npx`) may remain: ask them to stop, then make sure.
     fn sweep_group(&self) {
         let Some(pgid) = self.pgid else { return };
-        if test_kill_process_group(pgid).is_err() {
+        if !group_alive(pgid) {
             return;
         }
         let _ = kill_process_group(pgid, Signal::TERM);
         let deadline = Instant::now() + GRACE;
+        // No descriptor tells when a whole group has gone: poll with short, growing pauses.
         let mut pause = Duration::from_micros(500);
-        while test_kill_process_group(pgid).is_ok() {
+        while group_alive(pgid) {
             if Instant::now() >= deadline {
+                log::warn!(
+                    "server `{}`: processes of its group ignored SIGTERM; sending SIGKILL",
+                    self.server
+                );
                 let _ = kill_process_group(pgid, Signal::KILL);
                 return;
             }
@@ -248,6 +253,35 @@ impl StdioTransport {
             pause = (pause * 2).min(Duration::from_millis(20));
         }
     }
+}
+
+/// Whether any process of the group still runs. Where `/proc` is readable, zombies (dead, only
+/// waiting for their new parent to reap them) do not count; elsewhere any member does.
+fn group_alive(pgid: Pid) -> bool {
+    if test_kill_process_group(pgid).is_err() {
+        return false;
+    }
+    let Ok(dir) = std::fs::read_dir("/proc") else {
+        return true;
+    };
+    let pgid = pgid.as_raw_nonzero().get().to_string();
+    dir.flatten()
+        .filter(|e| {
+            e.file_name()
+                .to_str()
+                .is_some_and(|n| n.bytes().all(|b| b.is_ascii_digit()))
+        })
+        .filter_map(|e| std::fs::read_to_string(e.path().join("stat")).ok())
+        .any(|stat| {
+            // After the command's closing parenthesis: state, ppid, pgrp, ...
+            let fields: Vec<&str> = stat
+                .rsplit(')')
+                .next()
+                .unwrap_or("")
+                .split_whitespace()
+                .collect();
+            fields.len() > 2 && fields[2] == pgid && fields[0] != "Z"
+        })
 }
 
 impl Transport for StdioTransport {
