@@ -105,11 +105,12 @@ impl Payload {
             Payload::Raw(raw) => serde_json::from_str(raw.get()),
             Payload::Line(line) => {
                 #[derive(Deserialize)]
-                struct Env<T> {
-                    jsonrpc: String,
+                struct Env<'a, T> {
+                    #[serde(borrow)]
+                    jsonrpc: std::borrow::Cow<'a, str>,
                     result: T,
                 }
-                let env: Env<T> = serde_json::from_slice(line)?;
+                let env: Env<'_, T> = serde_json::from_slice(line)?;
                 if env.jsonrpc != "2.0" {
                     return Err(serde::de::Error::custom(
                         "missing or wrong \"jsonrpc\": \"2.0\"",
@@ -234,9 +235,9 @@ pub(crate) fn peek_response_id(bytes: &[u8]) -> Option<RequestId> {
             b"id" => id = Some(p.id()?),
             b"result" => {
                 has_result = true;
-                if id.is_some() && p.b.len() - p.i > PEEK_WHOLE {
-                    // The id came first, as the SDKs write it: no need to scan a large result
-                    // here, the caller's parse checks the rest.
+                if id.is_some() {
+                    // The id came first, as the SDKs write it: no need to scan the result here,
+                    // the caller's parse checks the rest.
                     return id;
                 }
                 p.skip_value()?;
@@ -285,9 +286,6 @@ pub(crate) fn peek_id_prefix(bytes: &[u8]) -> Option<RequestId> {
         p.eat(b',')?;
     }
 }
-
-/// Results longer than this are not scanned by [`peek_response_id`] when the id precedes them.
-const PEEK_WHOLE: usize = 64 * 1024;
 
 struct Peek<'a> {
     b: &'a [u8],
@@ -581,8 +579,14 @@ mod tests {
             None
         );
         assert_eq!(peek_response_id(br#"{"jsonrpc":"2.0","id":1}"#), None);
+        // With the id first, the result is left to the caller's parse, which fails on a broken
+        // one; with the id after it, the result is skipped and must be well-formed.
         assert_eq!(
             peek_response_id(br#"{"jsonrpc":"2.0","id":1,"result":{"#),
+            Some(RequestId::Number(1))
+        );
+        assert_eq!(
+            peek_response_id(br#"{"jsonrpc":"2.0","result":{"a":[1,"#),
             None
         );
         assert_eq!(peek_response_id(b"not json"), None);
