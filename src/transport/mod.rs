@@ -12,6 +12,7 @@ use crate::protocol::jsonrpc::{Inbound, RequestId};
 pub(crate) mod http;
 #[cfg(test)]
 pub(crate) mod memory;
+pub(crate) mod pipes;
 pub(crate) mod poller;
 pub(crate) mod sse;
 pub(crate) mod sse_parser;

@@ -13,7 +13,8 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 
-use super::poller::{Conn, ConnectionPoller, WriteOutcome, DEFAULT_MAX_MESSAGE};
+use super::pipes::{Conn, DEFAULT_MAX_MESSAGE};
+use super::poller::{ConnectionPoller, WriteOutcome};
 use super::{Sink, Transport};
 use crate::config::StdioConfig;
 use crate::error::Error;
