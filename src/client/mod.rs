@@ -6,30 +6,27 @@
 //!            └─ Err: the server, the command or url, and the server's last stderr lines
 //! ```
 
+mod builder;
+mod connect;
 mod connection;
 mod options;
 
-use std::sync::mpsc;
-use std::sync::{Arc, Mutex, OnceLock, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use crate::config::{ServerConfig, TransportConfig};
+use crate::config::ServerConfig;
 use crate::error::Error;
-use crate::handler::{
-    ElicitationHandler, NotificationHandler, SamplingHandler, ServerNotification,
-};
 use crate::model::{
-    CallToolResult, ClientCapabilities, CompleteResult, CompletionReference, GetPromptResult,
-    Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
-    ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Root, RootsCapability, ServerCapabilities, Tool,
+    CallToolResult, CompleteResult, CompletionReference, GetPromptResult, Implementation,
+    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
+    ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, Root,
+    ServerCapabilities, Tool,
 };
-use crate::protocol::session::{initialize_params, initialized_frame, negotiate, Session};
 use crate::transport::poller::ConnectionPoller;
-use crate::transport::{stdio, Transport};
-use connection::{ClientSink, Connection, DispatchCtx};
+pub use builder::ClientBuilder;
+use connection::Connection;
 pub use options::CallOptions;
 use options::Handlers;
 
@@ -76,105 +73,6 @@ impl std::fmt::Debug for Client {
             .field("server", &self.config)
             .field("connected", &self.is_connected())
             .finish()
-    }
-}
-
-/// Builds a [`Client`] with handlers, roots or a shared poller.
-///
-/// ```no_run
-/// use mcp_blocking::{Client, ConnectionPoller, Root, ServerConfig};
-/// let poller = ConnectionPoller::new();
-/// let client = Client::builder(ServerConfig::stdio("fs", "mcp-server-filesystem"))
-///     .poller(&poller)
-///     .roots(vec![Root::new("file:///data").with_name("data")])
-///     .on_notification(|server: &str, n| log::info!("{server}: {n:?}"))
-///     .connect()?;
-/// # Ok::<(), mcp_blocking::Error>(())
-/// ```
-#[must_use]
-pub struct ClientBuilder {
-    config: ServerConfig,
-    poller: Option<ConnectionPoller>,
-    client_info: Implementation,
-    handlers: Handlers,
-    roots: Option<Vec<Root>>,
-}
-
-impl ClientBuilder {
-    /// Serves this stdio server from a shared [`ConnectionPoller`] instead of a private one.
-    pub fn poller(mut self, poller: &ConnectionPoller) -> Self {
-        self.poller = Some(poller.clone());
-        self
-    }
-
-    /// The `clientInfo` sent in `initialize` (default: `mcp-blocking` and its version).
-    pub fn client_info(mut self, info: Implementation) -> Self {
-        self.client_info = info;
-        self
-    }
-
-    /// Answers `roots/list` with these roots and declares the `roots` capability.
-    pub fn roots(mut self, roots: Vec<Root>) -> Self {
-        self.roots = Some(roots);
-        self
-    }
-
-    /// Installs a sampling handler and declares the `sampling` capability.
-    pub fn sampling(mut self, handler: impl SamplingHandler + 'static) -> Self {
-        self.handlers.sampling = Some(Arc::new(handler));
-        self
-    }
-
-    /// Installs an elicitation handler and declares the `elicitation` capability (form mode).
-    pub fn elicitation(mut self, handler: impl ElicitationHandler + 'static) -> Self {
-        self.handlers.elicitation = Some(Arc::new(handler));
-        self
-    }
-
-    /// Adds a notification handler (called on the client's dispatcher thread).
-    pub fn on_notification(mut self, handler: impl NotificationHandler + 'static) -> Self {
-        self.handlers.notifications.push(Arc::new(handler));
-        self
-    }
-
-    /// Delivers notifications through a channel; returns the builder and the receiving end.
-    pub fn notification_channel(mut self) -> (Self, mpsc::Receiver<ServerNotification>) {
-        let (tx, rx) = mpsc::channel();
-        let tx = Mutex::new(tx);
-        self.handlers
-            .notifications
-            .push(Arc::new(move |server: &str, n| {
-                let _ = tx
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .send((server.to_owned(), n));
-            }));
-        (self, rx)
-    }
-
-    /// Builds the client without connecting (call [`Client::open`]).
-    pub fn build(self) -> Client {
-        Client {
-            config: self.config,
-            poller: self.poller,
-            client_info: self.client_info,
-            handlers: Arc::new(self.handlers),
-            roots: Arc::new(RwLock::new(self.roots)),
-            state: RwLock::new(None),
-            lifecycle: Mutex::new(()),
-            #[cfg(test)]
-            memory: None,
-        }
-    }
-
-    /// Builds the client and connects it.
-    ///
-    /// # Errors
-    /// As [`Client::open`].
-    pub fn connect(self) -> Result<Client, Error> {
-        let client = self.build();
-        client.open()?;
-        Ok(client)
     }
 }
 
@@ -641,179 +539,6 @@ impl Client {
 
     fn take_connection(&self) -> Option<Arc<Connection>> {
         self.state.write().unwrap_or_else(|p| p.into_inner()).take()
-    }
-
-    fn capabilities_to_declare(&self) -> ClientCapabilities {
-        let mut caps = ClientCapabilities::default();
-        if self
-            .roots
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
-        {
-            caps.roots = Some(RootsCapability::default().with_list_changed(true));
-        }
-        if self.handlers.sampling.is_some() {
-            caps.sampling = Some(json!({}));
-        }
-        if self.handlers.elicitation.is_some() {
-            caps.elicitation = Some(json!({ "form": {} }));
-        }
-        caps
-    }
-
-    /// Opens the transport and runs the handshake.
-    fn establish(&self) -> Result<Connection, Error> {
-        self.config.validate()?;
-        let server: Arc<str> = self.config.name().into();
-        let timeout = self.config.timeout();
-        let session = Arc::new(Session::new());
-        let ctx = Arc::new(DispatchCtx {
-            server: Arc::clone(&server),
-            handlers: Arc::clone(&self.handlers),
-            roots: Arc::clone(&self.roots),
-            transport: OnceLock::new(),
-            reply_timeout: timeout,
-        });
-        let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
-        let mut private_poller = None;
-        #[cfg(test)]
-        if let Some((server_fn, sent)) = &self.memory {
-            let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
-                sink.clone(),
-                Arc::clone(server_fn),
-                Arc::clone(sent),
-            ));
-            return self.finish(server, session, sink, ctx, t, "memory".into(), None);
-        }
-        let (transport, target): (Arc<dyn Transport>, String) = match self.config.transport() {
-            TransportConfig::Stdio(cfg) => {
-                let poller = match &self.poller {
-                    Some(p) => p.clone(),
-                    None => {
-                        let p = ConnectionPoller::try_new().map_err(|e| Error::Connect {
-                            server: server.to_string(),
-                            detail: format!("could not create a poller: {e}"),
-                            stderr_tail: String::new(),
-                        })?;
-                        private_poller = Some(p.clone());
-                        p
-                    }
-                };
-                let t = stdio::open(&server, cfg, &poller, sink.clone())?;
-                (t, format!("`{}`", stdio::command_line(cfg)))
-            }
-            TransportConfig::Sse { url } => (
-                crate::transport::sse::open(&server, url, timeout, sink.clone())?,
-                url.clone(),
-            ),
-            TransportConfig::WebSocket { url } => (
-                crate::transport::ws::open(&server, url, timeout, sink.clone())?,
-                url.clone(),
-            ),
-            TransportConfig::StreamableHttp(cfg) => (
-                crate::transport::http::open(&server, cfg, timeout, sink.clone())?,
-                cfg.url.clone(),
-            ),
-        };
-        self.finish(
-            server,
-            session,
-            sink,
-            ctx,
-            transport,
-            target,
-            private_poller,
-        )
-    }
-
-    /// Runs the handshake on an opened transport.
-    #[allow(clippy::too_many_arguments)] // The parts of a connection, handed over once.
-    fn finish(
-        &self,
-        server: Arc<str>,
-        session: Arc<Session>,
-        sink: Arc<ClientSink>,
-        ctx: Arc<DispatchCtx>,
-        transport: Arc<dyn Transport>,
-        target: String,
-        private_poller: Option<ConnectionPoller>,
-    ) -> Result<Connection, Error> {
-        let timeout = self.config.timeout();
-        let _ = ctx.transport.set(Arc::downgrade(&transport));
-        let mut conn = Connection {
-            server: Arc::clone(&server),
-            session,
-            sink,
-            transport,
-            init: None,
-            default_timeout: timeout,
-            private_poller,
-        };
-        match self.handshake(&conn, &target) {
-            Ok(init) => {
-                conn.init = Some(init);
-                Ok(conn)
-            }
-            Err(e) => {
-                let _ = conn.shutdown();
-                Err(e)
-            }
-        }
-    }
-
-    fn handshake(&self, conn: &Connection, target: &str) -> Result<InitializeResult, Error> {
-        let server = self.server_name().to_owned();
-        let params = initialize_params(&self.capabilities_to_declare(), &self.client_info);
-        let raw = conn
-            .request("initialize", Some(params), &CallOptions::default())
-            .map_err(|e| match e {
-                Error::Timeout { after, .. } => Error::Connect {
-                    server: server.clone(),
-                    detail: format!(
-                        "{target} did not answer `initialize` within {:.1} s",
-                        after.as_secs_f64()
-                    ),
-                    stderr_tail: conn.transport.stderr_tail(),
-                },
-                Error::Closed {
-                    detail,
-                    stderr_tail,
-                    ..
-                } => Error::Connect {
-                    server: server.clone(),
-                    detail: format!("{target} ended during the handshake: {detail}"),
-                    stderr_tail,
-                },
-                Error::Rpc { code, message, .. } => Error::Connect {
-                    server: server.clone(),
-                    detail: format!("{target} refused `initialize`: error {code}: {message}"),
-                    stderr_tail: conn.transport.stderr_tail(),
-                },
-                other => other,
-            })?;
-        let init: InitializeResult = raw.parse().map_err(|e| Error::Connect {
-            server: server.clone(),
-            detail: format!("{target} sent a malformed `initialize` result: {e}"),
-            stderr_tail: conn.transport.stderr_tail(),
-        })?;
-        negotiate(&init).map_err(|detail| Error::Connect {
-            server: server.clone(),
-            detail: format!("{target}: {detail}"),
-            stderr_tail: String::new(),
-        })?;
-        conn.transport.set_protocol_version(&init.protocol_version);
-        conn.transport.send(
-            initialized_frame(),
-            Some(std::time::Instant::now() + conn.default_timeout),
-        )?;
-        log::debug!(
-            "server `{server}`: connected to {} {} (protocol {})",
-            init.server_info.name,
-            init.server_info.version,
-            init.protocol_version
-        );
-        Ok(init)
     }
 }
 

@@ -1,0 +1,113 @@
+//! [`ClientBuilder`]: a client with handlers, roots, client info or a shared poller.
+
+use std::sync::mpsc;
+use std::sync::{Arc, Mutex, RwLock};
+
+use super::options::Handlers;
+use super::Client;
+use crate::config::ServerConfig;
+use crate::error::Error;
+use crate::handler::{
+    ElicitationHandler, NotificationHandler, SamplingHandler, ServerNotification,
+};
+use crate::model::{Implementation, Root};
+use crate::transport::poller::ConnectionPoller;
+
+/// Builds a [`Client`] with handlers, roots or a shared poller.
+///
+/// ```no_run
+/// use mcp_blocking::{Client, ConnectionPoller, Root, ServerConfig};
+/// let poller = ConnectionPoller::new();
+/// let client = Client::builder(ServerConfig::stdio("fs", "mcp-server-filesystem"))
+///     .poller(&poller)
+///     .roots(vec![Root::new("file:///data").with_name("data")])
+///     .on_notification(|server: &str, n| log::info!("{server}: {n:?}"))
+///     .connect()?;
+/// # Ok::<(), mcp_blocking::Error>(())
+/// ```
+#[must_use]
+pub struct ClientBuilder {
+    pub(super) config: ServerConfig,
+    pub(super) poller: Option<ConnectionPoller>,
+    pub(super) client_info: Implementation,
+    pub(super) handlers: Handlers,
+    pub(super) roots: Option<Vec<Root>>,
+}
+
+impl ClientBuilder {
+    /// Serves this stdio server from a shared [`ConnectionPoller`] instead of a private one.
+    pub fn poller(mut self, poller: &ConnectionPoller) -> Self {
+        self.poller = Some(poller.clone());
+        self
+    }
+
+    /// The `clientInfo` sent in `initialize` (default: `mcp-blocking` and its version).
+    pub fn client_info(mut self, info: Implementation) -> Self {
+        self.client_info = info;
+        self
+    }
+
+    /// Answers `roots/list` with these roots and declares the `roots` capability.
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.roots = Some(roots);
+        self
+    }
+
+    /// Installs a sampling handler and declares the `sampling` capability.
+    pub fn sampling(mut self, handler: impl SamplingHandler + 'static) -> Self {
+        self.handlers.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// Installs an elicitation handler and declares the `elicitation` capability (form mode).
+    pub fn elicitation(mut self, handler: impl ElicitationHandler + 'static) -> Self {
+        self.handlers.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Adds a notification handler (called on the client's dispatcher thread).
+    pub fn on_notification(mut self, handler: impl NotificationHandler + 'static) -> Self {
+        self.handlers.notifications.push(Arc::new(handler));
+        self
+    }
+
+    /// Delivers notifications through a channel; returns the builder and the receiving end.
+    pub fn notification_channel(mut self) -> (Self, mpsc::Receiver<ServerNotification>) {
+        let (tx, rx) = mpsc::channel();
+        let tx = Mutex::new(tx);
+        self.handlers
+            .notifications
+            .push(Arc::new(move |server: &str, n| {
+                let _ = tx
+                    .lock()
+                    .unwrap_or_else(|p| p.into_inner())
+                    .send((server.to_owned(), n));
+            }));
+        (self, rx)
+    }
+
+    /// Builds the client without connecting (call [`Client::open`]).
+    pub fn build(self) -> Client {
+        Client {
+            config: self.config,
+            poller: self.poller,
+            client_info: self.client_info,
+            handlers: Arc::new(self.handlers),
+            roots: Arc::new(RwLock::new(self.roots)),
+            state: RwLock::new(None),
+            lifecycle: Mutex::new(()),
+            #[cfg(test)]
+            memory: None,
+        }
+    }
+
+    /// Builds the client and connects it.
+    ///
+    /// # Errors
+    /// As [`Client::open`].
+    pub fn connect(self) -> Result<Client, Error> {
+        let client = self.build();
+        client.open()?;
+        Ok(client)
+    }
+}

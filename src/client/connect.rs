@@ -1,0 +1,189 @@
+//! Connecting: opening the configured transport and running the `initialize` handshake.
+
+use std::sync::{Arc, OnceLock};
+
+use serde_json::json;
+
+use super::connection::{ClientSink, Connection, DispatchCtx};
+use super::{CallOptions, Client};
+use crate::config::TransportConfig;
+use crate::error::Error;
+use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
+use crate::protocol::session::{initialize_params, initialized_frame, negotiate, Session};
+use crate::transport::poller::ConnectionPoller;
+use crate::transport::{stdio, Transport};
+
+impl Client {
+    pub(super) fn capabilities_to_declare(&self) -> ClientCapabilities {
+        let mut caps = ClientCapabilities::default();
+        if self
+            .roots
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+        {
+            caps.roots = Some(RootsCapability::default().with_list_changed(true));
+        }
+        if self.handlers.sampling.is_some() {
+            caps.sampling = Some(json!({}));
+        }
+        if self.handlers.elicitation.is_some() {
+            caps.elicitation = Some(json!({ "form": {} }));
+        }
+        caps
+    }
+
+    /// Opens the transport and runs the handshake.
+    pub(super) fn establish(&self) -> Result<Connection, Error> {
+        self.config.validate()?;
+        let server: Arc<str> = self.config.name().into();
+        let timeout = self.config.timeout();
+        let session = Arc::new(Session::new());
+        let ctx = Arc::new(DispatchCtx {
+            server: Arc::clone(&server),
+            handlers: Arc::clone(&self.handlers),
+            roots: Arc::clone(&self.roots),
+            transport: OnceLock::new(),
+            reply_timeout: timeout,
+        });
+        let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
+        let mut private_poller = None;
+        #[cfg(test)]
+        if let Some((server_fn, sent)) = &self.memory {
+            let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
+                sink.clone(),
+                Arc::clone(server_fn),
+                Arc::clone(sent),
+            ));
+            return self.finish(server, session, sink, ctx, t, "memory".into(), None);
+        }
+        let (transport, target): (Arc<dyn Transport>, String) = match self.config.transport() {
+            TransportConfig::Stdio(cfg) => {
+                let poller = match &self.poller {
+                    Some(p) => p.clone(),
+                    None => {
+                        let p = ConnectionPoller::try_new().map_err(|e| Error::Connect {
+                            server: server.to_string(),
+                            detail: format!("could not create a poller: {e}"),
+                            stderr_tail: String::new(),
+                        })?;
+                        private_poller = Some(p.clone());
+                        p
+                    }
+                };
+                let t = stdio::open(&server, cfg, &poller, sink.clone())?;
+                (t, format!("`{}`", stdio::command_line(cfg)))
+            }
+            TransportConfig::Sse { url } => (
+                crate::transport::sse::open(&server, url, timeout, sink.clone())?,
+                url.clone(),
+            ),
+            TransportConfig::WebSocket { url } => (
+                crate::transport::ws::open(&server, url, timeout, sink.clone())?,
+                url.clone(),
+            ),
+            TransportConfig::StreamableHttp(cfg) => (
+                crate::transport::http::open(&server, cfg, timeout, sink.clone())?,
+                cfg.url.clone(),
+            ),
+        };
+        self.finish(
+            server,
+            session,
+            sink,
+            ctx,
+            transport,
+            target,
+            private_poller,
+        )
+    }
+
+    /// Runs the handshake on an opened transport.
+    #[allow(clippy::too_many_arguments)] // The parts of a connection, handed over once.
+    fn finish(
+        &self,
+        server: Arc<str>,
+        session: Arc<Session>,
+        sink: Arc<ClientSink>,
+        ctx: Arc<DispatchCtx>,
+        transport: Arc<dyn Transport>,
+        target: String,
+        private_poller: Option<ConnectionPoller>,
+    ) -> Result<Connection, Error> {
+        let timeout = self.config.timeout();
+        let _ = ctx.transport.set(Arc::downgrade(&transport));
+        let mut conn = Connection {
+            server: Arc::clone(&server),
+            session,
+            sink,
+            transport,
+            init: None,
+            default_timeout: timeout,
+            private_poller,
+        };
+        match self.handshake(&conn, &target) {
+            Ok(init) => {
+                conn.init = Some(init);
+                Ok(conn)
+            }
+            Err(e) => {
+                let _ = conn.shutdown();
+                Err(e)
+            }
+        }
+    }
+
+    fn handshake(&self, conn: &Connection, target: &str) -> Result<InitializeResult, Error> {
+        let server = self.server_name().to_owned();
+        let params = initialize_params(&self.capabilities_to_declare(), &self.client_info);
+        let raw = conn
+            .request("initialize", Some(params), &CallOptions::default())
+            .map_err(|e| match e {
+                Error::Timeout { after, .. } => Error::Connect {
+                    server: server.clone(),
+                    detail: format!(
+                        "{target} did not answer `initialize` within {:.1} s",
+                        after.as_secs_f64()
+                    ),
+                    stderr_tail: conn.transport.stderr_tail(),
+                },
+                Error::Closed {
+                    detail,
+                    stderr_tail,
+                    ..
+                } => Error::Connect {
+                    server: server.clone(),
+                    detail: format!("{target} ended during the handshake: {detail}"),
+                    stderr_tail,
+                },
+                Error::Rpc { code, message, .. } => Error::Connect {
+                    server: server.clone(),
+                    detail: format!("{target} refused `initialize`: error {code}: {message}"),
+                    stderr_tail: conn.transport.stderr_tail(),
+                },
+                other => other,
+            })?;
+        let init: InitializeResult = raw.parse().map_err(|e| Error::Connect {
+            server: server.clone(),
+            detail: format!("{target} sent a malformed `initialize` result: {e}"),
+            stderr_tail: conn.transport.stderr_tail(),
+        })?;
+        negotiate(&init).map_err(|detail| Error::Connect {
+            server: server.clone(),
+            detail: format!("{target}: {detail}"),
+            stderr_tail: String::new(),
+        })?;
+        conn.transport.set_protocol_version(&init.protocol_version);
+        conn.transport.send(
+            initialized_frame(),
+            Some(std::time::Instant::now() + conn.default_timeout),
+        )?;
+        log::debug!(
+            "server `{server}`: connected to {} {} (protocol {})",
+            init.server_info.name,
+            init.server_info.version,
+            init.protocol_version
+        );
+        Ok(init)
+    }
+}
