@@ -1,0 +1,30 @@
+//! The legacy HTTP+SSE fallback: when `initialize` is refused and detection is on, a legacy
+//! transport is opened at the same URL and every later call is forwarded to it.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use super::HttpTransport;
+use crate::error::Error;
+
+impl HttpTransport {
+    /// Opens the legacy transport (once) and sends `frame` on it.
+    pub(super) fn fall_back(&self, frame: Vec<u8>, deadline: Instant) -> Result<(), Error> {
+        let inner = &self.inner;
+        let left = deadline.saturating_duration_since(Instant::now());
+        log::info!(
+            "server `{}`: Streamable HTTP refused; trying legacy HTTP+SSE at {}",
+            inner.server,
+            inner.url
+        );
+        let legacy = crate::transport::sse::open_with(
+            &inner.server,
+            &inner.url,
+            inner.headers.clone(),
+            left.min(inner.timeout),
+            Arc::clone(&inner.sink),
+        )?;
+        let legacy = self.fallback.get_or_init(|| legacy);
+        legacy.send(frame, Some(deadline))
+    }
+}

@@ -1,0 +1,102 @@
+//! Frames in and out: the envelope fields of an outbound frame, inbound messages handed to the
+//! sink, and the small reply-body helpers (content type, draining).
+
+use std::io::Read;
+
+use serde::Deserialize;
+
+use crate::protocol::jsonrpc::{Inbound, RequestId};
+use crate::transport::Sink;
+
+/// Largest JSON body read from a reply.
+pub(super) const MAX_JSON_BODY: u64 = 64 * 1024 * 1024;
+
+/// Reads and drops a small body so the connection can be reused.
+pub(crate) fn drain(resp: ureq::http::Response<ureq::Body>) {
+    let mut sink = std::io::sink();
+    let _ = std::io::copy(
+        &mut resp.into_body().into_reader().take(MAX_JSON_BODY),
+        &mut sink,
+    );
+}
+
+/// The reply's `Content-Type`, lowercased (empty when absent).
+fn content_type(resp: &ureq::http::Response<ureq::Body>) -> String {
+    resp.headers()
+        .get("content-type")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("")
+        .to_ascii_lowercase()
+}
+
+/// Whether the reply is an SSE stream.
+pub(super) fn is_event_stream(resp: &ureq::http::Response<ureq::Body>) -> bool {
+    content_type(resp).starts_with("text/event-stream")
+}
+
+/// Parses one frame and hands every message to the sink; returns whether the response to
+/// `want` was among them.
+pub(crate) fn deliver_frame(
+    server: &str,
+    sink: &dyn Sink,
+    data: &[u8],
+    want: Option<&RequestId>,
+) -> bool {
+    match Inbound::parse(data) {
+        Ok(msgs) => {
+            let mut found = false;
+            for msg in msgs {
+                if let (Some(want), Inbound::Response(r)) = (want, &msg) {
+                    if r.id.as_ref() == Some(want) {
+                        found = true;
+                    }
+                }
+                sink.deliver(msg);
+            }
+            found
+        }
+        Err(e) => {
+            log::warn!("server `{server}`: ignoring a malformed message: {e}");
+            false
+        }
+    }
+}
+
+/// The envelope fields a transport needs to know about an outbound frame.
+#[derive(Deserialize, Default)]
+pub(crate) struct Outbound {
+    /// The request id, when the frame has one.
+    #[serde(default)]
+    pub(crate) id: Option<RequestId>,
+    /// The method name, when the frame has one.
+    #[serde(default)]
+    pub(crate) method: Option<String>,
+}
+
+impl Outbound {
+    /// Reads the envelope fields of a frame; an unreadable frame has none.
+    pub(crate) fn peek(frame: &[u8]) -> Outbound {
+        serde_json::from_slice(frame).unwrap_or_default()
+    }
+
+    /// Whether the frame is a request (it has both an id and a method).
+    pub(super) fn is_request(&self) -> bool {
+        self.id.is_some() && self.method.is_some()
+    }
+
+    /// The method name, or `response` for a frame without one.
+    pub(crate) fn label(&self) -> &str {
+        self.method.as_deref().unwrap_or("response")
+    }
+}
+
+/// Whether the frame holds a response to `want` (to any request when `want` is `None`).
+pub(super) fn is_response_to(data: &[u8], want: Option<&RequestId>) -> bool {
+    match Inbound::parse(data) {
+        Ok(msgs) => msgs.iter().any(|m| match m {
+            Inbound::Response(r) => want.is_none() || r.id.as_ref() == want,
+            _ => false,
+        }),
+        Err(_) => false,
+    }
+}

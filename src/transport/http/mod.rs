@@ -1,0 +1,365 @@
+//! Streamable HTTP transport (MCP 2025-03-26 … 2025-11-25) on ureq.
+//!
+//! ```text
+//!  send(request) ──POST──> 2xx application/json ──> deliver ──> Ok
+//!                     │    2xx text/event-stream ──> deliver events until our response ──> Ok
+//!                     │         └ ends after an id ──wait retry──> GET Last-Event-ID ──> (same)
+//!                     │    404 with a session ──> re-initialize once ──> POST again
+//!                     │    400/404/405 on initialize (detect_legacy_sse) ──> legacy SSE from now on
+//!                     └──> other status ──> Error::Transport (status + body snippet)
+//!  send(notifications/initialized) ──> 2xx ──> standalone GET stream thread (non-200: no stream)
+//!  close() ──> DELETE (405 fine) ──> shut the ureq client's sockets ──> join the stream thread
+//! ```
+//!
+//! Every POST is bounded by the caller's deadline (ureq's global timeout for the call, which
+//! covers reading the body too), so a server that never answers or trickles bytes times out on
+//! time. Closing shuts every socket of the ureq client, which unblocks the stream thread's read.
+//!
+//! This file holds the handle and its lifecycle (open, send, close); the rest is split by job:
+//!
+//! | file | what |
+//! |---|---|
+//! | `post.rs` | one POST per frame and what its status means |
+//! | `reply.rs` | reading a reply (JSON or SSE) to our response, resuming a broken SSE reply |
+//! | `session.rs` | session id and version headers, re-initialize on 404, DELETE on close |
+//! | `stream.rs` | the standalone GET stream thread |
+//! | `drain.rs` | the thread that reads answered SSE replies to their end |
+//! | `fallback.rs` | the switch to legacy HTTP+SSE |
+//! | `pool.rs` | the shared ureq client with its DNS cache |
+//! | `headers.rs` | configured headers and the auth provider, redacted in `Debug` |
+//! | `errors.rs` | ureq, I/O and status failures into the crate's error |
+//! | `frames.rs` | outbound envelope, inbound delivery, reply-body helpers |
+
+mod drain;
+mod errors;
+mod fallback;
+mod frames;
+mod headers;
+mod pool;
+mod post;
+mod reply;
+mod session;
+mod stream;
+
+use std::fmt;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+
+use self::drain::Drain;
+pub(crate) use self::errors::{map_ureq, status_error};
+pub(crate) use self::frames::{deliver_frame, drain, Outbound};
+pub(crate) use self::headers::RequestHeaders;
+pub(crate) use self::pool::agent;
+use self::post::Exchange;
+use self::session::State;
+use super::{Sink, Transport};
+use crate::config::HttpConfig;
+use crate::error::Error;
+use crate::protocol::jsonrpc::RequestId;
+
+#[cfg(test)]
+#[path = "../../../tests/support_remote/mod.rs"]
+#[allow(unreachable_pub, missing_docs)] // test-support code shared with the integration tests
+pub(crate) mod test_support;
+
+/// Delay before reconnecting a stream when the server named none.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+
+/// Locks a mutex, taking the data of a poisoned one (a panicked thread leaves it consistent).
+fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
+}
+
+/// What the handle and its threads share.
+struct Inner {
+    server: String,
+    url: String,
+    agent: ureq::Agent,
+    headers: RequestHeaders,
+    timeout: Duration,
+    detect_legacy_sse: bool,
+    sink: Arc<dyn Sink>,
+    state: Mutex<State>,
+    closed: AtomicBool,
+    /// Dropped on close: wakes every retry wait at once.
+    stop_tx: Mutex<Option<Sender<()>>>,
+    stop_rx: Receiver<()>,
+    /// Ids of responses that arrived on the standalone stream (a resumed reply may land there).
+    answered_elsewhere: Mutex<Vec<RequestId>>,
+    /// The drain thread, started with the first SSE reply.
+    drain: Mutex<Drain>,
+}
+
+/// The Streamable HTTP connection handle.
+pub(crate) struct HttpTransport {
+    /// What the threads share.
+    inner: Arc<Inner>,
+    /// Set when auto-detection chose legacy HTTP+SSE; every call is forwarded to it.
+    fallback: OnceLock<Arc<dyn Transport>>,
+    /// The standalone GET stream thread, joined on close.
+    stream: Mutex<Option<JoinHandle<()>>>,
+}
+
+impl fmt::Debug for HttpTransport {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("HttpTransport")
+            .field("server", &self.inner.server)
+            .field("url", &self.inner.url)
+            .field("headers", &self.inner.headers)
+            .field("legacy_fallback", &self.fallback.get().is_some())
+            .finish_non_exhaustive()
+    }
+}
+
+/// Opens a Streamable HTTP transport. Nothing goes on the wire before the first `send`.
+pub(crate) fn open(
+    server: &str,
+    cfg: &HttpConfig,
+    timeout: Duration,
+    sink: Arc<dyn Sink>,
+) -> Result<Arc<dyn Transport>, Error> {
+    Ok(Arc::new(HttpTransport::new(
+        server,
+        &cfg.url,
+        RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
+        cfg.session_id.clone(),
+        cfg.detect_legacy_sse,
+        timeout,
+        sink,
+    )?))
+}
+
+impl HttpTransport {
+    /// A transport for `url`; fails when it is not an http:// or https:// URL.
+    pub(crate) fn new(
+        server: &str,
+        url: &str,
+        headers: RequestHeaders,
+        session_id: Option<String>,
+        detect_legacy_sse: bool,
+        timeout: Duration,
+        sink: Arc<dyn Sink>,
+    ) -> Result<Self, Error> {
+        if url.parse::<ureq::http::Uri>().is_err()
+            || !(url.starts_with("http://") || url.starts_with("https://"))
+        {
+            return Err(Error::Connect {
+                server: server.to_owned(),
+                detail: format!("`{url}` is not an http:// or https:// URL"),
+                stderr_tail: String::new(),
+            });
+        }
+        let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
+        Ok(HttpTransport {
+            inner: Arc::new(Inner {
+                server: server.to_owned(),
+                url: url.to_owned(),
+                agent: agent(),
+                headers,
+                timeout,
+                detect_legacy_sse,
+                sink,
+                state: Mutex::new(State {
+                    session_id,
+                    ..State::default()
+                }),
+                closed: AtomicBool::new(false),
+                stop_tx: Mutex::new(Some(stop_tx)),
+                stop_rx,
+                answered_elsewhere: Mutex::new(Vec::new()),
+                drain: Mutex::new(Drain::default()),
+            }),
+            fallback: OnceLock::new(),
+            stream: Mutex::new(None),
+        })
+    }
+}
+
+impl Transport for HttpTransport {
+    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
+        if let Some(legacy) = self.fallback.get() {
+            return legacy.send(frame, deadline);
+        }
+        let inner = &self.inner;
+        if inner.closed.load(Ordering::SeqCst) {
+            return Err(inner.closed_error("the client closed the connection"));
+        }
+        let out = Outbound::peek(&frame);
+        let deadline = deadline.unwrap_or_else(|| Instant::now() + inner.timeout);
+        let method = out.method.as_deref().unwrap_or("");
+        if method == "initialize" {
+            lock(&inner.state).init_frame = Some(frame.clone());
+        } else if method == "notifications/initialized" {
+            lock(&inner.state).initialized_frame = Some(frame.clone());
+        }
+        match inner.exchange(&frame, &out, deadline, true) {
+            Ok(()) => {
+                if method == "notifications/initialized" {
+                    self.start_stream();
+                }
+                Ok(())
+            }
+            Err(Exchange::Reinitialized) => {
+                self.start_stream();
+                Ok(())
+            }
+            Err(Exchange::Legacy(status)) => {
+                let original = format!("POST {}: HTTP {status}", inner.url);
+                self.fall_back(frame, deadline).map_err(|e| {
+                    log::debug!("server `{}`: legacy SSE fallback failed: {e}", inner.server);
+                    Error::Transport {
+                        server: inner.server.clone(),
+                        status: Some(status),
+                        detail: format!("{original} (and legacy HTTP+SSE failed too: {e})"),
+                    }
+                })
+            }
+            Err(Exchange::Failed(e)) => {
+                let e = *e;
+                if let (Error::Timeout { .. }, Some(id)) = (&e, &out.id) {
+                    if out.is_request() && method != "initialize" {
+                        inner.cancel(id);
+                    }
+                }
+                if inner.closed.load(Ordering::SeqCst) {
+                    Err(inner.closed_error("the client closed the connection"))
+                } else {
+                    Err(e)
+                }
+            }
+        }
+    }
+
+    fn set_protocol_version(&self, version: &str) {
+        if let Some(legacy) = self.fallback.get() {
+            legacy.set_protocol_version(version);
+        }
+        lock(&self.inner.state).protocol_version = Some(version.to_owned());
+    }
+
+    fn close(&self) -> Result<(), Error> {
+        let inner = &self.inner;
+        if inner.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        if let Some(legacy) = self.fallback.get() {
+            let _ = legacy.close();
+        }
+        drop(lock(&inner.stop_tx).take());
+        let drainer = {
+            let mut drain = lock(&inner.drain);
+            drain.tx = None;
+            drain.thread.take()
+        };
+        inner.delete_session();
+        inner.agent.clone().shutdown();
+        let stream = lock(&self.stream).take();
+        for (thread, what) in [(stream, "GET stream"), (drainer, "reply-drain")] {
+            if thread.is_some_and(|h| h.join().is_err()) {
+                log::warn!("server `{}`: the {what} thread panicked", inner.server);
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for HttpTransport {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
+
+impl Inner {
+    /// A closed-connection error with this detail.
+    fn closed_error(&self, detail: &str) -> Error {
+        Error::Closed {
+            server: self.server.clone(),
+            detail: detail.to_owned(),
+            stderr_tail: String::new(),
+        }
+    }
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    //! The transport driven directly, with a sink that records what it is handed.
+
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use serde_json::json;
+
+    use super::test_support::HttpServer;
+    use super::*;
+    use crate::protocol::jsonrpc::Inbound;
+
+    /// Records deliveries as short strings (`request ping`, `response 1`, …) and closings.
+    pub(crate) struct Recorder {
+        pub(crate) seen: Mutex<Vec<String>>,
+        pub(crate) closed: Mutex<Vec<String>>,
+        /// Signals each closing, for tests that wait for one.
+        closed_tx: crossbeam_channel::Sender<()>,
+        pub(crate) closed_rx: crossbeam_channel::Receiver<()>,
+    }
+
+    impl Default for Recorder {
+        fn default() -> Self {
+            let (closed_tx, closed_rx) = crossbeam_channel::unbounded();
+            Recorder {
+                seen: Mutex::default(),
+                closed: Mutex::default(),
+                closed_tx,
+                closed_rx,
+            }
+        }
+    }
+
+    impl Sink for Recorder {
+        fn deliver(&self, msg: Inbound) {
+            let line = match msg {
+                Inbound::Request(r) => format!("request {}", r.method),
+                Inbound::Notification(n) => format!("notification {}", n.method),
+                Inbound::Response(r) => match r.id {
+                    Some(id) => format!("response {id}"),
+                    None => "response".to_owned(),
+                },
+            };
+            self.seen.lock().unwrap().push(line);
+        }
+
+        fn closed(&self, detail: String, _stderr_tail: String) {
+            self.closed.lock().unwrap().push(detail);
+            let _ = self.closed_tx.send(());
+        }
+    }
+
+    pub(super) fn transport(url: &str, sink: Arc<Recorder>) -> Arc<dyn Transport> {
+        let cfg = crate::config::ServerConfig::http("t", url);
+        let crate::config::TransportConfig::StreamableHttp(http) = cfg.transport() else {
+            unreachable!("an http config")
+        };
+        open("t", http, Duration::from_secs(5), sink).expect("open")
+    }
+
+    pub(super) fn call_frame(id: i64) -> Vec<u8> {
+        json!({"jsonrpc": "2.0", "id": id, "method": "tools/call",
+            "params": {"name": "x", "arguments": {}}})
+        .to_string()
+        .into_bytes()
+    }
+
+    #[test]
+    fn sending_after_close_is_a_closed_error() {
+        let srv = HttpServer::start(|_req, conn| conn.accepted());
+        let sink = Arc::new(Recorder::default());
+        let t = transport(&srv.url("/mcp"), sink);
+        t.close().expect("close");
+        t.close().expect("close is idempotent");
+        let err = t.send(call_frame(1), None).expect_err("closed");
+        assert!(matches!(err, Error::Closed { .. }), "{err:?}");
+    }
+}

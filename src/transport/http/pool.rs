@@ -1,0 +1,69 @@
+//! The HTTP client every HTTP transport shares: statuses come back as values, idle connections
+//! are kept per host, and resolved addresses are remembered for a while.
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use super::lock;
+
+/// How long a resolved address is reused.
+const DNS_TTL: Duration = Duration::from_secs(30);
+
+/// Builds the ureq client all HTTP transports use: statuses come back as values, not errors.
+pub(crate) fn agent() -> ureq::Agent {
+    let config = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .user_agent(concat!("mcp-blocking/", env!("CARGO_PKG_VERSION")))
+        .max_idle_connections_per_host(16)
+        .build();
+    ureq::Agent::with_parts(
+        config,
+        ureq::unversioned::transport::DefaultConnector::new(),
+        CachingResolver::default(),
+    )
+}
+
+/// ureq resolves the host before every request, and with a timeout set (we always set one) it
+/// does so on a fresh thread. Remembering the answer for a while keeps a kept-alive connection
+/// as cheap as it should be.
+#[derive(Debug, Default)]
+struct CachingResolver {
+    inner: ureq::unversioned::resolver::DefaultResolver,
+    cache: Mutex<
+        Vec<(
+            String,
+            Instant,
+            ureq::unversioned::resolver::ResolvedSocketAddrs,
+        )>,
+    >,
+}
+
+impl ureq::unversioned::resolver::Resolver for CachingResolver {
+    fn resolve(
+        &self,
+        uri: &ureq::http::Uri,
+        config: &ureq::config::Config,
+        timeout: ureq::unversioned::transport::NextTimeout,
+    ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
+        let key = format!(
+            "{}://{}",
+            uri.scheme_str().unwrap_or(""),
+            uri.authority().map(|a| a.as_str()).unwrap_or("")
+        );
+        let now = Instant::now();
+        {
+            let mut cache = lock(&self.cache);
+            cache.retain(|(_, at, _)| now.duration_since(*at) < DNS_TTL);
+            if let Some((_, _, addrs)) = cache.iter().find(|(k, _, _)| *k == key) {
+                return Ok(addrs.clone());
+            }
+        }
+        let addrs = self.inner.resolve(uri, config, timeout)?;
+        let mut cache = lock(&self.cache);
+        if cache.len() >= 32 {
+            cache.remove(0);
+        }
+        cache.push((key, now, addrs.clone()));
+        Ok(addrs)
+    }
+}

@@ -1,0 +1,230 @@
+//! The request path: one POST per outbound frame, bounded by the caller's deadline, and what
+//! its status means (404 with a session: re-initialize once; `initialize` refused with legacy
+//! detection on: fall back; other failures: an error quoting the body). Reading the reply is
+//! [`reply`](super::reply)'s job.
+
+use std::time::{Duration, Instant};
+
+use super::errors::{map_io, map_ureq, status_error};
+use super::frames::{drain, Outbound};
+use super::{lock, Inner};
+use crate::error::Error;
+use crate::protocol::jsonrpc::RequestId;
+
+/// The Accept header every POST carries (the spec requires both types).
+const ACCEPT_POST: &str = "application/json, text/event-stream";
+
+/// How an exchange that did not simply succeed ended.
+pub(super) enum Exchange {
+    /// The session expired and was re-established; the request was repeated and succeeded.
+    Reinitialized,
+    /// `initialize` was refused with this status and legacy detection is on.
+    Legacy(u16),
+    /// Anything else that went wrong.
+    Failed(Box<Error>),
+}
+
+impl From<Error> for Exchange {
+    fn from(e: Error) -> Self {
+        Exchange::Failed(Box::new(e))
+    }
+}
+
+/// What a caller's exchange is about: the request it waits for and its deadline.
+pub(super) struct Call<'a> {
+    /// The id of the response waited for (none for a notification).
+    pub(super) want: Option<&'a RequestId>,
+    /// The method, for errors.
+    pub(super) method: &'a str,
+    /// When the exchange began, for `Error::Timeout::after`.
+    pub(super) started: Instant,
+    /// The caller's deadline.
+    pub(super) deadline: Instant,
+    /// Deliver what arrives to the sink (false while replaying `initialize`).
+    pub(super) deliver: bool,
+}
+
+impl Call<'_> {
+    /// The timeout error for this call, measured from its start.
+    pub(super) fn timeout(&self, server: &str) -> Error {
+        Error::Timeout {
+            server: server.to_owned(),
+            method: self.method.to_owned(),
+            after: self.started.elapsed(),
+        }
+    }
+
+    /// Maps an I/O error met while reading this call's reply.
+    pub(super) fn io_error(&self, server: &str, what: &str, e: std::io::Error) -> Error {
+        map_io(
+            server,
+            what,
+            self.method,
+            self.started,
+            Some(self.deadline),
+            e,
+        )
+    }
+
+    /// Maps a ureq failure met while making this call.
+    pub(super) fn ureq_error(&self, server: &str, what: &str, e: ureq::Error) -> Error {
+        map_ureq(
+            server,
+            what,
+            self.method,
+            self.started,
+            Some(self.deadline),
+            e,
+        )
+    }
+}
+
+impl Inner {
+    /// POSTs one frame with the session headers, bounded by `deadline` (body reading included).
+    pub(super) fn post(
+        &self,
+        frame: &[u8],
+        method: &str,
+        deadline: Instant,
+    ) -> Result<ureq::http::Response<ureq::Body>, Error> {
+        let started = Instant::now();
+        let left = deadline.saturating_duration_since(started);
+        if left.is_zero() {
+            return Err(Error::Timeout {
+                server: self.server.clone(),
+                method: method.to_owned(),
+                after: Duration::ZERO,
+            });
+        }
+        let req = self
+            .agent
+            .post(&self.url)
+            .config()
+            .timeout_global(Some(left))
+            .build()
+            .header("Accept", ACCEPT_POST)
+            .header("Content-Type", "application/json");
+        let req = self.prepare(req)?;
+        req.send(frame).map_err(|e| {
+            map_ureq(
+                &self.server,
+                &format!("POST {}", self.url),
+                method,
+                started,
+                Some(deadline),
+                e,
+            )
+        })
+    }
+
+    /// Sends one frame and reads its reply; on a 404 with a session, re-initializes once and
+    /// sends the frame again.
+    pub(super) fn exchange(
+        &self,
+        frame: &[u8],
+        out: &Outbound,
+        deadline: Instant,
+        may_reinit: bool,
+    ) -> Result<(), Exchange> {
+        let started = Instant::now();
+        let method = out.label();
+        let had_session = lock(&self.state).session_id.is_some();
+        let resp = self.post(frame, method, deadline)?;
+        let status = resp.status().as_u16();
+        if status == 404 && had_session && may_reinit && method != "initialize" {
+            drain(resp);
+            let has_init = lock(&self.state).init_frame.is_some();
+            if has_init {
+                log::info!(
+                    "server `{}`: session expired (HTTP 404); re-initializing",
+                    self.server
+                );
+                self.reinitialize(deadline)?;
+                self.exchange(frame, out, deadline, false)?;
+                return Err(Exchange::Reinitialized);
+            }
+            return Err(Exchange::Failed(Box::new(Error::Transport {
+                server: self.server.clone(),
+                status: Some(404),
+                detail: format!("POST {}: HTTP 404: session expired", self.url),
+            })));
+        }
+        if method == "initialize" && had_session && may_reinit && matches!(status, 400 | 404) {
+            // A configured session id the server no longer knows: start a fresh session.
+            drain(resp);
+            log::info!(
+                "server `{}`: the configured session was refused (HTTP {status}); starting a new one",
+                self.server
+            );
+            lock(&self.state).session_id = None;
+            return self.exchange(frame, out, deadline, false);
+        }
+        if method == "initialize" && self.detect_legacy_sse && matches!(status, 400 | 404 | 405) {
+            drain(resp);
+            return Err(Exchange::Legacy(status));
+        }
+        if !(200..300).contains(&status) {
+            return Err(status_error(&self.server, &format!("POST {}", self.url), resp).into());
+        }
+        if method == "initialize" {
+            self.take_session_id(&resp);
+        }
+        if !out.is_request() {
+            drain(resp);
+            return Ok(());
+        }
+        let call = Call {
+            want: out.id.as_ref(),
+            method,
+            started,
+            deadline,
+            deliver: true,
+        };
+        self.read_reply(resp, &call)?;
+        Ok(())
+    }
+
+    /// Tells the server a timed-out request is abandoned (best effort, briefly bounded).
+    pub(super) fn cancel(&self, id: &RequestId) {
+        let note = serde_json::json!({
+            "jsonrpc": "2.0",
+            "method": "notifications/cancelled",
+            "params": {"requestId": id, "reason": "timed out"},
+        });
+        let frame = note.to_string().into_bytes();
+        let deadline = Instant::now() + self.timeout.min(Duration::from_secs(1));
+        match self.post(&frame, "notifications/cancelled", deadline) {
+            Ok(resp) => drain(resp),
+            Err(e) => log::debug!(
+                "server `{}`: could not send the cancellation: {e}",
+                self.server
+            ),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! What a POST's status and kind decide.
+
+    use std::sync::Arc;
+
+    use serde_json::json;
+
+    use crate::transport::http::test_support::HttpServer;
+    use crate::transport::http::tests::{transport, Recorder};
+
+    #[test]
+    fn a_notification_accepts_any_2xx_and_delivers_nothing() {
+        // Some servers answer notifications with `200 {"jsonrpc":"2.0","result":{}}`.
+        let srv = HttpServer::start(|_req, conn| {
+            conn.json(200, &[], &json!({"jsonrpc": "2.0", "result": {}}))
+        });
+        let sink = Arc::new(Recorder::default());
+        let t = transport(&srv.url("/mcp"), sink.clone());
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        t.send(note.to_string().into_bytes(), None).expect("send");
+        t.close().expect("close");
+        assert!(sink.seen.lock().unwrap().is_empty());
+    }
+}

@@ -1,0 +1,242 @@
+//! Reading a request's reply: a JSON body, or SSE events until our response. An SSE reply that
+//! ends after an event id is resumed with GET + `Last-Event-ID` after the server's `retry` delay;
+//! the response may also turn up on the standalone stream meanwhile.
+
+use std::io::{BufReader, Read};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::RecvTimeoutError;
+
+use super::errors::status_error;
+use super::frames::{deliver_frame, is_event_stream, is_response_to, MAX_JSON_BODY};
+use super::post::Call;
+use super::{lock, Inner, DEFAULT_RETRY};
+use crate::error::Error;
+use crate::protocol::jsonrpc::RequestId;
+use crate::transport::sse_parser::{SseParser, SseReader};
+
+/// An SSE reply being read.
+pub(super) type ReplyStream = SseReader<BufReader<ureq::BodyReader<'static>>>;
+
+/// How many times a response stream is resumed without progress before giving up.
+const MAX_RESUMES: u32 = 5;
+
+impl Inner {
+    /// Reads a request's reply (JSON or SSE) until the response to `call.want`.
+    pub(super) fn read_reply(
+        &self,
+        resp: ureq::http::Response<ureq::Body>,
+        call: &Call<'_>,
+    ) -> Result<(), Error> {
+        let what = format!("POST {}", self.url);
+        if is_event_stream(&resp) {
+            let reader = BufReader::new(resp.into_body().into_reader());
+            return self.read_events(SseReader::new(reader), call);
+        }
+        let mut body = Vec::new();
+        resp.into_body()
+            .into_reader()
+            .take(MAX_JSON_BODY)
+            .read_to_end(&mut body)
+            .map_err(|e| call.io_error(&self.server, &what, e))?;
+        let found = if call.deliver {
+            deliver_frame(&self.server, &*self.sink, &body, call.want)
+        } else {
+            !body.is_empty()
+        };
+        if found {
+            Ok(())
+        } else {
+            Err(Error::Protocol {
+                server: self.server.clone(),
+                detail: format!(
+                    "{what}: the reply did not contain the response to `{}`",
+                    call.method
+                ),
+            })
+        }
+    }
+
+    /// Reads SSE events until our response. A stream that ends (or breaks) after an event id is
+    /// resumed with GET + `Last-Event-ID` after the server's `retry` delay, as often as it makes
+    /// progress; the response may arrive on the resumed stream.
+    fn read_events(&self, mut reader: ReplyStream, call: &Call<'_>) -> Result<(), Error> {
+        let mut what = format!("POST {}", self.url);
+        let mut stalled = 0;
+        loop {
+            let before = reader.parser().last_event_id().map(str::to_owned);
+            let ended = loop {
+                match reader.next_event() {
+                    Ok(Some(ev)) if ev.is_message() => {
+                        let data = ev.data.as_bytes();
+                        let found = if call.deliver {
+                            deliver_frame(&self.server, &*self.sink, data, call.want)
+                        } else {
+                            is_response_to(data, call.want)
+                        };
+                        if found {
+                            self.hand_off(reader);
+                            return Ok(());
+                        }
+                    }
+                    Ok(Some(_)) => {}
+                    Ok(None) => break None,
+                    Err(e) => break Some(call.io_error(&self.server, &what, e)),
+                }
+            };
+            let parser = reader.into_parser();
+            if parser.last_event_id().is_none() {
+                return Err(ended.unwrap_or_else(|| {
+                    self.closed_error(&format!(
+                        "the server ended the response stream of `{}` before answering",
+                        call.method
+                    ))
+                }));
+            }
+            if let Some(err) = ended {
+                if matches!(err, Error::Timeout { .. }) {
+                    return Err(err);
+                }
+                log::debug!("server `{}`: response stream broke: {err}", self.server);
+            }
+            stalled = if parser.last_event_id() == before.as_deref() {
+                stalled + 1
+            } else {
+                1
+            };
+            if stalled > MAX_RESUMES {
+                return Err(self.closed_error(&format!(
+                    "the response stream of `{}` could not be resumed",
+                    call.method
+                )));
+            }
+            if self.wait_retry(&parser, call)? {
+                return Ok(());
+            }
+            what = format!("GET {}", self.url);
+            reader = self.resume(parser, call, &what)?;
+        }
+    }
+
+    /// Waits the server's `retry` delay before resuming; `Ok(true)` when the response arrived on
+    /// the standalone stream meanwhile.
+    fn wait_retry(&self, parser: &SseParser, call: &Call<'_>) -> Result<bool, Error> {
+        let delay = parser.retry().unwrap_or(DEFAULT_RETRY);
+        if Instant::now() + delay >= call.deadline {
+            // Waiting would outlast the caller's deadline.
+            self.wait(call.deadline.saturating_duration_since(Instant::now()))?;
+            return Err(call.timeout(&self.server));
+        }
+        self.wait(delay)?;
+        Ok(self.take_answered(call.want))
+    }
+
+    /// GET with `Last-Event-ID`: the continuation of a response stream.
+    fn resume(&self, parser: SseParser, call: &Call<'_>, what: &str) -> Result<ReplyStream, Error> {
+        let last_id = parser.last_event_id().unwrap_or_default().to_owned();
+        log::debug!(
+            "server `{}`: resuming the `{}` stream after event {last_id:?}",
+            self.server,
+            call.method
+        );
+        let left = call.deadline.saturating_duration_since(Instant::now());
+        let req = self
+            .agent
+            .get(&self.url)
+            .config()
+            .timeout_global(Some(left))
+            .build()
+            .header("Accept", "text/event-stream")
+            .header("Last-Event-ID", last_id.as_str());
+        let resp = self
+            .prepare(req)?
+            .call()
+            .map_err(|e| call.ureq_error(&self.server, what, e))?;
+        if resp.status() != 200 || !is_event_stream(&resp) {
+            return Err(status_error(&self.server, what, resp));
+        }
+        Ok(SseReader::with_parser(
+            BufReader::new(resp.into_body().into_reader()),
+            parser,
+        ))
+    }
+
+    /// Whether the response to `want` already arrived on the standalone stream (forgets it).
+    fn take_answered(&self, want: Option<&RequestId>) -> bool {
+        let Some(want) = want else { return false };
+        let mut seen = lock(&self.answered_elsewhere);
+        match seen.iter().position(|id| id == want) {
+            Some(i) => {
+                seen.remove(i);
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Waits `delay`, or less when the transport is closed meanwhile.
+    fn wait(&self, delay: Duration) -> Result<(), Error> {
+        match self.stop_rx.recv_timeout(delay) {
+            Err(RecvTimeoutError::Timeout) => Ok(()),
+            _ => Err(self.closed_error("the client closed the connection")),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Replies read to our response: SSE events in order, a JSON body that must hold it.
+
+    use std::sync::Arc;
+    use std::time::{Duration, Instant};
+
+    use serde_json::json;
+
+    use crate::error::Error;
+    use crate::transport::http::test_support::{result, HttpServer};
+    use crate::transport::http::tests::{call_frame, transport, Recorder};
+
+    #[test]
+    fn an_sse_reply_delivers_server_messages_before_the_response() {
+        let srv = HttpServer::start(|req, conn| {
+            let id = req.json()["id"].clone();
+            conn.sse_start(&[]);
+            let ping = json!({"jsonrpc": "2.0", "id": "s1", "method": "ping"});
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "working"}});
+            let _ = conn.event(None, &ping);
+            let _ = conn.chunk("retry: 10\n: keep-alive\n\n");
+            let _ = conn.event(Some("e1"), &note);
+            let _ = conn.event(Some("e2"), &result(&id, json!({"content": []})));
+            conn.sse_end();
+        });
+        let sink = Arc::new(Recorder::default());
+        let t = transport(&srv.url("/mcp"), sink.clone());
+        t.send(call_frame(1), Some(Instant::now() + Duration::from_secs(5)))
+            .expect("send");
+        t.close().expect("close");
+        assert_eq!(
+            *sink.seen.lock().unwrap(),
+            [
+                "request ping",
+                "notification notifications/message",
+                "response 1"
+            ]
+        );
+        assert!(sink.closed.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn a_json_reply_without_our_response_is_a_protocol_error() {
+        let srv = HttpServer::start(|_req, conn| {
+            conn.json(200, &[], &json!({"jsonrpc": "2.0", "id": 99, "result": {}}))
+        });
+        let sink = Arc::new(Recorder::default());
+        let t = transport(&srv.url("/mcp"), sink.clone());
+        let err = t
+            .send(call_frame(1), Some(Instant::now() + Duration::from_secs(5)))
+            .expect_err("no response to id 1");
+        assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
+        t.close().expect("close");
+    }
+}

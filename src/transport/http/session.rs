@@ -1,0 +1,123 @@
+//! Session state: the `Mcp-Session-Id` and protocol version every request carries, the
+//! remembered handshake replayed when the server forgets the session (HTTP 404), and the DELETE
+//! that ends it.
+
+use std::time::{Duration, Instant};
+
+use super::errors::status_error;
+use super::frames::{drain, Outbound};
+use super::post::Call;
+use super::{lock, Inner};
+use crate::error::Error;
+
+/// What the server told us about the session, and the handshake to replay.
+#[derive(Default)]
+pub(super) struct State {
+    /// The `Mcp-Session-Id`, once the server assigned one (or the configured one).
+    pub(super) session_id: Option<String>,
+    /// The negotiated protocol version, sent as `MCP-Protocol-Version`.
+    pub(super) protocol_version: Option<String>,
+    /// The initialize request and initialized notification, replayed on a 404.
+    pub(super) init_frame: Option<Vec<u8>>,
+    pub(super) initialized_frame: Option<Vec<u8>>,
+}
+
+impl Inner {
+    /// Adds session, version and configured headers.
+    pub(super) fn prepare<B>(
+        &self,
+        req: ureq::RequestBuilder<B>,
+    ) -> Result<ureq::RequestBuilder<B>, Error> {
+        let mut req = self.headers.apply(&self.server, req)?;
+        let state = lock(&self.state);
+        if let Some(sid) = &state.session_id {
+            req = req.header("Mcp-Session-Id", sid.as_str());
+        }
+        if let Some(v) = &state.protocol_version {
+            req = req.header("MCP-Protocol-Version", v.as_str());
+        }
+        Ok(req)
+    }
+
+    /// Remembers the session id the server assigned, if it sent one.
+    pub(super) fn take_session_id(&self, resp: &ureq::http::Response<ureq::Body>) {
+        let sid = resp
+            .headers()
+            .get("mcp-session-id")
+            .and_then(|v| v.to_str().ok())
+            .map(str::to_owned);
+        if let Some(sid) = sid {
+            log::debug!("server `{}`: session established", self.server);
+            lock(&self.state).session_id = Some(sid);
+        }
+    }
+
+    /// Replays the remembered initialize request and initialized notification without a session
+    /// id. The initialize response is consumed here, not delivered: nobody is waiting for it.
+    pub(super) fn reinitialize(&self, deadline: Instant) -> Result<(), Error> {
+        let (init, initialized) = {
+            let mut st = lock(&self.state);
+            st.session_id = None;
+            (st.init_frame.clone(), st.initialized_frame.clone())
+        };
+        let Some(init) = init else {
+            return Ok(());
+        };
+        let started = Instant::now();
+        let out = Outbound::peek(&init);
+        let resp = self.post(&init, "initialize", deadline)?;
+        if !resp.status().is_success() {
+            return Err(status_error(
+                &self.server,
+                &format!("re-initialize POST {}", self.url),
+                resp,
+            ));
+        }
+        self.take_session_id(&resp);
+        let call = Call {
+            want: out.id.as_ref(),
+            method: "initialize",
+            started,
+            deadline,
+            deliver: false,
+        };
+        self.read_reply(resp, &call)?;
+        if let Some(note) = initialized {
+            let resp = self.post(&note, "notifications/initialized", deadline)?;
+            if !resp.status().is_success() {
+                return Err(status_error(
+                    &self.server,
+                    &format!("re-initialize POST {}", self.url),
+                    resp,
+                ));
+            }
+            drain(resp);
+        }
+        Ok(())
+    }
+
+    /// Sends DELETE with the session id; 405 means the server does not support it.
+    pub(super) fn delete_session(&self) {
+        if lock(&self.state).session_id.is_none() {
+            return;
+        }
+        let req = self
+            .agent
+            .delete(&self.url)
+            .config()
+            .timeout_global(Some(self.timeout.min(Duration::from_secs(5))))
+            .build();
+        let Ok(req) = self.prepare(req) else { return };
+        match req.call() {
+            Ok(resp) => {
+                log::debug!(
+                    "server `{}`: DELETE session: HTTP {}",
+                    self.server,
+                    resp.status()
+                );
+                drain(resp);
+            }
+            Err(e) => log::debug!("server `{}`: DELETE session failed: {e}", self.server),
+        }
+    }
+}
