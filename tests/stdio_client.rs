@@ -669,3 +669,40 @@ fn shared_poller_serves_many_clients_with_one_thread() {
     drop(clients);
     assert_eq!(poller.connection_count(), 0);
 }
+
+#[test]
+fn concurrent_callers_with_timeouts_never_stall_each_other() {
+    // Callers that give up (and so may leave while asked to take over reading) mixed with callers
+    // that succeed: every successful call must still be answered promptly.
+    let c = Arc::new(connect(&[]));
+    let threads: Vec<_> = (0..8)
+        .map(|t| {
+            let c = Arc::clone(&c);
+            std::thread::spawn(move || {
+                let quick = CallOptions::new().timeout(Duration::from_millis(20));
+                let mut slowest = Duration::ZERO;
+                for i in 0..60 {
+                    if (t + i) % 3 == 0 {
+                        let r = c.call_tool_with("slow", json!({"ms": 200}), &quick);
+                        assert!(matches!(r, Err(Error::Timeout { .. })), "{r:?}");
+                    } else {
+                        let start = Instant::now();
+                        let text = format!("{t}-{i}");
+                        let r = c.call_tool("echo", json!({ "text": text })).unwrap();
+                        assert_eq!(r.text(), text);
+                        slowest = slowest.max(start.elapsed());
+                    }
+                }
+                slowest
+            })
+        })
+        .collect();
+    for t in threads {
+        let slowest = t.join().unwrap();
+        // The configured timeout is 10 s; a stalled reader would show up as seconds.
+        assert!(
+            slowest < Duration::from_secs(3),
+            "an echo waited {slowest:?}"
+        );
+    }
+}
