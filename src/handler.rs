@@ -2,7 +2,9 @@
 //! and notifications.
 //!
 //! Handlers run on the client's dispatcher thread, never on an I/O thread, so a slow handler
-//! delays only the next server-initiated message, never a response to a call.
+//! delays only the next server-initiated message, never a response to a call. Closing the client
+//! waits for a handler that is running to return (the dispatcher thread is joined), so a handler
+//! that waits on a person should give up when its client is being closed.
 
 use std::fmt;
 
