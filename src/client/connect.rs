@@ -78,8 +78,11 @@ impl Client {
                 crate::transport::sse::open(&server, url, timeout, sink.clone())?,
                 url.clone(),
             ),
-            TransportConfig::WebSocket { url } => (
-                crate::transport::ws::open(&server, url, timeout, sink.clone())?,
+            TransportConfig::WebSocket {
+                url,
+                root_certificates,
+            } => (
+                crate::transport::ws::open(&server, url, root_certificates, timeout, sink.clone())?,
                 url.clone(),
             ),
             TransportConfig::StreamableHttp(cfg) => (

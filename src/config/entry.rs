@@ -516,7 +516,10 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
             check_url(kind.name(), &url).map_err(|e| e.at(upath))?;
             match kind {
                 Kind::Sse => TransportConfig::Sse { url },
-                Kind::WebSocket => TransportConfig::WebSocket { url },
+                Kind::WebSocket => TransportConfig::WebSocket {
+                    url,
+                    root_certificates: Vec::new(),
+                },
                 _ => {
                     let mut http = HttpConfig::new(url);
                     for (k, val) in get_str_map(tobj, "headers", tp)? {

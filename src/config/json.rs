@@ -89,7 +89,7 @@ impl ServerConfig {
                     t.insert("max_message_bytes".into(), n.into());
                 }
             }
-            TransportConfig::Sse { url } | TransportConfig::WebSocket { url } => {
+            TransportConfig::Sse { url } | TransportConfig::WebSocket { url, .. } => {
                 t.insert("url".into(), url.clone().into());
             }
             TransportConfig::StreamableHttp(h) => {

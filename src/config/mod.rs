@@ -112,6 +112,8 @@ pub struct HttpConfig {
     /// Fall back to legacy HTTP+SSE when the server answers the first POST with 400, 404 or 405.
     /// Set when a host file gave a `url` with no `type`.
     pub detect_legacy_sse: bool,
+    /// Extra trusted root certificates (DER) for `https://`, on top of the webpki (Mozilla) roots.
+    pub root_certificates: Vec<Vec<u8>>,
 }
 
 impl HttpConfig {
@@ -122,6 +124,7 @@ impl HttpConfig {
             headers: Vec::new(),
             auth: None,
             detect_legacy_sse: false,
+            root_certificates: Vec::new(),
         }
     }
 }
@@ -133,6 +136,7 @@ impl PartialEq for HttpConfig {
             && self.headers == other.headers
             && self.auth.is_some() == other.auth.is_some()
             && self.detect_legacy_sse == other.detect_legacy_sse
+            && self.root_certificates == other.root_certificates
     }
 }
 
@@ -149,6 +153,7 @@ impl fmt::Debug for HttpConfig {
             .field("headers", &headers)
             .field("auth", &self.auth)
             .field("detect_legacy_sse", &self.detect_legacy_sse)
+            .field("root_certificates", &self.root_certificates.len())
             .finish()
     }
 }
@@ -206,6 +211,9 @@ pub enum TransportConfig {
     WebSocket {
         /// The `ws://` or `wss://` URL.
         url: String,
+        /// Extra trusted root certificates (DER) for `wss://`, on top of the webpki (Mozilla)
+        /// roots.
+        root_certificates: Vec<Vec<u8>>,
     },
     /// Streamable HTTP.
     StreamableHttp(HttpConfig),
@@ -231,7 +239,7 @@ impl TransportConfig {
     pub fn url(&self) -> Option<&str> {
         match self {
             TransportConfig::Stdio(_) => None,
-            TransportConfig::Sse { url } | TransportConfig::WebSocket { url } => Some(url),
+            TransportConfig::Sse { url } | TransportConfig::WebSocket { url, .. } => Some(url),
             TransportConfig::StreamableHttp(h) => Some(&h.url),
         }
     }
@@ -357,14 +365,21 @@ impl ServerConfig {
     /// assert_eq!(ServerConfig::websocket("w", "ws://localhost:9090").transport_type(), "websocket");
     /// ```
     pub fn websocket(name: impl Into<String>, url: impl Into<String>) -> Self {
-        Self::with_transport(name, TransportConfig::WebSocket { url: url.into() })
+        Self::with_transport(
+            name,
+            TransportConfig::WebSocket {
+                url: url.into(),
+                root_certificates: Vec::new(),
+            },
+        )
     }
 
     /// A validated server from a name and a transport.
     ///
     /// ```
     /// use mcp_blocking::{ServerConfig, TransportConfig};
-    /// let err = ServerConfig::new("w", TransportConfig::WebSocket { url: "http://x".into() }).unwrap_err();
+    /// let ws = TransportConfig::WebSocket { url: "http://x".into(), root_certificates: Vec::new() };
+    /// let err = ServerConfig::new("w", ws).unwrap_err();
     /// assert_eq!(err.to_string(), "server `w`: transport.url: websocket url must start with ws:// or wss://, found `http://x`");
     /// ```
     ///
@@ -475,6 +490,48 @@ impl ServerConfig {
         self
     }
 
+    /// Trusts the certificates of a PEM bundle (one or more `CERTIFICATE` blocks) as extra roots
+    /// for `https://` and `wss://` (e.g. a private CA); the webpki (Mozilla) roots stay trusted.
+    /// Ignored for stdio and legacy SSE servers.
+    ///
+    /// ```
+    /// use mcp_blocking::{ConfigErrorKind, ServerConfig};
+    /// let err = ServerConfig::http("api", "https://10.0.0.5/mcp")
+    ///     .tls_root_certificates_pem("not a certificate")
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::InvalidValue);
+    /// ```
+    ///
+    /// # Errors
+    /// [`ConfigError`] of kind [`ConfigErrorKind::InvalidValue`] when `pem` is not PEM or holds no
+    /// certificate.
+    pub fn tls_root_certificates_pem(mut self, pem: impl AsRef<[u8]>) -> Result<Self, ConfigError> {
+        let fail = |message: String| {
+            ConfigError::new(ConfigErrorKind::InvalidValue, message)
+                .at("transport.root_certificates")
+                .for_server(Some(self.name.as_str()))
+        };
+        let mut certs = Vec::new();
+        for item in ureq::tls::parse_pem(pem.as_ref()) {
+            match item {
+                Ok(ureq::tls::PemItem::Certificate(c)) => certs.push(c.der().to_vec()),
+                Ok(_) => {}
+                Err(e) => return Err(fail(format!("not a PEM certificate bundle: {e}"))),
+            }
+        }
+        if certs.is_empty() {
+            return Err(fail("no PEM `CERTIFICATE` block found".into()));
+        }
+        match &mut self.transport {
+            TransportConfig::StreamableHttp(h) => h.root_certificates.extend(certs),
+            TransportConfig::WebSocket {
+                root_certificates, ..
+            } => root_certificates.extend(certs),
+            TransportConfig::Stdio(_) | TransportConfig::Sse { .. } => {}
+        }
+        Ok(self)
+    }
+
     /// Sets the timeout in seconds, normalised as RobotLab does (see [`normalize_timeout`]).
     pub fn timeout_secs(mut self, secs: f64) -> Self {
         self.timeout = normalize_timeout(Some(secs));
@@ -569,7 +626,7 @@ impl ServerConfig {
                 return Ok(());
             }
             TransportConfig::Sse { url } => ("sse", url),
-            TransportConfig::WebSocket { url } => ("websocket", url),
+            TransportConfig::WebSocket { url, .. } => ("websocket", url),
             TransportConfig::StreamableHttp(h) => ("streamable-http", &h.url),
         };
         check_url(kind, url).or_else(|e| fail(e.at("transport.url")))

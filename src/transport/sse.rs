@@ -92,7 +92,7 @@ pub(crate) fn open_with(
     let inner = Arc::new(Inner {
         server: server.to_owned(),
         url: url.to_owned(),
-        agent: http::agent(),
+        agent: http::agent(&[]),
         headers,
         timeout,
         sink,

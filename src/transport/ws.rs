@@ -66,6 +66,7 @@ impl fmt::Debug for WsTransport {
 pub(crate) fn open(
     server: &str,
     url: &str,
+    extra_roots: &[Vec<u8>],
     timeout: Duration,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
@@ -131,7 +132,11 @@ pub(crate) fn open(
     tcp.set_read_timeout(Some(left)).map_err(io_err)?;
     tcp.set_write_timeout(Some(left)).map_err(io_err)?;
     let clone = tcp.try_clone().map_err(io_err)?;
-    let (ws, response) = match tungstenite::client_tls_with_config(request, tcp, None, None) {
+    let connector = match extra_roots {
+        [] => None,
+        extra => Some(tls_connector(extra).map_err(err)?),
+    };
+    let (ws, response) = match tungstenite::client_tls_with_config(request, tcp, None, connector) {
         Ok(ok) => ok,
         Err(HandshakeError::Interrupted(_)) => return Err(timeout_err(server, started)),
         Err(HandshakeError::Failure(tungstenite::Error::Io(e)))
@@ -183,6 +188,25 @@ pub(crate) fn open(
         timeout,
         reader: Mutex::new(Some((handle, done_rx))),
     }))
+}
+
+/// A rustls connector that trusts the webpki roots and `extra` (DER).
+fn tls_connector(extra: &[Vec<u8>]) -> Result<tungstenite::Connector, String> {
+    let mut roots = rustls::RootCertStore {
+        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    };
+    for (i, der) in extra.iter().enumerate() {
+        roots
+            .add(rustls::pki_types::CertificateDer::from(der.as_slice()).into_owned())
+            .map_err(|e| format!("root certificate {i} is not usable: {e}"))?;
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let config = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| format!("TLS setup: {e}"))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    Ok(tungstenite::Connector::Rustls(Arc::new(config)))
 }
 
 fn timeout_err(server: &str, started: Instant) -> Error {

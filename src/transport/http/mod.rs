@@ -122,28 +122,18 @@ pub(crate) fn open(
     timeout: Duration,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
-    Ok(Arc::new(HttpTransport::new(
-        server,
-        &cfg.url,
-        RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
-        cfg.session_id.clone(),
-        cfg.detect_legacy_sse,
-        timeout,
-        sink,
-    )?))
+    Ok(Arc::new(HttpTransport::new(server, cfg, timeout, sink)?))
 }
 
 impl HttpTransport {
-    /// A transport for `url`; fails when it is not an http:// or https:// URL.
+    /// A transport for `cfg.url`; fails when it is not an http:// or https:// URL.
     pub(crate) fn new(
         server: &str,
-        url: &str,
-        headers: RequestHeaders,
-        session_id: Option<String>,
-        detect_legacy_sse: bool,
+        cfg: &HttpConfig,
         timeout: Duration,
         sink: Arc<dyn Sink>,
     ) -> Result<Self, Error> {
+        let url = cfg.url.as_str();
         if url.parse::<ureq::http::Uri>().is_err()
             || !(url.starts_with("http://") || url.starts_with("https://"))
         {
@@ -158,13 +148,13 @@ impl HttpTransport {
             inner: Arc::new(Inner {
                 server: server.to_owned(),
                 url: url.to_owned(),
-                agent: agent(),
-                headers,
+                agent: agent(&cfg.root_certificates),
+                headers: RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
                 timeout,
-                detect_legacy_sse,
+                detect_legacy_sse: cfg.detect_legacy_sse,
                 sink,
                 state: Mutex::new(State {
-                    session_id,
+                    session_id: cfg.session_id.clone(),
                     ..State::default()
                 }),
                 closed: AtomicBool::new(false),
