@@ -10,6 +10,8 @@
 //!
 //! Run: `cargo run --release --example bench_hub` (the fixture server is built alongside).
 
+mod support;
+
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -19,17 +21,6 @@ use serde_json::json;
 const SERVERS: usize = 50;
 const CALLS: usize = 10_000;
 const THREADS: usize = 8;
-
-fn fixture() -> String {
-    let exe = std::env::current_exe().expect("current exe");
-    let dir = exe.parent().and_then(|p| p.parent()).expect("target dir");
-    dir.join(format!(
-        "mcp-fixture-server{}",
-        std::env::consts::EXE_SUFFIX
-    ))
-    .to_string_lossy()
-    .into_owned()
-}
 
 fn threads() -> usize {
     std::fs::read_dir("/proc/self/task")
@@ -47,7 +38,7 @@ fn status_kb(key: &str) -> u64 {
 }
 
 fn servers(n: usize) -> Vec<ServerConfig> {
-    let fixture = fixture();
+    let fixture = support::fixture();
     (0..n)
         .map(|i| {
             ServerConfig::stdio(format!("s{i}"), fixture.as_str())

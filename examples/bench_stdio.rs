@@ -12,6 +12,8 @@
 //! Every row runs unpinned and then pinned to one core (the process and everything it spawns).
 //! Run: `cargo run --release --example bench_stdio` (the fixture server is built alongside).
 
+mod support;
+
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
 use std::sync::Arc;
@@ -19,14 +21,6 @@ use std::time::Instant;
 
 use mcp_blocking::{Client, ConnectionPoller, ServerConfig};
 use serde_json::json;
-
-fn fixture() -> String {
-    let exe = std::env::current_exe().expect("current exe");
-    let dir = exe.parent().and_then(|p| p.parent()).expect("target dir");
-    dir.join("mcp-fixture-server")
-        .to_string_lossy()
-        .into_owned()
-}
 
 struct Raw {
     child: Child,
@@ -37,7 +31,7 @@ struct Raw {
 
 impl Raw {
     fn spawn() -> Raw {
-        let mut child = Command::new(fixture())
+        let mut child = Command::new(support::fixture())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -76,7 +70,7 @@ const ECHO: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"n
 const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
 fn client() -> Client {
-    Client::connect(ServerConfig::stdio("bench", fixture())).expect("connect")
+    Client::connect(ServerConfig::stdio("bench", support::fixture())).expect("connect")
 }
 
 struct Row {
@@ -191,7 +185,7 @@ fn parallel32() -> (f64, f64) {
         for i in 0..32 {
             let poller = &poller;
             s.spawn(move || {
-                let c = Client::builder(ServerConfig::stdio(format!("s{i}"), fixture()))
+                let c = Client::builder(ServerConfig::stdio(format!("s{i}"), support::fixture()))
                     .poller(poller)
                     .connect()
                     .unwrap();
@@ -248,7 +242,7 @@ fn large(n: usize) -> (f64, f64) {
 fn rss_probe() {
     if std::env::args().any(|a| a == "--baseline") {
         // The same process doing nothing: what the binary and the C runtime cost by themselves.
-        let _ = std::hint::black_box(fixture());
+        let _ = std::hint::black_box(support::fixture());
     } else {
         rss_client();
     }

@@ -13,12 +13,14 @@
 //!
 //! Run with `cargo run --example hub` (`RUST_LOG=warn` shows the Hub's warnings).
 
+mod support;
+
 use mcp_blocking::{HostedMcpServer, Hub, Run, ServerConfig, ServerDiscovery, Setting};
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     env_logger::init();
-    let fixture = fixture_server_path()?;
+    let fixture = support::fixture_server_path()?;
     let fixture = fixture.to_string_lossy();
     let servers = vec![
         ServerConfig::stdio("files", fixture.as_ref())
@@ -119,25 +121,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     hub.disconnect();
     println!("\ndisconnected: {:?} connected", hub.connected_servers());
     Ok(())
-}
-
-/// The fixture server is built by Cargo alongside this example (same target directory).
-fn fixture_server_path() -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
-    let exe = std::env::current_exe()?;
-    let dir = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .ok_or("no target directory")?;
-    let path = dir.join(format!(
-        "mcp-fixture-server{}",
-        std::env::consts::EXE_SUFFIX
-    ));
-    if !path.exists() {
-        return Err(format!(
-            "{} is missing: run `cargo build --bin mcp-fixture-server` first",
-            path.display()
-        )
-        .into());
-    }
-    Ok(path)
 }

@@ -10,12 +10,14 @@
 //!
 //! Run with `cargo run --example quickstart`.
 
+mod support;
+
 use mcp_blocking::{Client, ServerConfig};
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     env_logger::init();
-    let server = fixture_server_path()?;
+    let server = support::fixture_server_path()?;
     let config =
         ServerConfig::stdio("fixture", server.to_string_lossy()).args(["--page-size", "4"]);
     let client = Client::connect(config)?;
@@ -56,25 +58,4 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     client.close()?;
     println!("\nclosed cleanly");
     Ok(())
-}
-
-/// The fixture server is built by Cargo alongside this example (same target directory).
-fn fixture_server_path() -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
-    let exe = std::env::current_exe()?;
-    let dir = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .ok_or("no target directory")?;
-    let path = dir.join(format!(
-        "mcp-fixture-server{}",
-        std::env::consts::EXE_SUFFIX
-    ));
-    if !path.exists() {
-        return Err(format!(
-            "{} is missing: run `cargo build --bin mcp-fixture-server` first",
-            path.display()
-        )
-        .into());
-    }
-    Ok(path)
 }
