@@ -257,3 +257,13 @@ fn a_pem_without_a_certificate_is_a_config_error() {
         .expect_err("no certificate");
     assert_eq!(err.kind, mcp_blocking::ConfigErrorKind::InvalidValue);
 }
+
+#[test]
+fn a_legacy_sse_server_refuses_extra_roots_with_a_config_error() {
+    let key = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("certificate");
+    let err = ServerConfig::sse("old", "https://localhost/sse")
+        .tls_root_certificates_pem(key.cert.pem())
+        .expect_err("legacy SSE cannot take extra roots");
+    assert_eq!(err.kind, mcp_blocking::ConfigErrorKind::InvalidValue);
+    assert!(err.to_string().contains("Streamable HTTP"), "{err}");
+}

@@ -492,7 +492,7 @@ impl ServerConfig {
 
     /// Trusts the certificates of a PEM bundle (one or more `CERTIFICATE` blocks) as extra roots
     /// for `https://` and `wss://` (e.g. a private CA); the webpki (Mozilla) roots stay trusted.
-    /// Ignored for stdio and legacy SSE servers.
+    /// Ignored for stdio servers; refused for legacy SSE servers (see Errors).
     ///
     /// ```
     /// use mcp_blocking::{ConfigErrorKind, ServerConfig};
@@ -504,7 +504,8 @@ impl ServerConfig {
     ///
     /// # Errors
     /// [`ConfigError`] of kind [`ConfigErrorKind::InvalidValue`] when `pem` is not PEM or holds no
-    /// certificate.
+    /// certificate, or when the server is a legacy SSE server (whose stream cannot take them;
+    /// configure it as Streamable HTTP, whose fallback to legacy SSE uses them).
     pub fn tls_root_certificates_pem(mut self, pem: impl AsRef<[u8]>) -> Result<Self, ConfigError> {
         let fail = |message: String| {
             ConfigError::new(ConfigErrorKind::InvalidValue, message)
@@ -527,7 +528,14 @@ impl ServerConfig {
             TransportConfig::WebSocket {
                 root_certificates, ..
             } => root_certificates.extend(certs),
-            TransportConfig::Stdio(_) | TransportConfig::Sse { .. } => {}
+            TransportConfig::Sse { .. } => {
+                return Err(fail(
+                    "legacy SSE servers cannot take extra root certificates; use the \
+                     Streamable HTTP transport (which falls back to legacy SSE with them)"
+                        .into(),
+                ))
+            }
+            TransportConfig::Stdio(_) => {}
         }
         Ok(self)
     }

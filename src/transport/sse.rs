@@ -66,14 +66,23 @@ pub(crate) fn open(
     timeout: Duration,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
-    open_with(server, url, RequestHeaders::default(), timeout, sink)
+    open_with(
+        server,
+        url,
+        RequestHeaders::default(),
+        http::agent(&[]),
+        timeout,
+        sink,
+    )
 }
 
-/// [`open`] with configured headers (used by Streamable HTTP's auto-detection fallback).
+/// [`open`] with configured headers and HTTP client (used by Streamable HTTP's auto-detection
+/// fallback, so the legacy stream trusts the same roots).
 pub(crate) fn open_with(
     server: &str,
     url: &str,
     headers: RequestHeaders,
+    agent: ureq::Agent,
     timeout: Duration,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
@@ -92,7 +101,7 @@ pub(crate) fn open_with(
     let inner = Arc::new(Inner {
         server: server.to_owned(),
         url: url.to_owned(),
-        agent: http::agent(&[]),
+        agent,
         headers,
         timeout,
         sink,

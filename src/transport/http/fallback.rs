@@ -21,6 +21,7 @@ impl HttpTransport {
             &inner.server,
             &inner.url,
             inner.headers.clone(),
+            inner.agent.clone(),
             left.min(inner.timeout),
             Arc::clone(&inner.sink),
         )?;
