@@ -313,7 +313,7 @@ impl Hub {
             .tools
             .iter()
             .filter(|t| servers.contains(&t.server))
-            .filter(|t| allow.map_or(true, |a| a.iter().any(|e| t.matches(e))))
+            .filter(|t| allow.is_none_or(|a| a.iter().any(|e| t.matches(e))))
             .cloned()
             .collect();
         let state = self.inner.lock_state();

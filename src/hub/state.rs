@@ -213,7 +213,7 @@ impl Inner {
                     }
                     Status::Failed => {
                         eager
-                            || slot.failure.as_ref().map_or(true, |f| {
+                            || slot.failure.as_ref().is_none_or(|f| {
                                 let wait = backoff(
                                     f.attempts.saturating_sub(1),
                                     self.options.connect_base,
