@@ -174,27 +174,33 @@ impl Client {
 
     /// The server's whole `initialize` result, when connected.
     pub fn initialize_result(&self) -> Option<InitializeResult> {
-        self.connection().ok().and_then(|c| c.init.clone())
+        self.from_init(InitializeResult::clone)
     }
 
     /// The negotiated protocol version, when connected.
     pub fn protocol_version(&self) -> Option<String> {
-        self.initialize_result().map(|i| i.protocol_version)
+        self.from_init(|i| i.protocol_version.clone())
     }
 
     /// The server's `serverInfo`, when connected.
     pub fn server_info(&self) -> Option<Implementation> {
-        self.initialize_result().map(|i| i.server_info)
+        self.from_init(|i| i.server_info.clone())
     }
 
     /// The server's capabilities, when connected.
     pub fn capabilities(&self) -> Option<ServerCapabilities> {
-        self.initialize_result().map(|i| i.capabilities)
+        self.from_init(|i| i.capabilities.clone())
     }
 
     /// The server's `instructions`, when it gave any.
     pub fn instructions(&self) -> Option<String> {
-        self.initialize_result().and_then(|i| i.instructions)
+        self.from_init(|i| i.instructions.clone()).flatten()
+    }
+
+    /// Reads one part of the `initialize` result without copying the rest.
+    fn from_init<T>(&self, part: impl FnOnce(&InitializeResult) -> T) -> Option<T> {
+        let conn = self.connection().ok()?;
+        conn.init.as_ref().map(part)
     }
 
     /// The last lines the server wrote to stderr (stdio servers).
