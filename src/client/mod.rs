@@ -174,31 +174,31 @@ impl Client {
 
     /// The server's whole `initialize` result, when connected.
     pub fn initialize_result(&self) -> Option<InitializeResult> {
-        self.from_init(InitializeResult::clone)
+        self.init_part(InitializeResult::clone)
     }
 
     /// The negotiated protocol version, when connected.
     pub fn protocol_version(&self) -> Option<String> {
-        self.from_init(|i| i.protocol_version.clone())
+        self.init_part(|i| i.protocol_version.clone())
     }
 
     /// The server's `serverInfo`, when connected.
     pub fn server_info(&self) -> Option<Implementation> {
-        self.from_init(|i| i.server_info.clone())
+        self.init_part(|i| i.server_info.clone())
     }
 
     /// The server's capabilities, when connected.
     pub fn capabilities(&self) -> Option<ServerCapabilities> {
-        self.from_init(|i| i.capabilities.clone())
+        self.init_part(|i| i.capabilities.clone())
     }
 
     /// The server's `instructions`, when it gave any.
     pub fn instructions(&self) -> Option<String> {
-        self.from_init(|i| i.instructions.clone()).flatten()
+        self.init_part(|i| i.instructions.clone()).flatten()
     }
 
     /// Reads one part of the `initialize` result without copying the rest.
-    fn from_init<T>(&self, part: impl FnOnce(&InitializeResult) -> T) -> Option<T> {
+    fn init_part<T>(&self, part: impl FnOnce(&InitializeResult) -> T) -> Option<T> {
         let conn = self.connection().ok()?;
         conn.init.as_ref().map(part)
     }
