@@ -109,10 +109,26 @@ impl Client {
         Self::builder(config).poller(poller).build()
     }
 
-    /// Connects when not connected (RobotLab's `connect`); a no-op when connected.
+    /// Connects when not connected (RobotLab's `connect`); a no-op when connected. Also
+    /// reconnects a client whose server has gone (the call that failed returned
+    /// [`Error::Closed`]).
+    ///
+    /// RobotLab's instance method is named `connect`; here that name is taken by the constructor
+    /// [`Client::connect`], so the instance method is `open`.
+    ///
+    /// ```no_run
+    /// use mcp_blocking::{Client, ConnectionPoller, ServerConfig};
+    /// let poller = ConnectionPoller::new();
+    /// let client = Client::with_poller(ServerConfig::stdio("fs", "mcp-server-filesystem"), &poller);
+    /// client.open()?;
+    /// assert!(client.is_connected());
+    /// client.disconnect()?;
+    /// # Ok::<(), mcp_blocking::Error>(())
+    /// ```
     ///
     /// # Errors
     /// As [`Client::connect`].
+    #[doc(alias = "connect")]
     pub fn open(&self) -> Result<(), Error> {
         let _guard = self.lifecycle.lock().unwrap_or_else(|p| p.into_inner());
         if self.is_connected() {
