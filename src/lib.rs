@@ -40,6 +40,7 @@ mod handler;
 mod hub;
 mod model;
 mod protocol;
+mod sync;
 mod transport;
 
 pub use client::{CallOptions, Client, ClientBuilder};

@@ -1,5 +1,6 @@
 //! [`ClientBuilder`]: a client with handlers, roots, client info or a shared poller.
 
+use crate::sync::lock;
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, RwLock};
 
@@ -78,10 +79,7 @@ impl ClientBuilder {
         self.handlers
             .notifications
             .push(Arc::new(move |server: &str, n| {
-                let _ = tx
-                    .lock()
-                    .unwrap_or_else(|p| p.into_inner())
-                    .send((server.to_owned(), n));
+                let _ = lock(&tx).send((server.to_owned(), n));
             }));
         (self, rx)
     }

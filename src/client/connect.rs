@@ -1,5 +1,6 @@
 //! Connecting: opening the configured transport and running the `initialize` handshake.
 
+use crate::sync::read_lock;
 use std::sync::{Arc, OnceLock};
 
 use serde_json::json;
@@ -16,12 +17,7 @@ use crate::transport::{stdio, Transport};
 impl Client {
     pub(super) fn capabilities_to_declare(&self) -> ClientCapabilities {
         let mut caps = ClientCapabilities::default();
-        if self
-            .roots
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
-        {
+        if read_lock(&self.roots).is_some() {
             caps.roots = Some(RootsCapability::default().with_list_changed(true));
         }
         if self.handlers.sampling.is_some() {

@@ -1,6 +1,7 @@
 //! One live connection: the protocol session, its transport, and the dispatcher thread that
 //! answers server requests and hands notifications to the user.
 
+use crate::sync::{lock, read_lock};
 use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -64,7 +65,7 @@ impl ClientSink {
     }
 
     fn dispatch(&self, item: Routed) {
-        let mut d = self.dispatcher.lock().unwrap_or_else(|p| p.into_inner());
+        let mut d = lock(&self.dispatcher);
         if d.is_none() {
             let (tx, rx) = crossbeam_channel::unbounded::<Routed>();
             let ctx = Arc::clone(&self.ctx);
@@ -91,11 +92,7 @@ impl ClientSink {
 
     /// Ends the dispatcher thread after it has handled what is queued, and joins it.
     pub(crate) fn stop_dispatcher(&self) {
-        let d = self
-            .dispatcher
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .take();
+        let d = lock(&self.dispatcher).take();
         if let Some(Dispatcher { tx, handle }) = d {
             drop(tx);
             if handle.thread().id() == std::thread::current().id() {
@@ -199,7 +196,7 @@ impl DispatchCtx {
         match method {
             "ping" => Ok(json!({})),
             "roots/list" => {
-                let roots = self.roots.read().unwrap_or_else(|p| p.into_inner());
+                let roots = read_lock(&self.roots);
                 match roots.as_ref() {
                     Some(roots) => Ok(json!({ "roots": roots })),
                     None => Err(not_found()),

@@ -11,6 +11,7 @@ mod connect;
 mod connection;
 mod options;
 
+use crate::sync::{lock, read_lock, write_lock};
 use std::sync::{Arc, Mutex, RwLock};
 
 use serde::de::DeserializeOwned;
@@ -130,7 +131,7 @@ impl Client {
     /// As [`Client::connect`].
     #[doc(alias = "connect")]
     pub fn open(&self) -> Result<(), Error> {
-        let _guard = self.lifecycle.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = lock(&self.lifecycle);
         if self.is_connected() {
             return Ok(());
         }
@@ -138,7 +139,7 @@ impl Client {
             let _ = old.shutdown();
         }
         let conn = self.establish()?;
-        *self.state.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(conn));
+        *write_lock(&self.state) = Some(Arc::new(conn));
         Ok(())
     }
 
@@ -148,7 +149,7 @@ impl Client {
     /// # Errors
     /// A transport error met while closing; the connection is closed anyway.
     pub fn disconnect(&self) -> Result<(), Error> {
-        let _guard = self.lifecycle.lock().unwrap_or_else(|p| p.into_inner());
+        let _guard = lock(&self.lifecycle);
         match self.take_connection() {
             Some(conn) => conn.shutdown(),
             None => Ok(()),
@@ -166,9 +167,7 @@ impl Client {
 
     /// Whether the handshake completed and the connection has not ended since.
     pub fn is_connected(&self) -> bool {
-        self.state
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
+        read_lock(&self.state)
             .as_ref()
             .is_some_and(|c| !c.session.is_closed())
     }
@@ -231,7 +230,7 @@ impl Client {
     /// # Errors
     /// A transport error while notifying.
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
-        *self.roots.write().unwrap_or_else(|p| p.into_inner()) = Some(roots);
+        *write_lock(&self.roots) = Some(roots);
         match self.connection() {
             Ok(c) => c.notify("notifications/roots/list_changed", None),
             Err(_) => Ok(()),
@@ -550,9 +549,7 @@ impl Client {
     }
 
     fn connection(&self) -> Result<Arc<Connection>, Error> {
-        self.state
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
+        read_lock(&self.state)
             .clone()
             .ok_or_else(|| Error::NotConnected {
                 server: self.server_name().to_owned(),
@@ -560,7 +557,7 @@ impl Client {
     }
 
     fn take_connection(&self) -> Option<Arc<Connection>> {
-        self.state.write().unwrap_or_else(|p| p.into_inner()).take()
+        write_lock(&self.state).take()
     }
 }
 

@@ -23,6 +23,7 @@ mod run;
 mod settings;
 mod state;
 
+use crate::sync::{lock, read_lock, write_lock};
 use std::sync::mpsc;
 use std::sync::{Arc, Mutex, RwLock, Weak};
 use std::time::Duration;
@@ -282,11 +283,7 @@ impl Hub {
     /// Events are sent from the thread where they happen; a dropped receiver is forgotten.
     pub fn events(&self) -> mpsc::Receiver<HubEvent> {
         let (tx, rx) = mpsc::channel();
-        self.inner
-            .events
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(tx);
+        lock(&self.inner.events).push(tx);
         rx
     }
 
@@ -334,11 +331,11 @@ impl Drop for Hub {
 
 impl Inner {
     pub(crate) fn lock_state(&self) -> std::sync::MutexGuard<'_, State> {
-        self.state.lock().unwrap_or_else(|p| p.into_inner())
+        lock(&self.state)
     }
 
     fn registry(&self) -> Arc<Registry> {
-        Arc::clone(&self.registry.read().unwrap_or_else(|p| p.into_inner()))
+        Arc::clone(&read_lock(&self.registry))
     }
 
     /// Rebuilds the routes from the connected servers. Called with the state locked.
@@ -349,11 +346,11 @@ impl Inner {
             .map(|(n, t, c, live)| (n.as_str(), t.as_slice(), Arc::clone(c), *live))
             .collect();
         let reg = Registry::build(&refs, self.options.collisions, &self.options.separator);
-        *self.registry.write().unwrap_or_else(|p| p.into_inner()) = Arc::new(reg);
+        *write_lock(&self.registry) = Arc::new(reg);
     }
 
     pub(crate) fn emit(&self, event: HubEvent) {
-        let mut senders = self.events.lock().unwrap_or_else(|p| p.into_inner());
+        let mut senders = lock(&self.events);
         senders.retain(|tx| tx.send(event.clone()).is_ok());
     }
 

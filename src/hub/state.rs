@@ -7,6 +7,7 @@
 //!    └──connect fails──> Failed ──later run, after backoff──> (connect)
 //! ```
 
+use crate::sync::lock;
 use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
@@ -142,7 +143,7 @@ impl Inner {
         query: Option<&str>,
         eager: bool,
     ) -> Vec<String> {
-        let _connecting = self.connecting.lock().unwrap_or_else(|p| p.into_inner());
+        let _connecting = lock(&self.connecting);
         let mut jobs: Vec<(String, Arc<Client>)> = Vec::new();
         let mut names: Vec<String> = Vec::new();
         {
@@ -272,7 +273,7 @@ impl Inner {
 
     /// Adopts externally connected clients (see `Hub::inject`).
     pub(crate) fn inject(&self, clients: Vec<Arc<Client>>, tools: Vec<(String, Vec<Tool>)>) {
-        let _connecting = self.connecting.lock().unwrap_or_else(|p| p.into_inner());
+        let _connecting = lock(&self.connecting);
         let given: BTreeMap<String, Vec<Tool>> = tools.into_iter().collect();
         let listed: Vec<Listed> = clients
             .into_iter()
@@ -395,7 +396,7 @@ impl Inner {
 
     /// Closes everything the Hub started and forgets all state (see `Hub::disconnect`).
     pub(crate) fn disconnect_all(&self) {
-        let _connecting = self.connecting.lock().unwrap_or_else(|p| p.into_inner());
+        let _connecting = lock(&self.connecting);
         let slots = {
             let mut st = self.lock_state();
             let slots = std::mem::take(&mut st.slots);

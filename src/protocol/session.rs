@@ -118,9 +118,7 @@ impl Session {
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
-        // A panic while holding this lock cannot leave the map inconsistent (every update is a
-        // single insert/remove), so a poisoned lock is still safe to use.
-        self.pending.lock().unwrap_or_else(|p| p.into_inner())
+        crate::sync::lock(&self.pending)
     }
 
     /// Registers a request and returns its id, its serialised frame and the slot to wait on.

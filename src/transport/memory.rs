@@ -12,6 +12,7 @@ use serde_json::Value;
 use super::{Sink, Transport};
 use crate::error::Error;
 use crate::protocol::jsonrpc::Inbound;
+use crate::sync::lock;
 
 /// The server: given each message the client sends, returns the messages to send back.
 pub(crate) type MemoryServer = dyn Fn(&Value) -> Vec<Value> + Send + Sync;
@@ -54,10 +55,7 @@ impl Transport for MemoryTransport {
             server: "memory".into(),
             detail: format!("the client sent invalid JSON: {e}"),
         })?;
-        self.sent
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .push(msg.clone());
+        lock(&self.sent).push(msg.clone());
         for reply in (self.server)(&msg) {
             let bytes = serde_json::to_vec(&reply).map_err(|e| Error::Protocol {
                 server: "memory".into(),

@@ -18,9 +18,10 @@ use std::time::Instant;
 
 use polling::{Event, PollMode, Poller};
 
-use super::poller::{key, lock, ConnectionPoller, MAX_QUEUED, STDIN, STDOUT};
+use super::poller::{key, ConnectionPoller, MAX_QUEUED, STDIN, STDOUT};
 use super::Sink;
 use crate::protocol::jsonrpc::{peek_id_prefix, peek_response_id, InResponse, Inbound, Payload};
+use crate::sync::lock;
 
 /// Default cap on one stdout message.
 pub(crate) const DEFAULT_MAX_MESSAGE: usize = 256 * 1024 * 1024;

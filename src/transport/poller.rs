@@ -12,12 +12,13 @@
 //! queued for the poller thread, which writes it as the pipe drains. So a server that stops reading
 //! never blocks a caller: the caller's request simply times out.
 
+use crate::sync::lock;
 use std::collections::HashMap;
 use std::io::{self, Write};
 use std::os::fd::AsFd;
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -85,11 +86,6 @@ struct Core {
 pub(super) const STDOUT: usize = 0;
 pub(super) const STDERR: usize = 1;
 pub(super) const STDIN: usize = 2;
-
-pub(super) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    // Each guarded value stays consistent across a panic (plain buffers), so poisoning is ignored.
-    m.lock().unwrap_or_else(|p| p.into_inner())
-}
 
 impl Default for ConnectionPoller {
     fn default() -> Self {

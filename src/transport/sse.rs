@@ -12,10 +12,11 @@
 //! Opening is bounded by `timeout`: the GET's connect and response-header phases, then the
 //! wait for the `endpoint` event.
 
+use crate::sync::lock;
 use std::fmt;
 use std::io::BufReader;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -25,10 +26,6 @@ use super::http::{self, deliver_frame, drain, map_ureq, status_error, Outbound, 
 use super::sse_parser::SseReader;
 use super::{Sink, Transport};
 use crate::error::Error;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 struct Inner {
     server: String,

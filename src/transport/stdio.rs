@@ -6,6 +6,7 @@
 //!   close(): close stdin ─2 s─> SIGTERM group ─2 s─> SIGKILL group ──> reap, sweep the group
 //! ```
 
+use crate::sync::lock;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
@@ -108,7 +109,7 @@ pub(crate) fn open(
     let conn = match poller.register(Arc::clone(&server), pipes, max, sink, exit_probe) {
         Ok(conn) => conn,
         Err(e) => {
-            let mut c = child.lock().unwrap_or_else(|p| p.into_inner());
+            let mut c = lock(&child);
             let _ = c.child.kill();
             let _ = c.child.wait();
             return Err(Error::Connect {
@@ -203,7 +204,7 @@ impl StdioTransport {
     /// grace period; then the process group is swept so no grandchild survives.
     fn end_process(&self) -> Option<ExitStatus> {
         self.poller.close_stdin(&self.conn);
-        let mut child = self.child.lock().unwrap_or_else(|p| p.into_inner());
+        let mut child = lock(&self.child);
         let mut status = wait_for(&mut child, GRACE);
         if status.is_none() {
             log::debug!(

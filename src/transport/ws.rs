@@ -13,11 +13,12 @@
 //! for bytes with `peek` on a clone of the socket without holding the lock, so a writer never
 //! waits behind a blocked read.
 
+use crate::sync::lock;
 use std::fmt;
 use std::io::ErrorKind;
 use std::net::{Shutdown, TcpStream, ToSocketAddrs};
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -31,10 +32,6 @@ use super::{Sink, Transport};
 use crate::error::Error;
 
 type Ws = WebSocket<MaybeTlsStream<TcpStream>>;
-
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 struct Inner {
     server: String,

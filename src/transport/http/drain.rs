@@ -2,6 +2,7 @@
 //! their connections return to the pool. One named thread, started with the first SSE reply and
 //! ended by close (its queue's sender is dropped).
 
+use crate::sync::lock;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::thread::JoinHandle;
@@ -10,7 +11,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::frames::deliver_frame;
 use super::reply::ReplyStream;
-use super::{lock, Inner};
+use super::Inner;
 use crate::transport::Sink;
 
 /// Replies whose rest is read in the background so their connection can be reused.

@@ -41,9 +41,10 @@ mod reply;
 mod session;
 mod stream;
 
+use crate::sync::lock;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -68,11 +69,6 @@ pub(crate) mod test_support;
 
 /// Delay before reconnecting a stream when the server named none.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
-
-/// Locks a mutex, taking the data of a poisoned one (a panicked thread leaves it consistent).
-fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
-    m.lock().unwrap_or_else(|poisoned| poisoned.into_inner())
-}
 
 /// What the handle and its threads share.
 struct Inner {

@@ -1,10 +1,9 @@
 //! The HTTP client every HTTP transport shares: statuses come back as values, idle connections
 //! are kept per host, and resolved addresses are remembered for a while.
 
+use crate::sync::lock;
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
-
-use super::lock;
 
 /// How long a resolved address is reused.
 const DNS_TTL: Duration = Duration::from_secs(30);

@@ -3,11 +3,12 @@
 //! detection on: fall back; other failures: an error quoting the body). Reading the reply is
 //! [`reply`](super::reply)'s job.
 
+use crate::sync::lock;
 use std::time::{Duration, Instant};
 
 use super::errors::{map_io, map_ureq, status_error};
 use super::frames::{drain, Outbound};
-use super::{lock, Inner};
+use super::Inner;
 use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
 

@@ -2,6 +2,7 @@
 //! ends after an event id is resumed with GET + `Last-Event-ID` after the server's `retry` delay;
 //! the response may also turn up on the standalone stream meanwhile.
 
+use crate::sync::lock;
 use std::io::{BufReader, Read};
 use std::time::{Duration, Instant};
 
@@ -10,7 +11,7 @@ use crossbeam_channel::RecvTimeoutError;
 use super::errors::status_error;
 use super::frames::{deliver_frame, is_event_stream, is_response_to, MAX_JSON_BODY};
 use super::post::Call;
-use super::{lock, Inner, DEFAULT_RETRY};
+use super::{Inner, DEFAULT_RETRY};
 use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
 use crate::transport::sse_parser::{SseParser, SseReader};

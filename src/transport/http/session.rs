@@ -2,12 +2,13 @@
 //! remembered handshake replayed when the server forgets the session (HTTP 404), and the DELETE
 //! that ends it.
 
+use crate::sync::lock;
 use std::time::{Duration, Instant};
 
 use super::errors::status_error;
 use super::frames::{drain, Outbound};
 use super::post::Call;
-use super::{lock, Inner};
+use super::Inner;
 use crate::error::Error;
 
 /// What the server told us about the session, and the handshake to replay.

@@ -2,6 +2,7 @@
 //! carrying server requests and notifications outside any POST. It reconnects with
 //! `Last-Event-ID` a couple of times, gives up on a non-200, and ends when the transport closes.
 
+use crate::sync::lock;
 use std::io::BufReader;
 use std::sync::atomic::Ordering;
 use std::sync::Arc;
@@ -10,7 +11,7 @@ use std::time::Duration;
 use crossbeam_channel::{RecvTimeoutError, Sender};
 
 use super::frames::{deliver_frame, drain, is_event_stream};
-use super::{lock, HttpTransport, Inner, DEFAULT_RETRY};
+use super::{HttpTransport, Inner, DEFAULT_RETRY};
 use crate::protocol::jsonrpc::Inbound;
 use crate::transport::sse_parser::{SseParser, SseReader};
 

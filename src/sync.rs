@@ -1,0 +1,22 @@
+//! Lock helpers shared by the whole crate.
+//!
+//! Every value guarded by a lock here stays consistent if a thread panics while holding it
+//! (each update is a single insert, remove, push or assignment), so a poisoned lock is used as it
+//! is instead of turning one panic into a cascade of them.
+
+use std::sync::{Mutex, MutexGuard, RwLock, RwLockReadGuard, RwLockWriteGuard};
+
+/// Locks `m`, ignoring poisoning (see the module docs).
+pub(crate) fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Read-locks `l`, ignoring poisoning (see the module docs).
+pub(crate) fn read_lock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
+    l.read().unwrap_or_else(|p| p.into_inner())
+}
+
+/// Write-locks `l`, ignoring poisoning (see the module docs).
+pub(crate) fn write_lock<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
+    l.write().unwrap_or_else(|p| p.into_inner())
+}
