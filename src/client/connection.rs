@@ -296,14 +296,6 @@ impl Connection {
             _ => deadline,
         };
         if let Err(e) = self.transport.send(frame, Some(send_deadline)) {
-            if let (Error::Closed { .. }, true) = (&e, self.transport.has_process()) {
-                // The process is ending: its exit (status, last stderr lines) fails this request
-                // in a moment with a better explanation than "stdin is closed".
-                let wait = deadline.min(Instant::now() + Duration::from_millis(500));
-                if let Ok(Event::Done(Err(f))) = rx.recv_deadline(wait) {
-                    return Err(self.failure(f));
-                }
-            }
             self.session.forget(id);
             return Err(match e {
                 Error::Transport { status: None, .. } if Instant::now() >= deadline => {

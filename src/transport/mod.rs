@@ -63,12 +63,6 @@ pub(crate) trait Transport: Send + Sync {
     /// doing so; `handoff()` may ask another.
     fn decline_lead(&self, _handoff: &dyn Fn() -> bool) {}
 
-    /// Whether the server is a child process whose exit (status, stderr) is reported through
-    /// [`Sink::closed`] shortly after its pipes close.
-    fn has_process(&self) -> bool {
-        false
-    }
-
     /// The last lines the server wrote to stderr, when the transport has a process.
     fn stderr_tail(&self) -> String {
         String::new()

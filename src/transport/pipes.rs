@@ -14,7 +14,7 @@ use std::io::{self, Read, Write};
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use polling::{Event, PollMode, Poller};
 
@@ -84,6 +84,9 @@ pub(crate) struct Conn {
     /// Called once when stdout ends, to describe the exit (its status).
     pub(super) exit_probe: Box<dyn Fn() -> String + Send + Sync>,
     pub(super) ended: AtomicBool,
+    /// What `end` reported, for a writer that finds stdin closed (see `wait_end`).
+    pub(super) end_report: Mutex<Option<(String, String)>>,
+    pub(super) ended_cv: Condvar,
     /// Who reads stdout: the poller thread (neither flag), a calling thread (`active`), or a
     /// waiting caller that has been asked to take over (`delegated`). The poller watches stdout
     /// only in the first case. Lock order: `reader` before `lead`.
@@ -155,6 +158,8 @@ impl Conn {
             }),
             exit_probe,
             ended: AtomicBool::new(false),
+            end_report: Mutex::new(None),
+            ended_cv: Condvar::new(),
             lead: Mutex::new(Lead::default()),
         }
     }
@@ -528,8 +533,22 @@ impl Conn {
     /// Reports the end of the connection to the sink, once.
     pub(crate) fn end(&self, detail: String) {
         if !self.ended.swap(true, Ordering::SeqCst) {
-            self.sink.closed(detail, self.stderr_tail());
+            let tail = self.stderr_tail();
+            *lock(&self.end_report) = Some((detail.clone(), tail.clone()));
+            self.ended_cv.notify_all();
+            self.sink.closed(detail, tail);
         }
+    }
+
+    /// How the connection ended (the exit and the last stderr lines), waiting up to `limit` for
+    /// the report: a write that finds stdin closed comes just before it.
+    pub(crate) fn wait_end(&self, limit: Duration) -> Option<(String, String)> {
+        let report = lock(&self.end_report);
+        let (report, _) = self
+            .ended_cv
+            .wait_timeout_while(report, limit, |r| r.is_none())
+            .unwrap_or_else(|p| p.into_inner());
+        report.clone()
     }
 }
 

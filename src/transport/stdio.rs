@@ -290,21 +290,30 @@ impl Transport for StdioTransport {
     fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
         match self.poller.write(&self.conn, frame, deadline) {
             WriteOutcome::Written => Ok(()),
-            WriteOutcome::Closed => Err(Error::Closed {
-                server: self.server.to_string(),
-                detail: "the server's stdin is closed".to_owned(),
-                stderr_tail: self.conn.stderr_tail(),
-            }),
+            WriteOutcome::Closed => {
+                // The process is ending: its exit (status, last stderr lines) is reported in a
+                // moment and explains more than "stdin is closed".
+                let (detail, stderr_tail) = self
+                    .conn
+                    .wait_end(Duration::from_millis(500))
+                    .unwrap_or_else(|| {
+                        (
+                            "the server's stdin is closed".to_owned(),
+                            self.conn.stderr_tail(),
+                        )
+                    });
+                Err(Error::Closed {
+                    server: self.server.to_string(),
+                    detail,
+                    stderr_tail,
+                })
+            }
             WriteOutcome::TimedOut => Err(Error::Transport {
                 server: self.server.to_string(),
                 status: None,
                 detail: "the server is not reading its stdin".to_owned(),
             }),
         }
-    }
-
-    fn has_process(&self) -> bool {
-        true
     }
 
     fn lead(&self, deadline: Instant, done: &dyn Fn() -> bool, handoff: &dyn Fn() -> bool) -> bool {
