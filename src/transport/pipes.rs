@@ -12,7 +12,6 @@
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 
@@ -83,8 +82,7 @@ pub(crate) struct Conn {
     pub(super) stderr: Mutex<StderrSide>,
     /// Called once when stdout ends, to describe the exit (its status).
     pub(super) exit_probe: Box<dyn Fn() -> String + Send + Sync>,
-    pub(super) ended: AtomicBool,
-    /// What `end` reported, for a writer that finds stdin closed (see `wait_end`).
+    /// What `end` reported (set once), for a writer that finds stdin closed (see `wait_end`).
     pub(super) end_report: Mutex<Option<(String, String)>>,
     pub(super) ended_cv: Condvar,
     /// Who reads stdout: the poller thread (neither flag), a calling thread (`active`), or a
@@ -157,7 +155,6 @@ impl Conn {
                 lines: VecDeque::new(),
             }),
             exit_probe,
-            ended: AtomicBool::new(false),
             end_report: Mutex::new(None),
             ended_cv: Condvar::new(),
             lead: Mutex::new(Lead::default()),
@@ -532,12 +529,17 @@ impl Conn {
 
     /// Reports the end of the connection to the sink, once.
     pub(crate) fn end(&self, detail: String) {
-        if !self.ended.swap(true, Ordering::SeqCst) {
+        let tail = {
+            let mut report = lock(&self.end_report);
+            if report.is_some() {
+                return;
+            }
             let tail = self.stderr_tail();
-            *lock(&self.end_report) = Some((detail.clone(), tail.clone()));
-            self.ended_cv.notify_all();
-            self.sink.closed(detail, tail);
-        }
+            *report = Some((detail.clone(), tail.clone()));
+            tail
+        };
+        self.ended_cv.notify_all();
+        self.sink.closed(detail, tail);
     }
 
     /// How the connection ended (the exit and the last stderr lines), waiting up to `limit` for
