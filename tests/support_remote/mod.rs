@@ -175,33 +175,31 @@ impl Requests {
 }
 
 /// A loopback HTTP/1.1 server. Dropping it closes every connection and joins every thread.
-pub struct HttpServer {
+/// A loopback listener on port 0 that serves each accepted connection on its own named thread.
+/// Dropping it stops accepting, shuts every connection down and joins every thread.
+pub struct Acceptor {
     addr: std::net::SocketAddr,
-    requests: Arc<Requests>,
     conns: Arc<Mutex<Vec<TcpStream>>>,
     threads: Arc<Mutex<Vec<JoinHandle<()>>>>,
     accept: Option<JoinHandle<()>>,
     stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
-impl HttpServer {
-    pub fn start(handler: impl Fn(&Req, &mut Conn) + Send + Sync + 'static) -> HttpServer {
-        let handler: Handler = Arc::new(handler);
+impl Acceptor {
+    /// Threads are named `test-{name}-accept` and `test-{name}-conn-N`; `serve` gets the
+    /// connection's number (in accept order) and its stream.
+    pub fn start(name: &str, serve: impl Fn(usize, TcpStream) + Send + Sync + 'static) -> Acceptor {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let addr = listener.local_addr().expect("local addr");
-        let requests = Arc::new(Requests::default());
         let conns = Arc::new(Mutex::new(Vec::new()));
         let threads = Arc::new(Mutex::new(Vec::new()));
         let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let serve = Arc::new(serve);
         let accept = {
-            let (requests, conns, threads, stopping) = (
-                requests.clone(),
-                conns.clone(),
-                threads.clone(),
-                stopping.clone(),
-            );
+            let (conns, threads, stopping) = (conns.clone(), threads.clone(), stopping.clone());
+            let name = name.to_owned();
             std::thread::Builder::new()
-                .name("test-http-accept".into())
+                .name(format!("test-{name}-accept"))
                 .spawn(move || {
                     for (n, stream) in listener.incoming().enumerate() {
                         if stopping.load(std::sync::atomic::Ordering::SeqCst) {
@@ -212,19 +210,18 @@ impl HttpServer {
                         if let Ok(c) = stream.try_clone() {
                             conns.lock().unwrap().push(c);
                         }
-                        let (handler, requests) = (handler.clone(), requests.clone());
+                        let serve = serve.clone();
                         let h = std::thread::Builder::new()
-                            .name(format!("test-http-conn-{n}"))
-                            .spawn(move || serve_conn(n, stream, handler, requests))
+                            .name(format!("test-{name}-conn-{n}"))
+                            .spawn(move || serve(n, stream))
                             .expect("spawn");
                         threads.lock().unwrap().push(h);
                     }
                 })
                 .expect("spawn")
         };
-        HttpServer {
+        Acceptor {
             addr,
-            requests,
             conns,
             threads,
             accept: Some(accept),
@@ -232,12 +229,56 @@ impl HttpServer {
         }
     }
 
+    pub fn addr(&self) -> std::net::SocketAddr {
+        self.addr
+    }
+
+    /// How many TCP connections were accepted.
+    pub fn connections(&self) -> usize {
+        self.conns.lock().unwrap().len()
+    }
+}
+
+impl Drop for Acceptor {
+    fn drop(&mut self) {
+        self.stopping
+            .store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+        if let Some(a) = self.accept.take() {
+            let _ = a.join();
+        }
+        for c in self.conns.lock().unwrap().iter() {
+            let _ = c.shutdown(Shutdown::Both);
+        }
+        let threads: Vec<_> = self.threads.lock().unwrap().drain(..).collect();
+        for t in threads {
+            let _ = t.join();
+        }
+    }
+}
+
+pub struct HttpServer {
+    acceptor: Acceptor,
+    requests: Arc<Requests>,
+}
+
+impl HttpServer {
+    pub fn start(handler: impl Fn(&Req, &mut Conn) + Send + Sync + 'static) -> HttpServer {
+        let handler: Handler = Arc::new(handler);
+        let requests = Arc::new(Requests::default());
+        let reqs = requests.clone();
+        let acceptor = Acceptor::start("http", move |n, stream| {
+            serve_conn(n, stream, handler.clone(), reqs.clone())
+        });
+        HttpServer { acceptor, requests }
+    }
+
     pub fn url(&self, path: &str) -> String {
-        format!("http://{}{path}", self.addr)
+        format!("http://{}{path}", self.acceptor.addr())
     }
 
     pub fn port(&self) -> u16 {
-        self.addr.port()
+        self.acceptor.addr().port()
     }
 
     pub fn requests(&self) -> Vec<Req> {
@@ -261,25 +302,7 @@ impl HttpServer {
 
     /// How many TCP connections were accepted.
     pub fn connections(&self) -> usize {
-        self.conns.lock().unwrap().len()
-    }
-}
-
-impl Drop for HttpServer {
-    fn drop(&mut self) {
-        self.stopping
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.accept.take() {
-            let _ = a.join();
-        }
-        for c in self.conns.lock().unwrap().iter() {
-            let _ = c.shutdown(Shutdown::Both);
-        }
-        let threads: Vec<_> = self.threads.lock().unwrap().drain(..).collect();
-        for t in threads {
-            let _ = t.join();
-        }
+        self.acceptor.connections()
     }
 }
 

@@ -4,16 +4,15 @@
 //! whether the pong came back); tool `close-me` makes the server close the connection without
 //! answering.
 
-use std::net::{Shutdown, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use serde_json::{json, Value};
 use tungstenite::handshake::server::{Request, Response};
 use tungstenite::Message;
 
 use super::mcp::answer;
-use super::result;
+use super::{result, Acceptor};
 
 /// What the server saw, for assertions.
 #[derive(Default, Debug, Clone)]
@@ -25,85 +24,27 @@ pub struct Seen {
 }
 
 pub struct WsServer {
-    addr: std::net::SocketAddr,
+    acceptor: Acceptor,
     pub seen: Arc<Mutex<Seen>>,
-    conns: Arc<Mutex<Vec<TcpStream>>>,
-    threads: Arc<Mutex<Vec<JoinHandle<()>>>>,
-    accept: Option<JoinHandle<()>>,
-    stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl WsServer {
     /// `answer_requests`: false makes a server that accepts the upgrade and never answers.
     pub fn start(answer_requests: bool) -> WsServer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
-        let addr = listener.local_addr().expect("addr");
         let seen = Arc::new(Mutex::new(Seen::default()));
-        let conns = Arc::new(Mutex::new(Vec::new()));
-        let threads = Arc::new(Mutex::new(Vec::new()));
-        let stopping = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let accept = {
-            let (seen, conns, threads, stopping) = (
-                seen.clone(),
-                conns.clone(),
-                threads.clone(),
-                stopping.clone(),
-            );
-            std::thread::Builder::new()
-                .name("test-ws-accept".into())
-                .spawn(move || {
-                    for stream in listener.incoming() {
-                        if stopping.load(std::sync::atomic::Ordering::SeqCst) {
-                            break;
-                        }
-                        let Ok(stream) = stream else { continue };
-                        if let Ok(c) = stream.try_clone() {
-                            conns.lock().unwrap().push(c);
-                        }
-                        let seen = seen.clone();
-                        let h = std::thread::Builder::new()
-                            .name("test-ws-conn".into())
-                            .spawn(move || serve(stream, seen, answer_requests))
-                            .expect("spawn");
-                        threads.lock().unwrap().push(h);
-                    }
-                })
-                .expect("spawn")
-        };
-        WsServer {
-            addr,
-            seen,
-            conns,
-            threads,
-            accept: Some(accept),
-            stopping,
-        }
+        let seen2 = seen.clone();
+        let acceptor = Acceptor::start("ws", move |_, stream| {
+            serve(stream, seen2.clone(), answer_requests)
+        });
+        WsServer { acceptor, seen }
     }
 
     pub fn url(&self) -> String {
-        format!("ws://{}/", self.addr)
+        format!("ws://{}/", self.acceptor.addr())
     }
 
     pub fn seen(&self) -> Seen {
         self.seen.lock().unwrap().clone()
-    }
-}
-
-impl Drop for WsServer {
-    fn drop(&mut self) {
-        self.stopping
-            .store(true, std::sync::atomic::Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.accept.take() {
-            let _ = a.join();
-        }
-        for c in self.conns.lock().unwrap().iter() {
-            let _ = c.shutdown(Shutdown::Both);
-        }
-        let threads: Vec<_> = self.threads.lock().unwrap().drain(..).collect();
-        for t in threads {
-            let _ = t.join();
-        }
     }
 }
 
