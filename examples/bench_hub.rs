@@ -15,7 +15,8 @@ mod support;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_blocking::{Hub, Run, ServerConfig};
+use mcp_blocking::hub::Run;
+use mcp_blocking::{Hub, ServerConfig};
 use serde_json::json;
 
 const SERVERS: usize = 50;

@@ -16,7 +16,8 @@
 
 use std::process::ExitCode;
 
-use mcp_blocking::{Client, ElicitParams, ElicitResult, Implementation, ServerConfig};
+use mcp_blocking::model::{ElicitParams, ElicitResult, Implementation};
+use mcp_blocking::{Client, ServerConfig};
 use serde_json::{json, Map, Value};
 
 fn main() -> ExitCode {

@@ -15,7 +15,9 @@
 
 mod support;
 
-use mcp_blocking::{HostedMcpServer, Hub, Run, ServerConfig, ServerDiscovery, Setting};
+use mcp_blocking::config::HostedMcpServer;
+use mcp_blocking::hub::{Run, ServerDiscovery, Setting};
+use mcp_blocking::{Hub, ServerConfig};
 use serde_json::json;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {

@@ -10,6 +10,8 @@ use serde_json::Value;
 
 use crate::config::ConfigError;
 
+pub use crate::protocol::jsonrpc::ErrorCode;
+
 /// Everything that can go wrong in `mcp-blocking`.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -57,7 +59,7 @@ pub enum Error {
     Rpc {
         /// The server's configured name.
         server: String,
-        /// The JSON-RPC error code (see [`crate::ErrorCode`]).
+        /// The JSON-RPC error code (see [`ErrorCode`]).
         code: i32,
         /// The server's message.
         message: String,

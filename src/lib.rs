@@ -12,14 +12,30 @@
 //! # Ok::<(), mcp_blocking::Error>(())
 //! ```
 //!
-//! | piece | what it is |
+//! # Where things are
+//!
+//! The crate root holds what a program reaches for first; everything else lives in a module named
+//! for what it holds.
+//!
+//! | name | what it is |
 //! |---|---|
-//! | [`ServerConfig`] | a validated server description (stdio, Streamable HTTP, legacy SSE, WebSocket) |
-//! | [`ConfigLoader`], [`Template`], [`HostedMcpServer`] | the config files MCP hosts already use |
-//! | [`Client`] | one server; blocking calls with a timeout each; `Send + Sync` |
+//! | [`ServerConfig`] | how to reach one server: stdio, Streamable HTTP, legacy SSE or WebSocket |
+//! | [`Client`], [`ClientBuilder`] | one server; blocking calls, each with a timeout; `Send + Sync` |
+//! | [`CallOptions`] | per-call timeout, progress callback, timeout reset on progress |
+//! | [`ConfigLoader`] | reads the config files MCP hosts already use (`.mcp.json`, VS Code, YAML) |
 //! | [`ConnectionPoller`] | one I/O thread for the pipes of any number of stdio servers |
-//! | [`Hub`] | many servers for one host program: discovery, allow-lists, routing, degradation |
-//! | [`Error`] | the one error type; every variant names its server |
+//! | [`Hub`] | many servers for one program: discovery, allow-lists, routing, degradation |
+//! | [`Error`], [`Result`] | the one error type; every variant names its server |
+//!
+//! | module | what it holds |
+//! |---|---|
+//! | [`config`] | transport settings, config-file loading and its errors, templates, hosted-MCP entries |
+//! | [`model`] | the MCP types: tools, resources, prompts, content, capabilities |
+//! | [`handler`] | answering what a server asks: sampling, elicitation, notifications |
+//! | [`hub`] | the pieces of the multi-server layer |
+//! | [`error`] | [`Error`] and the types it carries ([`error::ErrorCode`]) |
+//!
+//! # Logging
 //!
 //! The library never writes to stdout or stderr; it logs through the `log` crate (server stderr
 //! lines under the target `mcp_blocking::stderr`, server log notifications under
@@ -34,42 +50,17 @@
 struct ReadmeDoctests;
 
 mod client;
-mod config;
-mod error;
-mod handler;
-mod hub;
-mod model;
+pub mod config;
+pub mod error;
+pub mod handler;
+pub mod hub;
+pub mod model;
 mod protocol;
 mod sync;
 mod transport;
 
 pub use client::{CallOptions, Client, ClientBuilder};
-pub use handler::{
-    ElicitationHandler, HandlerError, Notification, NotificationHandler, SamplingHandler,
-    ServerNotification,
-};
-pub use hub::{
-    resolve_setting, CollisionPolicy, Degradation, DegradedServer, Hub, HubBuilder, HubEvent,
-    HubTool, Run, ServerDiscovery, ServerFailure, Setting, ToolSet,
-};
-pub use transport::poller::ConnectionPoller;
-
-pub use config::{
-    normalize_timeout, AuthProvider, ConfigError, ConfigErrorKind, ConfigLoader, HostedMcpServer,
-    HostedReport, HttpConfig, LoadReport, RequireApproval, ServerConfig, StdioConfig, Template,
-    TransportConfig, DEFAULT_TIMEOUT, VALID_TRANSPORT_TYPES,
-};
+pub use config::{ConfigLoader, ServerConfig};
 pub use error::{Error, Result};
-pub use model::{
-    apply_schema_defaults, Annotations, AudioContent, BlobResourceContents, CallToolResult,
-    Cancelled, ClientCapabilities, CompleteResult, Completion, CompletionReference, Content,
-    CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult,
-    EmbeddedResource, GetPromptResult, ImageContent, Implementation, InitializeResult,
-    ListChangedCapability, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListRootsResult, ListToolsResult, LoggingLevel, LoggingMessage, ParseLoggingLevelError,
-    Progress, ProgressToken, Prompt, PromptArgument, PromptMessage, ReadResourceResult, Resource,
-    ResourceContents, ResourceLink, ResourceTemplate, ResourceUpdated, ResourcesCapability, Role,
-    Root, RootsCapability, SamplingMessage, ServerCapabilities, TextContent, TextResourceContents,
-    Tool, ToolAnnotations, LATEST_PROTOCOL_VERSION, SUPPORTED_PROTOCOL_VERSIONS,
-};
-pub use protocol::jsonrpc::{ErrorCode, RequestId};
+pub use hub::Hub;
+pub use transport::poller::ConnectionPoller;

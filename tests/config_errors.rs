@@ -3,7 +3,8 @@
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
-use mcp_blocking::{ConfigError, ConfigErrorKind, ConfigLoader, HostedMcpServer};
+use mcp_blocking::config::{ConfigError, ConfigErrorKind, HostedMcpServer};
+use mcp_blocking::ConfigLoader;
 
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

@@ -5,9 +5,8 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::Duration;
 
-use mcp_blocking::{
-    ConfigLoader, HostedMcpServer, LoadReport, ServerConfig, Template, TransportConfig,
-};
+use mcp_blocking::config::{HostedMcpServer, LoadReport, Template, TransportConfig};
+use mcp_blocking::{ConfigLoader, ServerConfig};
 use serde_json::{json, Value};
 
 fn fixture(name: &str) -> PathBuf {
@@ -267,7 +266,7 @@ fn hosted_list() {
 }
 
 /// Displays an error without its file, for comparing messages.
-struct ConfigErrorNoFile<'a>(&'a mcp_blocking::ConfigError);
+struct ConfigErrorNoFile<'a>(&'a mcp_blocking::config::ConfigError);
 
 impl std::fmt::Display for ConfigErrorNoFile<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -2,10 +2,11 @@
 
 use std::time::Duration;
 
-use mcp_blocking::{AuthProvider, ConfigErrorKind, ServerConfig, TransportConfig, DEFAULT_TIMEOUT};
+use mcp_blocking::config::{AuthProvider, ConfigErrorKind, TransportConfig, DEFAULT_TIMEOUT};
+use mcp_blocking::ServerConfig;
 use serde_json::json;
 
-fn err(v: serde_json::Value) -> mcp_blocking::ConfigError {
+fn err(v: serde_json::Value) -> mcp_blocking::config::ConfigError {
     ServerConfig::from_value(&v).unwrap_err()
 }
 

@@ -7,7 +7,8 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use hub_support::{broken, fixture, slow_start, wait_for, FIXTURE};
-use mcp_blocking::{Client, Hub, HubEvent, Run, ServerConfig};
+use mcp_blocking::hub::{HubEvent, Run};
+use mcp_blocking::{Client, Hub, ServerConfig};
 use serde_json::json;
 
 #[test]
@@ -233,7 +234,7 @@ fn discovery_falls_back_to_every_server() {
 
 #[test]
 fn discovery_waits_for_a_run_with_servers() {
-    use mcp_blocking::Setting;
+    use mcp_blocking::hub::Setting;
     let hub = Hub::builder().servers(three()).discovery(true).build();
     let none = hub.resolve(
         &Run::new()

@@ -6,7 +6,8 @@ mod hub_support;
 use std::time::{Duration, Instant};
 
 use hub_support::{fixture, quick_degradation, wait_for};
-use mcp_blocking::{CallOptions, Error, Hub, HubEvent, Run};
+use mcp_blocking::hub::{HubEvent, Run};
+use mcp_blocking::{CallOptions, Error, Hub};
 use serde_json::json;
 
 fn pair(extra_retries: u32) -> Hub {

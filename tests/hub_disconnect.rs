@@ -4,7 +4,8 @@
 mod hub_support;
 
 use hub_support::{broken, count_dir, fixture, live_fixture_names, wait_for};
-use mcp_blocking::{Hub, HubEvent, Run};
+use mcp_blocking::hub::{HubEvent, Run};
+use mcp_blocking::Hub;
 use serde_json::json;
 
 #[test]

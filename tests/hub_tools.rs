@@ -6,9 +6,9 @@ mod hub_support;
 use std::sync::Arc;
 
 use hub_support::{fixture, wait_for};
-use mcp_blocking::{
-    CollisionPolicy, Error, HostedMcpServer, Hub, HubEvent, Run, Setting, Template,
-};
+use mcp_blocking::config::{HostedMcpServer, Template};
+use mcp_blocking::hub::{CollisionPolicy, HubEvent, Run, Setting};
+use mcp_blocking::{Error, Hub};
 use serde_json::json;
 
 fn two() -> Hub {

@@ -7,7 +7,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use mcp_blocking::{CallOptions, Client, Progress, ServerConfig, SUPPORTED_PROTOCOL_VERSIONS};
+use mcp_blocking::model::{Progress, SUPPORTED_PROTOCOL_VERSIONS};
+use mcp_blocking::{CallOptions, Client, ServerConfig};
 use serde_json::json;
 
 use common::peers;

@@ -7,12 +7,14 @@ mod support_remote;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use mcp_blocking::{AuthProvider, CallOptions, Client, Error, Notification, ServerConfig};
+use mcp_blocking::config::AuthProvider;
+use mcp_blocking::handler::Notification;
+use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Value};
 use support_remote::mcp::{McpHttp, Options};
 use support_remote::HttpServer;
 
-fn text(r: &mcp_blocking::CallToolResult) -> String {
+fn text(r: &mcp_blocking::model::CallToolResult) -> String {
     let v = serde_json::to_value(r).expect("serialise result");
     v["content"][0]["text"].as_str().unwrap_or("").to_owned()
 }
@@ -412,11 +414,11 @@ fn a_server_request_on_the_get_stream_is_answered_by_post() {
         ..Options::default()
     });
     let client = Client::builder(ServerConfig::http("elicit", srv.url()).timeout_secs(5.0))
-        .elicitation(|_server: &str, params: mcp_blocking::ElicitParams| {
+        .elicitation(|_server: &str, params: mcp_blocking::model::ElicitParams| {
             assert_eq!(params.message, "your name?");
             let mut content = serde_json::Map::new();
             content.insert("name".into(), json!("Ada"));
-            Ok(mcp_blocking::ElicitResult::accept(content))
+            Ok(mcp_blocking::model::ElicitResult::accept(content))
         })
         .connect()
         .expect("connect");

@@ -11,7 +11,7 @@ use serde_json::json;
 use support_remote::mcp::McpSse;
 use support_remote::HttpServer;
 
-fn text(r: &mcp_blocking::CallToolResult) -> String {
+fn text(r: &mcp_blocking::model::CallToolResult) -> String {
     let v = serde_json::to_value(r).expect("serialise result");
     v["content"][0]["text"].as_str().unwrap_or("").to_owned()
 }

@@ -255,7 +255,10 @@ fn a_pem_without_a_certificate_is_a_config_error() {
     let err = ServerConfig::websocket("w", "wss://127.0.0.1:1")
         .tls_root_certificates_pem("-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n")
         .expect_err("no certificate");
-    assert_eq!(err.kind, mcp_blocking::ConfigErrorKind::InvalidValue);
+    assert_eq!(
+        err.kind,
+        mcp_blocking::config::ConfigErrorKind::InvalidValue
+    );
 }
 
 #[test]
@@ -264,6 +267,9 @@ fn a_legacy_sse_server_refuses_extra_roots_with_a_config_error() {
     let err = ServerConfig::sse("old", "https://localhost/sse")
         .tls_root_certificates_pem(key.cert.pem())
         .expect_err("legacy SSE cannot take extra roots");
-    assert_eq!(err.kind, mcp_blocking::ConfigErrorKind::InvalidValue);
+    assert_eq!(
+        err.kind,
+        mcp_blocking::config::ConfigErrorKind::InvalidValue
+    );
     assert!(err.to_string().contains("Streamable HTTP"), "{err}");
 }

@@ -4,10 +4,12 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_blocking::{
-    CallOptions, Client, CompletionReference, Content, CreateMessageResult, ElicitResult, Error,
-    LoggingLevel, Notification, ResourceContents, Root, ServerConfig,
+use mcp_blocking::handler::Notification;
+use mcp_blocking::model::{
+    CompletionReference, Content, CreateMessageResult, ElicitResult, LoggingLevel,
+    ResourceContents, Root,
 };
+use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Value};
 
 const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
@@ -481,14 +483,16 @@ fn without_handlers_server_requests_get_method_not_found() {
 #[test]
 fn sampling_and_elicitation_handlers_answer_and_declare_capabilities() {
     let c = Client::builder(fixture("llm", &[]))
-        .sampling(|server: &str, p: mcp_blocking::CreateMessageParams| {
-            assert_eq!(server, "llm");
-            Ok(CreateMessageResult::text(
-                "test-model",
-                format!("{} messages", p.messages.len()),
-            ))
-        })
-        .elicitation(|_: &str, _p: mcp_blocking::ElicitParams| {
+        .sampling(
+            |server: &str, p: mcp_blocking::model::CreateMessageParams| {
+                assert_eq!(server, "llm");
+                Ok(CreateMessageResult::text(
+                    "test-model",
+                    format!("{} messages", p.messages.len()),
+                ))
+            },
+        )
+        .elicitation(|_: &str, _p: mcp_blocking::model::ElicitParams| {
             let mut content = serde_json::Map::new();
             content.insert("age".into(), json!(42));
             Ok(ElicitResult::accept(content))

@@ -17,7 +17,8 @@ use crate::transport::poller::ConnectionPoller;
 /// Builds a [`Client`] with handlers, roots or a shared poller.
 ///
 /// ```no_run
-/// use mcp_blocking::{Client, ConnectionPoller, Root, ServerConfig};
+/// use mcp_blocking::{Client, ConnectionPoller, ServerConfig};
+/// use mcp_blocking::model::Root;
 /// let poller = ConnectionPoller::new();
 /// let client = Client::builder(ServerConfig::stdio("fs", "mcp-server-filesystem"))
 ///     .poller(&poller)

@@ -49,7 +49,8 @@ pub enum ConfigErrorKind {
 /// present when known.
 ///
 /// ```
-/// use mcp_blocking::{ConfigErrorKind, ServerConfig};
+/// use mcp_blocking::ServerConfig;
+/// use mcp_blocking::config::ConfigErrorKind;
 /// let err = ServerConfig::from_value(&serde_json::json!({
 ///     "name": "fs", "transport": {"type": "stdio", "comand": "mcp-fs"}
 /// })).unwrap_err();
@@ -81,7 +82,7 @@ impl ConfigError {
     /// A new error of `kind` with `message` and no location.
     ///
     /// ```
-    /// use mcp_blocking::{ConfigError, ConfigErrorKind};
+    /// use mcp_blocking::config::{ConfigError, ConfigErrorKind};
     /// let e = ConfigError::new(ConfigErrorKind::InvalidValue, "bad");
     /// assert_eq!(e.to_string(), "bad");
     /// ```

@@ -46,7 +46,7 @@ impl RequireApproval {
 /// One hosted MCP tool entry. `Debug` hides header values and the authorization token.
 ///
 /// ```
-/// use mcp_blocking::HostedMcpServer;
+/// use mcp_blocking::config::HostedMcpServer;
 /// use serde_json::json;
 /// let entry = json!({"type": "mcp", "server_label": "context7",
 ///     "server_url": "https://mcp.context7.com/mcp",
@@ -57,7 +57,7 @@ impl RequireApproval {
 /// let c = s.to_server_config();
 /// assert_eq!((c.name(), c.transport_type()), ("context7", "streamable-http"));
 /// assert!(!format!("{s:?}").contains("k-123"));
-/// # Ok::<(), mcp_blocking::ConfigError>(())
+/// # Ok::<(), mcp_blocking::config::ConfigError>(())
 /// ```
 #[derive(Clone, PartialEq)]
 #[non_exhaustive]
@@ -146,7 +146,7 @@ impl HostedMcpServer {
     /// repeated `server_label`s are skipped with a `log::warn!` and reported.
     ///
     /// ```
-    /// use mcp_blocking::HostedMcpServer;
+    /// use mcp_blocking::config::HostedMcpServer;
     /// use serde_json::json;
     /// let r = HostedMcpServer::parse_list(&json!([
     ///     {"type": "mcp", "server_label": "a", "server_url": "https://a/mcp"},
@@ -156,7 +156,7 @@ impl HostedMcpServer {
     /// assert_eq!(r.servers.len(), 1);
     /// assert_eq!(r.errors[0].to_string(), "server `a`: [1].server_label: duplicate server_label `a`");
     /// assert_eq!(r.errors[1].to_string(), "[2].server_label: missing `server_label`");
-    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
     ///
     /// # Errors

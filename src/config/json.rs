@@ -29,7 +29,7 @@ impl ServerConfig {
     /// assert_eq!(err.to_string(), "server `api`: transport.type: unknown transport type \
     ///     `streamable_http`, expected one of: stdio, sse, ws, websocket, streamable-http, http \
     ///     (did you mean `streamable-http`?)");
-    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
     ///
     /// # Errors
@@ -69,7 +69,7 @@ impl ServerConfig {
     ///     "name": "y", "description": "", "transport": {"type": "sse", "url": "http://x"}, "timeout": 30.0
     /// }));
     /// assert_eq!(ServerConfig::from_value(&s.to_json())?, s);
-    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
     pub fn to_json(&self) -> Value {
         let mut t = Map::new();

@@ -37,7 +37,7 @@ const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
 /// assert_eq!(report.errors[0].to_string(),
 ///     "server `bad`: mcpServers.bad.comand: unknown key `comand` (did you mean `command`?)");
 /// assert!(!format!("{:?}", report.servers[1]).contains("s3cret-key"));
-/// # Ok::<(), mcp_blocking::ConfigError>(())
+/// # Ok::<(), mcp_blocking::config::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct ConfigLoader {
@@ -66,7 +66,7 @@ impl LoadReport {
     /// use mcp_blocking::ConfigLoader;
     /// let r = ConfigLoader::new().load_str(r#"[{"name": "a", "transport": {"type": "ws", "url": "ws://h"}}]"#)?;
     /// assert_eq!(r.server("a").and_then(|s| s.url()), Some("ws://h"));
-    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
     pub fn server(&self, name: &str) -> Option<&ServerConfig> {
         self.servers.iter().find(|s| s.name == name)
@@ -132,7 +132,7 @@ impl ConfigLoader {
     /// for e in &report.errors {
     ///     eprintln!("{e}");
     /// }
-    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
     ///
     /// # Errors
@@ -253,7 +253,7 @@ impl ServerConfig {
     ///
     /// ```no_run
     /// let servers = mcp_blocking::ServerConfig::load_all(".mcp.json")?;
-    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
     ///
     /// # Errors

@@ -45,7 +45,7 @@ impl AuthProvider {
     /// Wraps a closure that returns the full header value (e.g. `"Bearer abc"`).
     ///
     /// ```
-    /// use mcp_blocking::AuthProvider;
+    /// use mcp_blocking::config::AuthProvider;
     /// let auth = AuthProvider::new(|| Ok("Bearer abc".to_string()));
     /// assert_eq!(format!("{auth:?}"), "AuthProvider(<redacted>)");
     /// ```
@@ -262,7 +262,7 @@ impl TransportConfig {
 /// assert_eq!(fs.timeout().as_secs(), 30);
 /// // Debug shows env keys, never values.
 /// assert!(format!("{fs:?}").contains("\"DEBUG\": \"<redacted>\""));
-/// # Ok::<(), mcp_blocking::ConfigError>(())
+/// # Ok::<(), mcp_blocking::config::ConfigError>(())
 /// ```
 #[derive(Clone)]
 #[non_exhaustive]
@@ -377,7 +377,8 @@ impl ServerConfig {
     /// A validated server from a name and a transport.
     ///
     /// ```
-    /// use mcp_blocking::{ServerConfig, TransportConfig};
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::TransportConfig;
     /// let ws = TransportConfig::WebSocket { url: "http://x".into(), root_certificates: Vec::new() };
     /// let err = ServerConfig::new("w", ws).unwrap_err();
     /// assert_eq!(err.to_string(), "server `w`: transport.url: websocket url must start with ws:// or wss://, found `http://x`");
@@ -495,7 +496,8 @@ impl ServerConfig {
     /// Ignored for stdio servers; refused for legacy SSE servers (see Errors).
     ///
     /// ```
-    /// use mcp_blocking::{ConfigErrorKind, ServerConfig};
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::ConfigErrorKind;
     /// let err = ServerConfig::http("api", "https://10.0.0.5/mcp")
     ///     .tls_root_certificates_pem("not a certificate")
     ///     .unwrap_err();
@@ -540,7 +542,7 @@ impl ServerConfig {
         Ok(self)
     }
 
-    /// Sets the timeout in seconds, normalised as RobotLab does (see [`normalize_timeout`]).
+    /// Sets the timeout in seconds.
     pub fn timeout_secs(mut self, secs: f64) -> Self {
         self.timeout = normalize_timeout(Some(secs));
         self
@@ -602,7 +604,8 @@ impl ServerConfig {
     /// Checks the configuration.
     ///
     /// ```
-    /// use mcp_blocking::{ConfigErrorKind, ServerConfig};
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::ConfigErrorKind;
     /// let err = ServerConfig::stdio("fs", "").validate().unwrap_err();
     /// assert_eq!(err.kind, ConfigErrorKind::MissingField);
     /// assert_eq!(err.to_string(), "server `fs`: transport.command: stdio transport needs a `command`");
@@ -669,14 +672,14 @@ pub(crate) fn check_url(kind: &str, url: &str) -> Result<(), ConfigError> {
 
 /// RobotLab's timeout normalisation: none -> 15 s; >= 1000 is milliseconds; floor 1 s.
 ///
-/// ```
+/// ```text
 /// use std::time::Duration;
 /// use mcp_blocking::normalize_timeout;
 /// assert_eq!(normalize_timeout(None), Duration::from_secs(15));
 /// assert_eq!(normalize_timeout(Some(5000.0)), Duration::from_secs(5));
 /// assert_eq!(normalize_timeout(Some(0.5)), Duration::from_secs(1));
 /// ```
-pub fn normalize_timeout(secs: Option<f64>) -> Duration {
+pub(crate) fn normalize_timeout(secs: Option<f64>) -> Duration {
     match secs {
         None => DEFAULT_TIMEOUT,
         Some(v) if !v.is_finite() => DEFAULT_TIMEOUT,

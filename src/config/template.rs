@@ -12,7 +12,7 @@ use super::{yaml, ConfigError, ConfigErrorKind, ConfigLoader, LoadReport, Server
 /// A prompt template with YAML front matter.
 ///
 /// ```
-/// use mcp_blocking::Template;
+/// use mcp_blocking::config::Template;
 /// let t = Template::parse(r#"---
 /// description: GitHub assistant
 /// mcp:
@@ -28,7 +28,7 @@ use super::{yaml, ConfigError, ConfigErrorKind, ConfigLoader, LoadReport, Server
 /// assert_eq!(t.body, "You are a helpful GitHub assistant.\n");
 /// // No explicit list: the front matter's servers are used.
 /// assert_eq!(t.mcp_servers(None).len(), 1);
-/// # Ok::<(), mcp_blocking::ConfigError>(())
+/// # Ok::<(), mcp_blocking::config::ConfigError>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Default)]
 #[non_exhaustive]
@@ -67,12 +67,13 @@ impl Template {
     /// The servers to use: an explicit list overrides the front matter's; `None` falls back to it.
     ///
     /// ```
-    /// use mcp_blocking::{ServerConfig, Template};
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::Template;
     /// let t = Template::parse("---\nmcp: [{name: a, transport: {type: stdio, command: a}}]\n---\n")?;
     /// let explicit = [ServerConfig::stdio("b", "b")];
     /// assert_eq!(t.mcp_servers(Some(&explicit))[0].name(), "b");
     /// assert_eq!(t.mcp_servers(None)[0].name(), "a");
-    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
     pub fn mcp_servers<'a>(&'a self, explicit: Option<&'a [ServerConfig]>) -> &'a [ServerConfig] {
         explicit.unwrap_or(&self.mcp)

@@ -78,13 +78,14 @@ impl HubBuilder {
     /// afterwards to override the servers, as RobotLab's constructor `mcp:` does.
     ///
     /// ```
-    /// use mcp_blocking::{Hub, Template};
+    /// use mcp_blocking::Hub;
+    /// use mcp_blocking::config::Template;
     /// let t = Template::parse(
     ///     "---\nmcp: [{name: gh, transport: {type: stdio, command: mcp-github}}]\ntools: [search]\n---\nHi.\n",
     /// )?;
     /// let hub = Hub::builder().template(&t).build();
     /// # drop(hub);
-    /// # Ok::<(), mcp_blocking::ConfigError>(())
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
     pub fn template(mut self, template: &Template) -> Self {
         if !template.mcp.is_empty() {

@@ -15,7 +15,7 @@ use std::time::Duration;
 ///
 /// ```
 /// use std::time::Duration;
-/// use mcp_blocking::Degradation;
+/// use mcp_blocking::hub::Degradation;
 /// let d = Degradation::default();
 /// assert!(d.graceful);
 /// assert_eq!(d.extra_retries, 1);

@@ -28,7 +28,8 @@ const SKIP_WORDS: &[&str] = &[
 /// Picks the servers a query is about.
 ///
 /// ```
-/// use mcp_blocking::{ServerConfig, ServerDiscovery};
+/// use mcp_blocking::ServerConfig;
+/// use mcp_blocking::hub::ServerDiscovery;
 /// let servers = vec![
 ///     ServerConfig::stdio("filesystem", "mcp-fs").with_description("Read and write files"),
 ///     ServerConfig::stdio("github", "mcp-github").with_description("GitHub repos and PRs"),
@@ -85,7 +86,8 @@ impl ServerDiscovery {
     /// The score of one server for `query`: TF cosine similarity with `"name description"`.
     ///
     /// ```
-    /// use mcp_blocking::{ServerConfig, ServerDiscovery};
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::hub::ServerDiscovery;
     /// let brew = ServerConfig::stdio("brew", "mcp-brew")
     ///     .with_description("Install, update, and manage macOS packages via Homebrew");
     /// assert!(ServerDiscovery::score("install imagemagick", &brew) > 0.05);
@@ -98,7 +100,7 @@ impl ServerDiscovery {
     /// TF cosine similarity of two texts, in `0.0..=1.0`.
     ///
     /// ```
-    /// use mcp_blocking::ServerDiscovery;
+    /// use mcp_blocking::hub::ServerDiscovery;
     /// assert!((ServerDiscovery::similarity("reading files", "read file") - 1.0).abs() < 1e-9);
     /// assert_eq!(ServerDiscovery::similarity("", "read file"), 0.0);
     /// ```

@@ -42,7 +42,8 @@ pub use degrade::{Degradation, DegradedServer, ServerFailure};
 pub use discovery::ServerDiscovery;
 pub use registry::{CollisionPolicy, HubTool};
 pub use run::{HubEvent, Run, ToolSet};
-pub use settings::{resolve_setting, Setting};
+pub(crate) use settings::resolve_setting;
+pub use settings::Setting;
 
 use builder::Options;
 use registry::{Registry, Route};
@@ -55,7 +56,8 @@ use state::State;
 /// Dropping it disconnects everything.
 ///
 /// ```no_run
-/// use mcp_blocking::{Hub, Run, ServerConfig, Setting};
+/// use mcp_blocking::{Hub, ServerConfig};
+/// use mcp_blocking::hub::{Run, Setting};
 /// let hub = Hub::builder()
 ///     .servers([
 ///         ServerConfig::stdio("filesystem", "mcp-server-filesystem")

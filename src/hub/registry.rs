@@ -13,7 +13,8 @@ use crate::model::Tool;
 /// What to do when two servers offer a tool of the same name.
 ///
 /// ```
-/// use mcp_blocking::{CollisionPolicy, Hub};
+/// use mcp_blocking::Hub;
+/// use mcp_blocking::hub::CollisionPolicy;
 /// let hub = Hub::builder().collisions(CollisionPolicy::PrefixAll).build();
 /// # drop(hub);
 /// ```

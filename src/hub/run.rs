@@ -12,7 +12,7 @@ use crate::config::{HostedMcpServer, ServerConfig};
 /// settings. Both settings default to [`Setting::Inherit`].
 ///
 /// ```
-/// use mcp_blocking::{Run, Setting};
+/// use mcp_blocking::hub::{Run, Setting};
 /// let run = Run::new()
 ///     .query("install imagemagick")
 ///     .tools(Setting::list(["brew_install"]));
@@ -129,7 +129,7 @@ impl ToolSet {
     /// The tools as the `tools` array of an OpenAI Chat Completions request.
     ///
     /// ```
-    /// use mcp_blocking::ToolSet;
+    /// use mcp_blocking::hub::ToolSet;
     /// assert_eq!(ToolSet::default().to_openai_chat(), serde_json::json!([]));
     /// ```
     pub fn to_openai_chat(&self) -> Value {
@@ -140,7 +140,8 @@ impl ToolSet {
     /// servers (MCP servers OpenAI calls itself: `{"type":"mcp","server_label",...}`).
     ///
     /// ```
-    /// use mcp_blocking::{HostedMcpServer, ToolSet};
+    /// use mcp_blocking::config::HostedMcpServer;
+    /// use mcp_blocking::hub::ToolSet;
     /// use serde_json::json;
     /// let docs = HostedMcpServer::new("docs", "https://example.com/mcp");
     /// let tools = ToolSet::default().to_openai_responses(&[docs]);

@@ -4,36 +4,26 @@
 /// One level's say about a list of servers or of tool names.
 ///
 /// Four levels are resolved in order, each against the value the level above it resolved to:
-/// global, group (RobotLab's network or task `config:`), host (RobotLab's robot build) and run.
-/// The most specific level that says something wins.
+/// global (the [`HubBuilder`](crate::hub::HubBuilder)'s servers), group (settings shared by a
+/// family of hosts), host (one host program) and run (one [`Run`](crate::hub::Run)). The most
+/// specific level that says something wins.
 ///
 /// | value | resolves to |
 /// |---|---|
 /// | [`Setting::None`] | an empty list, whatever the parent says |
-/// | [`Setting::Inherit`] | the parent level's resolved value |
+/// | [`Setting::Inherit`] | the parent level's resolved value (the default, at every level) |
 /// | [`Setting::List`] | exactly this list (an empty list is the same as `None`) |
 ///
-/// Two differences from RobotLab, both on purpose:
-/// - **The default is `Inherit`, at every level, the run included.** In RobotLab a plain
-///   `run(message)` means `mcp: :none, tools: :none` and silently sends zero tools; here a run
-///   that says nothing inherits, and zero tools must be asked for with `None`.
-/// - **`Inherit` against a `None` parent is an empty list.** RobotLab turns `tools: :inherit`
-///   against a `:none` parent into an allow-list holding the word `"none"`, which matches nothing
-///   by accident; here it is an empty list by definition.
-///
-/// When no level says anything (all `Inherit`), the result is "unset" (`Option::None` from
-/// [`resolve_setting`]): the [`Hub`](crate::Hub) reads an unset server list as "no servers" and an unset
-/// tool list as "no filter: every tool".
+/// `Inherit` against a `None` parent is an empty list. When no level says anything (all
+/// `Inherit`), the result is unset: the [`Hub`](crate::Hub) reads an unset server list as "no
+/// servers" and an unset tool list as "no filter: every tool". So a run that says nothing gets
+/// what its host gets, and zero tools must be asked for with `None`.
 ///
 /// ```
-/// use mcp_blocking::{resolve_setting, Setting};
-/// let global = Setting::List(vec!["fs".to_string()]);
-/// let group = Setting::Inherit;
-/// let host = Setting::Inherit;
-/// let run = Setting::default(); // Inherit
-/// assert_eq!(resolve_setting(&[&global, &group, &host, &run]), Some(vec!["fs".to_string()]));
-/// assert_eq!(resolve_setting(&[&global, &Setting::None, &host, &run]), Some(vec![]));
-/// assert_eq!(resolve_setting::<String>(&[&Setting::Inherit, &Setting::Inherit]), None);
+/// use mcp_blocking::hub::Setting;
+/// let only_fs = Setting::list(["fs"]);
+/// assert_eq!(only_fs, Setting::List(vec!["fs".to_string()]));
+/// assert_eq!(Setting::<String>::default(), Setting::Inherit);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
@@ -51,7 +41,7 @@ impl<T> Setting<T> {
     /// A list setting from anything iterable.
     ///
     /// ```
-    /// use mcp_blocking::Setting;
+    /// use mcp_blocking::hub::Setting;
     /// let tools: Setting<String> = Setting::list(["read_file", "write_file"]);
     /// assert_eq!(tools, Setting::List(vec!["read_file".into(), "write_file".into()]));
     /// ```
@@ -73,7 +63,7 @@ impl<T: Clone> Setting<T> {
     /// Resolves this level against its parent's resolved value (`None` = unset).
     ///
     /// ```
-    /// use mcp_blocking::Setting;
+    /// use mcp_blocking::hub::Setting;
     /// let parent = Some(vec![1, 2]);
     /// assert_eq!(Setting::Inherit.resolve_against(parent.as_deref()), Some(vec![1, 2]));
     /// assert_eq!(Setting::None.resolve_against(parent.as_deref()), Some(vec![]));
@@ -92,7 +82,7 @@ impl<T: Clone> Setting<T> {
 /// one before it. `None` when every level is [`Setting::Inherit`] (unset).
 ///
 /// See [`Setting`] for the rules and an example.
-pub fn resolve_setting<T: Clone>(levels: &[&Setting<T>]) -> Option<Vec<T>> {
+pub(crate) fn resolve_setting<T: Clone>(levels: &[&Setting<T>]) -> Option<Vec<T>> {
     let mut resolved: Option<Vec<T>> = None;
     for level in levels {
         resolved = match level {
@@ -119,6 +109,14 @@ mod tests {
 
     const I: S = Setting::Inherit;
     const N: S = Setting::None;
+
+    #[test]
+    fn documented_examples() {
+        let global = Setting::List(vec!["fs"]);
+        assert_eq!(r([&global, &I, &I, &I]), Some(vec!["fs"]));
+        assert_eq!(r([&global, &N, &I, &I]), Some(vec![]));
+        assert_eq!(resolve_setting::<&str>(&[&I, &I]), None);
+    }
 
     #[test]
     fn all_inherit_is_unset() {

@@ -359,7 +359,7 @@ impl ElicitResult {
     }
 
     /// For an accept result, fills fields the user left out with the defaults in
-    /// `requested_schema` (see [`apply_schema_defaults`]); other results are returned unchanged.
+    /// `requested_schema`; other results are returned unchanged.
     #[must_use]
     pub fn with_defaults_from(mut self, requested_schema: &Value) -> Self {
         if self.action != ElicitAction::Accept {
@@ -381,7 +381,7 @@ setters!(ElicitResult { with_meta => meta: Map });
 /// has one (SEP-1034). Values already in `content` are never replaced.
 ///
 /// `schema` is an elicitation's `requestedSchema`: `{"type": "object", "properties": {...}}`.
-pub fn apply_schema_defaults(schema: &Value, content: &mut Map) {
+pub(crate) fn apply_schema_defaults(schema: &Value, content: &mut Map) {
     let Some(properties) = schema.get("properties").and_then(Value::as_object) else {
         return;
     };

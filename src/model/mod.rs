@@ -42,8 +42,8 @@ mod resources;
 mod tools;
 
 pub use client::{
-    apply_schema_defaults, CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams,
-    ElicitResult, ListRootsResult, Root, SamplingMessage,
+    CreateMessageParams, CreateMessageResult, ElicitAction, ElicitParams, ElicitResult,
+    ListRootsResult, Root, SamplingMessage,
 };
 pub use content::{
     Annotations, AudioContent, BlobResourceContents, Content, EmbeddedResource, ImageContent,

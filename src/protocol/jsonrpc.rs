@@ -12,7 +12,7 @@ use serde_json::Value;
 /// A JSON-RPC request id: an integer or a string, never null.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
-pub enum RequestId {
+pub(crate) enum RequestId {
     /// An integer id (what this client sends).
     Number(i64),
     /// A string id (some servers use these for their own requests).

@@ -3,7 +3,8 @@
 
 use std::time::Duration;
 
-use mcp_blocking::{Degradation, HubEvent, ServerConfig};
+use mcp_blocking::hub::{Degradation, HubEvent};
+use mcp_blocking::ServerConfig;
 
 pub const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
 

@@ -17,9 +17,8 @@ use std::io::Write;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use mcp_blocking::{
-    CallOptions, Client, ConfigLoader, Error, LoadReport, ServerConfig, TransportConfig,
-};
+use mcp_blocking::config::{LoadReport, TransportConfig};
+use mcp_blocking::{CallOptions, Client, ConfigLoader, Error, ServerConfig};
 use serde_json::{json, Value};
 
 use args::{Cli, Command, Parsed, Target, UrlTransport, UsageError};
@@ -298,7 +297,7 @@ fn load_config(file: &str) -> Result<LoadReport, Failure> {
     })
 }
 
-fn expected_found(e: &mcp_blocking::ConfigError) -> Vec<String> {
+fn expected_found(e: &mcp_blocking::config::ConfigError) -> Vec<String> {
     let mut v = Vec::new();
     if let Some(f) = &e.found {
         v.push(format!("found: {f}"));

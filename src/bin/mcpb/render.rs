@@ -5,10 +5,11 @@
 
 use std::fmt::Write;
 
-use mcp_blocking::{
-    CallToolResult, Client, GetPromptResult, LoadReport, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, ServerConfig, Tool, TransportConfig,
+use mcp_blocking::config::{LoadReport, TransportConfig};
+use mcp_blocking::model::{
+    CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
 };
+use mcp_blocking::{Client, ServerConfig};
 use serde::Serialize;
 use serde_json::{json, Value};
 
