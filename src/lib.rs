@@ -33,6 +33,7 @@
 //! | [`model`] | the MCP types: tools, resources, prompts, content, capabilities |
 //! | [`handler`] | answering what a server asks: sampling, elicitation, notifications |
 //! | [`hub`] | the pieces of the multi-server layer |
+//! | `testing` | (feature `testing`) an in-process server for your own unit tests |
 //! | [`error`] | [`Error`] and the types it carries ([`error::ErrorCode`]) |
 //!
 //! # Logging
@@ -57,6 +58,8 @@ pub mod hub;
 pub mod model;
 mod protocol;
 mod sync;
+#[cfg(any(test, feature = "testing"))]
+pub mod testing;
 mod transport;
 
 pub use client::{CallOptions, Client, ClientBuilder};

@@ -34,6 +34,8 @@ pub struct ClientBuilder {
     pub(super) client_info: Implementation,
     pub(super) handlers: Handlers,
     pub(super) roots: Option<Vec<Root>>,
+    #[cfg(any(test, feature = "testing"))]
+    pub(super) in_process: Option<Arc<dyn crate::transport::memory::InProcessServer>>,
 }
 
 impl ClientBuilder {
@@ -85,6 +87,16 @@ impl ClientBuilder {
         (self, rx)
     }
 
+    /// Serves this client from an in-process server instead of its configured transport.
+    #[cfg(any(test, feature = "testing"))]
+    pub(crate) fn in_process(
+        mut self,
+        server: Arc<dyn crate::transport::memory::InProcessServer>,
+    ) -> Self {
+        self.in_process = Some(server);
+        self
+    }
+
     /// Builds the client without connecting (call [`Client::open`]).
     pub fn build(self) -> Client {
         Client {
@@ -95,8 +107,8 @@ impl ClientBuilder {
             roots: Arc::new(RwLock::new(self.roots)),
             state: RwLock::new(None),
             lifecycle: Mutex::new(()),
-            #[cfg(test)]
-            memory: None,
+            #[cfg(any(test, feature = "testing"))]
+            in_process: self.in_process,
         }
     }
 

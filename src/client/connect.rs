@@ -44,14 +44,22 @@ impl Client {
         });
         let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
         let mut private_poller = None;
-        #[cfg(test)]
-        if let Some((server_fn, sent)) = &self.memory {
+        #[cfg(any(test, feature = "testing"))]
+        if let Some(in_process) = &self.in_process {
             let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
+                &server,
                 sink.clone(),
-                Arc::clone(server_fn),
-                Arc::clone(sent),
+                Arc::clone(in_process),
             ));
-            return self.finish(server, session, sink, ctx, t, "memory".into(), None);
+            return self.finish(
+                server,
+                session,
+                sink,
+                ctx,
+                t,
+                "the in-process server".into(),
+                None,
+            );
         }
         let (transport, target): (Arc<dyn Transport>, String) = match self.config.transport() {
             TransportConfig::Stdio(cfg) => {

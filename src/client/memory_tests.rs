@@ -9,7 +9,7 @@ use super::{CallOptions, Client};
 use crate::config::ServerConfig;
 use crate::error::Error;
 
-type Sent = Arc<Mutex<Vec<Value>>>;
+type Sent = crate::testing::TestServer;
 
 /// A client whose server is `f`; returns it with the log of what the client sent.
 fn client(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client, Sent) {
@@ -23,10 +23,9 @@ fn client_with(
     builder: super::ClientBuilder,
     f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static,
 ) -> (Client, Sent) {
-    let sent: Sent = Arc::default();
-    let mut c = builder.build();
-    c.memory = Some((Arc::new(f), Arc::clone(&sent)));
-    (c, sent)
+    let server = crate::testing::TestServer::from_fn("mem", f);
+    let c = builder.in_process(Arc::new(server.clone())).build();
+    (c, server)
 }
 
 fn init_result(version: &str) -> Value {
@@ -47,11 +46,7 @@ fn server(
 }
 
 fn methods(sent: &Sent) -> Vec<String> {
-    sent.lock()
-        .unwrap()
-        .iter()
-        .map(|m| m["method"].as_str().unwrap_or("<response>").to_owned())
-        .collect()
+    sent.received_methods()
 }
 
 #[test]
@@ -59,7 +54,7 @@ fn handshake_is_initialize_then_initialized() {
     let (c, sent) = client(server(|_| vec![]));
     c.open().unwrap();
     assert_eq!(methods(&sent), ["initialize", "notifications/initialized"]);
-    let init = &sent.lock().unwrap()[0];
+    let init = &sent.received()[0];
     assert_eq!(init["params"]["protocolVersion"], "2025-11-25");
     assert_eq!(init["params"]["clientInfo"]["name"], "mcp-blocking");
     assert!(init["id"].is_i64(), "integer ids");
@@ -109,7 +104,7 @@ fn a_timeout_sends_cancelled_with_the_request_id() {
         matches!(err, Error::Timeout { ref method, .. } if method == "tools/call"),
         "{err:?}"
     );
-    let sent = sent.lock().unwrap();
+    let sent = sent.received();
     let call = &sent[2];
     let cancel = &sent[3];
     assert_eq!(cancel["method"], "notifications/cancelled");
@@ -222,7 +217,7 @@ fn url_mode_elicitation_is_refused_with_invalid_params() {
     c.open().unwrap();
     assert_eq!(answer_to(&c)["error"]["code"], -32602);
     assert_eq!(
-        sent.lock().unwrap()[0]["params"]["capabilities"]["elicitation"],
+        sent.received()[0]["params"]["capabilities"]["elicitation"],
         json!({"form": {}})
     );
 }

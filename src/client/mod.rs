@@ -60,12 +60,9 @@ pub struct Client {
     state: RwLock<Option<Arc<Connection>>>,
     /// Serialises `open` and `disconnect`.
     lifecycle: Mutex<()>,
-    /// Unit tests: an in-process server instead of the configured transport.
-    #[cfg(test)]
-    memory: Option<(
-        Arc<crate::transport::memory::MemoryServer>,
-        crate::transport::memory::SentLog,
-    )>,
+    /// An in-process server instead of the configured transport (see `mcp_blocking::testing`).
+    #[cfg(any(test, feature = "testing"))]
+    in_process: Option<Arc<dyn crate::transport::memory::InProcessServer>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -86,6 +83,8 @@ impl Client {
             client_info: Implementation::new("mcp-blocking", env!("CARGO_PKG_VERSION")),
             handlers: Handlers::default(),
             roots: None,
+            #[cfg(any(test, feature = "testing"))]
+            in_process: None,
         }
     }
 

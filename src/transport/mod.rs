@@ -10,7 +10,7 @@ use crate::error::Error;
 use crate::protocol::jsonrpc::{Inbound, RequestId};
 
 pub(crate) mod http;
-#[cfg(test)]
+#[cfg(any(test, feature = "testing"))]
 pub(crate) mod memory;
 pub(crate) mod pipes;
 pub(crate) mod poller;
