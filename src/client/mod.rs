@@ -99,22 +99,19 @@ impl Client {
         Self::builder(config).connect()
     }
 
-    /// A client for `config`, not yet connected (RobotLab's `Client.new`); see [`open`](Self::open).
+    /// A client for `config`, not yet connected; see [`open`](Self::open).
     pub fn new(config: ServerConfig) -> Client {
         Self::builder(config).build()
     }
 
-    /// A client served by a shared poller, not yet connected (RobotLab's `Client.new(.., poller:)`).
+    /// A client served by a shared poller, not yet connected.
     pub fn with_poller(config: ServerConfig, poller: &ConnectionPoller) -> Client {
         Self::builder(config).poller(poller).build()
     }
 
-    /// Connects when not connected (RobotLab's `connect`); a no-op when connected. Also
+    /// Connects when not connected; a no-op when connected. Also
     /// reconnects a client whose server has gone (the call that failed returned
     /// [`Error::Closed`]).
-    ///
-    /// RobotLab's instance method is named `connect`; here that name is taken by the constructor
-    /// [`Client::connect`], so the instance method is `open`.
     ///
     /// ```no_run
     /// use mcp_blocking::{Client, ConnectionPoller, ServerConfig};
@@ -181,7 +178,7 @@ impl Client {
         self.config.name()
     }
 
-    /// `{server, connected}`, as RobotLab's `to_h`.
+    /// `{server, connected}`: the config (as [`ServerConfig::to_json`]) and whether it is connected.
     pub fn to_json(&self) -> Value {
         json!({ "server": self.config.to_json(), "connected": self.is_connected() })
     }

@@ -1,5 +1,5 @@
 //! Hosted MCP tools: the OpenAI Responses API's `{"type": "mcp", server_label, server_url, ...}`
-//! entries, as @robojs/ai and others take them.
+//! entries, validated before they are sent to the model API.
 
 use std::collections::HashSet;
 use std::fmt;

@@ -1,4 +1,4 @@
-//! [`ServerConfig::from_value`] and [`ServerConfig::to_json`]: RobotLab's hash shape as JSON.
+//! [`ServerConfig::from_value`] and [`ServerConfig::to_json`]: one server as a JSON object.
 
 use serde_json::{json, Map, Value};
 
@@ -6,10 +6,10 @@ use super::entry::{parse_entry, Ctx, Dialect, Entry};
 use super::{ConfigError, ConfigErrorKind, ServerConfig, TransportConfig};
 
 impl ServerConfig {
-    /// A validated server from RobotLab's shape
+    /// A validated server from a JSON object of the shape
     /// `{name, description, transport: {type, command, args, env, cwd, url, session_id, headers}, timeout}`.
     ///
-    /// Stricter than RobotLab: unknown keys are errors naming the nearest known key, wrong JSON
+    /// Unknown keys are errors naming the nearest known key, wrong JSON
     /// types are errors naming the key path, and the flat `transport: "stdio"` form is an error that
     /// shows the nested form. Type names are case-insensitive. No `${...}` interpolation is done
     /// here; [`ConfigLoader`](crate::ConfigLoader) does that for files.
@@ -56,7 +56,7 @@ impl ServerConfig {
         }
     }
 
-    /// RobotLab's `to_h` as JSON: `{name, description, transport, timeout}`, all four keys always
+    /// The config as JSON: `{name, description, transport, timeout}`, all four keys always
     /// present. Env and header values are shown as they are (this is for saving and reloading:
     /// [`ServerConfig::from_value`] of it gives an equal config); an auth provider is left out.
     /// The timeout is in seconds, or in milliseconds when 1000 s or more, so that it reloads equal.

@@ -1,5 +1,5 @@
 //! Host config files: [`ConfigLoader`] reads the `mcpServers` map (Claude Desktop, Claude Code's
-//! `.mcp.json`, Cursor), VS Code's `servers` map, RobotLab's `mcp:` list and a bare list, in JSON
+//! `.mcp.json`, Cursor), VS Code's `servers` map, an `mcp:` list of nested entries and a bare list, in JSON
 //! (comments and trailing commas allowed) or YAML, into a [`LoadReport`].
 
 use std::collections::{BTreeMap, HashMap};

@@ -27,7 +27,7 @@ pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
 pub use load::{ConfigLoader, LoadReport};
 pub use template::Template;
 
-/// The transport types a configuration may name (RobotLab's `VALID_TRANSPORT_TYPES`).
+/// The transport type names a configuration may use (`ws` and `http` are aliases).
 pub const VALID_TRANSPORT_TYPES: [&str; 6] =
     ["stdio", "sse", "ws", "websocket", "streamable-http", "http"];
 

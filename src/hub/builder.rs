@@ -55,19 +55,19 @@ impl HubBuilder {
         }
     }
 
-    /// The global level of the server setting (RobotLab's `RobotLab.config.mcp`).
+    /// The global level of the server setting: the servers every host may use.
     pub fn global_servers(mut self, s: Setting<ServerConfig>) -> Self {
         self.options.servers[GLOBAL] = s;
         self
     }
 
-    /// The group level of the server setting (RobotLab's network or task `config:`).
+    /// The group level of the server setting: what a family of hosts (a task, a team) uses.
     pub fn group_servers(mut self, s: Setting<ServerConfig>) -> Self {
         self.options.servers[GROUP] = s;
         self
     }
 
-    /// The host level of the server setting (RobotLab's `mcp:` at robot build).
+    /// The host level of the server setting: what this one host program uses.
     pub fn host_servers(mut self, s: Setting<ServerConfig>) -> Self {
         self.options.servers[HOST] = s;
         self
@@ -75,7 +75,7 @@ impl HubBuilder {
 
     /// Takes the host level from a template's front matter: its `mcp:` servers (when it lists
     /// any) and its `tools:` allow-list (when it has one). Call [`host_servers`](Self::host_servers)
-    /// afterwards to override the servers, as RobotLab's constructor `mcp:` does.
+    /// afterwards to override the servers.
     ///
     /// ```
     /// use mcp_blocking::Hub;

@@ -1,4 +1,4 @@
-//! The degradation policy (after @robojs/ai's `mcp` options): extra retries with exponential
+//! The degradation policy: extra retries with exponential
 //! backoff for retryable failures, then the server is dropped from the tool set and reported.
 //!
 //! ```text

@@ -1,5 +1,5 @@
 //! Server discovery: which servers a query is about, by TF cosine similarity between the query
-//! and each server's `"name description"` (RobotLab's `MCP::ServerDiscovery`).
+//! and each server's `"name description"`.
 //!
 //! Tokenisation is the classifier gem's `String#word_hash`, ported exactly:
 //! ```text

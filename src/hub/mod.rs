@@ -146,7 +146,7 @@ impl Hub {
         self.tool_set(&names, allow.as_deref())
     }
 
-    /// Connects every server of the resolved configuration now (RobotLab's `connect_mcp!`),
+    /// Connects every server of the resolved configuration now,
     /// without discovery and ignoring the retry backoff, and marks the Hub initialised. Returns
     /// the servers that failed (empty when all connected).
     pub fn connect_all(&self) -> Vec<ServerFailure> {
@@ -158,8 +158,7 @@ impl Hub {
         names.iter().filter_map(|n| state.failure(n)).collect()
     }
 
-    /// Adopts clients connected elsewhere and marks the Hub initialised (RobotLab's
-    /// `inject_mcp!`). `tools` gives the tool lists of some servers (by server name); the others
+    /// Adopts clients connected elsewhere and marks the Hub initialised. `tools` gives the tool lists of some servers (by server name); the others
     /// are asked with `tools/list`. A client replaces a Hub server of the same name. The Hub does
     /// not close injected clients: [`disconnect`](Self::disconnect) only lets go of them, and a
     /// degraded one is not closed (a later run calls its `open`, a no-op while it is connected,
@@ -248,8 +247,7 @@ impl Hub {
         self.inner.lock_state().client(server)
     }
 
-    /// The names of the servers whose last connection attempt failed (RobotLab's
-    /// `failed_mcp_server_names`).
+    /// The names of the servers whose last connection attempt failed.
     pub fn failed_server_names(&self) -> Vec<String> {
         self.failures().into_iter().map(|f| f.server).collect()
     }
@@ -259,7 +257,7 @@ impl Hub {
         self.inner.lock_state().failures()
     }
 
-    /// The names of the degraded servers (@robojs/ai's `degradedMcpServers`).
+    /// The names of the degraded servers.
     pub fn degraded_servers(&self) -> Vec<String> {
         self.degraded().into_iter().map(|d| d.server).collect()
     }

@@ -47,27 +47,9 @@ enum ReadStatus {
     Gone,
 }
 
-/// The position of the first `\n`, eight bytes at a time (large results are mostly scanning).
+/// The position of the first `\n` (memchr: large results are mostly scanning).
 fn find_newline(hay: &[u8]) -> Option<usize> {
-    const LO: u64 = 0x0101_0101_0101_0101;
-    const HI: u64 = 0x8080_8080_8080_8080;
-    const NL: u64 = LO * b'\n' as u64;
-    let mut chunks = hay.chunks_exact(8);
-    let mut offset = 0;
-    for chunk in &mut chunks {
-        let mut word = [0u8; 8];
-        word.copy_from_slice(chunk);
-        let x = u64::from_le_bytes(word) ^ NL;
-        if (x.wrapping_sub(LO) & !x & HI) != 0 {
-            return chunk.iter().position(|&b| b == b'\n').map(|p| offset + p);
-        }
-        offset += 8;
-    }
-    chunks
-        .remainder()
-        .iter()
-        .position(|&b| b == b'\n')
-        .map(|p| offset + p)
+    memchr::memchr(b'\n', hay)
 }
 
 /// The pipes of one child, as the poller sees them.
@@ -457,7 +439,7 @@ impl Conn {
                 Ok(n) => {
                     let StderrSide { partial, lines, .. } = &mut *s;
                     let mut data = &chunk[..n];
-                    while let Some(pos) = data.iter().position(|&b| b == b'\n') {
+                    while let Some(pos) = find_newline(data) {
                         if partial.is_empty() {
                             push_stderr_line(&self.server, lines, &data[..pos]);
                         } else {

@@ -346,9 +346,11 @@ pub(super) fn key(id: usize, which: usize) -> usize {
 /// Registers a pipe with the poller (level-triggered).
 fn add(poller: &Poller, fd: &impl std::os::fd::AsRawFd, ev: Event) -> io::Result<()> {
     // SAFETY: `Poller::add` requires that the descriptor be deleted from the poller before it is
-    // closed. Every pipe registered here is owned by a `Conn` and is only ever dropped after
-    // `Poller::delete` on it: see `ConnectionPoller::close_stdin`, `ConnectionPoller::unregister`
-    // and `Conn::end_stdout` / `Conn::end_stderr`, the only places that take the pipes out.
+    // closed. Every pipe registered here is owned by a `Conn` (transport/pipes.rs) and is only
+    // ever dropped after `Poller::delete` on it. The places that take a pipe out of its `Conn`
+    // are, for stdin, `ConnectionPoller::close_stdin`; for all three, `ConnectionPoller::unregister`;
+    // for stdout, `Conn::read_available` at end of stream or on a read error; for stderr,
+    // `Conn::on_stderr` likewise. Each deletes the pipe from the poller before dropping it.
     #[allow(unsafe_code)] // The crate's one audited unsafe call; see the SAFETY note.
     unsafe {
         poller.add_with_mode(fd, ev, PollMode::Level)

@@ -129,9 +129,12 @@ pub(crate) fn open(
     tcp.set_read_timeout(Some(left)).map_err(io_err)?;
     tcp.set_write_timeout(Some(left)).map_err(io_err)?;
     let clone = tcp.try_clone().map_err(io_err)?;
-    let connector = match extra_roots {
-        [] => None,
-        extra => Some(tls_connector(extra).map_err(err)?),
+    // Plain `ws://` needs no connector; `wss://` always gets ours (tungstenite is built
+    // without a root store of its own).
+    let connector = if url.len() >= 6 && url[..6].eq_ignore_ascii_case("wss://") {
+        Some(tls_connector(extra_roots).map_err(err)?)
+    } else {
+        None
     };
     let (ws, response) = match tungstenite::client_tls_with_config(request, tcp, None, connector) {
         Ok(ok) => ok,
@@ -187,23 +190,35 @@ pub(crate) fn open(
     }))
 }
 
-/// A rustls connector that trusts the webpki roots and `extra` (DER).
+/// A rustls connector that trusts the webpki (Mozilla) roots and `extra` (DER). The TLS
+/// configuration without extra roots is built once per process.
 fn tls_connector(extra: &[Vec<u8>]) -> Result<tungstenite::Connector, String> {
-    let mut roots = rustls::RootCertStore {
-        roots: webpki_roots::TLS_SERVER_ROOTS.to_vec(),
+    static WEBPKI_ONLY: std::sync::OnceLock<Arc<rustls::ClientConfig>> = std::sync::OnceLock::new();
+    let config = match (extra.is_empty(), WEBPKI_ONLY.get()) {
+        (true, Some(config)) => Arc::clone(config),
+        (true, None) => {
+            let config = Arc::new(tls_config(&[])?);
+            Arc::clone(WEBPKI_ONLY.get_or_init(|| config))
+        }
+        (false, _) => Arc::new(tls_config(extra)?),
     };
+    Ok(tungstenite::Connector::Rustls(config))
+}
+
+fn tls_config(extra: &[Vec<u8>]) -> Result<rustls::ClientConfig, String> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.add_parsable_certificates(webpki_root_certs::TLS_SERVER_ROOT_CERTS.iter().cloned());
     for (i, der) in extra.iter().enumerate() {
         roots
             .add(rustls::pki_types::CertificateDer::from(der.as_slice()).into_owned())
             .map_err(|e| format!("root certificate {i} is not usable: {e}"))?;
     }
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let config = rustls::ClientConfig::builder_with_provider(provider)
+    Ok(rustls::ClientConfig::builder_with_provider(provider)
         .with_safe_default_protocol_versions()
         .map_err(|e| format!("TLS setup: {e}"))?
         .with_root_certificates(roots)
-        .with_no_client_auth();
-    Ok(tungstenite::Connector::Rustls(Arc::new(config)))
+        .with_no_client_auth())
 }
 
 fn timeout_err(server: &str, started: Instant) -> Error {

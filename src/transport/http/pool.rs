@@ -9,19 +9,21 @@ use std::time::{Duration, Instant};
 const DNS_TTL: Duration = Duration::from_secs(30);
 
 /// Builds the ureq client all HTTP transports use: statuses come back as values, not errors.
-/// `extra_roots` (DER) are trusted for `https://` on top of the webpki roots.
+/// `extra_roots` (DER) are trusted for `https://` on top of the webpki (Mozilla) roots.
 pub(crate) fn agent(extra_roots: &[Vec<u8>]) -> ureq::Agent {
-    let mut tls = ureq::tls::TlsConfig::builder();
-    if !extra_roots.is_empty() {
-        // ureq takes either the webpki roots or a list of its own, so the list holds both.
-        let webpki = webpki_root_certs::TLS_SERVER_ROOT_CERTS
-            .iter()
-            .map(|c| ureq::tls::Certificate::from_der(c).to_owned());
-        let extra = extra_roots
-            .iter()
-            .map(|der| ureq::tls::Certificate::from_der(der).to_owned());
-        tls = tls.root_certs(ureq::tls::RootCerts::from(webpki.chain(extra)));
-    }
+    // The roots are always given explicitly (the webpki list borrows static data, so this copies
+    // no certificate), and so is the crypto provider: ureq is built without either default.
+    let webpki = webpki_root_certs::TLS_SERVER_ROOT_CERTS
+        .iter()
+        .map(|c| ureq::tls::Certificate::from_der(c));
+    let extra = extra_roots
+        .iter()
+        .map(|der| ureq::tls::Certificate::from_der(der).to_owned());
+    let tls = ureq::tls::TlsConfig::builder()
+        .root_certs(ureq::tls::RootCerts::from(webpki.chain(extra)))
+        .unversioned_rustls_crypto_provider(std::sync::Arc::new(
+            rustls::crypto::ring::default_provider(),
+        ));
     let config = ureq::Agent::config_builder()
         .tls_config(tls.build())
         .http_status_as_error(false)
