@@ -45,8 +45,9 @@
 #![deny(missing_docs)]
 #![warn(unreachable_pub)]
 
-/// The README's examples, compiled as doc tests.
-#[cfg(doctest)]
+/// The README's examples, compiled as doc tests (with the `testing` feature, which one of them
+/// shows; the README's test command enables every feature).
+#[cfg(all(doctest, feature = "testing"))]
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
