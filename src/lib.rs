@@ -56,8 +56,8 @@ pub use transport::poller::ConnectionPoller;
 
 pub use config::{
     normalize_timeout, AuthProvider, ConfigError, ConfigErrorKind, ConfigLoader, HostedMcpServer,
-    HostedReport, HttpConfig, LoadReport, RequireApproval, ServerConfig, StdioConfig, Template,
-    TransportConfig, DEFAULT_TIMEOUT, VALID_TRANSPORT_TYPES,
+    HostedReport, HttpConfig, LoadReport, RequireApproval, ServerConfig, SseConfig, StdioConfig,
+    Template, TransportConfig, WebSocketConfig, DEFAULT_TIMEOUT, VALID_TRANSPORT_TYPES,
 };
 pub use error::{Error, Result};
 pub use model::{
