@@ -1,5 +1,6 @@
 //! `mcpb --url` against the in-repo loopback servers: Streamable HTTP, legacy SSE (explicit and
-//! auto-detected) and WebSocket, with the same output and exit codes as stdio.
+//! auto-detected) and WebSocket, with the same output and exit codes as stdio, and `--header` on
+//! each.
 
 mod support_remote;
 
@@ -102,6 +103,42 @@ fn websocket() {
         "tools",
     ]));
     assert!(!names.is_empty());
+}
+
+#[test]
+fn header_goes_to_sse_and_websocket_servers() {
+    let sse = McpSse::start("/messages?sid=1");
+    let url = sse.server.url("/sse");
+    let args = [
+        "--transport",
+        "sse",
+        "--header",
+        "X-Team: blue",
+        "--json",
+        "tools",
+    ];
+    let names = tool_names(&mcpb(&[&["--url", url.as_str()][..], &args[..]].concat()));
+    assert!(!names.is_empty());
+    let reqs = sse.server.requests();
+    assert!(reqs.iter().any(|r| r.method == "GET"), "{reqs:?}");
+    assert!(
+        reqs.iter().all(|r| r.header("x-team") == Some("blue")),
+        "{reqs:?}"
+    );
+
+    let ws = WsServer::start(true);
+    let url = ws.url();
+    let args = [
+        "--transport",
+        "ws",
+        "--header",
+        "X-Team: blue",
+        "--json",
+        "tools",
+    ];
+    let names = tool_names(&mcpb(&[&["--url", url.as_str()][..], &args[..]].concat()));
+    assert!(!names.is_empty());
+    assert_eq!(ws.handshake_header("x-team"), ["blue"]);
 }
 
 #[test]

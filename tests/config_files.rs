@@ -275,3 +275,46 @@ impl std::fmt::Display for ConfigErrorNoFile<'_> {
         write!(f, "{e}")
     }
 }
+
+#[test]
+fn sse_and_websocket_entries_carry_interpolated_headers() {
+    let doc = r#"{"mcpServers": {
+        "old": {"type": "sse", "url": "https://mcp.example.com/${TENANT}/sse",
+                "headers": {"Authorization": "Bearer ${TOKEN}"}},
+        "live": {"type": "ws", "url": "wss://mcp.example.com/ws",
+                 "headers": {"X-Api-Key": "${TOKEN}"}}
+    }}"#;
+    let r = ConfigLoader::new()
+        .with_env(env(&[
+            ("TOKEN", "tok-sekrit-9"),
+            ("TENANT", "tenant-sekrit-7"),
+        ]))
+        .strict(true)
+        .load_str(doc)
+        .unwrap();
+    let TransportConfig::Sse(old) = r.server("old").unwrap().transport() else {
+        panic!("{:?}", r.servers)
+    };
+    assert_eq!(old.url, "https://mcp.example.com/tenant-sekrit-7/sse");
+    assert_eq!(
+        old.headers,
+        [(
+            "Authorization".to_string(),
+            "Bearer tok-sekrit-9".to_string()
+        )]
+    );
+    let TransportConfig::WebSocket(live) = r.server("live").unwrap().transport() else {
+        panic!("{:?}", r.servers)
+    };
+    assert_eq!(
+        live.headers,
+        [("X-Api-Key".to_string(), "tok-sekrit-9".to_string())]
+    );
+    let shown = format!("{:?} {:?}", r.servers, r);
+    assert!(shown.contains("X-Api-Key"), "{shown}");
+    assert!(
+        !shown.contains("tok-sekrit-9") && !shown.contains("tenant-sekrit-7"),
+        "{shown}"
+    );
+    assert_eq!(reload(&r).servers, r.servers);
+}

@@ -2,7 +2,10 @@
 
 use std::time::Duration;
 
-use mcp_blocking::config::{AuthProvider, ConfigErrorKind, TransportConfig, DEFAULT_TIMEOUT};
+use mcp_blocking::config::{
+    AuthProvider, ConfigErrorKind, HttpConfig, SseConfig, TransportConfig, WebSocketConfig,
+    DEFAULT_TIMEOUT,
+};
 use mcp_blocking::ServerConfig;
 use serde_json::json;
 
@@ -187,14 +190,15 @@ fn command_and_url_together_is_an_error() {
 
 #[test]
 fn new_validates() {
-    assert!(ServerConfig::new(
-        "a",
-        TransportConfig::Sse {
-            url: "http://h".into()
-        }
-    )
-    .is_ok());
-    assert!(ServerConfig::new("a", TransportConfig::Sse { url: "".into() }).is_err());
+    assert!(ServerConfig::new("a", TransportConfig::Sse(SseConfig::new("http://h"))).is_ok());
+    assert!(ServerConfig::new("a", TransportConfig::Sse(SseConfig::new(""))).is_err());
+    let mut ws = WebSocketConfig::new("ws://h");
+    ws.headers.push(("Bad Name".into(), "v".into()));
+    let e = ServerConfig::new("w", TransportConfig::WebSocket(ws)).unwrap_err();
+    assert_eq!(e.kind, ConfigErrorKind::InvalidValue);
+    let mut http = HttpConfig::new("https://h");
+    http.session_id = Some("s-1".into());
+    assert!(ServerConfig::new("h", TransportConfig::StreamableHttp(http)).is_ok());
 }
 
 #[test]
@@ -222,16 +226,205 @@ fn round_trips_every_transport() {
             .session_id("s1")
             .auth_provider(AuthProvider::new(|| Ok("Bearer z".into()))),
         ServerConfig::sse("c", "http://h/sse").with_timeout(Duration::from_secs(1500)),
+        ServerConfig::sse("c2", "http://h/sse")
+            .header("X-Key", "k")
+            .bearer_token("t"),
         ServerConfig::websocket("d", "wss://h"),
+        ServerConfig::websocket("d2", "wss://h")
+            .header("X-Key", "k")
+            .auth_provider(AuthProvider::new(|| Ok("Bearer z".into()))),
     ];
     for c in configs {
         let mut back = ServerConfig::from_value(&c.to_json()).unwrap();
-        if let TransportConfig::StreamableHttp(h) = &c.transport() {
-            if let Some(a) = &h.auth {
-                back = back.auth_provider(a.clone());
-            }
+        let auth = match c.transport() {
+            TransportConfig::StreamableHttp(h) => h.auth.clone(),
+            TransportConfig::Sse(s) => s.auth.clone(),
+            TransportConfig::WebSocket(w) => w.auth.clone(),
+            _ => None,
+        };
+        if let Some(a) = auth {
+            back = back.auth_provider(a);
         }
         assert_eq!(back, c, "{}", c.to_json());
+    }
+}
+
+#[test]
+fn headers_bearer_and_auth_apply_to_every_remote_transport() {
+    let auth = AuthProvider::new(|| Ok("Bearer z".into()));
+    let want = vec![
+        ("X-Key".to_string(), "k".to_string()),
+        ("Authorization".to_string(), "Bearer t".to_string()),
+    ];
+    for s in [
+        ServerConfig::http("h", "https://h/mcp"),
+        ServerConfig::sse("s", "https://h/sse"),
+        ServerConfig::websocket("w", "wss://h/ws"),
+    ] {
+        let s = s
+            .header("X-Key", "k")
+            .header("authorization", "old")
+            .bearer_token("t")
+            .auth_provider(auth.clone());
+        s.validate().expect("valid");
+        let (headers, has_auth) = match s.transport() {
+            TransportConfig::StreamableHttp(h) => (&h.headers, h.auth.is_some()),
+            TransportConfig::Sse(c) => (&c.headers, c.auth.is_some()),
+            TransportConfig::WebSocket(c) => (&c.headers, c.auth.is_some()),
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(headers, &want, "{}", s.transport_type());
+        assert!(has_auth, "{}", s.transport_type());
+    }
+}
+
+#[test]
+fn a_setter_the_transport_cannot_take_fails_validation() {
+    let auth = AuthProvider::new(|| Ok("Bearer z".into()));
+    let cases = [
+        (
+            ServerConfig::http("fs", "https://h").args(["x"]),
+            "transport.args",
+            "`args` applies only to stdio servers; `fs` is a streamable-http server",
+        ),
+        (
+            ServerConfig::sse("fs", "https://h").env("K", "v"),
+            "transport.env",
+            "`env` applies only to stdio servers; `fs` is an sse server",
+        ),
+        (
+            ServerConfig::websocket("fs", "wss://h").cwd("/tmp"),
+            "transport.cwd",
+            "`cwd` applies only to stdio servers; `fs` is a websocket server",
+        ),
+        (
+            ServerConfig::http("fs", "https://h").inherit_env(true),
+            "transport.inherit_env",
+            "`inherit_env` applies only to stdio servers; `fs` is a streamable-http server",
+        ),
+        (
+            ServerConfig::sse("fs", "https://h").max_message_bytes(10),
+            "transport.max_message_bytes",
+            "`max_message_bytes` applies only to stdio servers; `fs` is an sse server",
+        ),
+        (
+            ServerConfig::stdio("fs", "x").header("K", "v"),
+            "transport.headers",
+            "`header` applies only to remote (streamable-http, sse and websocket) servers; \
+             `fs` is a stdio server",
+        ),
+        (
+            ServerConfig::stdio("fs", "x").bearer_token("sekrit"),
+            "transport.headers",
+            "`bearer_token` applies only to remote (streamable-http, sse and websocket) servers; \
+             `fs` is a stdio server",
+        ),
+        (
+            ServerConfig::stdio("fs", "x").auth_provider(auth),
+            "transport.auth",
+            "`auth_provider` applies only to remote (streamable-http, sse and websocket) \
+             servers; `fs` is a stdio server",
+        ),
+        (
+            ServerConfig::sse("fs", "https://h").session_id("s"),
+            "transport.session_id",
+            "`session_id` applies only to streamable-http servers; `fs` is an sse server",
+        ),
+        (
+            ServerConfig::websocket("fs", "wss://h").session_id("s"),
+            "transport.session_id",
+            "`session_id` applies only to streamable-http servers; `fs` is a websocket server",
+        ),
+    ];
+    for (config, path, message) in cases {
+        let e = config.validate().unwrap_err();
+        assert_eq!(e.kind, ConfigErrorKind::NotApplicable, "{e}");
+        assert_eq!(e.server.as_deref(), Some("fs"));
+        assert_eq!(e.path, path);
+        assert_eq!(e.message, message);
+        assert!(!e.to_string().contains("sekrit"), "{e}");
+        assert!(format!("{config:?}").contains("misapplied"), "{config:?}");
+    }
+}
+
+#[test]
+fn the_first_misapplied_setter_is_reported() {
+    let e = ServerConfig::http("api", "https://h")
+        .cwd("/tmp")
+        .args(["x"])
+        .validate()
+        .unwrap_err();
+    assert_eq!(e.path, "transport.cwd");
+}
+
+#[test]
+fn root_certificates_on_a_stdio_server_are_refused_at_once() {
+    let key = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("certificate");
+    let e = ServerConfig::stdio("fs", "x")
+        .tls_root_certificates_pem(key.cert.pem())
+        .unwrap_err();
+    assert_eq!(e.kind, ConfigErrorKind::NotApplicable);
+    assert_eq!(
+        e.to_string(),
+        "server `fs`: transport.root_certificates: \
+        `tls_root_certificates_pem` applies only to remote (streamable-http, sse and websocket) \
+        servers; `fs` is a stdio server"
+    );
+}
+
+#[test]
+fn a_header_that_is_not_http_syntax_is_an_error_that_hides_the_value() {
+    for s in [
+        ServerConfig::http("h", "https://h"),
+        ServerConfig::sse("h", "https://h"),
+        ServerConfig::websocket("h", "wss://h"),
+    ] {
+        let e = s
+            .clone()
+            .header("X-Key", "sekrit\r\nX-Evil: 1")
+            .validate()
+            .unwrap_err();
+        assert_eq!(e.kind, ConfigErrorKind::InvalidValue, "{e}");
+        assert_eq!(e.path, "transport.headers");
+        assert!(e.to_string().contains("`X-Key`"), "{e}");
+        assert!(!e.to_string().contains("sekrit"), "{e}");
+        let e = s.header("X Key", "v").validate().unwrap_err();
+        assert_eq!(e.kind, ConfigErrorKind::InvalidValue, "{e}");
+        assert!(e.to_string().contains("\"X Key\""), "{e}");
+    }
+}
+
+#[test]
+fn sse_and_websocket_entries_take_headers_but_not_a_session() {
+    for (kind, url) in [("sse", "https://h/sse"), ("websocket", "wss://h")] {
+        let s = ServerConfig::from_value(&json!({"name": "r",
+            "transport": {"type": kind, "url": url, "headers": {"X-Key": "k"}}}))
+        .unwrap();
+        assert_eq!(s, ServerConfig::from_value(&s.to_json()).unwrap());
+        assert_eq!(s.to_json()["transport"]["headers"]["X-Key"], "k");
+        let e = err(json!({"name": "r",
+            "transport": {"type": kind, "url": url, "session_id": "s"}}));
+        assert_eq!(e.kind, ConfigErrorKind::NotApplicable);
+        assert_eq!(e.path, "transport.session_id");
+    }
+}
+
+#[test]
+fn debug_of_sse_and_websocket_settings_redacts() {
+    for s in [
+        ServerConfig::sse("s", "https://user:sekrit-1@h/sse?key=sekrit-2"),
+        ServerConfig::websocket("w", "wss://user:sekrit-1@h/ws?key=sekrit-2"),
+    ] {
+        let s = s
+            .header("X-Key", "sekrit-3")
+            .bearer_token("sekrit-4")
+            .auth_provider(AuthProvider::new(|| Ok("Bearer sekrit-5".into())));
+        let d = format!("{s:?}");
+        assert!(d.contains("X-Key") && d.contains("Authorization"), "{d}");
+        assert!(d.contains("user:<redacted>@h"), "{d}");
+        for secret in ["sekrit-1", "sekrit-2", "sekrit-3", "sekrit-4", "sekrit-5"] {
+            assert!(!d.contains(secret), "{d}");
+        }
     }
 }
 

@@ -1,11 +1,15 @@
 //! Legacy HTTP+SSE through `Client`: the `endpoint` event (relative URLs, another origin
-//! refused), POST + stream routing, a stream that ends, handshake timeouts, and auto-detection
-//! from a URL given without a type.
+//! refused), POST + stream routing, a stream that ends, handshake timeouts, auto-detection
+//! from a URL given without a type, and headers, bearer token and auth provider on the stream and
+//! every POST.
 
 mod support_remote;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mcp_blocking::config::{AuthProvider, ConfigErrorKind};
 use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
 use serde_json::json;
 use support_remote::mcp::McpSse;
@@ -183,5 +187,167 @@ fn settled<T: PartialEq>(mut read: impl FnMut() -> T, want: impl Fn(&T) -> bool)
             return v;
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
+    }
+}
+
+/// An auth provider that hands out `Bearer n-1`, `Bearer n-2`, … and then fails after `ok` calls.
+fn counting_auth(ok: usize) -> (AuthProvider, Arc<AtomicUsize>) {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let counter = calls.clone();
+    let auth = AuthProvider::new(move || {
+        let n = counter.fetch_add(1, Ordering::SeqCst) + 1;
+        if n > ok {
+            Err("the token could not be refreshed".into())
+        } else {
+            Ok(format!("Bearer n-{n}"))
+        }
+    });
+    (auth, calls)
+}
+
+#[test]
+fn headers_and_the_bearer_token_go_on_the_stream_and_every_post() {
+    let srv = McpSse::start("/messages?sid=1");
+    let config = ServerConfig::sse("hdr", srv.server.url("/sse"))
+        .header("X-Api-Key", "k-1")
+        .bearer_token("t0ken")
+        .timeout_secs(5.0);
+    let client = Client::connect(config).expect("connect");
+    assert_eq!(client.list_tools().expect("list").len(), 2);
+    let r = client
+        .call_tool("add", json!({"a": 1, "b": 2}))
+        .expect("call");
+    assert_eq!(text(&r), "3");
+    client.close().expect("close");
+    let reqs = srv.server.requests();
+    assert!(reqs.iter().any(|r| r.method == "GET"), "{reqs:?}");
+    assert!(reqs.iter().filter(|r| r.method == "POST").count() >= 4);
+    for r in &reqs {
+        assert_eq!(
+            r.header_values("x-api-key"),
+            ["k-1"],
+            "{} {}",
+            r.method,
+            r.path
+        );
+        assert_eq!(
+            r.header_values("authorization"),
+            ["Bearer t0ken"],
+            "{} {}",
+            r.method,
+            r.path
+        );
+    }
+}
+
+#[test]
+fn the_auth_provider_is_asked_for_the_stream_and_for_every_post() {
+    let srv = McpSse::start("/messages?sid=1");
+    let (auth, calls) = counting_auth(usize::MAX);
+    let config = ServerConfig::sse("auth", srv.server.url("/sse"))
+        .bearer_token("replaced")
+        .auth_provider(auth)
+        .timeout_secs(5.0);
+    let client = Client::connect(config).expect("connect");
+    client
+        .call_tool("echo", json!({"text": "hi"}))
+        .expect("call");
+    client.close().expect("close");
+    let reqs = srv.server.requests();
+    assert_eq!(calls.load(Ordering::SeqCst), reqs.len());
+    let mut seen: Vec<&str> = reqs
+        .iter()
+        .map(|r| match r.header_values("authorization")[..] {
+            [one] => one,
+            ref other => panic!("{} {}: {other:?}", r.method, r.path),
+        })
+        .collect();
+    let get = reqs.iter().position(|r| r.method == "GET").expect("a GET");
+    assert!(seen[get].starts_with("Bearer n-"), "{seen:?}");
+    seen.sort_unstable();
+    seen.dedup();
+    assert_eq!(seen.len(), reqs.len(), "one fresh value per request");
+}
+
+#[test]
+fn a_failing_auth_provider_fails_connect_naming_the_server_without_the_token() {
+    let srv = McpSse::start("/messages?sid=1");
+    let (auth, _) = counting_auth(0);
+    let err = Client::connect(
+        ServerConfig::sse("locked", srv.server.url("/sse"))
+            .bearer_token("sekrit-token")
+            .auth_provider(auth)
+            .timeout_secs(5.0),
+    )
+    .expect_err("the provider fails");
+    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("server `locked`"), "{text}");
+    assert!(text.contains("auth provider"), "{text}");
+    assert!(!text.contains("sekrit-token"), "{text}");
+    assert!(srv.server.requests().is_empty(), "nothing was sent");
+}
+
+#[test]
+fn an_auth_provider_that_fails_later_fails_that_request() {
+    let srv = McpSse::start("/messages?sid=1");
+    // The GET, `initialize` and `notifications/initialized` succeed; the next POST does not.
+    let (auth, _) = counting_auth(3);
+    let client = Client::connect(
+        ServerConfig::sse("expiring", srv.server.url("/sse"))
+            .auth_provider(auth)
+            .timeout_secs(5.0),
+    )
+    .expect("connect");
+    let err = client.list_tools().expect_err("the provider fails");
+    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    assert!(err.to_string().contains("server `expiring`"), "{err}");
+    client.close().expect("close");
+}
+
+#[test]
+fn a_stdio_setting_on_an_sse_server_fails_connect_before_any_request() {
+    let srv = McpSse::start("/messages?sid=1");
+    let err = Client::connect(ServerConfig::sse("old", srv.server.url("/sse")).args(["--x"]))
+        .expect_err("args cannot apply");
+    let Error::Config(e) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(e.kind, ConfigErrorKind::NotApplicable);
+    assert_eq!(
+        err.to_string(),
+        "server `old`: transport.args: `args` applies only to stdio servers; `old` is an sse server"
+    );
+    let err = Client::connect(ServerConfig::sse("old", srv.server.url("/sse")).session_id("s-1"))
+        .expect_err("no session on legacy SSE");
+    assert!(err.to_string().contains("`session_id`"), "{err}");
+    assert!(srv.server.requests().is_empty());
+}
+
+#[test]
+fn the_fallback_from_streamable_http_sends_the_headers_too() {
+    let srv = McpSse::start("/messages?sid=1");
+    let doc = format!(
+        r#"{{"mcpServers": {{"auto": {{"url": "{}", "timeout": 5,
+            "headers": {{"X-Api-Key": "${{KEY}}"}}}}}}}}"#,
+        srv.server.url("/sse")
+    );
+    let report = ConfigLoader::new()
+        .with_env([("KEY".to_owned(), "k-9".to_owned())].into_iter().collect())
+        .load_str(&doc)
+        .expect("config");
+    let client = Client::connect(report.server("auto").expect("server").clone()).expect("connect");
+    client.list_tools().expect("list");
+    client.close().expect("close");
+    let reqs = srv.server.requests();
+    assert!(reqs.iter().any(|r| r.method == "GET"), "{reqs:?}");
+    for r in &reqs {
+        assert_eq!(
+            r.header_values("x-api-key"),
+            ["k-9"],
+            "{} {}",
+            r.method,
+            r.path
+        );
     }
 }

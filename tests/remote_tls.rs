@@ -1,6 +1,7 @@
-//! `https://` and `wss://` against a loopback TLS server whose certificate is self-signed at test
-//! time: trusting it with `tls_root_certificates_pem` connects; without it the connect fails fast
-//! with a typed error that names the server and the certificate problem.
+//! `https://` (Streamable HTTP and legacy SSE) and `wss://` against a loopback TLS server whose
+//! certificate is self-signed at test time: trusting it with `tls_root_certificates_pem` connects;
+//! without it the connect fails fast with a typed error that names the server and the certificate
+//! problem.
 
 mod support_remote;
 
@@ -29,6 +30,8 @@ enum Speaks {
     Http,
     /// WebSocket, subprotocol `mcp`, one message per text frame.
     WebSocket,
+    /// Legacy HTTP+SSE: a GET stream whose `endpoint` is `/messages`, answers to POSTs on it.
+    Sse,
 }
 
 /// A TLS server on 127.0.0.1, port 0; its accept thread (and every connection thread) is joined on
@@ -60,6 +63,8 @@ impl TlsServer {
         let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
         let addr = listener.local_addr().expect("local addr");
         let (stop, stopped) = crossbeam_channel::bounded::<()>(0);
+        // Legacy SSE: answers to POSTs travel to the GET stream's connection.
+        let (answers_tx, answers_rx) = crossbeam_channel::unbounded::<Value>();
         let accept = std::thread::Builder::new()
             .name("tls-accept".into())
             .spawn(move || {
@@ -72,12 +77,14 @@ impl TlsServer {
                     let _ = tcp.set_read_timeout(Some(Duration::from_secs(10)));
                     let tls = ServerConnection::new(Arc::clone(&config)).expect("TLS session");
                     let stream = StreamOwned::new(tls, tcp);
+                    let sse = (answers_tx.clone(), answers_rx.clone(), stopped.clone());
                     conns.push(
                         std::thread::Builder::new()
                             .name("tls-conn".into())
                             .spawn(move || match speaks {
                                 Speaks::Http => serve_http(stream),
                                 Speaks::WebSocket => serve_ws(stream),
+                                Speaks::Sse => serve_sse(stream, sse),
                             })
                             .expect("spawn connection thread"),
                     );
@@ -134,6 +141,59 @@ fn serve_http(stream: Tls) {
         if out.write_all(reply.as_bytes()).is_err() || out.flush().is_err() {
             return;
         }
+    }
+}
+
+/// A minimal legacy HTTP+SSE server on one connection: a GET gets the event stream (chunked),
+/// which announces `/messages` and carries the answers to every POST; a POST gets 202 and its
+/// answer goes to the stream. `channels`: the answers' sender and receiver, and the server's stop
+/// signal (disconnected when the server is dropped).
+fn serve_sse(
+    stream: Tls,
+    channels: (
+        crossbeam_channel::Sender<Value>,
+        crossbeam_channel::Receiver<Value>,
+        crossbeam_channel::Receiver<()>,
+    ),
+) {
+    let (answers_tx, answers_rx, stopped) = channels;
+    let mut reader = BufReader::new(stream);
+    while let Some((method, body)) = read_request(&mut reader) {
+        let out = reader.get_mut();
+        if method == "POST" {
+            let msg: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+            if let Some(a) = answer(&msg) {
+                let _ = answers_tx.send(a);
+            }
+            let reply = "HTTP/1.1 202 Accepted\r\nContent-Length: 0\r\n\r\n";
+            if out.write_all(reply.as_bytes()).is_err() || out.flush().is_err() {
+                return;
+            }
+            continue;
+        }
+        let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\n\
+                    Transfer-Encoding: chunked\r\n\r\n";
+        if out.write_all(head.as_bytes()).is_err() {
+            return;
+        }
+        let mut send = |text: &str| -> std::io::Result<()> {
+            write!(out, "{:x}\r\n{text}\r\n", text.len())?;
+            out.flush()
+        };
+        if send("event: endpoint\ndata: /messages\n\n").is_err() {
+            return;
+        }
+        // Until the client goes away or the server is dropped; the comment probes the socket.
+        while stopped.try_recv() != Err(crossbeam_channel::TryRecvError::Disconnected) {
+            let event = match answers_rx.recv_timeout(Duration::from_millis(50)) {
+                Ok(msg) => format!("event: message\ndata: {msg}\n\n"),
+                Err(_) => ": ping\n\n".to_owned(),
+            };
+            if send(&event).is_err() {
+                return;
+            }
+        }
+        return;
     }
 }
 
@@ -262,14 +322,17 @@ fn a_pem_without_a_certificate_is_a_config_error() {
 }
 
 #[test]
-fn a_legacy_sse_server_refuses_extra_roots_with_a_config_error() {
-    let key = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("certificate");
-    let err = ServerConfig::sse("old", "https://localhost/sse")
-        .tls_root_certificates_pem(key.cert.pem())
-        .expect_err("legacy SSE cannot take extra roots");
-    assert_eq!(
-        err.kind,
-        mcp_blocking::config::ConfigErrorKind::InvalidValue
-    );
-    assert!(err.to_string().contains("Streamable HTTP"), "{err}");
+fn legacy_sse_over_https_connects_when_the_private_ca_is_trusted() {
+    let srv = TlsServer::start(Speaks::Sse);
+    let config = ServerConfig::sse("trusted", srv.url("https"))
+        .with_timeout(TIMEOUT)
+        .tls_root_certificates_pem(&srv.ca_pem)
+        .expect("PEM certificate");
+    lists_tools(config);
+}
+
+#[test]
+fn legacy_sse_over_https_refuses_an_unknown_ca_with_a_certificate_error() {
+    let srv = TlsServer::start(Speaks::Sse);
+    refuses_the_certificate(ServerConfig::sse("untrusted", srv.url("https")).with_timeout(TIMEOUT));
 }

@@ -1,10 +1,12 @@
 //! WebSocket through `Client`: subprotocol `mcp`, text frames, ping/pong, the close handshake in
-//! both directions, and timeouts on a silent server.
+//! both directions, timeouts on a silent server, and headers, bearer token and auth provider on
+//! the handshake.
 
 mod support_remote;
 
 use std::time::{Duration, Instant};
 
+use mcp_blocking::config::{AuthProvider, ConfigErrorKind};
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::json;
 use support_remote::ws::WsServer;
@@ -157,4 +159,74 @@ fn settled<T: PartialEq>(mut read: impl FnMut() -> T, want: impl Fn(&T) -> bool)
         }
         std::thread::sleep(std::time::Duration::from_millis(1));
     }
+}
+
+#[test]
+fn headers_and_the_bearer_token_go_on_the_handshake() {
+    let srv = WsServer::start(true);
+    let config = ServerConfig::websocket("hdr", srv.url())
+        .header("X-Api-Key", "k-1")
+        .bearer_token("t0ken")
+        .timeout_secs(5.0);
+    let client = Client::connect(config).expect("connect");
+    let r = client
+        .call_tool("add", json!({"a": 2, "b": 3}))
+        .expect("call");
+    assert_eq!(text(&r), "5");
+    client.close().expect("close");
+    assert_eq!(srv.handshake_header("x-api-key"), ["k-1"]);
+    assert_eq!(srv.handshake_header("authorization"), ["Bearer t0ken"]);
+    assert_eq!(srv.seen().subprotocol.as_deref(), Some("mcp"));
+}
+
+#[test]
+fn the_auth_provider_value_goes_on_the_handshake() {
+    let srv = WsServer::start(true);
+    let config = ServerConfig::websocket("auth", srv.url())
+        .bearer_token("replaced")
+        .auth_provider(AuthProvider::new(|| Ok("Bearer fresh".into())))
+        .timeout_secs(5.0);
+    let client = Client::connect(config).expect("connect");
+    assert_eq!(client.list_tools().expect("list").len(), 2);
+    client.close().expect("close");
+    assert_eq!(srv.handshake_header("authorization"), ["Bearer fresh"]);
+    assert_eq!(srv.handshake_header("sec-websocket-protocol"), ["mcp"]);
+}
+
+#[test]
+fn a_failing_auth_provider_fails_connect_naming_the_server_without_the_token() {
+    let srv = WsServer::start(true);
+    let config = ServerConfig::websocket("locked", srv.url())
+        .bearer_token("sekrit-token")
+        .auth_provider(AuthProvider::new(|| {
+            Err("the token could not be refreshed".into())
+        }))
+        .timeout_secs(5.0);
+    let err = Client::connect(config).expect_err("the provider fails");
+    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    let text = err.to_string();
+    assert!(text.contains("server `locked`"), "{text}");
+    assert!(text.contains("auth provider"), "{text}");
+    assert!(!text.contains("sekrit-token"), "{text}");
+    assert!(srv.seen().headers.is_empty(), "no handshake was sent");
+}
+
+#[test]
+fn a_setting_a_websocket_cannot_take_fails_connect_before_the_handshake() {
+    let srv = WsServer::start(true);
+    for config in [
+        ServerConfig::websocket("w", srv.url()).env("K", "v"),
+        ServerConfig::websocket("w", srv.url()).session_id("s-1"),
+    ] {
+        let err = Client::connect(config).expect_err("cannot apply");
+        let Error::Config(e) = &err else {
+            panic!("{err:?}")
+        };
+        assert_eq!(e.kind, ConfigErrorKind::NotApplicable);
+        assert!(
+            err.to_string().ends_with("`w` is a websocket server"),
+            "{err}"
+        );
+    }
+    assert!(srv.seen().headers.is_empty(), "no handshake was sent");
 }

@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::connection::{ClientSink, Connection, DispatchCtx};
 use super::{CallOptions, Client};
-use crate::config::TransportConfig;
+use crate::config::{redact_url, TransportConfig};
 use crate::error::Error;
 use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
 use crate::protocol::session::{initialize_params, initialized_frame, negotiate, Session};
@@ -78,20 +78,17 @@ impl Client {
                 let t = stdio::open(&server, cfg, &poller, sink.clone())?;
                 (t, format!("`{}`", stdio::command_line(cfg)))
             }
-            TransportConfig::Sse { url } => (
-                crate::transport::sse::open(&server, url, timeout, sink.clone())?,
-                url.clone(),
+            TransportConfig::Sse(cfg) => (
+                crate::transport::sse::open(&server, cfg, timeout, sink.clone())?,
+                redact_url(&cfg.url),
             ),
-            TransportConfig::WebSocket {
-                url,
-                root_certificates,
-            } => (
-                crate::transport::ws::open(&server, url, root_certificates, timeout, sink.clone())?,
-                url.clone(),
+            TransportConfig::WebSocket(cfg) => (
+                crate::transport::ws::open(&server, cfg, timeout, sink.clone())?,
+                redact_url(&cfg.url),
             ),
             TransportConfig::StreamableHttp(cfg) => (
                 crate::transport::http::open(&server, cfg, timeout, sink.clone())?,
-                cfg.url.clone(),
+                redact_url(&cfg.url),
             ),
         };
         self.finish(

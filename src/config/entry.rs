@@ -10,7 +10,7 @@ use super::interpolate::Vars;
 use super::suggest::nearest;
 use super::{
     check_url, normalize_timeout, ConfigError, ConfigErrorKind, HttpConfig, ServerConfig,
-    StdioConfig, TransportConfig, VALID_TRANSPORT_TYPES,
+    SseConfig, StdioConfig, TransportConfig, WebSocketConfig, VALID_TRANSPORT_TYPES,
 };
 
 /// Which spelling rules apply.
@@ -39,7 +39,8 @@ pub(crate) struct Ctx<'a> {
 
 /// A parsed entry.
 pub(crate) enum Entry {
-    Server(ServerConfig),
+    /// Boxed: a `ServerConfig` is large next to a name.
+    Server(Box<ServerConfig>),
     Disabled(String),
 }
 
@@ -67,7 +68,7 @@ const STDIO_ONLY: [&str; 7] = [
     "inherit_env",
     "max_message_bytes",
 ];
-const HTTP_ONLY: [&str; 3] = ["headers", "session_id", "detect_legacy_sse"];
+const HTTP_ONLY: [&str; 2] = ["session_id", "detect_legacy_sse"];
 /// Keys other hosts write that this library has no use for; skipped in host files.
 const FOREIGN_KEYS: [&str; 10] = [
     "alwaysAllow",
@@ -443,15 +444,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
         bad.extend(STDIO_ONLY.iter().chain(HTTP_ONLY.iter()));
     }
     if let Some(key) = bad.iter().find(|k| present(tobj, k).is_some()) {
-        let message = if *key == "headers" && kind != Kind::Stdio {
-            format!(
-                "`headers` is not supported for {} servers; omit `type` to use streamable HTTP \
-                 (with legacy SSE fallback), which sends headers",
-                kind.name()
-            )
-        } else {
-            format!("`{key}` does not apply to a {} server", kind.name())
-        };
+        let message = format!("`{key}` does not apply to a {} server", kind.name());
         return Err(ConfigError::new(ConfigErrorKind::NotApplicable, message).at(join(tp, key)));
     }
 
@@ -514,18 +507,27 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
             let upath = join(tp, "url");
             let url = expand(url.unwrap_or_default(), upath.clone())?;
             check_url(kind.name(), &url).map_err(|e| e.at(upath))?;
+            let mut headers = Vec::new();
+            for (k, val) in get_str_map(tobj, "headers", tp)? {
+                let p = join(&join(tp, "headers"), &k);
+                let val = expand(val, p.clone())?;
+                super::remote::header_pair(&k, &val).map_err(|e| e.at(p))?;
+                headers.push((k, val));
+            }
             match kind {
-                Kind::Sse => TransportConfig::Sse { url },
-                Kind::WebSocket => TransportConfig::WebSocket {
-                    url,
-                    root_certificates: Vec::new(),
-                },
+                Kind::Sse => {
+                    let mut sse = SseConfig::new(url);
+                    sse.headers = headers;
+                    TransportConfig::Sse(sse)
+                }
+                Kind::WebSocket => {
+                    let mut ws = WebSocketConfig::new(url);
+                    ws.headers = headers;
+                    TransportConfig::WebSocket(ws)
+                }
                 _ => {
                     let mut http = HttpConfig::new(url);
-                    for (k, val) in get_str_map(tobj, "headers", tp)? {
-                        let p = join(&join(tp, "headers"), &k);
-                        http.headers.push((k, expand(val, p)?));
-                    }
+                    http.headers = headers;
                     http.session_id = get_str(tobj, "session_id", tp)?;
                     http.detect_legacy_sse = matches!(
                         kind,
@@ -541,11 +543,9 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
     };
     secrets.sort();
     secrets.dedup();
-    Ok(Entry::Server(ServerConfig {
-        name,
-        description,
-        transport,
-        timeout: normalize_timeout(timeout),
-        secrets,
-    }))
+    let mut server = ServerConfig::with_transport(name, transport);
+    server.description = description;
+    server.timeout = normalize_timeout(timeout);
+    server.secrets = secrets;
+    Ok(Entry::Server(Box::new(server)))
 }

@@ -3,11 +3,14 @@
 use serde_json::{json, Map, Value};
 
 use super::entry::{parse_entry, Ctx, Dialect, Entry};
-use super::{ConfigError, ConfigErrorKind, ServerConfig, TransportConfig};
+use super::{
+    ConfigError, ConfigErrorKind, ServerConfig, SseConfig, TransportConfig, WebSocketConfig,
+};
 
 impl ServerConfig {
     /// A validated server from a JSON object of the shape
-    /// `{name, description, transport: {type, command, args, env, cwd, url, session_id, headers}, timeout}`.
+    /// `{name, description, transport: {type, command, args, env, cwd, url, session_id, headers}, timeout}`
+    /// (`headers` on every remote type, `session_id` on `streamable-http` only).
     ///
     /// Unknown keys are errors naming the nearest known key, wrong JSON
     /// types are errors naming the key path, and the flat `transport: "stdio"` form is an error that
@@ -46,7 +49,7 @@ impl ServerConfig {
             base_dir: None,
         };
         match parse_entry(value, &ctx)? {
-            Entry::Server(s) => Ok(s),
+            Entry::Server(s) => Ok(*s),
             Entry::Disabled(name) => Err(ConfigError::new(
                 ConfigErrorKind::InvalidValue,
                 "the server is disabled",
@@ -89,17 +92,16 @@ impl ServerConfig {
                     t.insert("max_message_bytes".into(), n.into());
                 }
             }
-            TransportConfig::Sse { url } | TransportConfig::WebSocket { url, .. } => {
+            TransportConfig::Sse(SseConfig { url, headers, .. })
+            | TransportConfig::WebSocket(WebSocketConfig { url, headers, .. }) => {
                 t.insert("url".into(), url.clone().into());
+                if !headers.is_empty() {
+                    t.insert("headers".into(), headers_json(headers));
+                }
             }
             TransportConfig::StreamableHttp(h) => {
                 t.insert("url".into(), h.url.clone().into());
-                let headers: Map<String, Value> = h
-                    .headers
-                    .iter()
-                    .map(|(k, v)| (k.clone(), v.clone().into()))
-                    .collect();
-                t.insert("headers".into(), Value::Object(headers));
+                t.insert("headers".into(), headers_json(&h.headers));
                 if let Some(id) = &h.session_id {
                     t.insert("session_id".into(), id.clone().into());
                 }
@@ -117,4 +119,14 @@ impl ServerConfig {
             "timeout": timeout,
         })
     }
+}
+
+/// Headers as a JSON object, in order.
+fn headers_json(headers: &[(String, String)]) -> Value {
+    Value::Object(
+        headers
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone().into()))
+            .collect(),
+    )
 }

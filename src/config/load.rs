@@ -325,7 +325,7 @@ impl Walk<'_> {
         match result {
             Ok(Entry::Server(s)) => {
                 self.names.insert(s.name.clone(), path);
-                self.report.servers.push(s);
+                self.report.servers.push(*s);
             }
             Ok(Entry::Disabled(name)) => {
                 log::debug!("config: server `{name}` is disabled, skipped");

@@ -12,12 +12,15 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
+use remote::RedactedHeaders;
+
 mod entry;
 mod error;
 mod hosted;
 mod interpolate;
 mod json;
 mod load;
+mod remote;
 mod suggest;
 mod template;
 mod yaml;
@@ -25,6 +28,8 @@ mod yaml;
 pub use error::{ConfigError, ConfigErrorKind};
 pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
 pub use load::{ConfigLoader, LoadReport};
+pub(crate) use remote::header_pair;
+pub use remote::{SseConfig, WebSocketConfig};
 pub use template::Template;
 
 /// The transport type names a configuration may use (`ws` and `http` are aliases).
@@ -37,7 +42,11 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 /// What `Debug` output shows in place of a secret.
 pub(crate) const REDACTED: &str = "<redacted>";
 
-/// A callback that returns the value of the `Authorization` header, called before each request.
+/// A callback that returns the value of the `Authorization` header, called before each request
+/// (Streamable HTTP and legacy SSE: every request; WebSocket: the handshake). Its value replaces
+/// any `Authorization` header set with [`ServerConfig::header`] or [`ServerConfig::bearer_token`].
+/// An `Err` fails that request (or the connect) with [`Error::Transport`](crate::Error::Transport)
+/// naming the server.
 #[derive(Clone)]
 pub struct AuthProvider(pub(crate) Arc<dyn Fn() -> Result<String, String> + Send + Sync>);
 
@@ -117,9 +126,21 @@ pub struct HttpConfig {
 }
 
 impl HttpConfig {
-    fn new(url: String) -> Self {
+    /// Settings for the endpoint at `url`, with no session, extra headers, auth provider or roots,
+    /// and no legacy SSE detection.
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::{HttpConfig, TransportConfig};
+    /// let mut http = HttpConfig::new("https://example.com/mcp");
+    /// http.detect_legacy_sse = true;
+    /// let s = ServerConfig::new("api", TransportConfig::StreamableHttp(http))?;
+    /// assert_eq!(s.transport_type(), "streamable-http");
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    pub fn new(url: impl Into<String>) -> Self {
         HttpConfig {
-            url,
+            url: url.into(),
             session_id: None,
             headers: Vec::new(),
             auth: None,
@@ -142,15 +163,10 @@ impl PartialEq for HttpConfig {
 
 impl fmt::Debug for HttpConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let headers: Vec<(&str, &str)> = self
-            .headers
-            .iter()
-            .map(|(k, _)| (k.as_str(), REDACTED))
-            .collect();
         f.debug_struct("HttpConfig")
             .field("url", &RedactedUrl(&self.url))
             .field("session_id", &self.session_id.as_ref().map(|_| REDACTED))
-            .field("headers", &headers)
+            .field("headers", &RedactedHeaders(&self.headers))
             .field("auth", &self.auth)
             .field("detect_legacy_sse", &self.detect_legacy_sse)
             .field("root_certificates", &self.root_certificates.len())
@@ -203,18 +219,9 @@ pub enum TransportConfig {
     /// A child process over stdin/stdout.
     Stdio(StdioConfig),
     /// Legacy HTTP+SSE (2024-11-05).
-    Sse {
-        /// The SSE stream URL.
-        url: String,
-    },
+    Sse(SseConfig),
     /// WebSocket, subprotocol `mcp`.
-    WebSocket {
-        /// The `ws://` or `wss://` URL.
-        url: String,
-        /// Extra trusted root certificates (DER) for `wss://`, on top of the webpki (Mozilla)
-        /// roots.
-        root_certificates: Vec<Vec<u8>>,
-    },
+    WebSocket(WebSocketConfig),
     /// Streamable HTTP.
     StreamableHttp(HttpConfig),
 }
@@ -229,8 +236,8 @@ impl TransportConfig {
     pub fn type_name(&self) -> &'static str {
         match self {
             TransportConfig::Stdio(_) => "stdio",
-            TransportConfig::Sse { .. } => "sse",
-            TransportConfig::WebSocket { .. } => "websocket",
+            TransportConfig::Sse(_) => "sse",
+            TransportConfig::WebSocket(_) => "websocket",
             TransportConfig::StreamableHttp(_) => "streamable-http",
         }
     }
@@ -239,11 +246,62 @@ impl TransportConfig {
     pub fn url(&self) -> Option<&str> {
         match self {
             TransportConfig::Stdio(_) => None,
-            TransportConfig::Sse { url } | TransportConfig::WebSocket { url, .. } => Some(url),
+            TransportConfig::Sse(s) => Some(&s.url),
+            TransportConfig::WebSocket(w) => Some(&w.url),
             TransportConfig::StreamableHttp(h) => Some(&h.url),
         }
     }
+
+    /// The settings every remote transport shares, `None` for stdio.
+    fn remote_mut(&mut self) -> Option<Remote<'_>> {
+        let (headers, auth, root_certificates) = match self {
+            TransportConfig::Stdio(_) => return None,
+            TransportConfig::Sse(s) => (&mut s.headers, &mut s.auth, &mut s.root_certificates),
+            TransportConfig::WebSocket(w) => {
+                (&mut w.headers, &mut w.auth, &mut w.root_certificates)
+            }
+            TransportConfig::StreamableHttp(h) => {
+                (&mut h.headers, &mut h.auth, &mut h.root_certificates)
+            }
+        };
+        Some(Remote {
+            headers,
+            auth,
+            root_certificates,
+        })
+    }
+
+    /// The extra headers of a remote transport (empty for stdio).
+    fn headers(&self) -> &[(String, String)] {
+        match self {
+            TransportConfig::Stdio(_) => &[],
+            TransportConfig::Sse(s) => &s.headers,
+            TransportConfig::WebSocket(w) => &w.headers,
+            TransportConfig::StreamableHttp(h) => &h.headers,
+        }
+    }
 }
+
+/// The settings of a remote transport that every remote transport takes.
+struct Remote<'a> {
+    headers: &'a mut Vec<(String, String)>,
+    auth: &'a mut Option<AuthProvider>,
+    root_certificates: &'a mut Vec<Vec<u8>>,
+}
+
+/// A setter used on a server whose transport cannot take it, reported by
+/// [`ServerConfig::validate`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Misapplied {
+    /// The setter, e.g. `args`.
+    setter: &'static str,
+    /// The transports it applies to, e.g. `stdio servers`.
+    applies_to: &'static str,
+}
+
+const STDIO_SERVERS: &str = "stdio servers";
+const REMOTE_SERVERS: &str = "remote (streamable-http, sse and websocket) servers";
+const HTTP_SERVERS: &str = "streamable-http servers";
 
 /// A validated description of one MCP server and how to reach it.
 ///
@@ -273,6 +331,8 @@ pub struct ServerConfig {
     pub(crate) timeout: Duration,
     /// Values substituted from variables; `Debug` hides them wherever they appear.
     pub(crate) secrets: Vec<String>,
+    /// Setters used that the transport cannot take, in call order; `validate` reports the first.
+    misapplied: Vec<Misapplied>,
 }
 
 impl PartialEq for ServerConfig {
@@ -281,6 +341,7 @@ impl PartialEq for ServerConfig {
             && self.description == other.description
             && self.transport == other.transport
             && self.timeout == other.timeout
+            && self.misapplied == other.misapplied
     }
 }
 
@@ -291,23 +352,59 @@ impl fmt::Debug for ServerConfig {
         for s in &self.secrets {
             transport = transport.replace(s.as_str(), REDACTED);
         }
-        f.debug_struct("ServerConfig")
-            .field("name", &self.name)
+        let mut d = f.debug_struct("ServerConfig");
+        d.field("name", &self.name)
             .field("description", &self.description)
             .field("transport", &format_args!("{transport}"))
-            .field("timeout", &self.timeout)
-            .finish()
+            .field("timeout", &self.timeout);
+        if !self.misapplied.is_empty() {
+            let setters: Vec<&str> = self.misapplied.iter().map(|m| m.setter).collect();
+            d.field("misapplied", &setters);
+        }
+        d.finish()
     }
 }
 
 impl ServerConfig {
-    fn with_transport(name: impl Into<String>, transport: TransportConfig) -> Self {
+    pub(crate) fn with_transport(name: impl Into<String>, transport: TransportConfig) -> Self {
         ServerConfig {
             name: name.into(),
             description: String::new(),
             transport,
             timeout: DEFAULT_TIMEOUT,
             secrets: Vec::new(),
+            misapplied: Vec::new(),
+        }
+    }
+
+    /// Records that `setter`, which applies only to `applies_to`, was used on this server.
+    fn misapplied(mut self, setter: &'static str, applies_to: &'static str) -> Self {
+        let m = Misapplied { setter, applies_to };
+        if !self.misapplied.contains(&m) {
+            self.misapplied.push(m);
+        }
+        self
+    }
+
+    /// Applies `set` to the stdio settings, or records that `setter` was misapplied.
+    fn stdio_setting(mut self, setter: &'static str, set: impl FnOnce(&mut StdioConfig)) -> Self {
+        match &mut self.transport {
+            TransportConfig::Stdio(s) => {
+                set(s);
+                self
+            }
+            _ => self.misapplied(setter, STDIO_SERVERS),
+        }
+    }
+
+    /// Applies `set` to the remote settings, or records that `setter` was misapplied.
+    fn remote_setting(mut self, setter: &'static str, set: impl FnOnce(Remote<'_>)) -> Self {
+        match self.transport.remote_mut() {
+            Some(r) => {
+                set(r);
+                self
+            }
+            None => self.misapplied(setter, REMOTE_SERVERS),
         }
     }
 
@@ -342,10 +439,7 @@ impl ServerConfig {
     /// assert!(!format!("{s:?}").contains("t0ken"));
     /// ```
     pub fn http(name: impl Into<String>, url: impl Into<String>) -> Self {
-        Self::with_transport(
-            name,
-            TransportConfig::StreamableHttp(HttpConfig::new(url.into())),
-        )
+        Self::with_transport(name, TransportConfig::StreamableHttp(HttpConfig::new(url)))
     }
 
     /// A legacy HTTP+SSE server whose event stream is at `url`.
@@ -355,7 +449,7 @@ impl ServerConfig {
     /// assert_eq!(ServerConfig::sse("old", "http://localhost:8080/sse").transport_type(), "sse");
     /// ```
     pub fn sse(name: impl Into<String>, url: impl Into<String>) -> Self {
-        Self::with_transport(name, TransportConfig::Sse { url: url.into() })
+        Self::with_transport(name, TransportConfig::Sse(SseConfig::new(url)))
     }
 
     /// A WebSocket server at `url` (`ws://` or `wss://`).
@@ -365,21 +459,15 @@ impl ServerConfig {
     /// assert_eq!(ServerConfig::websocket("w", "ws://localhost:9090").transport_type(), "websocket");
     /// ```
     pub fn websocket(name: impl Into<String>, url: impl Into<String>) -> Self {
-        Self::with_transport(
-            name,
-            TransportConfig::WebSocket {
-                url: url.into(),
-                root_certificates: Vec::new(),
-            },
-        )
+        Self::with_transport(name, TransportConfig::WebSocket(WebSocketConfig::new(url)))
     }
 
     /// A validated server from a name and a transport.
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
-    /// use mcp_blocking::config::TransportConfig;
-    /// let ws = TransportConfig::WebSocket { url: "http://x".into(), root_certificates: Vec::new() };
+    /// use mcp_blocking::config::{TransportConfig, WebSocketConfig};
+    /// let ws = TransportConfig::WebSocket(WebSocketConfig::new("http://x"));
     /// let err = ServerConfig::new("w", ws).unwrap_err();
     /// assert_eq!(err.to_string(), "server `w`: transport.url: websocket url must start with ws:// or wss://, found `http://x`");
     /// ```
@@ -406,94 +494,157 @@ impl ServerConfig {
         self
     }
 
-    /// Sets the arguments of a stdio server (ignored for other transports).
-    pub fn args<I, S>(mut self, args: I) -> Self
+    /// Sets the arguments of a stdio server.
+    ///
+    /// On another transport the arguments cannot apply: [`ServerConfig::validate`] (and so
+    /// connecting) fails with a [`ConfigErrorKind::NotApplicable`] error, as
+    /// [`args`](ServerConfig::args) does; the same holds for [`env`](ServerConfig::env),
+    /// [`cwd`](ServerConfig::cwd), [`inherit_env`](ServerConfig::inherit_env) and
+    /// [`max_message_bytes`](ServerConfig::max_message_bytes).
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::ConfigErrorKind;
+    /// let err = ServerConfig::http("fs", "https://example.com/mcp").args(["--root", "/data"])
+    ///     .validate().unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::NotApplicable);
+    /// assert_eq!(err.to_string(), "server `fs`: transport.args: `args` applies only to stdio \
+    ///     servers; `fs` is a streamable-http server");
+    /// ```
+    pub fn args<I, S>(self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
     {
-        if let TransportConfig::Stdio(s) = &mut self.transport {
+        self.stdio_setting("args", |s| {
             s.args = args.into_iter().map(Into::into).collect();
-        }
-        self
+        })
     }
 
-    /// Adds an environment variable for a stdio server (ignored for other transports).
-    pub fn env(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        if let TransportConfig::Stdio(s) = &mut self.transport {
+    /// Adds an environment variable for a stdio server; on another transport, an error at
+    /// [`validate`](ServerConfig::validate) (see [`args`](ServerConfig::args)).
+    pub fn env(self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.stdio_setting("env", |s| {
             s.env.insert(key.into(), value.into());
-        }
-        self
+        })
     }
 
-    /// Sets the working directory of a stdio server (ignored for other transports).
-    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
-        if let TransportConfig::Stdio(s) = &mut self.transport {
-            s.cwd = Some(cwd.into());
-        }
-        self
+    /// Sets the working directory of a stdio server; on another transport, an error at
+    /// [`validate`](ServerConfig::validate) (see [`args`](ServerConfig::args)).
+    pub fn cwd(self, cwd: impl Into<PathBuf>) -> Self {
+        self.stdio_setting("cwd", |s| s.cwd = Some(cwd.into()))
     }
 
-    /// Lets a stdio server inherit the whole environment instead of the safe allow-list
-    /// (ignored for other transports).
-    pub fn inherit_env(mut self, inherit: bool) -> Self {
-        if let TransportConfig::Stdio(s) = &mut self.transport {
-            s.inherit_env = inherit;
-        }
-        self
+    /// Lets a stdio server inherit the whole environment instead of the safe allow-list; on
+    /// another transport, an error at [`validate`](ServerConfig::validate) (see
+    /// [`args`](ServerConfig::args)).
+    pub fn inherit_env(self, inherit: bool) -> Self {
+        self.stdio_setting("inherit_env", |s| s.inherit_env = inherit)
     }
 
-    /// Caps one stdout message of a stdio server at `bytes` (ignored for other transports).
-    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
-        if let TransportConfig::Stdio(s) = &mut self.transport {
-            s.max_message_bytes = Some(bytes);
-        }
-        self
+    /// Caps one stdout message of a stdio server at `bytes`; on another transport, an error at
+    /// [`validate`](ServerConfig::validate) (see [`args`](ServerConfig::args)).
+    pub fn max_message_bytes(self, bytes: usize) -> Self {
+        self.stdio_setting("max_message_bytes", |s| s.max_message_bytes = Some(bytes))
     }
 
-    /// Adds a header sent with every request of a Streamable HTTP server (ignored for other
-    /// transports).
-    pub fn header(mut self, key: impl Into<String>, value: impl Into<String>) -> Self {
-        if let TransportConfig::StreamableHttp(h) = &mut self.transport {
-            h.headers.push((key.into(), value.into()));
-        }
-        self
+    /// Adds a header sent with every request of a remote server: each Streamable HTTP request,
+    /// the legacy SSE stream and each of its POSTs, the WebSocket handshake.
+    ///
+    /// A name or value that is not valid HTTP header syntax fails
+    /// [`validate`](ServerConfig::validate) with [`ConfigErrorKind::InvalidValue`] (naming the
+    /// header, never showing the value). On a stdio server the header cannot apply: `validate`
+    /// fails with [`ConfigErrorKind::NotApplicable`]; the same holds for
+    /// [`bearer_token`](ServerConfig::bearer_token) and
+    /// [`auth_provider`](ServerConfig::auth_provider).
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::ConfigErrorKind;
+    /// let ws = ServerConfig::websocket("w", "wss://example.com/mcp").header("X-Api-Key", "k-1");
+    /// ws.validate()?;
+    /// assert!(!format!("{ws:?}").contains("k-1"));
+    ///
+    /// let err = ServerConfig::sse("old", "https://example.com/sse")
+    ///     .header("X-Api-Key", "k-1\r\nX-Injected: 1")
+    ///     .validate().unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::InvalidValue);
+    /// assert!(err.to_string().contains("`X-Api-Key`") && !err.to_string().contains("k-1"));
+    ///
+    /// let err = ServerConfig::stdio("fs", "mcp-fs").header("X-Api-Key", "k-1")
+    ///     .validate().unwrap_err();
+    /// assert_eq!(err.to_string(), "server `fs`: transport.headers: `header` applies only to \
+    ///     remote (streamable-http, sse and websocket) servers; `fs` is a stdio server");
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    pub fn header(self, key: impl Into<String>, value: impl Into<String>) -> Self {
+        self.remote_setting("header", |r| r.headers.push((key.into(), value.into())))
     }
 
-    /// Sets the `Authorization: Bearer <token>` header of a Streamable HTTP server, replacing any
-    /// earlier `Authorization` header (ignored for other transports).
-    pub fn bearer_token(mut self, token: impl AsRef<str>) -> Self {
-        if let TransportConfig::StreamableHttp(h) = &mut self.transport {
-            h.headers
+    /// Sets the `Authorization: Bearer <token>` header of a remote server, replacing any earlier
+    /// `Authorization` header; on a stdio server, an error at [`validate`](ServerConfig::validate)
+    /// (see [`header`](ServerConfig::header)).
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// let s = ServerConfig::sse("old", "https://example.com/sse").bearer_token("t0ken");
+    /// s.validate()?;
+    /// assert!(!format!("{s:?}").contains("t0ken"));
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    pub fn bearer_token(self, token: impl AsRef<str>) -> Self {
+        let value = format!("Bearer {}", token.as_ref());
+        self.remote_setting("bearer_token", |r| {
+            r.headers
                 .retain(|(k, _)| !k.eq_ignore_ascii_case("authorization"));
-            h.headers.push((
-                "Authorization".to_owned(),
-                format!("Bearer {}", token.as_ref()),
-            ));
-        }
-        self
+            r.headers.push(("Authorization".to_owned(), value));
+        })
     }
 
-    /// Sets a callback for the `Authorization` header of a Streamable HTTP server (ignored for
-    /// other transports).
-    pub fn auth_provider(mut self, auth: AuthProvider) -> Self {
-        if let TransportConfig::StreamableHttp(h) = &mut self.transport {
-            h.auth = Some(auth);
-        }
-        self
+    /// Sets a callback for the `Authorization` header of a remote server (see [`AuthProvider`]);
+    /// on a stdio server, an error at [`validate`](ServerConfig::validate) (see
+    /// [`header`](ServerConfig::header)).
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::AuthProvider;
+    /// let s = ServerConfig::websocket("w", "wss://example.com/mcp")
+    ///     .auth_provider(AuthProvider::new(|| Ok("Bearer fresh".to_string())));
+    /// s.validate()?;
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    pub fn auth_provider(self, auth: AuthProvider) -> Self {
+        self.remote_setting("auth_provider", |r| *r.auth = Some(auth))
     }
 
-    /// Sets the session id to resume on a Streamable HTTP server (ignored for other transports).
+    /// Sets the session id to resume on a Streamable HTTP server. Other transports have no
+    /// session to resume: [`validate`](ServerConfig::validate) fails with
+    /// [`ConfigErrorKind::NotApplicable`].
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::ConfigErrorKind;
+    /// ServerConfig::http("api", "https://example.com/mcp").session_id("s-1").validate()?;
+    /// let err = ServerConfig::websocket("w", "wss://example.com/mcp").session_id("s-1")
+    ///     .validate().unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::NotApplicable);
+    /// assert_eq!(err.to_string(), "server `w`: transport.session_id: `session_id` applies only \
+    ///     to streamable-http servers; `w` is a websocket server");
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
     pub fn session_id(mut self, id: impl Into<String>) -> Self {
-        if let TransportConfig::StreamableHttp(h) = &mut self.transport {
-            h.session_id = Some(id.into());
+        match &mut self.transport {
+            TransportConfig::StreamableHttp(h) => {
+                h.session_id = Some(id.into());
+                self
+            }
+            _ => self.misapplied("session_id", HTTP_SERVERS),
         }
-        self
     }
 
     /// Trusts the certificates of a PEM bundle (one or more `CERTIFICATE` blocks) as extra roots
-    /// for `https://` and `wss://` (e.g. a private CA); the webpki (Mozilla) roots stay trusted.
-    /// Ignored for stdio servers; refused for legacy SSE servers (see Errors).
+    /// for the `https://` requests of Streamable HTTP and legacy SSE servers and for `wss://`
+    /// (e.g. a private CA); the webpki (Mozilla) roots stay trusted.
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
@@ -506,8 +657,8 @@ impl ServerConfig {
     ///
     /// # Errors
     /// [`ConfigError`] of kind [`ConfigErrorKind::InvalidValue`] when `pem` is not PEM or holds no
-    /// certificate, or when the server is a legacy SSE server (whose stream cannot take them;
-    /// configure it as Streamable HTTP, whose fallback to legacy SSE uses them).
+    /// certificate, and of kind [`ConfigErrorKind::NotApplicable`] for a stdio server (which has
+    /// no TLS).
     pub fn tls_root_certificates_pem(mut self, pem: impl AsRef<[u8]>) -> Result<Self, ConfigError> {
         let fail = |message: String| {
             ConfigError::new(ConfigErrorKind::InvalidValue, message)
@@ -525,19 +676,15 @@ impl ServerConfig {
         if certs.is_empty() {
             return Err(fail("no PEM `CERTIFICATE` block found".into()));
         }
-        match &mut self.transport {
-            TransportConfig::StreamableHttp(h) => h.root_certificates.extend(certs),
-            TransportConfig::WebSocket {
-                root_certificates, ..
-            } => root_certificates.extend(certs),
-            TransportConfig::Sse { .. } => {
-                return Err(fail(
-                    "legacy SSE servers cannot take extra root certificates; use the \
-                     Streamable HTTP transport (which falls back to legacy SSE with them)"
-                        .into(),
-                ))
+        match self.transport.remote_mut() {
+            Some(r) => r.root_certificates.extend(certs),
+            None => {
+                let m = Misapplied {
+                    setter: "tls_root_certificates_pem",
+                    applies_to: REMOTE_SERVERS,
+                };
+                return Err(self.not_applicable(m));
             }
-            TransportConfig::Stdio(_) => {}
         }
         Ok(self)
     }
@@ -613,8 +760,12 @@ impl ServerConfig {
     ///
     /// # Errors
     /// [`ConfigError`] of kind [`ConfigErrorKind::MissingField`] when the name is empty, a stdio
-    /// server has no command or a network server no url, and of kind
-    /// [`ConfigErrorKind::InvalidUrl`] when a url has the wrong scheme for its transport.
+    /// server has no command or a network server no url; of kind
+    /// [`ConfigErrorKind::NotApplicable`] when a setter was used that the transport cannot take
+    /// (e.g. [`args`](ServerConfig::args) on a remote server,
+    /// [`session_id`](ServerConfig::session_id) on a WebSocket); of kind
+    /// [`ConfigErrorKind::InvalidUrl`] when a url has the wrong scheme for its transport; and of
+    /// kind [`ConfigErrorKind::InvalidValue`] when a header name or value is not valid HTTP.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let server = Some(self.name.as_str()).filter(|n| !n.is_empty());
         let fail = |e: ConfigError| Err(e.for_server(server));
@@ -622,6 +773,12 @@ impl ServerConfig {
             return fail(
                 ConfigError::new(ConfigErrorKind::MissingField, "server name is empty").at("name"),
             );
+        }
+        if let Some(m) = self.misapplied.first() {
+            return Err(self.not_applicable(*m));
+        }
+        for (name, value) in self.transport.headers() {
+            remote::header_pair(name, value).map_err(|e| e.for_server(server))?;
         }
         let (kind, url) = match &self.transport {
             TransportConfig::Stdio(s) => {
@@ -636,11 +793,34 @@ impl ServerConfig {
                 }
                 return Ok(());
             }
-            TransportConfig::Sse { url } => ("sse", url),
-            TransportConfig::WebSocket { url, .. } => ("websocket", url),
+            TransportConfig::Sse(s) => ("sse", &s.url),
+            TransportConfig::WebSocket(w) => ("websocket", &w.url),
             TransportConfig::StreamableHttp(h) => ("streamable-http", &h.url),
         };
         check_url(kind, url).or_else(|e| fail(e.at("transport.url")))
+    }
+
+    /// The error for a setter this server's transport cannot take, located at its key.
+    fn not_applicable(&self, m: Misapplied) -> ConfigError {
+        let kind = self.transport_type();
+        let key = match m.setter {
+            "header" | "bearer_token" => "headers",
+            "auth_provider" => "auth",
+            "tls_root_certificates_pem" => "root_certificates",
+            other => other,
+        };
+        ConfigError::new(
+            ConfigErrorKind::NotApplicable,
+            format!(
+                "`{}` applies only to {}; `{}` is {} {kind} server",
+                m.setter,
+                m.applies_to,
+                self.name,
+                if kind == "sse" { "an" } else { "a" },
+            ),
+        )
+        .at(format!("transport.{key}"))
+        .for_server(Some(self.name.as_str()).filter(|n| !n.is_empty()))
     }
 }
 

@@ -10,7 +10,8 @@
 //! ```
 //!
 //! Opening is bounded by `timeout`: the GET's connect and response-header phases, then the
-//! wait for the `endpoint` event.
+//! wait for the `endpoint` event. The configured headers and the auth provider's `Authorization`
+//! go on the GET and on every POST.
 
 use crate::sync::lock;
 use std::fmt;
@@ -25,6 +26,7 @@ use crossbeam_channel::{RecvTimeoutError, Sender};
 use super::http::{self, deliver_frame, drain, map_ureq, status_error, Outbound, RequestHeaders};
 use super::sse_parser::SseReader;
 use super::{Sink, Transport};
+use crate::config::SseConfig;
 use crate::error::Error;
 
 struct Inner {
@@ -59,22 +61,23 @@ impl fmt::Debug for SseTransport {
 /// Opens a legacy HTTP+SSE transport: GET the stream and wait for its `endpoint` event.
 pub(crate) fn open(
     server: &str,
-    url: &str,
+    cfg: &SseConfig,
     timeout: Duration,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
     open_with(
         server,
-        url,
-        RequestHeaders::default(),
-        http::agent(&[]),
+        &cfg.url,
+        RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
+        http::agent(&cfg.root_certificates),
         timeout,
         sink,
     )
 }
 
-/// [`open`] with configured headers and HTTP client (used by Streamable HTTP's auto-detection
-/// fallback, so the legacy stream trusts the same roots).
+/// [`open`] with headers and an HTTP client already built (Streamable HTTP's auto-detection
+/// fallback hands over its own, so the legacy stream sends the same headers and trusts the same
+/// roots).
 pub(crate) fn open_with(
     server: &str,
     url: &str,
@@ -375,13 +378,8 @@ mod tests {
     fn the_end_of_the_stream_is_reported_once() {
         let srv = McpSse::start("/messages?sid=1");
         let sink = Arc::new(Recorder::default());
-        let t = super::open(
-            "s",
-            &srv.server.url("/sse"),
-            Duration::from_secs(5),
-            sink.clone(),
-        )
-        .expect("open");
+        let cfg = crate::config::SseConfig::new(srv.server.url("/sse"));
+        let t = super::open("s", &cfg, Duration::from_secs(5), sink.clone()).expect("open");
         let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": "die", "arguments": {}}});
         t.send(
@@ -400,13 +398,8 @@ mod tests {
     fn close_does_not_report_an_end() {
         let srv = McpSse::start("/messages?sid=1");
         let sink = Arc::new(Recorder::default());
-        let t = super::open(
-            "s",
-            &srv.server.url("/sse"),
-            Duration::from_secs(5),
-            sink.clone(),
-        )
-        .expect("open");
+        let cfg = crate::config::SseConfig::new(srv.server.url("/sse"));
+        let t = super::open("s", &cfg, Duration::from_secs(5), sink.clone()).expect("open");
         t.close().expect("close");
         assert!(sink.closed.lock().unwrap().is_empty());
     }

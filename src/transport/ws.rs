@@ -3,6 +3,7 @@
 //!
 //! ```text
 //!  open ── TCP connect (timeout) ── TLS for wss ── HTTP upgrade, `Sec-WebSocket-Protocol: mcp`
+//!                                                  + configured headers, auth provider
 //!       └─> reader thread:  peek (no lock) ─> lock, non-blocking reads until WouldBlock ─> unlock
 //!                           text ─> Sink::deliver; ping ─> pong; close/EOF ─> Sink::closed
 //!  send ── lock, write one text frame (write timeout = the caller's deadline), unlock
@@ -27,8 +28,9 @@ use tungstenite::handshake::HandshakeError;
 use tungstenite::stream::MaybeTlsStream;
 use tungstenite::{Message, WebSocket};
 
-use super::http::{deliver_frame, Outbound};
+use super::http::{deliver_frame, Outbound, RequestHeaders};
 use super::{Sink, Transport};
+use crate::config::{header_pair, redact_url, WebSocketConfig};
 use crate::error::Error;
 
 type Ws = WebSocket<MaybeTlsStream<TcpStream>>;
@@ -54,23 +56,25 @@ impl fmt::Debug for WsTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WsTransport")
             .field("server", &self.inner.server)
-            .field("url", &self.url)
+            .field("url", &redact_url(&self.url))
             .finish_non_exhaustive()
     }
 }
 
-/// Opens a WebSocket: TCP, TLS (wss) and the upgrade, all bounded by `timeout`.
+/// Opens a WebSocket: TCP, TLS (wss) and the upgrade, all bounded by `timeout`. The upgrade
+/// request carries the configured headers and the auth provider's `Authorization`.
 pub(crate) fn open(
     server: &str,
-    url: &str,
-    extra_roots: &[Vec<u8>],
+    cfg: &WebSocketConfig,
     timeout: Duration,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
     let started = Instant::now();
+    let url = cfg.url.as_str();
+    let shown = redact_url(url);
     let err = |detail: String| Error::Connect {
         server: server.to_owned(),
-        detail: format!("{url}: {detail}"),
+        detail: format!("{shown}: {detail}"),
         stderr_tail: String::new(),
     };
     let mut request = url
@@ -80,6 +84,7 @@ pub(crate) fn open(
         "Sec-WebSocket-Protocol",
         tungstenite::http::HeaderValue::from_static("mcp"),
     );
+    add_headers(server, cfg, request.headers_mut())?;
     let uri = request.uri().clone();
     let host = uri
         .host()
@@ -132,7 +137,7 @@ pub(crate) fn open(
     // Plain `ws://` needs no connector; `wss://` always gets ours (tungstenite is built
     // without a root store of its own).
     let connector = if url.len() >= 6 && url[..6].eq_ignore_ascii_case("wss://") {
-        Some(tls_connector(extra_roots).map_err(err)?)
+        Some(tls_connector(&cfg.root_certificates).map_err(err)?)
     } else {
         None
     };
@@ -153,7 +158,7 @@ pub(crate) fn open(
             return Err(Error::Transport {
                 server: server.to_owned(),
                 status: Some(resp.status().as_u16()),
-                detail: format!("{url}: upgrade refused: HTTP {}: {body}", resp.status()),
+                detail: format!("{shown}: upgrade refused: HTTP {}: {body}", resp.status()),
             });
         }
         Err(HandshakeError::Failure(e)) => return Err(err(format!("handshake failed: {e}"))),
@@ -188,6 +193,27 @@ pub(crate) fn open(
         timeout,
         reader: Mutex::new(Some((handle, done_rx))),
     }))
+}
+
+/// Adds the configured headers and the auth provider's `Authorization` (called now) to the
+/// handshake request; each replaces a header of the same name the handshake set.
+fn add_headers(
+    server: &str,
+    cfg: &WebSocketConfig,
+    map: &mut tungstenite::http::HeaderMap,
+) -> Result<(), Error> {
+    let headers = RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone());
+    let mut pairs = Vec::new();
+    for (name, value) in headers.resolve(server)? {
+        pairs.push(header_pair(name, &value).map_err(|e| e.for_server(Some(server)))?);
+    }
+    for (name, _) in &pairs {
+        map.remove(name);
+    }
+    for (name, value) in pairs {
+        map.append(name, value);
+    }
+    Ok(())
 }
 
 /// A rustls connector that trusts the webpki (Mozilla) roots and `extra` (DER). The TLS

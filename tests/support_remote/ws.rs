@@ -2,7 +2,7 @@
 //!
 //! Tool `ping-me` makes the server send a WebSocket ping before answering (the answer says
 //! whether the pong came back); tool `close-me` makes the server close the connection without
-//! answering.
+//! answering. The handshake request's headers are recorded.
 
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
@@ -18,6 +18,8 @@ use super::{result, Acceptor};
 #[derive(Default, Debug, Clone)]
 pub struct Seen {
     pub subprotocol: Option<String>,
+    /// The headers of the last handshake request, names lower-cased.
+    pub headers: Vec<(String, String)>,
     pub texts: Vec<String>,
     pub pongs: usize,
     pub close_frames: usize,
@@ -46,6 +48,16 @@ impl WsServer {
     pub fn seen(&self) -> Seen {
         self.seen.lock().unwrap().clone()
     }
+
+    /// Every value of handshake header `name` (any case), in order.
+    pub fn handshake_header(&self, name: &str) -> Vec<String> {
+        self.seen()
+            .headers
+            .into_iter()
+            .filter(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v)
+            .collect()
+    }
 }
 
 fn serve(stream: TcpStream, seen: Arc<Mutex<Seen>>, answer_requests: bool) {
@@ -64,7 +76,17 @@ fn serve(stream: TcpStream, seen: Arc<Mutex<Seen>>, answer_requests: bool) {
                     .insert("sec-websocket-protocol", "mcp".parse().unwrap());
             }
         }
-        seen2.lock().unwrap().subprotocol = proto;
+        let headers = req
+            .headers()
+            .iter()
+            .map(|(k, v)| {
+                let v = String::from_utf8_lossy(v.as_bytes()).into_owned();
+                (k.as_str().to_owned(), v)
+            })
+            .collect();
+        let mut seen = seen2.lock().unwrap();
+        seen.subprotocol = proto;
+        seen.headers = headers;
         Ok(resp)
     };
     let Ok(mut ws) = tungstenite::accept_hdr(stream, callback) else {

@@ -41,7 +41,7 @@ SERVER:
 
 OPTIONS:
   --timeout SECS       per-request timeout, handshake included (default: the config's, else 15)
-  --header 'K: V'      add an HTTP header (repeatable; --url and http servers only)
+  --header 'K: V'      add an HTTP header (repeatable; remote servers only)
   --env K=V            add an environment variable for a stdio server (repeatable); the
                        server otherwise sees only HOME, LOGNAME, PATH, SHELL, TERM and USER
   --json               print exactly one JSON document on stdout, errors included
@@ -412,10 +412,13 @@ fn apply_overrides(cli: &Cli, mut config: ServerConfig) -> Result<ServerConfig, 
             vec![],
         ));
     }
-    if !cli.headers.is_empty() && kind != "streamable-http" {
+    if !cli.headers.is_empty() && kind == "stdio" {
         return Err(FailureInfo::config(
             Some(&server),
-            format!("server `{server}`: --header applies only to http servers, this one is {kind}"),
+            format!(
+                "server `{server}`: --header applies only to remote (http, sse and websocket) \
+                 servers, this one is {kind}"
+            ),
             vec![],
         ));
     }

@@ -1,6 +1,8 @@
 //! What every request carries besides the body: configured headers and the `Authorization`
-//! provider. Values never show in `Debug`.
+//! provider. Values never show in `Debug`. Shared by every remote transport (the WebSocket
+//! handshake takes them through [`RequestHeaders::resolve`]).
 
+use std::borrow::Cow;
 use std::fmt;
 
 use crate::config::AuthProvider;
@@ -38,18 +40,45 @@ impl RequestHeaders {
         server: &str,
         mut req: ureq::RequestBuilder<B>,
     ) -> Result<ureq::RequestBuilder<B>, Error> {
-        for (name, value) in &self.headers {
-            req = req.header(name.as_str(), value.as_str());
-        }
-        if let Some(auth) = &self.auth {
-            let value = (auth.0)().map_err(|e| Error::Transport {
-                server: server.to_owned(),
-                status: None,
-                detail: format!("the auth provider failed: {e}"),
-            })?;
-            req = req.header("Authorization", value.as_str());
+        for (name, value) in self.resolve(server)? {
+            req = req.header(name, value.as_ref());
         }
         Ok(req)
+    }
+
+    /// The headers one request carries, in order: the configured ones, then the auth provider's
+    /// `Authorization` (called now), which replaces a configured one.
+    ///
+    /// # Errors
+    /// [`Error::Transport`] naming the server when the provider fails or returns a value that
+    /// cannot be a header (the value is never shown).
+    pub(crate) fn resolve(&self, server: &str) -> Result<Vec<(&str, Cow<'_, str>)>, Error> {
+        let fail = |detail: String| Error::Transport {
+            server: server.to_owned(),
+            status: None,
+            detail,
+        };
+        let Some(auth) = &self.auth else {
+            return Ok(self
+                .headers
+                .iter()
+                .map(|(k, v)| (k.as_str(), Cow::Borrowed(v.as_str())))
+                .collect());
+        };
+        let value = (auth.0)().map_err(|e| fail(format!("the auth provider failed: {e}")))?;
+        if ureq::http::HeaderValue::from_str(&value).is_err() {
+            return Err(fail(
+                "the auth provider returned a value that is not a valid HTTP header value".into(),
+            ));
+        }
+        let mut out: Vec<(&str, Cow<'_, str>)> = self
+            .headers
+            .iter()
+            .filter(|(k, _)| !k.eq_ignore_ascii_case("authorization"))
+            .map(|(k, v)| (k.as_str(), Cow::Borrowed(v.as_str())))
+            .collect();
+        out.push(("Authorization", Cow::Owned(value)));
+        Ok(out)
     }
 }
 
@@ -70,6 +99,47 @@ mod tests {
         assert!(
             !shown.contains("s3cret") && !shown.contains("other"),
             "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_provider_replaces_a_configured_authorization() {
+        let headers = RequestHeaders::new(
+            vec![
+                ("authorization".into(), "Bearer old".into()),
+                ("X-Key".into(), "k".into()),
+            ],
+            Some(AuthProvider::new(|| Ok("Bearer fresh".into()))),
+        );
+        let got: Vec<(String, String)> = headers
+            .resolve("s")
+            .expect("resolved")
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.into_owned()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("X-Key".to_owned(), "k".to_owned()),
+                ("Authorization".to_owned(), "Bearer fresh".to_owned())
+            ]
+        );
+    }
+
+    #[test]
+    fn a_provider_value_that_cannot_be_a_header_is_refused_unshown() {
+        let headers = RequestHeaders::new(
+            Vec::new(),
+            Some(AuthProvider::new(
+                || Ok("Bearer s3cret\r\nX-Evil: 1".into()),
+            )),
+        );
+        let err = headers.resolve("api").expect_err("refused");
+        let text = err.to_string();
+        assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+        assert!(
+            text.contains("server `api`") && !text.contains("s3cret"),
+            "{text}"
         );
     }
 }
