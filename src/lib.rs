@@ -35,6 +35,7 @@ struct ReadmeDoctests;
 
 mod client;
 mod config;
+mod deadline;
 mod error;
 mod handler;
 mod hub;
