@@ -56,9 +56,9 @@ pub use hub::{
 pub use transport::poller::ConnectionPoller;
 
 pub use config::{
-    normalize_timeout, AuthProvider, ConfigError, ConfigErrorKind, ConfigLoader, HostedMcpServer,
-    HostedReport, HttpConfig, LoadReport, RequireApproval, ServerConfig, StdioConfig, Template,
-    TransportConfig, DEFAULT_TIMEOUT, VALID_TRANSPORT_TYPES,
+    AuthProvider, ConfigError, ConfigErrorKind, ConfigLoader, HostedMcpServer, HostedReport,
+    HttpConfig, LoadReport, RequireApproval, ServerConfig, StdioConfig, Template, TransportConfig,
+    DEFAULT_TIMEOUT, MAX_TIMEOUT, VALID_TRANSPORT_TYPES,
 };
 pub use error::{Error, Result};
 pub use model::{

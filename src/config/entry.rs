@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use super::interpolate::Vars;
 use super::suggest::nearest;
 use super::{
-    check_url, normalize_timeout, ConfigError, ConfigErrorKind, HttpConfig, ServerConfig,
-    StdioConfig, TransportConfig, VALID_TRANSPORT_TYPES,
+    check_url, non_finite_timeout, normalize_timeout, ConfigError, ConfigErrorKind, HttpConfig,
+    ServerConfig, StdioConfig, TransportConfig, VALID_TRANSPORT_TYPES,
 };
 
 /// Which spelling rules apply.
@@ -38,6 +38,10 @@ pub(crate) struct Ctx<'a> {
 }
 
 /// A parsed entry.
+#[allow(
+    clippy::large_enum_variant,
+    reason = "one short-lived value per entry, moved out at once"
+)]
 pub(crate) enum Entry {
     Server(ServerConfig),
     Disabled(String),
@@ -375,17 +379,23 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
         return Ok(Entry::Disabled(name));
     }
     let description = get_str(obj, "description", prefix)?.unwrap_or_default();
+    // The host-config timeout rule: see `ServerConfig`'s "Timeouts".
+    let tkey = join(prefix, "timeout");
     let timeout = match present(obj, "timeout") {
         None => None,
         Some(Value::Number(n)) => n.as_f64(),
         Some(other) => {
-            return Err(ConfigError::wrong_type(
-                &join(prefix, "timeout"),
-                "a number of seconds",
-                other,
-            ))
+            // `.nan`, `.inf` and the like are numbers, but not finite ones.
+            let not_finite = match other {
+                Value::String(s) => non_finite_timeout(s),
+                _ => None,
+            };
+            return Err(not_finite
+                .unwrap_or_else(|| ConfigError::wrong_type(&tkey, "a number of seconds", other))
+                .at(tkey));
         }
     };
+    let timeout = normalize_timeout(timeout).map_err(|e| e.at(tkey))?;
 
     let tp = tpath.as_str();
     let mut secrets = Vec::new();
@@ -545,7 +555,8 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
         name,
         description,
         transport,
-        timeout: normalize_timeout(timeout),
+        timeout,
+        invalid_timeout: None,
         secrets,
     }))
 }
