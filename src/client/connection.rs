@@ -279,6 +279,7 @@ impl Connection {
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<Payload, Error> {
+        opts.check(&self.server)?;
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
         let start = Instant::now();
         let hard_limit = opts
