@@ -53,6 +53,7 @@ struct ReadmeDoctests;
 
 mod client;
 pub mod config;
+mod deadline;
 pub mod error;
 pub mod handler;
 pub mod hub;

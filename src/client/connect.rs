@@ -180,7 +180,7 @@ impl Client {
         conn.transport.set_protocol_version(&init.protocol_version);
         conn.transport.send(
             initialized_frame(),
-            Some(std::time::Instant::now() + conn.default_timeout),
+            Some(crate::deadline::after(conn.default_timeout)),
         )?;
         log::debug!(
             "server `{server}`: connected to {} {} (protocol {})",

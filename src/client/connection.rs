@@ -10,6 +10,7 @@ use crossbeam_channel::{RecvTimeoutError, Sender};
 use serde_json::{json, Value};
 
 use super::options::{CallOptions, Handlers};
+use crate::deadline;
 use crate::error::Error;
 use crate::handler::Notification;
 use crate::model::{ElicitAction, ElicitParams, InitializeResult, LoggingMessage, Root};
@@ -161,7 +162,7 @@ impl DispatchCtx {
         let Some(transport) = self.transport.get().and_then(Weak::upgrade) else {
             return;
         };
-        if let Err(e) = transport.send(frame, Some(Instant::now() + self.reply_timeout)) {
+        if let Err(e) = transport.send(frame, Some(deadline::after(self.reply_timeout))) {
             log::warn!(
                 "server `{}`: could not answer `{}`: {e}",
                 self.server,
@@ -278,10 +279,13 @@ impl Connection {
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<Payload, Error> {
+        opts.check(&self.server)?;
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
         let start = Instant::now();
-        let hard_limit = opts.max_total_timeout.map(|m| start + m.max(timeout));
-        let mut deadline = start + timeout;
+        let hard_limit = opts
+            .max_total_timeout
+            .map(|m| deadline::add(start, m.max(timeout)));
+        let mut deadline = deadline::add(start, timeout);
         let (id, frame, rx) = self
             .session
             .begin(method, params, opts.on_progress.is_some())
@@ -334,7 +338,7 @@ impl Connection {
                         cb(&p);
                     }
                     if opts.reset_timeout_on_progress {
-                        let next = Instant::now() + timeout;
+                        let next = deadline::after(timeout);
                         deadline = hard_limit.map_or(next, |h| next.min(h));
                     }
                 }
@@ -386,7 +390,7 @@ impl Connection {
     pub(crate) fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
         let frame = encode_notification(method, params.as_ref());
         self.transport
-            .send(frame, Some(Instant::now() + self.default_timeout))
+            .send(frame, Some(deadline::after(self.default_timeout)))
     }
 
     fn timeout(&self, method: &str, start: Instant) -> Error {

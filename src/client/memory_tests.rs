@@ -267,3 +267,25 @@ fn a_late_answer_after_a_timeout_is_dropped_and_the_next_call_gets_its_own() {
         "mine"
     );
 }
+
+#[test]
+fn an_out_of_range_call_timeout_sends_nothing() {
+    let (c, sent) = client(server(|m| {
+        vec![json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": []}})]
+    }));
+    c.open().unwrap();
+    for opts in [
+        CallOptions::new().timeout(Duration::ZERO),
+        CallOptions::new().timeout(Duration::MAX),
+        CallOptions::new().max_total_timeout(Duration::ZERO),
+        CallOptions::new().max_total_timeout(Duration::MAX),
+    ] {
+        let err = c.call_tool_with("t", json!({}), &opts).unwrap_err();
+        assert!(
+            matches!(&err, Error::InvalidArgument { server, detail }
+                if server == "mem" && detail.starts_with("CallOptions::")),
+            "{err:?}"
+        );
+    }
+    assert_eq!(methods(&sent), ["initialize", "notifications/initialized"]);
+}

@@ -91,9 +91,10 @@ impl Client {
     /// Connects to the server: starts or reaches it and completes the `initialize` handshake.
     ///
     /// # Errors
-    /// [`Error::Config`] for an invalid config, [`Error::Spawn`] when the command cannot start,
-    /// [`Error::Connect`] when the handshake fails (naming the server, the command or url, and
-    /// quoting the server's last stderr lines), including a protocol version this client does
+    /// [`Error::Config`] for an invalid config ([`ServerConfig::validate`], e.g. a timeout out of
+    /// range: see [timeouts](ServerConfig#timeouts)), [`Error::Spawn`] when the command cannot
+    /// start, [`Error::Connect`] when the handshake fails (naming the server, the command or url,
+    /// and quoting the server's last stderr lines), including a protocol version this client does
     /// not speak.
     pub fn connect(config: ServerConfig) -> Result<Client, Error> {
         Self::builder(config).connect()
@@ -271,7 +272,8 @@ impl Client {
     /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress).
     ///
     /// # Errors
-    /// As [`call_tool`](Self::call_tool).
+    /// As [`call_tool`](Self::call_tool); [`Error::InvalidArgument`] also when a timeout in `opts`
+    /// is out of range (see [`CallOptions::timeout`]), before anything is sent.
     pub fn call_tool_with(
         &self,
         name: &str,
@@ -481,7 +483,8 @@ impl Client {
     /// Sends any request and returns its raw result: for methods this crate has no wrapper for.
     ///
     /// # Errors
-    /// As [`ping`](Self::ping).
+    /// As [`ping`](Self::ping); [`Error::InvalidArgument`] when a timeout in `opts` is out of
+    /// range (see [`CallOptions::timeout`]), before anything is sent.
     pub fn request(
         &self,
         method: &str,

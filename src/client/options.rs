@@ -4,6 +4,8 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::config::{show_duration, timeout_in_range, TIMEOUT_RANGE};
+use crate::error::Error;
 use crate::handler::{ElicitationHandler, NotificationHandler, SamplingHandler};
 use crate::model::Progress;
 
@@ -49,6 +51,10 @@ impl CallOptions {
     }
 
     /// Overrides the server's timeout for this call.
+    ///
+    /// It must be more than zero and at most [`MAX_TIMEOUT`](crate::MAX_TIMEOUT) (24 h); the call
+    /// otherwise returns [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming this
+    /// option, before anything is sent (see [timeouts](crate::ServerConfig#timeouts)).
     pub fn timeout(mut self, timeout: Duration) -> Self {
         self.timeout = Some(timeout);
         self
@@ -72,9 +78,32 @@ impl CallOptions {
     }
 
     /// The longest a call may take in total when progress keeps resetting its timeout.
+    ///
+    /// Like [`timeout`](Self::timeout), it must be more than zero and at most
+    /// [`MAX_TIMEOUT`](crate::MAX_TIMEOUT); the call otherwise returns
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming this option.
     pub fn max_total_timeout(mut self, max: Duration) -> Self {
         self.max_total_timeout = Some(max);
         self
+    }
+
+    /// Refuses a duration out of range, naming the option and the server.
+    pub(crate) fn check(&self, server: &str) -> Result<(), Error> {
+        for (option, value) in [
+            ("timeout", self.timeout),
+            ("max_total_timeout", self.max_total_timeout),
+        ] {
+            if let Some(d) = value.filter(|d| !timeout_in_range(*d)) {
+                return Err(Error::InvalidArgument {
+                    server: server.to_owned(),
+                    detail: format!(
+                        "CallOptions::{option} must be {TIMEOUT_RANGE}, found {}",
+                        show_duration(d)
+                    ),
+                });
+            }
+        }
+        Ok(())
     }
 }
 

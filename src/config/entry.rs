@@ -9,8 +9,8 @@ use serde_json::{Map, Value};
 use super::interpolate::Vars;
 use super::suggest::nearest;
 use super::{
-    check_url, normalize_timeout, ConfigError, ConfigErrorKind, HttpConfig, ServerConfig,
-    SseConfig, StdioConfig, TransportConfig, WebSocketConfig, VALID_TRANSPORT_TYPES,
+    check_url, non_finite_timeout, normalize_timeout, ConfigError, ConfigErrorKind, HttpConfig,
+    ServerConfig, SseConfig, StdioConfig, TransportConfig, WebSocketConfig, VALID_TRANSPORT_TYPES,
 };
 
 /// Which spelling rules apply.
@@ -376,17 +376,23 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
         return Ok(Entry::Disabled(name));
     }
     let description = get_str(obj, "description", prefix)?.unwrap_or_default();
+    // The host-config timeout rule: see `ServerConfig`'s "Timeouts".
+    let tkey = join(prefix, "timeout");
     let timeout = match present(obj, "timeout") {
         None => None,
         Some(Value::Number(n)) => n.as_f64(),
         Some(other) => {
-            return Err(ConfigError::wrong_type(
-                &join(prefix, "timeout"),
-                "a number of seconds",
-                other,
-            ))
+            // `.nan`, `.inf` and the like are numbers, but not finite ones.
+            let not_finite = match other {
+                Value::String(s) => non_finite_timeout(s),
+                _ => None,
+            };
+            return Err(not_finite
+                .unwrap_or_else(|| ConfigError::wrong_type(&tkey, "a number of seconds", other))
+                .at(tkey));
         }
     };
+    let timeout = normalize_timeout(timeout).map_err(|e| e.at(tkey))?;
 
     let tp = tpath.as_str();
     let mut secrets = Vec::new();
@@ -545,7 +551,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
     secrets.dedup();
     let mut server = ServerConfig::with_transport(name, transport);
     server.description = description;
-    server.timeout = normalize_timeout(timeout);
+    server.timeout = timeout;
     server.secrets = secrets;
     Ok(Entry::Server(Box::new(server)))
 }

@@ -15,7 +15,9 @@ impl ServerConfig {
     /// Unknown keys are errors naming the nearest known key, wrong JSON
     /// types are errors naming the key path, and the flat `transport: "stdio"` form is an error that
     /// shows the nested form. Type names are case-insensitive. No `${...}` interpolation is done
-    /// here; [`ConfigLoader`](crate::ConfigLoader) does that for files.
+    /// here; [`ConfigLoader`](crate::ConfigLoader) does that for files. `timeout` follows the
+    /// host-config rule, and a value out of range is an error: see
+    /// [timeouts](ServerConfig#timeouts).
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
@@ -39,7 +41,8 @@ impl ServerConfig {
     /// A [`ConfigError`] whose [`kind`](ConfigError::kind) names the problem, e.g.
     /// [`ConfigErrorKind::UnknownKey`], [`ConfigErrorKind::WrongType`],
     /// [`ConfigErrorKind::UnknownTransport`], [`ConfigErrorKind::FlatTransport`],
-    /// [`ConfigErrorKind::MissingField`] or [`ConfigErrorKind::InvalidUrl`].
+    /// [`ConfigErrorKind::MissingField`], [`ConfigErrorKind::InvalidUrl`] or
+    /// [`ConfigErrorKind::InvalidValue`] (e.g. a `timeout` out of range).
     pub fn from_value(value: &Value) -> Result<ServerConfig, ConfigError> {
         let ctx = Ctx {
             path: String::new(),
@@ -62,7 +65,9 @@ impl ServerConfig {
     /// The config as JSON: `{name, description, transport, timeout}`, all four keys always
     /// present. Env and header values are shown as they are (this is for saving and reloading:
     /// [`ServerConfig::from_value`] of it gives an equal config); an auth provider is left out.
-    /// The timeout is in seconds, or in milliseconds when 1000 s or more, so that it reloads equal.
+    /// The timeout is written for the host-config rule (see [timeouts](ServerConfig#timeouts))
+    /// so that it reloads equal; that rule cannot say less than 1 s, so a shorter timeout
+    /// reloads as 1 s.
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;

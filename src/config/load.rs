@@ -19,6 +19,8 @@ const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
 ///
 /// By default variables come from the process environment, `${input:id}` has no values, and the
 /// loader is lenient: a bad server is reported in [`LoadReport::errors`] and the rest still load.
+/// A server's `timeout` follows the host-config rule (`5000` is 5 s): see
+/// [timeouts](ServerConfig#timeouts).
 ///
 /// ```
 /// use std::collections::BTreeMap;

@@ -37,7 +37,26 @@ pub const VALID_TRANSPORT_TYPES: [&str; 6] =
     ["stdio", "sse", "ws", "websocket", "streamable-http", "http"];
 
 /// The request timeout used when a configuration gives none: 15 seconds.
+///
+/// See [`ServerConfig`'s timeouts](ServerConfig#timeouts).
 pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
+
+/// The longest timeout accepted anywhere: 24 hours.
+///
+/// A request that has had no answer for a day is not coming back; work that really runs longer
+/// reports progress, and
+/// [`CallOptions::reset_timeout_on_progress`](crate::CallOptions::reset_timeout_on_progress)
+/// restarts the timeout on each report. A day is also far from every limit the timeout meets on
+/// its way to the operating system (a deadline `Instant`, a `poll` timeout of `i32`
+/// milliseconds, about 24.8 days), so no accepted value can overflow. A longer one, or a zero
+/// one, is a [`ConfigErrorKind::InvalidValue`] (see
+/// [`ServerConfig`'s timeouts](ServerConfig#timeouts)).
+///
+/// ```
+/// use std::time::Duration;
+/// assert_eq!(mcp_blocking::config::MAX_TIMEOUT, Duration::from_secs(24 * 60 * 60));
+/// ```
+pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
 /// What `Debug` output shows in place of a secret.
 pub(crate) const REDACTED: &str = "<redacted>";
@@ -322,6 +341,59 @@ const HTTP_SERVERS: &str = "streamable-http servers";
 /// assert!(format!("{fs:?}").contains("\"DEBUG\": \"<redacted>\""));
 /// # Ok::<(), mcp_blocking::config::ConfigError>(())
 /// ```
+///
+/// # Timeouts
+///
+/// A server has one timeout: how long each request waits for its answer (the `initialize`
+/// handshake included), [`DEFAULT_TIMEOUT`] (15 s) unless set. A call can override it with
+/// [`CallOptions::timeout`](crate::CallOptions::timeout).
+///
+/// **In code the value is exact.** [`timeout_secs(1800.0)`](ServerConfig::timeout_secs) is 30
+/// minutes, `timeout_secs(0.25)` is 250 ms, and [`with_timeout`](ServerConfig::with_timeout) takes
+/// a [`Duration`] as it is.
+///
+/// **In host config files** ([`ConfigLoader`], [`ServerConfig::load_all`], template front matter)
+/// **and [`ServerConfig::from_value`]**, the `timeout` key follows the rule those files are
+/// written for:
+///
+/// | `timeout` | means |
+/// |---|---|
+/// | absent or `null` | [`DEFAULT_TIMEOUT`] (15 s) |
+/// | under 1000 | seconds, at least 1 s (`0.5` is 1 s) |
+/// | 1000 or more | milliseconds (`5000` is 5 s, `1800000` is 30 minutes) |
+///
+/// **Valid range, everywhere:** more than zero and at most [`MAX_TIMEOUT`] (24 h). A timeout that
+/// is zero, negative, not a number, infinite or longer than that is a [`ConfigError`] of kind
+/// [`ConfigErrorKind::InvalidValue`] at the key `timeout`, naming the server, the value found and
+/// the valid range:
+///
+/// - in a file or [`from_value`](ServerConfig::from_value): when it is read (`timeout: 0`,
+///   `timeout: -5`, `timeout: .nan`, `timeout: 1e300`);
+/// - in code: a chainable setter cannot fail, so [`timeout_secs`](ServerConfig::timeout_secs) and
+///   [`with_timeout`](ServerConfig::with_timeout) record the bad value, leave
+///   [`timeout`](ServerConfig::timeout) as it was, and [`validate`](ServerConfig::validate) (which
+///   [`Client::connect`](crate::Client::connect) calls) returns the error. A later valid setting
+///   replaces the bad one.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_blocking::ServerConfig;
+/// use mcp_blocking::config::ConfigErrorKind;
+/// let code = ServerConfig::stdio("fs", "mcp-fs").timeout_secs(1800.0);
+/// assert_eq!(code.timeout(), Duration::from_secs(30 * 60));
+/// let file = ServerConfig::from_value(&serde_json::json!({
+///     "name": "fs", "transport": {"type": "stdio", "command": "mcp-fs"}, "timeout": 5000
+/// }))?;
+/// assert_eq!(file.timeout(), Duration::from_secs(5));
+///
+/// let bad = ServerConfig::stdio("fs", "mcp-fs").timeout_secs(f64::NAN);
+/// let err = bad.validate().unwrap_err();
+/// assert_eq!(err.kind, ConfigErrorKind::InvalidValue);
+/// assert_eq!(err.path, "timeout");
+/// assert_eq!(err.to_string(), "server `fs`: timeout: the timeout must be more than 0 s and at \
+///     most 86400 s (24 h), found NaN s");
+/// # Ok::<(), mcp_blocking::config::ConfigError>(())
+/// ```
 #[derive(Clone)]
 #[non_exhaustive]
 pub struct ServerConfig {
@@ -329,6 +401,9 @@ pub struct ServerConfig {
     pub(crate) description: String,
     pub(crate) transport: TransportConfig,
     pub(crate) timeout: Duration,
+    /// The last timeout given in code when it was out of range, as shown in messages; reported
+    /// by [`ServerConfig::validate`].
+    pub(crate) invalid_timeout: Option<String>,
     /// Values substituted from variables; `Debug` hides them wherever they appear.
     pub(crate) secrets: Vec<String>,
     /// Setters used that the transport cannot take, in call order; `validate` reports the first.
@@ -342,6 +417,7 @@ impl PartialEq for ServerConfig {
             && self.transport == other.transport
             && self.timeout == other.timeout
             && self.misapplied == other.misapplied
+            && self.invalid_timeout == other.invalid_timeout
     }
 }
 
@@ -361,6 +437,9 @@ impl fmt::Debug for ServerConfig {
             let setters: Vec<&str> = self.misapplied.iter().map(|m| m.setter).collect();
             d.field("misapplied", &setters);
         }
+        if let Some(found) = &self.invalid_timeout {
+            d.field("invalid_timeout", found);
+        }
         d.finish()
     }
 }
@@ -372,6 +451,7 @@ impl ServerConfig {
             description: String::new(),
             transport,
             timeout: DEFAULT_TIMEOUT,
+            invalid_timeout: None,
             secrets: Vec::new(),
             misapplied: Vec::new(),
         }
@@ -689,13 +769,36 @@ impl ServerConfig {
         Ok(self)
     }
 
-    /// Sets the timeout in seconds.
+    /// Sets the per-request timeout to exactly `secs` seconds (`1800.0` is 30 minutes, `0.25` is
+    /// 250 ms). The host-config rule for `timeout` keys in files does not apply here: see
+    /// [timeouts](ServerConfig#timeouts).
+    ///
+    /// A value out of range (NaN, infinite, negative, zero, or more than [`MAX_TIMEOUT`]) leaves
+    /// the timeout as it was and makes [`validate`](Self::validate), and so
+    /// [`Client::connect`](crate::Client::connect), fail.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_blocking::ServerConfig;
+    /// let s = ServerConfig::stdio("x", "x").timeout_secs(1800.0);
+    /// assert_eq!(s.timeout(), Duration::from_secs(30 * 60));
+    /// assert!(ServerConfig::stdio("x", "x").timeout_secs(-1.0).validate().is_err());
+    /// ```
     pub fn timeout_secs(mut self, secs: f64) -> Self {
-        self.timeout = normalize_timeout(Some(secs));
+        match timeout_from_secs(secs) {
+            Some(t) => {
+                self.timeout = t;
+                self.invalid_timeout = None;
+            }
+            None => self.invalid_timeout = Some(format!("{} s", show_number(secs))),
+        }
         self
     }
 
-    /// Sets the timeout exactly, without normalisation.
+    /// Sets the per-request timeout exactly (see [timeouts](ServerConfig#timeouts)).
+    ///
+    /// [`Duration::ZERO`] or more than [`MAX_TIMEOUT`] leaves the timeout as it was and makes
+    /// [`validate`](Self::validate), and so [`Client::connect`](crate::Client::connect), fail.
     ///
     /// (Named `with_` because [`ServerConfig::timeout`] is the getter.)
     ///
@@ -704,9 +807,15 @@ impl ServerConfig {
     /// use mcp_blocking::ServerConfig;
     /// let s = ServerConfig::stdio("x", "x").with_timeout(Duration::from_millis(200));
     /// assert_eq!(s.timeout(), Duration::from_millis(200));
+    /// assert!(ServerConfig::stdio("x", "x").with_timeout(Duration::MAX).validate().is_err());
     /// ```
     pub fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = timeout;
+        if timeout_in_range(timeout) {
+            self.timeout = timeout;
+            self.invalid_timeout = None;
+        } else {
+            self.invalid_timeout = Some(show_duration(timeout));
+        }
         self
     }
 
@@ -720,7 +829,9 @@ impl ServerConfig {
         &self.description
     }
 
-    /// The per-request timeout.
+    /// The per-request timeout (see [timeouts](ServerConfig#timeouts)): [`DEFAULT_TIMEOUT`]
+    /// unless set. An out-of-range value given to a setter is not taken: this stays the last
+    /// valid one, and [`validate`](Self::validate) reports the bad one.
     pub fn timeout(&self) -> Duration {
         self.timeout
     }
@@ -765,7 +876,8 @@ impl ServerConfig {
     /// (e.g. [`args`](ServerConfig::args) on a remote server,
     /// [`session_id`](ServerConfig::session_id) on a WebSocket); of kind
     /// [`ConfigErrorKind::InvalidUrl`] when a url has the wrong scheme for its transport; and of
-    /// kind [`ConfigErrorKind::InvalidValue`] when a header name or value is not valid HTTP.
+    /// kind [`ConfigErrorKind::InvalidValue`] when a header name or value is not valid HTTP, or
+    /// (at `timeout`) when a timeout out of range was set (see [timeouts](ServerConfig#timeouts)).
     pub fn validate(&self) -> Result<(), ConfigError> {
         let server = Some(self.name.as_str()).filter(|n| !n.is_empty());
         let fail = |e: ConfigError| Err(e.for_server(server));
@@ -773,6 +885,9 @@ impl ServerConfig {
             return fail(
                 ConfigError::new(ConfigErrorKind::MissingField, "server name is empty").at("name"),
             );
+        }
+        if let Some(found) = &self.invalid_timeout {
+            return fail(timeout_error(found, TIMEOUT_RANGE).at("timeout"));
         }
         if let Some(m) = self.misapplied.first() {
             return Err(self.not_applicable(*m));
@@ -850,22 +965,133 @@ pub(crate) fn check_url(kind: &str, url: &str) -> Result<(), ConfigError> {
     .found_expected(found, expected))
 }
 
-/// RobotLab's timeout normalisation: none -> 15 s; >= 1000 is milliseconds; floor 1 s.
-///
-/// ```text
-/// use std::time::Duration;
-/// use mcp_blocking::normalize_timeout;
-/// assert_eq!(normalize_timeout(None), Duration::from_secs(15));
-/// assert_eq!(normalize_timeout(Some(5000.0)), Duration::from_secs(5));
-/// assert_eq!(normalize_timeout(Some(0.5)), Duration::from_secs(1));
-/// ```
-pub(crate) fn normalize_timeout(secs: Option<f64>) -> Duration {
-    match secs {
-        None => DEFAULT_TIMEOUT,
-        Some(v) if !v.is_finite() => DEFAULT_TIMEOUT,
-        Some(v) => {
-            let v = if v >= 1000.0 { v / 1000.0 } else { v };
-            Duration::from_secs_f64(v.max(1.0))
+/// The valid range of a timeout set in code, for messages.
+pub(crate) const TIMEOUT_RANGE: &str = "more than 0 s and at most 86400 s (24 h)";
+
+/// The valid range of a `timeout` key in a host config file, for messages.
+const FILE_TIMEOUT_RANGE: &str =
+    "more than 0 and at most 24 h (seconds below 1000, milliseconds from 1000: at most 86400000)";
+
+/// Whether `timeout` is in the valid range: more than zero, at most [`MAX_TIMEOUT`].
+pub(crate) fn timeout_in_range(timeout: Duration) -> bool {
+    !timeout.is_zero() && timeout <= MAX_TIMEOUT
+}
+
+/// `secs` seconds as a timeout, `None` when out of range (see [`timeout_in_range`]).
+pub(crate) fn timeout_from_secs(secs: f64) -> Option<Duration> {
+    if !(secs > 0.0 && secs <= MAX_TIMEOUT.as_secs_f64()) {
+        return None; // NaN, infinite, negative, zero or too long.
+    }
+    Duration::try_from_secs_f64(secs)
+        .ok()
+        .filter(|t| timeout_in_range(*t))
+}
+
+/// A number as messages show it: plain for ordinary values, in exponent form for huge or tiny
+/// ones (`1e300` rather than three hundred digits).
+pub(crate) fn show_number(v: f64) -> String {
+    let a = v.abs();
+    if a != 0.0 && a.is_finite() && !(1e-6..1e15).contains(&a) {
+        format!("{v:e}")
+    } else {
+        format!("{v}")
+    }
+}
+
+/// A duration as messages show it, in seconds (`Duration::MAX` is `1.8446744073709552e19 s`).
+pub(crate) fn show_duration(d: Duration) -> String {
+    format!("{} s", show_number(d.as_secs_f64()))
+}
+
+/// The error for a timeout out of range; the caller sets the key path and server.
+pub(crate) fn timeout_error(found: &str, range: &str) -> ConfigError {
+    ConfigError::new(
+        ConfigErrorKind::InvalidValue,
+        format!("the timeout must be {range}, found {found}"),
+    )
+    .found_expected(found, range)
+}
+
+/// A `timeout` key of host-config-shaped input read by the rule documented under
+/// [timeouts](ServerConfig#timeouts) (the one place that states it). Out of range is an error of
+/// kind [`ConfigErrorKind::InvalidValue`] without a key path.
+pub(crate) fn normalize_timeout(value: Option<f64>) -> Result<Duration, ConfigError> {
+    let Some(v) = value else {
+        return Ok(DEFAULT_TIMEOUT);
+    };
+    let secs = if v >= 1000.0 { v / 1000.0 } else { v.max(1.0) };
+    match timeout_from_secs(secs) {
+        Some(t) if v > 0.0 => Ok(t),
+        _ => Err(timeout_error(&show_number(v), FILE_TIMEOUT_RANGE)),
+    }
+}
+
+/// The error for a `timeout` key written as a string that names no finite number (`.nan`,
+/// `.inf`, `-Infinity`, a YAML `1e400`), `None` for any other string (a plain type error).
+pub(crate) fn non_finite_timeout(raw: &str) -> Option<ConfigError> {
+    let t = raw.trim();
+    let (sign, rest) = match t.strip_prefix(['+', '-']) {
+        Some(rest) => (&t[..1], rest),
+        None => ("", t),
+    };
+    let rest = rest.strip_prefix('.').unwrap_or(rest);
+    let v: f64 = format!("{sign}{rest}").parse().ok()?;
+    (!v.is_finite()).then(|| timeout_error(&format!("`{raw}`"), FILE_TIMEOUT_RANGE))
+}
+
+#[cfg(test)]
+mod timeout_tests {
+    use super::*;
+
+    #[test]
+    fn the_host_rule_reads_milliseconds_and_floors_at_one_second() {
+        let n = |v| normalize_timeout(v).ok();
+        assert_eq!(n(None), Some(DEFAULT_TIMEOUT));
+        assert_eq!(n(Some(0.5)), Some(Duration::from_secs(1)));
+        assert_eq!(n(Some(30.0)), Some(Duration::from_secs(30)));
+        assert_eq!(n(Some(999.0)), Some(Duration::from_secs(999)));
+        assert_eq!(n(Some(5000.0)), Some(Duration::from_secs(5)));
+        assert_eq!(n(Some(86_400_000.0)), Some(MAX_TIMEOUT));
+        for bad in [
+            0.0,
+            -0.0,
+            -5.0,
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            86_400_001.0,
+            1e300,
+        ] {
+            assert!(n(Some(bad)).is_none(), "{bad} accepted");
         }
+    }
+
+    #[test]
+    fn code_timeouts_are_exact_and_bounded() {
+        assert_eq!(timeout_from_secs(0.25), Some(Duration::from_millis(250)));
+        assert_eq!(timeout_from_secs(86_400.0), Some(MAX_TIMEOUT));
+        for bad in [0.0, 1e-12, -1.0, f64::NAN, f64::INFINITY, 86_400.5, 1e21] {
+            assert_eq!(timeout_from_secs(bad), None, "{bad} accepted");
+        }
+    }
+
+    #[test]
+    fn non_finite_words_are_recognised() {
+        for w in [
+            ".nan", ".NaN", "NaN", ".inf", "-.inf", "+.Inf", "Infinity", "1e400",
+        ] {
+            assert!(non_finite_timeout(w).is_some(), "{w}");
+        }
+        for w in ["30", "abc", "", ".5", "-"] {
+            assert!(non_finite_timeout(w).is_none(), "{w}");
+        }
+    }
+
+    #[test]
+    fn huge_numbers_are_shown_in_exponent_form() {
+        assert_eq!(show_number(1e300), "1e300");
+        assert_eq!(show_number(30.0), "30");
+        assert_eq!(show_number(f64::NAN), "NaN");
+        assert_eq!(show_duration(Duration::MAX), "1.8446744073709552e19 s");
     }
 }

@@ -3,13 +3,13 @@
 use std::sync::{Arc, Mutex, RwLock};
 use std::time::Duration;
 
-use super::degrade::Degradation;
+use super::degrade::{check_delay, Degradation};
 use super::discovery::ServerDiscovery;
 use super::registry::{CollisionPolicy, Registry};
 use super::settings::Setting;
 use super::state::State;
 use super::{Hub, Inner};
-use crate::config::{ServerConfig, Template};
+use crate::config::{ConfigError, ServerConfig, Template};
 use crate::transport::poller::ConnectionPoller;
 
 /// Builds a [`Hub`].
@@ -154,6 +154,10 @@ impl HubBuilder {
     /// The backoff between connection attempts of a failed server: a server that failed `n`
     /// times in a row is retried by a run no sooner than `base · 2^(n-1)` (at most `max`) after
     /// its last attempt (default 500 ms, 30 s). [`Hub::connect_all`] ignores it.
+    ///
+    /// Each is at most [`MAX_TIMEOUT`](crate::MAX_TIMEOUT) (24 h):
+    /// [`try_build`](Self::try_build) refuses a longer one; [`build`](Self::build) keeps it as it
+    /// is (a failed server then waits that long, in practice until `connect_all`).
     pub fn connect_backoff(mut self, base: Duration, max: Duration) -> Self {
         self.options.connect_base = base;
         self.options.connect_max = max;
@@ -167,7 +171,41 @@ impl HubBuilder {
         self
     }
 
+    /// [`build`](Self::build), after checking the Hub's delays: the
+    /// [degradation](Degradation::validate) delays and the
+    /// [connect backoff](Self::connect_backoff), each at most [`MAX_TIMEOUT`](crate::MAX_TIMEOUT).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_blocking::Hub;
+    /// use mcp_blocking::config::ConfigErrorKind;
+    /// let err = Hub::builder()
+    ///     .connect_backoff(Duration::from_secs(1), Duration::MAX)
+    ///     .try_build()
+    ///     .unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::InvalidValue);
+    /// assert_eq!(err.path, "connect_backoff.max");
+    /// ```
+    ///
+    /// # Errors
+    /// [`ConfigError`] of kind [`ConfigErrorKind::InvalidValue`](crate::ConfigErrorKind) naming
+    /// the delay (`degradation.base_delay`, `degradation.max_delay`, `connect_backoff.base`,
+    /// `connect_backoff.max`), for the server `hub`.
+    ///
+    /// # Panics
+    /// As [`build`](Self::build).
+    #[allow(clippy::result_large_err, reason = "a cold path, once per Hub")]
+    pub fn try_build(self) -> Result<Hub, ConfigError> {
+        self.options.degradation.validate()?;
+        check_delay("connect_backoff.base", self.options.connect_base)?;
+        check_delay("connect_backoff.max", self.options.connect_max)?;
+        Ok(self.build())
+    }
+
     /// Builds the Hub. Nothing connects until [`Hub::resolve`] or [`Hub::connect_all`].
+    ///
+    /// The delays are not checked here: [`try_build`](Self::try_build) does. A degradation delay
+    /// out of range makes each [`Hub::call_tool`] return its [`ConfigError`].
     ///
     /// # Panics
     /// If the OS refuses to create a poller (out of file descriptors), as

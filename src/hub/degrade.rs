@@ -10,6 +10,8 @@
 
 use std::time::Duration;
 
+use crate::config::{show_duration, ConfigError, ConfigErrorKind, MAX_TIMEOUT};
+
 /// How the [`Hub`](crate::Hub) treats a call that fails with a retryable error
 /// ([`Error::is_retryable`](crate::Error::is_retryable): timeout, closed, transport).
 ///
@@ -33,9 +35,11 @@ pub struct Degradation {
     pub graceful: bool,
     /// Retries after the first failure (default 1).
     pub extra_retries: u32,
-    /// The wait before the first retry; doubled for each further one (default 500 ms).
+    /// The wait before the first retry; doubled for each further one (default 500 ms; at most
+    /// [`MAX_TIMEOUT`](crate::MAX_TIMEOUT), see [`validate`](Self::validate)).
     pub base_delay: Duration,
-    /// The longest wait between retries (default 2 s).
+    /// The longest wait between retries (default 2 s; at most
+    /// [`MAX_TIMEOUT`](crate::MAX_TIMEOUT), see [`validate`](Self::validate)).
     pub max_delay: Duration,
 }
 
@@ -84,6 +88,46 @@ impl Degradation {
     pub fn delay(&self, retry: u32) -> Duration {
         backoff(retry, self.base_delay, self.max_delay)
     }
+
+    /// Checks the delays: each at most [`MAX_TIMEOUT`](crate::MAX_TIMEOUT) (24 h); zero is
+    /// allowed (retry at once). [`HubBuilder::try_build`](crate::HubBuilder::try_build) calls
+    /// this, and so does every [`Hub::call_tool`](crate::Hub::call_tool), which returns the error
+    /// before calling anything.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_blocking::config::ConfigErrorKind;
+    /// use mcp_blocking::hub::Degradation;
+    /// let err = Degradation::default().max_delay(Duration::MAX).validate().unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::InvalidValue);
+    /// assert_eq!(err.path, "degradation.max_delay");
+    /// ```
+    ///
+    /// # Errors
+    /// [`ConfigError`] of kind [`ConfigErrorKind::InvalidValue`] at `degradation.base_delay` or
+    /// `degradation.max_delay`, for the server `hub`.
+    #[allow(clippy::result_large_err, reason = "a cold path; `Error` boxes it")]
+    pub fn validate(&self) -> Result<(), ConfigError> {
+        check_delay("degradation.base_delay", self.base_delay)?;
+        check_delay("degradation.max_delay", self.max_delay)
+    }
+}
+
+/// Refuses a Hub delay longer than [`MAX_TIMEOUT`] (the error names the key and the server `hub`).
+#[allow(clippy::result_large_err, reason = "a cold path; `Error` boxes it")]
+pub(crate) fn check_delay(path: &str, delay: Duration) -> Result<(), ConfigError> {
+    if delay <= MAX_TIMEOUT {
+        return Ok(());
+    }
+    let found = show_duration(delay);
+    let expected = "at most 86400 s (24 h)";
+    Err(ConfigError::new(
+        ConfigErrorKind::InvalidValue,
+        format!("the delay must be {expected}, found {found}"),
+    )
+    .at(path)
+    .for_server(Some("hub"))
+    .found_expected(found, expected))
 }
 
 /// `base · 2^n`, at most `max` (no overflow for any `n`).

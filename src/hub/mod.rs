@@ -185,8 +185,10 @@ impl Hub {
     /// Calls a tool by its offered name, routed to its server, with the degradation policy.
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] (server `hub`) when no connected server offers `name`; the
-    /// server's error otherwise (after the retries for a retryable one, see [`Degradation`]).
+    /// [`Error::InvalidArgument`] (server `hub`) when no connected server offers `name`;
+    /// [`Error::Config`] (server `hub`) when a [`Degradation`] delay is out of range (see
+    /// [`Degradation::validate`]); the server's error otherwise (after the retries for a
+    /// retryable one, see [`Degradation`]).
     pub fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         self.call_tool_with(name, arguments, &CallOptions::default())
     }
@@ -201,8 +203,9 @@ impl Hub {
         arguments: Value,
         opts: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let route = self.route(name)?;
         let policy = &self.inner.options.degradation;
+        policy.validate()?;
+        let route = self.route(name)?;
         let mut retry = 0;
         loop {
             match route

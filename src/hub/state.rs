@@ -220,7 +220,7 @@ impl Inner {
                                     self.options.connect_base,
                                     self.options.connect_max,
                                 );
-                                now >= f.at + wait
+                                now >= crate::deadline::add(f.at, wait)
                             })
                     }
                 };

@@ -259,7 +259,7 @@ impl Transport for SseTransport {
         let out = Outbound::peek(&frame);
         let method = out.label();
         let started = Instant::now();
-        let deadline = deadline.unwrap_or(started + inner.timeout);
+        let deadline = deadline.unwrap_or_else(|| crate::deadline::add(started, inner.timeout));
         let left = deadline.saturating_duration_since(started);
         if left.is_zero() {
             return Err(Error::Timeout {

@@ -167,7 +167,7 @@ fn wait_for(proc: &mut Proc, limit: Duration) -> Option<ExitStatus> {
     if let Ok(Some(status)) = proc.child.try_wait() {
         return Some(status);
     }
-    let deadline = Instant::now() + limit;
+    let deadline = crate::deadline::after(limit);
     if let Some(pidfd) = &proc.pidfd {
         loop {
             let now = Instant::now();

@@ -1,6 +1,9 @@
 //! The command line: options, the command and its arguments, and the small parsers behind them
 //! (shell-like splitting of `--stdio`, `k=v` tool arguments).
 
+use std::time::Duration;
+
+use mcp_blocking::config::MAX_TIMEOUT;
 use serde_json::{Map, Value};
 
 /// How to reach the server.
@@ -146,11 +149,13 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, UsageError> {
             "--server" => set_once(&mut server, name, value("a server name")?)?,
             "--timeout" => {
                 let raw = value("a number of seconds")?;
-                let secs: f64 = match raw.parse() {
-                    Ok(s) if s > 0.0 && f64::is_finite(s) => s,
+                let secs: f64 = match raw.trim().parse() {
+                    Ok(s) if timeout_in_range(s) => s,
                     _ => {
                         return usage(format!(
-                            "--timeout must be a positive number of seconds, not `{raw}`"
+                            "--timeout must be a number of seconds more than 0 and at most {} \
+                             (24 h), not `{raw}`",
+                            MAX_TIMEOUT.as_secs()
                         ))
                     }
                 };
@@ -220,6 +225,12 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, UsageError> {
         verbosity,
         command,
     })))
+}
+
+/// Whether `secs` is a timeout the library takes: more than zero (after rounding to
+/// nanoseconds) and at most [`MAX_TIMEOUT`]. NaN, infinities and negatives are not.
+fn timeout_in_range(secs: f64) -> bool {
+    Duration::try_from_secs_f64(secs).is_ok_and(|d| !d.is_zero() && d <= MAX_TIMEOUT)
 }
 
 fn is_verbose_flag(name: &str) -> bool {
@@ -504,7 +515,7 @@ mod tests {
         assert!(err(&["--stdio", "a", "--url", "u", "tools"]).contains("only one"));
         assert!(err(&["--stdio", "a"]).contains("no command"));
         assert!(err(&["--stdio", "a", "dance"]).contains("unknown command `dance`"));
-        assert!(err(&["--stdio", "a", "--timeout", "0", "ping"]).contains("positive"));
+        assert!(err(&["--stdio", "a", "--timeout", "0", "ping"]).contains("more than 0"));
         assert!(err(&["--stdio", "a", "servers"]).contains("--config"));
         assert!(err(&["--stdio", "a", "--header", "X: y", "ping"]).contains("--header"));
         assert!(err(&["--stdio", "a", "--transport", "ws", "ping"]).contains("--transport"));

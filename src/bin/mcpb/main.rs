@@ -15,7 +15,7 @@ mod render;
 
 use std::io::Write;
 use std::process::ExitCode;
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use mcp_blocking::config::{LoadReport, TransportConfig};
 use mcp_blocking::{CallOptions, Client, ConfigLoader, Error, ServerConfig};
@@ -40,7 +40,8 @@ SERVER:
   --server NAME        the server in it (may be left out when the file has just one)
 
 OPTIONS:
-  --timeout SECS       per-request timeout, handshake included (default: the config's, else 15)
+  --timeout SECS       per-request timeout in seconds, handshake included; more than 0, at
+                       most 86400 (24 h) (default: the config's, else 15)
   --header 'K: V'      add an HTTP header (repeatable; remote servers only)
   --env K=V            add an environment variable for a stdio server (repeatable); the
                        server otherwise sees only HOME, LOGNAME, PATH, SHELL, TERM and USER
@@ -429,7 +430,7 @@ fn apply_overrides(cli: &Cli, mut config: ServerConfig) -> Result<ServerConfig, 
         config = config.header(k, v);
     }
     if let Some(secs) = cli.timeout {
-        config = config.with_timeout(Duration::from_secs_f64(secs));
+        config = config.timeout_secs(secs);
     }
     Ok(config)
 }
@@ -516,6 +517,7 @@ fn host_of(url: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::time::Duration;
 
     #[test]
     fn names_servers_after_the_program_or_host() {

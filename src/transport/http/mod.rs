@@ -175,7 +175,7 @@ impl Transport for HttpTransport {
             return Err(inner.closed_error("the client closed the connection"));
         }
         let out = Outbound::peek(&frame);
-        let deadline = deadline.unwrap_or_else(|| Instant::now() + inner.timeout);
+        let deadline = deadline.unwrap_or_else(|| crate::deadline::after(inner.timeout));
         let method = out.method.as_deref().unwrap_or("");
         if method == "initialize" {
             lock(&inner.state).init_frame = Some(frame.clone());

@@ -123,7 +123,7 @@ impl Inner {
     /// the standalone stream meanwhile.
     fn wait_retry(&self, parser: &SseParser, call: &Call<'_>) -> Result<bool, Error> {
         let delay = parser.retry().unwrap_or(DEFAULT_RETRY);
-        if Instant::now() + delay >= call.deadline {
+        if crate::deadline::after(delay) >= call.deadline {
             // Waiting would outlast the caller's deadline.
             self.wait(call.deadline.saturating_duration_since(Instant::now()))?;
             return Err(call.timeout(&self.server));
