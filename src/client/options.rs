@@ -52,7 +52,7 @@ impl CallOptions {
 
     /// Overrides the server's timeout for this call.
     ///
-    /// It must be more than zero and at most [`MAX_TIMEOUT`](crate::MAX_TIMEOUT) (24 h); the call
+    /// It must be more than zero and at most [`MAX_TIMEOUT`](crate::config::MAX_TIMEOUT) (24 h); the call
     /// otherwise returns [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming this
     /// option, before anything is sent (see [timeouts](crate::ServerConfig#timeouts)).
     pub fn timeout(mut self, timeout: Duration) -> Self {
@@ -80,7 +80,7 @@ impl CallOptions {
     /// The longest a call may take in total when progress keeps resetting its timeout.
     ///
     /// Like [`timeout`](Self::timeout), it must be more than zero and at most
-    /// [`MAX_TIMEOUT`](crate::MAX_TIMEOUT); the call otherwise returns
+    /// [`MAX_TIMEOUT`](crate::config::MAX_TIMEOUT); the call otherwise returns
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming this option.
     pub fn max_total_timeout(mut self, max: Duration) -> Self {
         self.max_total_timeout = Some(max);

@@ -155,7 +155,7 @@ impl HubBuilder {
     /// times in a row is retried by a run no sooner than `base · 2^(n-1)` (at most `max`) after
     /// its last attempt (default 500 ms, 30 s). [`Hub::connect_all`] ignores it.
     ///
-    /// Each is at most [`MAX_TIMEOUT`](crate::MAX_TIMEOUT) (24 h):
+    /// Each is at most [`MAX_TIMEOUT`](crate::config::MAX_TIMEOUT) (24 h):
     /// [`try_build`](Self::try_build) refuses a longer one; [`build`](Self::build) keeps it as it
     /// is (a failed server then waits that long, in practice until `connect_all`).
     pub fn connect_backoff(mut self, base: Duration, max: Duration) -> Self {
@@ -173,7 +173,7 @@ impl HubBuilder {
 
     /// [`build`](Self::build), after checking the Hub's delays: the
     /// [degradation](Degradation::validate) delays and the
-    /// [connect backoff](Self::connect_backoff), each at most [`MAX_TIMEOUT`](crate::MAX_TIMEOUT).
+    /// [connect backoff](Self::connect_backoff), each at most [`MAX_TIMEOUT`](crate::config::MAX_TIMEOUT).
     ///
     /// ```
     /// use std::time::Duration;
@@ -188,7 +188,7 @@ impl HubBuilder {
     /// ```
     ///
     /// # Errors
-    /// [`ConfigError`] of kind [`ConfigErrorKind::InvalidValue`](crate::ConfigErrorKind) naming
+    /// [`ConfigError`] of kind [`ConfigErrorKind::InvalidValue`](crate::config::ConfigErrorKind) naming
     /// the delay (`degradation.base_delay`, `degradation.max_delay`, `connect_backoff.base`,
     /// `connect_backoff.max`), for the server `hub`.
     ///

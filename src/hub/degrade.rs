@@ -36,10 +36,10 @@ pub struct Degradation {
     /// Retries after the first failure (default 1).
     pub extra_retries: u32,
     /// The wait before the first retry; doubled for each further one (default 500 ms; at most
-    /// [`MAX_TIMEOUT`](crate::MAX_TIMEOUT), see [`validate`](Self::validate)).
+    /// [`MAX_TIMEOUT`](crate::config::MAX_TIMEOUT), see [`validate`](Self::validate)).
     pub base_delay: Duration,
     /// The longest wait between retries (default 2 s; at most
-    /// [`MAX_TIMEOUT`](crate::MAX_TIMEOUT), see [`validate`](Self::validate)).
+    /// [`MAX_TIMEOUT`](crate::config::MAX_TIMEOUT), see [`validate`](Self::validate)).
     pub max_delay: Duration,
 }
 
@@ -89,8 +89,8 @@ impl Degradation {
         backoff(retry, self.base_delay, self.max_delay)
     }
 
-    /// Checks the delays: each at most [`MAX_TIMEOUT`](crate::MAX_TIMEOUT) (24 h); zero is
-    /// allowed (retry at once). [`HubBuilder::try_build`](crate::HubBuilder::try_build) calls
+    /// Checks the delays: each at most [`MAX_TIMEOUT`](crate::config::MAX_TIMEOUT) (24 h); zero is
+    /// allowed (retry at once). [`HubBuilder::try_build`](crate::hub::HubBuilder::try_build) calls
     /// this, and so does every [`Hub::call_tool`](crate::Hub::call_tool), which returns the error
     /// before calling anything.
     ///
