@@ -9,6 +9,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::config::ConfigError;
+use crate::protocol::jsonrpc::ErrorCode;
 
 /// Everything that can go wrong in `mcp-blocking`.
 #[derive(Debug, thiserror::Error)]
@@ -57,8 +58,8 @@ pub enum Error {
     Rpc {
         /// The server's configured name.
         server: String,
-        /// The JSON-RPC error code (see [`crate::ErrorCode`]).
-        code: i32,
+        /// The JSON-RPC error code.
+        code: ErrorCode,
         /// The server's message.
         message: String,
         /// The optional `data` member (boxed, to keep `Error` small).

@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use mcp_blocking::{
     CallOptions, Client, CompletionReference, Content, CreateMessageResult, ElicitResult, Error,
-    LoggingLevel, Notification, ResourceContents, Root, ServerConfig,
+    ErrorCode, LoggingLevel, Notification, ResourceContents, Root, ServerConfig,
 };
 use serde_json::{json, Value};
 
@@ -98,7 +98,7 @@ fn every_method_works() {
     let item = c.read_resource("fixture://items/42").unwrap();
     assert!(matches!(&item.contents[0], ResourceContents::Text(t) if t.text == "item 42"));
     match c.read_resource("fixture://nope") {
-        Err(Error::Rpc { code, .. }) => assert_eq!(code, -32002),
+        Err(Error::Rpc { code, .. }) => assert_eq!(code, ErrorCode::RESOURCE_NOT_FOUND),
         other => panic!("{other:?}"),
     }
     c.subscribe("fixture://readme").unwrap();
@@ -142,7 +142,7 @@ fn rpc_errors_are_errors_with_code_message_and_data() {
             data,
         }) => {
             assert_eq!(server, "fixture");
-            assert_eq!(code, -32000);
+            assert_eq!(code, ErrorCode(-32000));
             assert_eq!(message, "deliberate error");
             assert_eq!(data.as_deref(), Some(&json!({"hint": "fixture"})));
         }
@@ -150,7 +150,10 @@ fn rpc_errors_are_errors_with_code_message_and_data() {
     }
     assert!(matches!(
         c.call_tool("no_such_tool", json!({})),
-        Err(Error::Rpc { code: -32602, .. })
+        Err(Error::Rpc {
+            code: ErrorCode::INVALID_PARAMS,
+            ..
+        })
     ));
     assert!(matches!(
         c.call_tool("echo", json!([1])),
@@ -176,7 +179,10 @@ fn pagination_is_followed_to_the_end() {
     assert_eq!(c.list_prompts().unwrap().len(), 2);
     assert!(matches!(
         c.list_tools_page(Some("not-a-cursor")),
-        Err(Error::Rpc { code: -32602, .. })
+        Err(Error::Rpc {
+            code: ErrorCode::INVALID_PARAMS,
+            ..
+        })
     ));
 }
 

@@ -8,6 +8,7 @@ use serde_json::{json, Value};
 use super::{CallOptions, Client};
 use crate::config::ServerConfig;
 use crate::error::Error;
+use crate::protocol::jsonrpc::ErrorCode;
 
 type Sent = Arc<Mutex<Vec<Value>>>;
 
@@ -134,7 +135,7 @@ fn rpc_errors_are_errors() {
         }) => {
             assert_eq!(
                 (server.as_str(), code, message.as_str()),
-                ("mem", -32602, "bad")
+                ("mem", ErrorCode::INVALID_PARAMS, "bad")
             );
             assert_eq!(data.as_deref(), Some(&json!([1])));
         }

@@ -545,7 +545,7 @@ mod tests {
             code(
                 Error::Rpc {
                     server: s(),
-                    code: -1,
+                    code: mcp_blocking::ErrorCode(-1),
                     message: "m".into(),
                     data: None
                 },
