@@ -105,15 +105,6 @@ pub enum Error {
         server: String,
     },
 
-    /// The requested feature is not available (not built yet, or not offered by the server).
-    #[error("server `{server}`: not supported: {what}")]
-    Unsupported {
-        /// The server's configured name.
-        server: String,
-        /// What is not supported.
-        what: String,
-    },
-
     /// An argument given by the caller is invalid (e.g. tool arguments that are not an object).
     #[error("server `{server}`: invalid argument: {detail}")]
     InvalidArgument {
@@ -151,7 +142,6 @@ impl Error {
             | Error::Transport { server, .. }
             | Error::Protocol { server, .. }
             | Error::NotConnected { server }
-            | Error::Unsupported { server, .. }
             | Error::InvalidArgument { server, .. } => Some(server),
         }
     }

@@ -334,26 +334,12 @@ fn a_url_that_refuses_the_handshake_exits_3() {
         "ping",
     ]);
     acceptor.join().expect("acceptor");
-    // Exit 2 "transport not yet supported" is allowed only while the transport is missing.
-    let code = o.status.code();
+    assert_exit(&o, 3);
     assert!(
-        code == Some(3) || code == Some(2),
-        "{code:?}: {}",
+        headline(&o).contains("server `127.0.0.1:"),
+        "{}",
         stderr(&o)
     );
-    if code == Some(2) {
-        assert!(
-            stderr(&o).contains("transport not yet supported"),
-            "{}",
-            stderr(&o)
-        );
-    } else {
-        assert!(
-            headline(&o).contains("server `127.0.0.1:"),
-            "{}",
-            stderr(&o)
-        );
-    }
 }
 
 #[test]

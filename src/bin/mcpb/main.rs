@@ -63,9 +63,9 @@ COMMANDS:
                                        transport and any error (exit 2 if any)
 
 EXIT STATUS:
-  0 ok   1 the tool returned isError   2 usage or config error (also: transport not
-  supported)   3 could not connect   4 timed out   5 the server answered with a JSON-RPC
-  error (or a malformed result)   6 connection closed mid-request
+  0 ok   1 the tool returned isError   2 usage or config error   3 could not connect
+  4 timed out   5 the server answered with a JSON-RPC error (or a malformed result)
+  6 connection closed mid-request
 
 EXAMPLES:
   mcpb --stdio \"npx -y @modelcontextprotocol/server-everything\" call get-sum a=2 b=3
@@ -122,10 +122,6 @@ impl FailureInfo {
         let (exit, kind) = match e {
             Error::Config(_) => (2, "config"),
             Error::InvalidArgument { .. } => (2, "invalid_argument"),
-            Error::Unsupported { what, .. } => {
-                detail.push(format!("transport not yet supported: {what}"));
-                (2, "unsupported")
-            }
             _ if !connected => (3, "connect"),
             Error::Timeout { .. } => {
                 detail.push("use --timeout SECS to wait longer".into());
@@ -574,16 +570,6 @@ mod tests {
                 false
             ),
             3
-        );
-        assert_eq!(
-            code(
-                Error::Unsupported {
-                    server: s(),
-                    what: "ws".into()
-                },
-                false
-            ),
-            2
         );
         assert_eq!(
             code(
