@@ -2,7 +2,9 @@
 //!
 //! Variants answer the question a caller asks ("did it time out?", "did the server say no?",
 //! "is the process gone?"). Every variant that concerns a server names it, so a message read in a
-//! log of many servers is never ambiguous.
+//! log of many servers is never ambiguous. A failure that has an underlying cause (an I/O,
+//! HTTP, TLS or WebSocket error) keeps it behind [`std::error::Error::source`]; the message
+//! text never holds a secret (URLs are shown without password or query).
 
 use std::time::Duration;
 
@@ -10,6 +12,9 @@ use serde_json::Value;
 
 use crate::config::ConfigError;
 use crate::protocol::jsonrpc::ErrorCode;
+
+/// An underlying cause, kept for [`std::error::Error::source`].
+type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 /// Everything that can go wrong in `mcp-blocking`.
 #[derive(Debug, thiserror::Error)]
@@ -78,7 +83,8 @@ pub enum Error {
         stderr_tail: String,
     },
 
-    /// A transport-level failure: HTTP status, TLS, DNS, WebSocket, broken pipe.
+    /// A transport-level failure: HTTP status, TLS, DNS, WebSocket, broken pipe, a server that
+    /// stopped reading its stdin.
     #[error("server `{server}`: transport error: {detail}")]
     Transport {
         /// The server's configured name.
@@ -87,6 +93,11 @@ pub enum Error {
         status: Option<u16>,
         /// What went wrong (for HTTP, a bounded snippet of the body).
         detail: String,
+        /// The underlying error, when there is one: a [`std::io::Error`] for socket failures,
+        /// otherwise the [`ureq::Error`] or [`tungstenite::Error`] (or, for a Streamable HTTP
+        /// server whose legacy SSE fallback failed too, that [`Error`]).
+        #[source]
+        source: Option<Cause>,
     },
 
     /// The server broke the protocol: an unsupported protocol version, a malformed result.

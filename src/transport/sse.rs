@@ -25,6 +25,7 @@ use crossbeam_channel::{RecvTimeoutError, Sender};
 use super::http::{self, deliver_frame, drain, map_ureq, status_error, Outbound, RequestHeaders};
 use super::sse_parser::SseReader;
 use super::{Sink, Transport};
+use crate::config::redact_url;
 use crate::error::Error;
 
 struct Inner {
@@ -83,6 +84,7 @@ pub(crate) fn open_with(
     timeout: Duration,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
+    let shown = redact_url(url);
     let connect_err = |detail: String| Error::Connect {
         server: server.to_owned(),
         detail,
@@ -92,7 +94,7 @@ pub(crate) fn open_with(
         || !(url.starts_with("http://") || url.starts_with("https://"))
     {
         return Err(connect_err(format!(
-            "`{url}` is not an http:// or https:// URL"
+            "`{shown}` is not an http:// or https:// URL"
         )));
     }
     let inner = Arc::new(Inner {
@@ -136,14 +138,14 @@ pub(crate) fn open_with(
             stop(&inner, thread);
             Err(Error::Timeout {
                 server: server.to_owned(),
-                method: format!("GET {url} (waiting for the `endpoint` event)"),
+                method: format!("GET {shown} (waiting for the `endpoint` event)"),
                 after: started.elapsed(),
             })
         }
         Err(RecvTimeoutError::Disconnected) => {
             stop(&inner, thread);
             Err(connect_err(format!(
-                "GET {url}: the stream ended before the `endpoint` event"
+                "GET {shown}: the stream ended before the `endpoint` event"
             )))
         }
     }
@@ -160,7 +162,7 @@ impl Inner {
 
     /// The stream thread: reports the endpoint (or the failure) on `ready`, then delivers.
     fn run(self: Arc<Self>, ready: Sender<Result<String, Error>>) {
-        let what = format!("GET {}", self.url);
+        let what = format!("GET {}", redact_url(&self.url));
         let started = Instant::now();
         let req = self
             .agent
@@ -276,7 +278,7 @@ impl Transport for SseTransport {
         if let Some(v) = lock(&inner.protocol_version).as_deref() {
             req = req.header("MCP-Protocol-Version", v);
         }
-        let what = format!("POST {}", self.endpoint);
+        let what = format!("POST {}", redact_url(&self.endpoint));
         let resp = req
             .send(&frame[..])
             .map_err(|e| map_ureq(&inner.server, &what, method, started, Some(deadline), e))?;
@@ -330,7 +332,7 @@ pub(crate) fn resolve_endpoint(base: &str, endpoint: &str) -> Result<String, Str
     }
     let uri: ureq::http::Uri = base
         .parse()
-        .map_err(|e| format!("bad stream URL `{base}`: {e}"))?;
+        .map_err(|e| format!("bad stream URL `{}`: {e}", redact_url(base)))?;
     let scheme = uri.scheme_str().unwrap_or("http");
     let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
     let path = uri.path();
@@ -352,7 +354,8 @@ pub(crate) fn resolve_endpoint(base: &str, endpoint: &str) -> Result<String, Str
     match (origin(base), origin(&resolved)) {
         (Some(a), Some(b)) if a == b => Ok(resolved),
         (_, Some(_)) => Err(format!(
-            "refusing endpoint `{resolved}`: its origin differs from the stream's"
+            "refusing endpoint `{}`: its origin differs from the stream's",
+            redact_url(&resolved)
         )),
         _ => Err(format!(
             "the `endpoint` event `{endpoint}` is not a valid URL"

@@ -312,6 +312,7 @@ impl Transport for StdioTransport {
                 server: self.server.to_string(),
                 status: None,
                 detail: "the server is not reading its stdin".to_owned(),
+                source: None,
             }),
         }
     }

@@ -29,6 +29,7 @@ use tungstenite::{Message, WebSocket};
 
 use super::http::{deliver_frame, Outbound};
 use super::{Sink, Transport};
+use crate::config::redact_url;
 use crate::error::Error;
 
 type Ws = WebSocket<MaybeTlsStream<TcpStream>>;
@@ -54,7 +55,7 @@ impl fmt::Debug for WsTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("WsTransport")
             .field("server", &self.inner.server)
-            .field("url", &self.url)
+            .field("url", &redact_url(&self.url))
             .finish_non_exhaustive()
     }
 }
@@ -68,9 +69,10 @@ pub(crate) fn open(
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
     let started = Instant::now();
+    let shown = redact_url(url);
     let err = |detail: String| Error::Connect {
         server: server.to_owned(),
-        detail: format!("{url}: {detail}"),
+        detail: format!("{shown}: {detail}"),
         stderr_tail: String::new(),
     };
     let mut request = url
@@ -150,7 +152,8 @@ pub(crate) fn open(
             return Err(Error::Transport {
                 server: server.to_owned(),
                 status: Some(resp.status().as_u16()),
-                detail: format!("{url}: upgrade refused: HTTP {}: {body}", resp.status()),
+                detail: format!("{shown}: upgrade refused: HTTP {}: {body}", resp.status()),
+                source: None,
             });
         }
         Err(HandshakeError::Failure(e)) => return Err(err(format!("handshake failed: {e}"))),
@@ -327,6 +330,7 @@ impl Transport for WsTransport {
                 server: inner.server.clone(),
                 status: None,
                 detail: format!("WebSocket write failed: {e}"),
+                source: Some(Box::new(e)),
             },
         })
     }

@@ -46,6 +46,7 @@ impl RequestHeaders {
                 server: server.to_owned(),
                 status: None,
                 detail: format!("the auth provider failed: {e}"),
+                source: None,
             })?;
             req = req.header("Authorization", value.as_str());
         }

@@ -58,7 +58,7 @@ pub(crate) use self::pool::agent;
 use self::post::Exchange;
 use self::session::State;
 use super::{Sink, Transport};
-use crate::config::HttpConfig;
+use crate::config::{redact_url, HttpConfig};
 use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
 
@@ -104,7 +104,7 @@ impl fmt::Debug for HttpTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpTransport")
             .field("server", &self.inner.server)
-            .field("url", &self.inner.url)
+            .field("url", &self.inner.shown_url())
             .field("headers", &self.inner.headers)
             .field("legacy_fallback", &self.fallback.get().is_some())
             .finish_non_exhaustive()
@@ -135,7 +135,7 @@ impl HttpTransport {
         {
             return Err(Error::Connect {
                 server: server.to_owned(),
-                detail: format!("`{url}` is not an http:// or https:// URL"),
+                detail: format!("`{}` is not an http:// or https:// URL", redact_url(url)),
                 stderr_tail: String::new(),
             });
         }
@@ -194,13 +194,14 @@ impl Transport for HttpTransport {
                 Ok(())
             }
             Err(Exchange::Legacy(status)) => {
-                let original = format!("POST {}: HTTP {status}", inner.url);
+                let original = format!("POST {}: HTTP {status}", inner.shown_url());
                 self.fall_back(frame, deadline).map_err(|e| {
                     log::debug!("server `{}`: legacy SSE fallback failed: {e}", inner.server);
                     Error::Transport {
                         server: inner.server.clone(),
                         status: Some(status),
                         detail: format!("{original} (and legacy HTTP+SSE failed too: {e})"),
+                        source: Some(Box::new(e)),
                     }
                 })
             }
@@ -260,6 +261,11 @@ impl Drop for HttpTransport {
 }
 
 impl Inner {
+    /// The URL as error messages and logs show it: without password or query.
+    fn shown_url(&self) -> String {
+        redact_url(&self.url)
+    }
+
     /// A closed-connection error with this detail.
     fn closed_error(&self, detail: &str) -> Error {
         Error::Closed {
