@@ -59,7 +59,7 @@ pub use config::{
     HostedReport, HttpConfig, LoadReport, RequireApproval, ServerConfig, StdioConfig, Template,
     TransportConfig, DEFAULT_TIMEOUT, VALID_TRANSPORT_TYPES,
 };
-pub use error::{Error, Result};
+pub use error::{ConnectError, ConnectErrorKind, Error, Result};
 pub use model::{
     apply_schema_defaults, Annotations, AudioContent, BlobResourceContents, CallToolResult,
     Cancelled, ClientCapabilities, CompleteResult, Completion, CompletionReference, Content,

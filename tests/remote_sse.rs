@@ -6,7 +6,7 @@ mod support_remote;
 
 use std::time::{Duration, Instant};
 
-use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
+use mcp_blocking::{Client, ConfigLoader, ConnectErrorKind, Error, ServerConfig};
 use serde_json::json;
 use support_remote::mcp::McpSse;
 use support_remote::HttpServer;
@@ -104,6 +104,11 @@ fn a_stream_without_an_endpoint_event_times_out_on_time() {
     assert!(took >= Duration::from_millis(450), "{took:?}");
     assert!(took < Duration::from_millis(2000), "{took:?}");
     assert!(err.to_string().contains("mute"), "{err}");
+    assert!(
+        matches!(&err, Error::Connect(e) if e.kind() == ConnectErrorKind::TimedOut),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("`endpoint` event"), "{err}");
 }
 
 #[test]
@@ -111,10 +116,15 @@ fn a_404_on_the_stream_is_a_typed_error() {
     let srv = HttpServer::start(|_req, conn| conn.respond(404, &[], b"no such stream"));
     let err = Client::connect(ServerConfig::sse("nf", srv.url("/sse")).timeout_secs(2.0))
         .expect_err("404");
-    match err {
-        Error::Transport { status, .. } => assert_eq!(status, Some(404)),
+    match &err {
+        Error::Connect(e) => {
+            assert_eq!(e.kind(), ConnectErrorKind::Unreachable);
+            assert_eq!(e.http_status(), Some(404));
+            assert_eq!(e.target(), srv.url("/sse"));
+        }
         other => panic!("{other:?}"),
     }
+    assert!(err.to_string().contains("no such stream"), "{err}");
 }
 
 #[test]

@@ -5,8 +5,9 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_blocking::{
-    CallOptions, Client, CompletionReference, Content, CreateMessageResult, ElicitResult, Error,
-    ErrorCode, LoggingLevel, Notification, ResourceContents, Root, ServerConfig,
+    CallOptions, Client, CompletionReference, ConnectError, ConnectErrorKind, Content,
+    CreateMessageResult, ElicitResult, Error, ErrorCode, LoggingLevel, Notification,
+    ResourceContents, Root, ServerConfig,
 };
 use serde_json::{json, Value};
 
@@ -277,11 +278,27 @@ fn a_crash_mid_call_fails_at_once_with_exit_status_and_stderr() {
     c.ping().unwrap();
 }
 
+/// The connect error inside `err`, or a panic naming what came instead.
+fn connect_error(err: &Error) -> &ConnectError {
+    match err {
+        Error::Connect(e) => e,
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+}
+
 #[test]
 fn connect_failure_names_server_command_and_stderr() {
     let err = Client::connect(fixture("broken", &["--crash-on-start"])).unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    let e = connect_error(&err);
+    assert_eq!(e.kind(), ConnectErrorKind::Closed, "{err:?}");
+    assert_eq!(e.server(), "broken");
+    assert!(e.target().contains("--crash-on-start"), "{}", e.target());
+    assert!(
+        e.stderr_tail().contains("failing at start-up on purpose"),
+        "{}",
+        e.stderr_tail()
+    );
     assert!(msg.contains("broken"), "{msg}");
     assert!(msg.contains("--crash-on-start"), "names the command: {msg}");
     assert!(
@@ -289,19 +306,27 @@ fn connect_failure_names_server_command_and_stderr() {
         "quotes stderr: {msg}"
     );
     assert!(msg.contains("status 2"), "{msg}");
+}
 
+#[test]
+fn a_command_that_cannot_start_is_a_spawn_error_with_the_os_error_as_source() {
     let err = Client::connect(ServerConfig::stdio("ghost", "/nonexistent/mcp-server")).unwrap_err();
     assert!(
         matches!(&err, Error::Spawn { server, .. } if server == "ghost"),
         "{err:?}"
     );
+    let io = std::error::Error::source(&err)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .expect("the OS error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
 }
 
 #[test]
-fn handshake_timeout_is_a_connect_error() {
+fn handshake_timeout_is_a_timed_out_connect_error() {
     let start = Instant::now();
     let err = Client::connect(fixture("mute", &["--never-answer"]).timeout_secs(1.0)).unwrap_err();
-    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    assert_eq!(connect_error(&err).kind(), ConnectErrorKind::TimedOut);
+    assert!(err.is_timeout());
     assert!(
         err.to_string().contains("did not answer `initialize`"),
         "{err}"
@@ -312,6 +337,8 @@ fn handshake_timeout_is_a_connect_error() {
 #[test]
 fn wrong_protocol_version_is_refused_naming_both() {
     let err = Client::connect(fixture("old", &["--protocol-version", "1999-01-01"])).unwrap_err();
+    assert_eq!(connect_error(&err).kind(), ConnectErrorKind::Protocol);
+    assert!(!err.is_timeout());
     let msg = err.to_string();
     assert!(
         msg.contains("1999-01-01") && msg.contains("2025-11-25"),

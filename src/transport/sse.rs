@@ -26,7 +26,7 @@ use super::http::{self, deliver_frame, drain, map_ureq, status_error, Outbound, 
 use super::sse_parser::SseReader;
 use super::{Sink, Transport};
 use crate::config::redact_url;
-use crate::error::Error;
+use crate::error::{ConnectError, ConnectErrorKind, Error};
 
 struct Inner {
     server: String,
@@ -85,17 +85,16 @@ pub(crate) fn open_with(
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
     let shown = redact_url(url);
-    let connect_err = |detail: String| Error::Connect {
-        server: server.to_owned(),
-        detail,
-        stderr_tail: String::new(),
-    };
+    let connect_err =
+        |kind: ConnectErrorKind, detail: String| ConnectError::new(server, &shown, kind, detail);
     if url.parse::<ureq::http::Uri>().is_err()
         || !(url.starts_with("http://") || url.starts_with("https://"))
     {
-        return Err(connect_err(format!(
-            "`{shown}` is not an http:// or https:// URL"
-        )));
+        return Err(connect_err(
+            ConnectErrorKind::Unreachable,
+            format!("`{shown}` is not an http:// or https:// URL"),
+        )
+        .into());
     }
     let inner = Arc::new(Inner {
         server: server.to_owned(),
@@ -114,7 +113,10 @@ pub(crate) fn open_with(
         std::thread::Builder::new()
             .name(format!("mcp-sse:{server}"))
             .spawn(move || inner.run(ready_tx))
-            .map_err(|e| connect_err(format!("could not start the SSE thread: {e}")))?
+            .map_err(|e| {
+                let detail = format!("{shown}: could not start the SSE thread: {e}");
+                connect_err(ConnectErrorKind::Unreachable, detail).with_source(e)
+            })?
     };
     let stop = |inner: &Inner, thread: JoinHandle<()>| {
         inner.closing.store(true, Ordering::SeqCst);
@@ -132,32 +134,31 @@ pub(crate) fn open_with(
         }
         Ok(Err(e)) => {
             stop(&inner, thread);
-            Err(e)
+            Err(e.into_connect(&shown, String::new))
         }
         Err(RecvTimeoutError::Timeout) => {
             stop(&inner, thread);
-            Err(Error::Timeout {
-                server: server.to_owned(),
-                method: format!("GET {shown} (waiting for the `endpoint` event)"),
-                after: started.elapsed(),
-            })
+            let secs = started.elapsed().as_secs_f64();
+            Err(connect_err(
+                ConnectErrorKind::TimedOut,
+                format!("GET {shown}: no `endpoint` event within {secs:.1} s"),
+            )
+            .into())
         }
         Err(RecvTimeoutError::Disconnected) => {
             stop(&inner, thread);
-            Err(connect_err(format!(
-                "GET {shown}: the stream ended before the `endpoint` event"
-            )))
+            Err(connect_err(
+                ConnectErrorKind::Closed,
+                format!("GET {shown}: the stream ended before the `endpoint` event"),
+            )
+            .into())
         }
     }
 }
 
 impl Inner {
-    fn connect_err(&self, detail: String) -> Error {
-        Error::Connect {
-            server: self.server.clone(),
-            detail,
-            stderr_tail: String::new(),
-        }
+    fn connect_err(&self, kind: ConnectErrorKind, detail: String) -> Error {
+        ConnectError::new(&self.server, &redact_url(&self.url), kind, detail).into()
     }
 
     /// The stream thread: reports the endpoint (or the failure) on `ready`, then delivers.
@@ -206,8 +207,9 @@ impl Inner {
                         log::debug!("server `{}`: ignoring a second endpoint event", self.server);
                         continue;
                     };
-                    let result = resolve_endpoint(&self.url, ev.data.trim())
-                        .map_err(|why| self.connect_err(format!("{what}: {why}")));
+                    let result = resolve_endpoint(&self.url, ev.data.trim()).map_err(|why| {
+                        self.connect_err(ConnectErrorKind::Protocol, format!("{what}: {why}"))
+                    });
                     let refused = result.is_err();
                     let _ = tx.send(result);
                     if refused {
@@ -233,9 +235,10 @@ impl Inner {
             }
         };
         if let Some(tx) = ready {
-            let _ = tx.send(Err(
-                self.connect_err(format!("{what}: {end} before the `endpoint` event"))
-            ));
+            let _ = tx.send(Err(self.connect_err(
+                ConnectErrorKind::Closed,
+                format!("{what}: {end} before the `endpoint` event"),
+            )));
             return;
         }
         if !self.closing.load(Ordering::SeqCst) {

@@ -18,7 +18,8 @@ use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
 use mcp_blocking::{
-    CallOptions, Client, ConfigLoader, Error, LoadReport, ServerConfig, TransportConfig,
+    CallOptions, Client, ConfigLoader, ConnectErrorKind, Error, LoadReport, ServerConfig,
+    TransportConfig,
 };
 use serde_json::{json, Value};
 
@@ -63,9 +64,9 @@ COMMANDS:
                                        transport and any error (exit 2 if any)
 
 EXIT STATUS:
-  0 ok   1 the tool returned isError   2 usage or config error   3 could not connect
-  4 timed out   5 the server answered with a JSON-RPC error (or a malformed result)
-  6 connection closed mid-request
+  0 ok   1 the tool returned isError   2 usage or config error   3 could not connect (a
+  handshake that times out included)   4 timed out   5 the server answered with a JSON-RPC
+  error (or a malformed result)   6 connection closed mid-request
 
 EXAMPLES:
   mcpb --stdio \"npx -y @modelcontextprotocol/server-everything\" call get-sum a=2 b=3
@@ -122,6 +123,13 @@ impl FailureInfo {
         let (exit, kind) = match e {
             Error::Config(_) => (2, "config"),
             Error::InvalidArgument { .. } => (2, "invalid_argument"),
+            Error::Connect(c) => {
+                if c.kind() == ConnectErrorKind::TimedOut {
+                    detail.push("use --timeout SECS to wait longer".into());
+                }
+                extra = json!({ "reason": connect_reason(c.kind()) });
+                (3, "connect")
+            }
             _ if !connected => (3, "connect"),
             Error::Timeout { .. } => {
                 detail.push("use --timeout SECS to wait longer".into());
@@ -135,7 +143,7 @@ impl FailureInfo {
                 (5, "rpc")
             }
             Error::Protocol { .. } => (5, "protocol"),
-            Error::Spawn { .. } | Error::Connect { .. } => (3, "connect"),
+            Error::Spawn { .. } => (3, "connect"),
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),
         };
@@ -172,6 +180,19 @@ impl FailureInfo {
             }
             print_json(&doc);
         }
+    }
+}
+
+/// How a connection failed, for `--json` (`"reason"` next to `"kind": "connect"`).
+fn connect_reason(kind: ConnectErrorKind) -> &'static str {
+    match kind {
+        ConnectErrorKind::Unreachable => "unreachable",
+        ConnectErrorKind::Auth => "auth",
+        ConnectErrorKind::TimedOut => "timed_out",
+        ConnectErrorKind::Closed => "closed",
+        ConnectErrorKind::Rejected => "rejected",
+        ConnectErrorKind::Protocol => "protocol",
+        _ => "other",
     }
 }
 

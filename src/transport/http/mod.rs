@@ -59,7 +59,7 @@ use self::post::Exchange;
 use self::session::State;
 use super::{Sink, Transport};
 use crate::config::{redact_url, HttpConfig};
-use crate::error::Error;
+use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
 
 #[cfg(test)]
@@ -133,11 +133,14 @@ impl HttpTransport {
         if url.parse::<ureq::http::Uri>().is_err()
             || !(url.starts_with("http://") || url.starts_with("https://"))
         {
-            return Err(Error::Connect {
-                server: server.to_owned(),
-                detail: format!("`{}` is not an http:// or https:// URL", redact_url(url)),
-                stderr_tail: String::new(),
-            });
+            let shown = redact_url(url);
+            return Err(ConnectError::new(
+                server,
+                &shown,
+                ConnectErrorKind::Unreachable,
+                format!("`{shown}` is not an http:// or https:// URL"),
+            )
+            .into());
         }
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
         Ok(HttpTransport {
