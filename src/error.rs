@@ -2,13 +2,28 @@
 //!
 //! Variants answer the question a caller asks ("did it time out?", "did the server say no?",
 //! "is the process gone?"). Every variant that concerns a server names it, so a message read in a
-//! log of many servers is never ambiguous.
+//! log of many servers is never ambiguous. A failure that has an underlying cause (an I/O,
+//! HTTP, TLS or WebSocket error) keeps it behind [`std::error::Error::source`]; the message
+//! text never holds a secret (URLs are shown without password or query).
+//!
+//! ```text
+//!  Error::Connect(ConnectError)   kind(): Unreachable | Auth | TimedOut | Closed | Rejected | Protocol
+//!    └ source() ─┬─ Error::Transport ── source() ── io::Error | ureq::Error | tungstenite::Error
+//!                ├─ Error::Timeout | Error::Closed | Error::Protocol   (met during the handshake)
+//!                ├─ Error::Rpc      (the answer to `initialize`; see ConnectError::rpc)
+//!                ├─ io::Error | tungstenite::Error   (opening a WebSocket, watching pipes)
+//!                └─ serde_json::Error   (a malformed `initialize` result)
+//! ```
 
+use std::fmt;
 use std::time::Duration;
 
 use serde_json::Value;
 
 use crate::config::ConfigError;
+
+/// An underlying cause, kept for [`std::error::Error::source`].
+type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 pub use crate::protocol::jsonrpc::ErrorCode;
 
@@ -32,16 +47,10 @@ pub enum Error {
         source: std::io::Error,
     },
 
-    /// The connection or the `initialize` handshake failed.
-    #[error("server `{server}`: could not connect: {detail}{}", tail(stderr_tail))]
-    Connect {
-        /// The server's configured name.
-        server: String,
-        /// What went wrong, including the command or url.
-        detail: String,
-        /// The last lines the server wrote to stderr (empty when none or not a process).
-        stderr_tail: String,
-    },
+    /// The connection could not be opened or the `initialize` handshake failed: see
+    /// [`ConnectError::kind`] for how, and `source()` for the underlying cause.
+    #[error(transparent)]
+    Connect(Box<ConnectError>),
 
     /// No answer arrived within the request's timeout. `notifications/cancelled` was sent.
     #[error("server `{server}`: `{method}` timed out after {:.1} s", after.as_secs_f64())]
@@ -59,8 +68,8 @@ pub enum Error {
     Rpc {
         /// The server's configured name.
         server: String,
-        /// The JSON-RPC error code (see [`ErrorCode`]).
-        code: i32,
+        /// The JSON-RPC error code.
+        code: ErrorCode,
         /// The server's message.
         message: String,
         /// The optional `data` member (boxed, to keep `Error` small).
@@ -79,7 +88,8 @@ pub enum Error {
         stderr_tail: String,
     },
 
-    /// A transport-level failure: HTTP status, TLS, DNS, WebSocket, broken pipe.
+    /// A transport-level failure on an open connection: HTTP status, TLS, DNS, WebSocket,
+    /// broken pipe, a server that stopped reading its stdin.
     #[error("server `{server}`: transport error: {detail}")]
     Transport {
         /// The server's configured name.
@@ -88,6 +98,11 @@ pub enum Error {
         status: Option<u16>,
         /// What went wrong (for HTTP, a bounded snippet of the body).
         detail: String,
+        /// The underlying error, when there is one: a [`std::io::Error`] for socket failures,
+        /// otherwise the [`ureq::Error`] or [`tungstenite::Error`] (or, for a Streamable HTTP
+        /// server whose legacy SSE fallback failed too, that [`Error`]).
+        #[source]
+        source: Option<Cause>,
     },
 
     /// The server broke the protocol: an unsupported protocol version, a malformed result.
@@ -104,15 +119,6 @@ pub enum Error {
     NotConnected {
         /// The server's configured name.
         server: String,
-    },
-
-    /// The requested feature is not available (not built yet, or not offered by the server).
-    #[error("server `{server}`: not supported: {what}")]
-    Unsupported {
-        /// The server's configured name.
-        server: String,
-        /// What is not supported.
-        what: String,
     },
 
     /// An argument given by the caller is invalid (e.g. tool arguments that are not an object).
@@ -144,15 +150,14 @@ impl Error {
     pub fn server(&self) -> Option<&str> {
         match self {
             Error::Config(c) => c.server.as_deref(),
+            Error::Connect(c) => Some(&c.server),
             Error::Spawn { server, .. }
-            | Error::Connect { server, .. }
             | Error::Timeout { server, .. }
             | Error::Rpc { server, .. }
             | Error::Closed { server, .. }
             | Error::Transport { server, .. }
             | Error::Protocol { server, .. }
             | Error::NotConnected { server }
-            | Error::Unsupported { server, .. }
             | Error::InvalidArgument { server, .. } => Some(server),
         }
     }
@@ -167,6 +172,261 @@ impl Error {
                 | Error::Transport { .. }
                 | Error::NotConnected { .. }
         )
+    }
+
+    /// Whether the server did not answer in time: a request's [`Error::Timeout`], or a
+    /// connection attempt that timed out ([`ConnectErrorKind::TimedOut`]).
+    pub fn is_timeout(&self) -> bool {
+        match self {
+            Error::Timeout { .. } => true,
+            Error::Connect(c) => c.kind == ConnectErrorKind::TimedOut,
+            _ => false,
+        }
+    }
+
+    /// This error as met while connecting to `target`: a timeout, a closed connection, the
+    /// server's JSON-RPC error, a transport or protocol failure becomes an [`Error::Connect`]
+    /// of the matching kind, keeping the original as its source. Any other error (config,
+    /// spawn, an [`Error::Connect`] already) is returned as it is. `stderr_tail` is asked for
+    /// only when the error does not carry its own.
+    pub(crate) fn into_connect(self, target: &str, stderr_tail: impl FnOnce() -> String) -> Error {
+        let naming = |detail: &str| {
+            if detail.contains(target) {
+                detail.to_owned()
+            } else {
+                format!("{target}: {detail}")
+            }
+        };
+        let (kind, detail, tail) = match &self {
+            Error::Timeout { method, after, .. } => {
+                let secs = after.as_secs_f64();
+                let detail = if method == "initialize" {
+                    format!("{target} did not answer `initialize` within {secs:.1} s")
+                } else {
+                    format!("{target}: {method} timed out after {secs:.1} s")
+                };
+                (ConnectErrorKind::TimedOut, detail, stderr_tail())
+            }
+            Error::Closed {
+                detail,
+                stderr_tail,
+                ..
+            } => (
+                ConnectErrorKind::Closed,
+                format!("{target} ended during the handshake: {detail}"),
+                stderr_tail.clone(),
+            ),
+            Error::Rpc { code, message, .. } => (
+                ConnectErrorKind::Rejected,
+                format!("{target} refused `initialize`: error {code}: {message}"),
+                stderr_tail(),
+            ),
+            Error::Transport {
+                status: Some(401 | 403),
+                detail,
+                ..
+            } => (ConnectErrorKind::Auth, naming(detail), stderr_tail()),
+            Error::Transport {
+                detail,
+                source: Some(cause),
+                ..
+            } if cause.is::<crate::transport::http::AuthProviderFailed>() => {
+                (ConnectErrorKind::Auth, naming(detail), stderr_tail())
+            }
+            Error::Transport { detail, .. } => {
+                (ConnectErrorKind::Unreachable, naming(detail), stderr_tail())
+            }
+            Error::Protocol { detail, .. } => {
+                (ConnectErrorKind::Protocol, naming(detail), stderr_tail())
+            }
+            _ => return self,
+        };
+        let server = self.server().unwrap_or_default().to_owned();
+        ConnectError::new(&server, target, kind, detail)
+            .with_stderr_tail(tail)
+            .with_source(self)
+            .into()
+    }
+}
+
+/// How a connection attempt failed: the kind of an [`Error::Connect`].
+///
+/// The kinds answer "should I retry, fix my config, or call someone?": an unreachable server or
+/// a timeout may be worth retrying later; a refusal (auth, `initialize` rejected, a protocol
+/// version this client does not speak) will not go away by itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum ConnectErrorKind {
+    /// The connection could not be opened: DNS, connection refused, TLS, an HTTP error status
+    /// on the first request, a WebSocket upgrade refused, an unusable URL, or a local failure to
+    /// set the connection up (pipes that cannot be watched, no thread).
+    Unreachable,
+    /// The server refused our credentials (HTTP 401 or 403 on the first request or the
+    /// WebSocket upgrade; see [`ConnectError::http_status`]), or the configured auth provider
+    /// could not give any.
+    Auth,
+    /// The server did not answer in time: the TCP connect, the WebSocket upgrade, the legacy
+    /// SSE `endpoint` event, or the `initialize` request.
+    TimedOut,
+    /// The process exited or the stream ended during the handshake (see
+    /// [`ConnectError::stderr_tail`]).
+    Closed,
+    /// The server answered `initialize` with a JSON-RPC error; see [`ConnectError::rpc`].
+    Rejected,
+    /// The server broke the protocol: a malformed `initialize` result, a protocol version this
+    /// client does not speak, a legacy SSE `endpoint` on another origin.
+    Protocol,
+}
+
+impl fmt::Display for ConnectErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            ConnectErrorKind::Unreachable => "unreachable",
+            ConnectErrorKind::Auth => "authentication refused",
+            ConnectErrorKind::TimedOut => "timed out",
+            ConnectErrorKind::Closed => "closed during the handshake",
+            ConnectErrorKind::Rejected => "`initialize` rejected",
+            ConnectErrorKind::Protocol => "protocol violation",
+        })
+    }
+}
+
+/// A failed connection attempt: which server, what was reached for, how it failed, and why.
+///
+/// Its `Display` is `server `NAME`: could not connect: WHAT` (naming the command or URL),
+/// followed by the server's last stderr lines when there are any. The underlying cause is its
+/// [`source`](std::error::Error::source): an [`Error::Transport`] (itself holding the
+/// [`std::io::Error`], [`ureq::Error`] or [`tungstenite::Error`]), the [`Error::Timeout`],
+/// [`Error::Closed`], [`Error::Rpc`] or [`Error::Protocol`] met during the handshake, a
+/// [`std::io::Error`] or [`tungstenite::Error`] met opening a WebSocket, or a
+/// [`serde_json::Error`] for a malformed `initialize` result.
+///
+/// ```no_run
+/// use mcp_blocking::{Client, Error, ServerConfig};
+/// use mcp_blocking::error::ConnectErrorKind;
+///
+/// match Client::connect(ServerConfig::http("api", "http://127.0.0.1:8080/mcp")) {
+///     Ok(client) => { /* use it */ }
+///     Err(Error::Connect(e)) if e.kind() == ConnectErrorKind::TimedOut => {
+///         eprintln!("{} is slow; trying again later", e.target());
+///     }
+///     Err(Error::Connect(e)) => {
+///         eprintln!("{e}");
+///         if let Some((code, message)) = e.rpc() {
+///             eprintln!("the server said {code}: {message}");
+///         }
+///     }
+///     Err(other) => eprintln!("{other}"),
+/// }
+/// ```
+#[derive(Debug)]
+#[non_exhaustive]
+pub struct ConnectError {
+    server: String,
+    target: String,
+    kind: ConnectErrorKind,
+    detail: String,
+    stderr_tail: String,
+    source: Option<Cause>,
+}
+
+impl ConnectError {
+    /// A connect error for `server` reaching for `target` (already redacted), with `detail`
+    /// naming the target.
+    pub(crate) fn new(
+        server: &str,
+        target: &str,
+        kind: ConnectErrorKind,
+        detail: impl Into<String>,
+    ) -> Self {
+        ConnectError {
+            server: server.to_owned(),
+            target: target.to_owned(),
+            kind,
+            detail: detail.into(),
+            stderr_tail: String::new(),
+            source: None,
+        }
+    }
+
+    /// Keeps the underlying cause.
+    pub(crate) fn with_source(mut self, source: impl Into<Cause>) -> Self {
+        self.source = Some(source.into());
+        self
+    }
+
+    /// Adds the server's last stderr lines.
+    pub(crate) fn with_stderr_tail(mut self, stderr_tail: String) -> Self {
+        self.stderr_tail = stderr_tail;
+        self
+    }
+
+    /// The server's configured name.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// What was reached for: the command line (in backquotes) of a stdio server, or the URL
+    /// without its password and query.
+    pub fn target(&self) -> &str {
+        &self.target
+    }
+
+    /// How the attempt failed.
+    pub fn kind(&self) -> ConnectErrorKind {
+        self.kind
+    }
+
+    /// The last lines the server wrote to stderr (empty when none or not a process).
+    pub fn stderr_tail(&self) -> &str {
+        &self.stderr_tail
+    }
+
+    /// The code and message of the JSON-RPC error the server answered `initialize` with
+    /// ([`ConnectErrorKind::Rejected`]).
+    pub fn rpc(&self) -> Option<(ErrorCode, &str)> {
+        match self.source_error()? {
+            Error::Rpc { code, message, .. } => Some((*code, message)),
+            _ => None,
+        }
+    }
+
+    /// The HTTP status the server answered with, when the attempt failed on one (the first
+    /// request, the legacy SSE stream, or the WebSocket upgrade).
+    pub fn http_status(&self) -> Option<u16> {
+        match self.source_error()? {
+            Error::Transport { status, .. } => *status,
+            _ => None,
+        }
+    }
+
+    /// The source, when it is one of this crate's errors.
+    fn source_error(&self) -> Option<&Error> {
+        self.source.as_deref()?.downcast_ref::<Error>()
+    }
+}
+
+impl fmt::Display for ConnectError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "server `{}`: could not connect: {}{}",
+            self.server,
+            self.detail,
+            tail(&self.stderr_tail)
+        )
+    }
+}
+
+impl std::error::Error for ConnectError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        self.source.as_deref().map(|e| e as _)
+    }
+}
+
+impl From<ConnectError> for Error {
+    fn from(e: ConnectError) -> Self {
+        Error::Connect(Box::new(e))
     }
 }
 
@@ -206,5 +466,197 @@ mod tests {
         };
         assert!(e.to_string().contains("boom"));
         assert_eq!(e.server(), Some("fs"));
+    }
+
+    const TARGET: &str = "http://127.0.0.1:9/mcp";
+
+    fn connect_error(e: &Error) -> &ConnectError {
+        match e {
+            Error::Connect(c) => c,
+            other => panic!("not a connect error: {other:?}"),
+        }
+    }
+
+    /// The first error of type `T` in the `source()` chain of `e`.
+    fn find_cause<T: std::error::Error + 'static>(e: &dyn std::error::Error) -> Option<&T> {
+        let mut next = e.source();
+        while let Some(cause) = next {
+            if let Some(found) = cause.downcast_ref::<T>() {
+                return Some(found);
+            }
+            next = cause.source();
+        }
+        None
+    }
+
+    #[test]
+    fn every_connect_error_kind_has_a_short_name() {
+        let names: Vec<String> = [
+            ConnectErrorKind::Unreachable,
+            ConnectErrorKind::Auth,
+            ConnectErrorKind::TimedOut,
+            ConnectErrorKind::Closed,
+            ConnectErrorKind::Rejected,
+            ConnectErrorKind::Protocol,
+        ]
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+        assert_eq!(
+            names,
+            [
+                "unreachable",
+                "authentication refused",
+                "timed out",
+                "closed during the handshake",
+                "`initialize` rejected",
+                "protocol violation",
+            ]
+        );
+    }
+
+    #[test]
+    fn a_connect_error_reads_like_before_with_the_stderr_tail_after() {
+        let e: Error = ConnectError::new(
+            "fs",
+            "`mcp-fs --root /`",
+            ConnectErrorKind::Closed,
+            "`mcp-fs --root /` ended during the handshake: exited with status 2",
+        )
+        .with_stderr_tail("no such root".into())
+        .into();
+        assert_eq!(
+            e.to_string(),
+            "server `fs`: could not connect: `mcp-fs --root /` ended during the handshake: \
+             exited with status 2\n--- stderr (last lines) ---\nno such root"
+        );
+        let c = connect_error(&e);
+        assert_eq!(c.server(), "fs");
+        assert_eq!(c.target(), "`mcp-fs --root /`");
+        assert_eq!(c.kind(), ConnectErrorKind::Closed);
+        assert_eq!(c.stderr_tail(), "no such root");
+        assert_eq!(e.server(), Some("fs"));
+        assert!(
+            std::error::Error::source(&e).is_none(),
+            "no cause was given"
+        );
+    }
+
+    #[test]
+    fn a_handshake_timeout_becomes_a_timed_out_connect_error() {
+        let e = Error::Timeout {
+            server: "fs".into(),
+            method: "initialize".into(),
+            after: Duration::from_millis(1000),
+        }
+        .into_connect("`mcp-fs`", || "starting...".into());
+        assert_eq!(
+            e.to_string(),
+            "server `fs`: could not connect: `mcp-fs` did not answer `initialize` within 1.0 s\n\
+             --- stderr (last lines) ---\nstarting..."
+        );
+        assert_eq!(connect_error(&e).kind(), ConnectErrorKind::TimedOut);
+        assert!(e.is_timeout());
+        assert!(matches!(
+            std::error::Error::source(&e).and_then(|s| s.downcast_ref::<Error>()),
+            Some(Error::Timeout { .. })
+        ));
+    }
+
+    #[test]
+    fn a_refusal_of_initialize_keeps_its_code_and_message() {
+        let e = Error::Rpc {
+            server: "fs".into(),
+            code: ErrorCode::INVALID_PARAMS,
+            message: "unknown client".into(),
+            data: None,
+        }
+        .into_connect(TARGET, String::new);
+        let c = connect_error(&e);
+        assert_eq!(c.kind(), ConnectErrorKind::Rejected);
+        assert_eq!(c.rpc(), Some((ErrorCode::INVALID_PARAMS, "unknown client")));
+        assert_eq!(
+            e.to_string(),
+            format!("server `fs`: could not connect: {TARGET} refused `initialize`: error -32602: unknown client")
+        );
+        assert!(!e.is_timeout());
+    }
+
+    #[test]
+    fn a_closed_connection_keeps_its_own_stderr_tail() {
+        let e = Error::Closed {
+            server: "fs".into(),
+            detail: "the server process exited with status 2".into(),
+            stderr_tail: "bad flag".into(),
+        }
+        .into_connect("`mcp-fs`", || unreachable!("the error has its own tail"));
+        let c = connect_error(&e);
+        assert_eq!(c.kind(), ConnectErrorKind::Closed);
+        assert_eq!(c.stderr_tail(), "bad flag");
+        assert!(e.to_string().contains("ended during the handshake"), "{e}");
+    }
+
+    #[test]
+    fn transport_failures_are_unreachable_or_auth_and_keep_the_os_error() {
+        let refused = Error::Transport {
+            server: "api".into(),
+            status: None,
+            detail: format!("POST {TARGET}: connection refused"),
+            source: Some(Box::new(std::io::Error::from(
+                std::io::ErrorKind::ConnectionRefused,
+            ))),
+        }
+        .into_connect(TARGET, String::new);
+        let c = connect_error(&refused);
+        assert_eq!(c.kind(), ConnectErrorKind::Unreachable);
+        assert_eq!(c.http_status(), None);
+        // The detail already names the URL: it is not repeated.
+        assert_eq!(
+            refused.to_string(),
+            format!("server `api`: could not connect: POST {TARGET}: connection refused")
+        );
+        let io = find_cause::<std::io::Error>(&refused).expect("the OS error in the chain");
+        assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused);
+
+        let denied = Error::Transport {
+            server: "api".into(),
+            status: Some(401),
+            detail: "HTTP 401".into(),
+            source: None,
+        }
+        .into_connect(TARGET, String::new);
+        let c = connect_error(&denied);
+        assert_eq!(c.kind(), ConnectErrorKind::Auth);
+        assert_eq!(c.http_status(), Some(401));
+        assert_eq!(c.rpc(), None);
+        assert!(
+            denied.to_string().contains(&format!("{TARGET}: HTTP 401")),
+            "{denied}"
+        );
+    }
+
+    #[test]
+    fn a_protocol_failure_is_a_protocol_connect_error() {
+        let e = Error::Protocol {
+            server: "api".into(),
+            detail: "the reply did not contain the response".into(),
+        }
+        .into_connect(TARGET, String::new);
+        assert_eq!(connect_error(&e).kind(), ConnectErrorKind::Protocol);
+    }
+
+    #[test]
+    fn errors_that_are_not_about_the_handshake_pass_through() {
+        let spawn = Error::Spawn {
+            server: "fs".into(),
+            command: "mcp-fs".into(),
+            source: std::io::Error::from(std::io::ErrorKind::NotFound),
+        }
+        .into_connect("`mcp-fs`", String::new);
+        assert!(matches!(spawn, Error::Spawn { .. }), "{spawn:?}");
+        let once: Error =
+            ConnectError::new("fs", "`x`", ConnectErrorKind::Unreachable, "no pipes").into();
+        let twice = once.into_connect("`y`", String::new);
+        assert_eq!(connect_error(&twice).target(), "`x`", "not wrapped twice");
     }
 }

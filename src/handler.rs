@@ -14,13 +14,14 @@ use crate::model::{
     Cancelled, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
     LoggingMessage, Progress, ResourceUpdated,
 };
+use crate::protocol::jsonrpc::ErrorCode;
 
 /// An error a handler returns; it is sent to the server as a JSON-RPC error.
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct HandlerError {
     /// The JSON-RPC error code.
-    pub code: i32,
+    pub code: ErrorCode,
     /// A message for the server.
     pub message: String,
     /// Optional structured detail.
@@ -29,7 +30,14 @@ pub struct HandlerError {
 
 impl HandlerError {
     /// An error with the given code and message.
-    pub fn new(code: i32, message: impl Into<String>) -> Self {
+    ///
+    /// ```
+    /// use mcp_blocking::error::ErrorCode;
+    /// use mcp_blocking::handler::HandlerError;
+    /// let e = HandlerError::new(ErrorCode::INVALID_PARAMS, "no model for this prompt");
+    /// assert_eq!(e.to_string(), "error -32602: no model for this prompt");
+    /// ```
+    pub fn new(code: ErrorCode, message: impl Into<String>) -> Self {
         HandlerError {
             code,
             message: message.into(),
@@ -39,7 +47,7 @@ impl HandlerError {
 
     /// The user declined the request (code `-1`, as the sampling spec suggests).
     pub fn rejected(message: impl Into<String>) -> Self {
-        Self::new(-1, message)
+        Self::new(ErrorCode(-1), message)
     }
 
     /// Adds structured detail.

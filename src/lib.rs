@@ -34,7 +34,7 @@
 //! | [`handler`] | answering what a server asks: sampling, elicitation, notifications |
 //! | [`hub`] | the pieces of the multi-server layer |
 //! | `testing` | (feature `testing`) an in-process server for your own unit tests |
-//! | [`error`] | [`Error`] and the types it carries ([`error::ErrorCode`]) |
+//! | [`error`] | [`Error`] and the types it carries ([`error::ConnectError`], [`error::ErrorCode`]) |
 //!
 //! # Logging
 //!

@@ -365,13 +365,16 @@ impl ToolCall<'_> {
     pub fn ask(&self, method: &str, params: Value) -> Result<Value, HandlerError> {
         let answer = self.peer.request(method, params).ok_or_else(|| {
             HandlerError::new(
-                ErrorCode::INTERNAL_ERROR.0,
+                ErrorCode::INTERNAL_ERROR,
                 format!("no answer to `{method}` from the client"),
             )
         })?;
         match answer.get("error") {
             Some(e) => Err(HandlerError::new(
-                e["code"].as_i64().unwrap_or(0) as i32,
+                e["code"]
+                    .as_i64()
+                    .and_then(|c| i32::try_from(c).ok())
+                    .map_or(ErrorCode::INTERNAL_ERROR, ErrorCode),
                 e["message"].as_str().unwrap_or_default(),
             )),
             None => Ok(answer.get("result").cloned().unwrap_or(Value::Null)),
@@ -383,7 +386,7 @@ fn reply(id: &Value, outcome: Result<Value, HandlerError>) -> Value {
     match outcome {
         Ok(result) => json!({"jsonrpc": "2.0", "id": id, "result": result}),
         Err(e) => {
-            let mut error = json!({"code": e.code, "message": e.message});
+            let mut error = json!({"code": e.code.0, "message": e.message});
             if let Some(data) = e.data {
                 error["data"] = data;
             }
@@ -393,12 +396,11 @@ fn reply(id: &Value, outcome: Result<Value, HandlerError>) -> Value {
 }
 
 fn to_value(v: impl Serialize) -> Result<Value, HandlerError> {
-    serde_json::to_value(v)
-        .map_err(|e| HandlerError::new(ErrorCode::INTERNAL_ERROR.0, e.to_string()))
+    serde_json::to_value(v).map_err(|e| HandlerError::new(ErrorCode::INTERNAL_ERROR, e.to_string()))
 }
 
 fn invalid_params(message: String) -> HandlerError {
-    HandlerError::new(ErrorCode::INVALID_PARAMS.0, message)
+    HandlerError::new(ErrorCode::INVALID_PARAMS, message)
 }
 
 impl Script {
@@ -477,7 +479,7 @@ impl Script {
                     .iter()
                     .find(|(r, _)| r.uri == uri)
                     .ok_or_else(|| {
-                        HandlerError::new(ErrorCode::RESOURCE_NOT_FOUND.0, "Resource not found")
+                        HandlerError::new(ErrorCode::RESOURCE_NOT_FOUND, "Resource not found")
                             .with_data(json!({ "uri": uri }))
                     })?;
                 to_value(contents)
@@ -495,7 +497,7 @@ impl Script {
                 to_value(result)
             }
             _ => Err(HandlerError::new(
-                ErrorCode::METHOD_NOT_FOUND.0,
+                ErrorCode::METHOD_NOT_FOUND,
                 format!("Method not found: {method}"),
             )),
         }

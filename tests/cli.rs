@@ -317,6 +317,31 @@ fn a_server_that_dies_at_start_shows_its_stderr() {
 }
 
 #[test]
+fn a_handshake_timeout_exits_3_and_says_how_it_failed() {
+    let o = mcpb(&[
+        "--json",
+        "--stdio",
+        &fixture("--never-answer"),
+        "--timeout",
+        "1",
+        "ping",
+    ]);
+    assert_exit(&o, 3);
+    assert!(
+        stderr(&o).contains("use --timeout SECS to wait longer"),
+        "{}",
+        stderr(&o)
+    );
+    let doc = json_doc(&o);
+    assert_eq!(doc["error"]["kind"], "connect");
+    assert_eq!(doc["error"]["reason"], "timed_out");
+
+    let o = mcpb(&["--json", "--stdio", &fixture("--crash-on-start"), "ping"]);
+    assert_exit(&o, 3);
+    assert_eq!(json_doc(&o)["error"]["reason"], "closed");
+}
+
+#[test]
 fn a_url_that_refuses_the_handshake_exits_3() {
     // A loopback listener that accepts and hangs up at once.
     let listener = TcpListener::bind("127.0.0.1:0").expect("bind");
@@ -334,26 +359,12 @@ fn a_url_that_refuses_the_handshake_exits_3() {
         "ping",
     ]);
     acceptor.join().expect("acceptor");
-    // Exit 2 "transport not yet supported" is allowed only while the transport is missing.
-    let code = o.status.code();
+    assert_exit(&o, 3);
     assert!(
-        code == Some(3) || code == Some(2),
-        "{code:?}: {}",
+        headline(&o).contains("server `127.0.0.1:"),
+        "{}",
         stderr(&o)
     );
-    if code == Some(2) {
-        assert!(
-            stderr(&o).contains("transport not yet supported"),
-            "{}",
-            stderr(&o)
-        );
-    } else {
-        assert!(
-            headline(&o).contains("server `127.0.0.1:"),
-            "{}",
-            stderr(&o)
-        );
-    }
 }
 
 #[test]

@@ -6,6 +6,7 @@ mod hub_support;
 use std::time::{Duration, Instant};
 
 use hub_support::{fixture, quick_degradation, wait_for};
+use mcp_blocking::error::ErrorCode;
 use mcp_blocking::hub::{HubEvent, Run};
 use mcp_blocking::{CallOptions, Error, Hub};
 use serde_json::json;
@@ -90,7 +91,16 @@ fn a_non_retryable_error_does_not_degrade() {
     let hub = pair(1);
     hub.resolve(&Run::new());
     let err = hub.call_tool("a__rpc_error", json!({})).unwrap_err();
-    assert!(matches!(err, Error::Rpc { code: -32000, .. }), "{err}");
+    assert!(
+        matches!(
+            err,
+            Error::Rpc {
+                code: ErrorCode(-32000),
+                ..
+            }
+        ),
+        "{err}"
+    );
     assert!(hub.degraded_servers().is_empty());
     assert_eq!(
         hub.call_tool("a__echo", json!({"text": "ok"}))

@@ -8,6 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use mcp_blocking::config::AuthProvider;
+use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode};
 use mcp_blocking::handler::Notification;
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Value};
@@ -21,6 +22,32 @@ fn text(r: &mcp_blocking::model::CallToolResult) -> String {
 
 fn connect(url: &str, timeout: f64) -> Client {
     Client::connect(ServerConfig::http("loop", url).timeout_secs(timeout)).expect("connect")
+}
+
+/// The connect error inside `err`, or a panic naming what came instead.
+fn connect_error(err: &Error) -> &ConnectError {
+    match err {
+        Error::Connect(e) => e,
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+}
+
+/// The first error of type `T` in the `source()` chain of `e`.
+fn find_cause<T: std::error::Error + 'static>(e: &dyn std::error::Error) -> Option<&T> {
+    let mut next = e.source();
+    while let Some(cause) = next {
+        if let Some(found) = cause.downcast_ref::<T>() {
+            return Some(found);
+        }
+        next = cause.source();
+    }
+    None
+}
+
+/// A loopback port with nothing listening: bound, then released.
+fn closed_port() -> u16 {
+    let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+    l.local_addr().expect("addr").port()
 }
 
 fn posts(srv: &McpHttp) -> Vec<support_remote::Req> {
@@ -292,6 +319,8 @@ fn a_handshake_that_never_answers_fails_connect_on_time() {
     let took = started.elapsed();
     assert!(took < Duration::from_millis(2000), "{took:?}");
     assert!(err.to_string().contains("silent"), "{err}");
+    assert_eq!(connect_error(&err).kind(), ConnectErrorKind::TimedOut);
+    assert!(err.is_timeout());
 }
 
 trait ServerUrl {
@@ -321,6 +350,36 @@ fn a_500_with_html_is_a_typed_error_with_a_bounded_snippet() {
     assert!(msg.contains("500"), "{msg}");
     assert!(msg.contains("Internal error"), "{msg}");
     assert!(msg.len() < 1000, "snippet is bounded: {} bytes", msg.len());
+    let e = connect_error(&err);
+    assert_eq!(e.kind(), ConnectErrorKind::Unreachable);
+    assert_eq!(e.http_status(), Some(500));
+}
+
+#[test]
+fn a_json_rpc_error_to_initialize_is_a_rejection_with_its_code() {
+    let srv = HttpServer::start(|req, conn| {
+        let msg = req.json();
+        conn.json(
+            200,
+            &[],
+            &json!({"jsonrpc": "2.0", "id": msg["id"],
+                "error": {"code": -32600, "message": "clients from the future only"}}),
+        );
+    });
+    let err = Client::connect(ServerConfig::http("picky", srv.server_url()).timeout_secs(5.0))
+        .expect_err("refused");
+    let e = connect_error(&err);
+    assert_eq!(e.kind(), ConnectErrorKind::Rejected);
+    assert_eq!(
+        e.rpc(),
+        Some((ErrorCode::INVALID_REQUEST, "clients from the future only"))
+    );
+    assert!(!err.is_timeout());
+    assert!(
+        err.to_string()
+            .contains("refused `initialize`: error -32600: clients from the future only"),
+        "{err}"
+    );
 }
 
 #[test]
@@ -360,16 +419,45 @@ fn a_stream_cut_mid_way_fails_the_call_at_once() {
 
 #[test]
 fn a_refused_connection_fails_connect_with_a_typed_error() {
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
-        l.local_addr().expect("addr").port()
-    };
-    let err = Client::connect(
-        ServerConfig::http("gone", format!("http://127.0.0.1:{port}/mcp")).timeout_secs(2.0),
-    )
-    .expect_err("refused");
+    let url = format!("http://127.0.0.1:{}/mcp", closed_port());
+    let err =
+        Client::connect(ServerConfig::http("gone", &url).timeout_secs(2.0)).expect_err("refused");
     assert!(err.to_string().contains("refused"), "{err}");
     assert!(err.to_string().contains("gone"), "{err}");
+    let e = connect_error(&err);
+    assert_eq!(e.kind(), ConnectErrorKind::Unreachable);
+    assert_eq!(e.target(), url);
+    assert_eq!(e.http_status(), None);
+    let io = find_cause::<std::io::Error>(&err).expect("the OS error in the source chain");
+    assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused);
+}
+
+#[test]
+fn a_failed_connect_shows_no_url_password_or_query() {
+    let port = closed_port();
+    let url = format!("http://ada:pw-SECRET@127.0.0.1:{port}/mcp?key=q-SECRET");
+    let err = Client::connect(
+        ServerConfig::http("hidden", url)
+            .header("X-Api-Key", "h-SECRET")
+            .timeout_secs(2.0),
+    )
+    .expect_err("refused");
+    let mut shown = vec![err.to_string(), format!("{err:?}")];
+    let mut next = std::error::Error::source(&err);
+    while let Some(cause) = next {
+        shown.push(cause.to_string());
+        shown.push(format!("{cause:?}"));
+        next = cause.source();
+    }
+    for text in &shown {
+        assert!(!text.contains("SECRET"), "{text}");
+    }
+    let target = connect_error(&err).target();
+    assert_eq!(
+        target,
+        format!("http://ada:<redacted>@127.0.0.1:{port}/mcp?<redacted>")
+    );
+    assert!(err.to_string().contains(target), "{err}");
 }
 
 #[test]
@@ -499,7 +587,7 @@ fn the_auth_provider_is_called_per_request() {
 }
 
 #[test]
-fn a_wrong_token_is_a_401_transport_error() {
+fn a_wrong_token_is_an_auth_failure_with_the_401() {
     let srv = McpHttp::start(Options {
         require_auth: Some("Bearer right".into()),
         ..Options::default()
@@ -515,6 +603,9 @@ fn a_wrong_token_is_a_401_transport_error() {
         !err.to_string().contains("wrong"),
         "the token is not quoted: {err}"
     );
+    let e = connect_error(&err);
+    assert_eq!(e.kind(), ConnectErrorKind::Auth);
+    assert_eq!(e.http_status(), Some(401));
 }
 
 #[test]

@@ -10,6 +10,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_blocking::config::{AuthProvider, ConfigErrorKind};
+use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
 use serde_json::json;
 use support_remote::mcp::McpSse;
@@ -108,6 +109,11 @@ fn a_stream_without_an_endpoint_event_times_out_on_time() {
     assert!(took >= Duration::from_millis(450), "{took:?}");
     assert!(took < Duration::from_millis(2000), "{took:?}");
     assert!(err.to_string().contains("mute"), "{err}");
+    assert!(
+        matches!(&err, Error::Connect(e) if e.kind() == ConnectErrorKind::TimedOut),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("`endpoint` event"), "{err}");
 }
 
 #[test]
@@ -115,10 +121,15 @@ fn a_404_on_the_stream_is_a_typed_error() {
     let srv = HttpServer::start(|_req, conn| conn.respond(404, &[], b"no such stream"));
     let err = Client::connect(ServerConfig::sse("nf", srv.url("/sse")).timeout_secs(2.0))
         .expect_err("404");
-    match err {
-        Error::Transport { status, .. } => assert_eq!(status, Some(404)),
+    match &err {
+        Error::Connect(e) => {
+            assert_eq!(e.kind(), ConnectErrorKind::Unreachable);
+            assert_eq!(e.http_status(), Some(404));
+            assert_eq!(e.target(), srv.url("/sse"));
+        }
         other => panic!("{other:?}"),
     }
+    assert!(err.to_string().contains("no such stream"), "{err}");
 }
 
 #[test]
@@ -280,7 +291,10 @@ fn a_failing_auth_provider_fails_connect_naming_the_server_without_the_token() {
             .timeout_secs(5.0),
     )
     .expect_err("the provider fails");
-    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    match &err {
+        Error::Connect(c) => assert_eq!(c.kind(), ConnectErrorKind::Auth, "{err:?}"),
+        other => panic!("expected a connect error, got {other:?}"),
+    }
     let text = err.to_string();
     assert!(text.contains("server `locked`"), "{text}");
     assert!(text.contains("auth provider"), "{text}");

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
+use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::{Client, Error, ServerConfig};
 use rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
 use rustls::{ServerConnection, StreamOwned};
@@ -266,8 +267,12 @@ fn refuses_the_certificate(config: ServerConfig) {
         started.elapsed()
     );
     assert!(
-        matches!(err, Error::Transport { .. } | Error::Connect { .. }),
+        matches!(&err, Error::Connect(e) if e.kind() == ConnectErrorKind::Unreachable),
         "{err:?}"
+    );
+    assert!(
+        std::error::Error::source(&err).is_some(),
+        "the TLS error is kept"
     );
     let text = err.to_string();
     assert!(text.contains("server `untrusted`"), "{text}");

@@ -7,6 +7,7 @@ mod support_remote;
 use std::time::{Duration, Instant};
 
 use mcp_blocking::config::{AuthProvider, ConfigErrorKind};
+use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::json;
 use support_remote::ws::WsServer;
@@ -90,6 +91,7 @@ fn a_silent_server_times_out_on_time() {
     let took = started.elapsed();
     assert!(took < Duration::from_millis(2500), "{took:?}");
     assert!(err.to_string().contains("silent"), "{err}");
+    assert_eq!(kind(&err), ConnectErrorKind::TimedOut);
 }
 
 #[test]
@@ -120,10 +122,8 @@ fn a_handshake_that_never_answers_times_out_on_time() {
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(450), "{took:?}");
     assert!(took < Duration::from_millis(2000), "{took:?}");
-    assert!(
-        matches!(err, Error::Timeout { .. } | Error::Connect { .. }),
-        "{err:?}"
-    );
+    assert_eq!(kind(&err), ConnectErrorKind::TimedOut);
+    assert!(err.is_timeout());
 }
 
 #[test]
@@ -132,9 +132,39 @@ fn a_refused_upgrade_is_a_typed_error() {
     let url = format!("ws://127.0.0.1:{}/", srv.port());
     let err =
         Client::connect(ServerConfig::websocket("no", url).timeout_secs(2.0)).expect_err("403");
-    match err {
-        Error::Transport { status, .. } => assert_eq!(status, Some(403)),
+    match &err {
+        Error::Connect(e) => {
+            assert_eq!(e.kind(), ConnectErrorKind::Auth);
+            assert_eq!(e.http_status(), Some(403));
+        }
         other => panic!("{other:?}"),
+    }
+    // The body may or may not have arrived with the head; the status always has.
+    assert!(err.to_string().contains("HTTP 403"), "{err}");
+}
+
+#[test]
+fn a_refused_connection_is_unreachable_with_the_os_error_as_source() {
+    let port = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let url = format!("ws://127.0.0.1:{port}/");
+    let err = Client::connect(ServerConfig::websocket("gone", &url).timeout_secs(2.0))
+        .expect_err("refused");
+    assert_eq!(kind(&err), ConnectErrorKind::Unreachable);
+    let io = std::error::Error::source(&err)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .expect("the OS error");
+    assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused);
+    assert!(err.to_string().contains(&url), "{err}");
+}
+
+/// The kind of the connect error `err`, or a panic naming what came instead.
+fn kind(err: &Error) -> ConnectErrorKind {
+    match err {
+        Error::Connect(e) => e.kind(),
+        other => panic!("expected a connect error, got {other:?}"),
     }
 }
 
@@ -203,7 +233,10 @@ fn a_failing_auth_provider_fails_connect_naming_the_server_without_the_token() {
         }))
         .timeout_secs(5.0);
     let err = Client::connect(config).expect_err("the provider fails");
-    assert!(matches!(err, Error::Transport { .. }), "{err:?}");
+    match &err {
+        Error::Connect(c) => assert_eq!(c.kind(), ConnectErrorKind::Auth, "{err:?}"),
+        other => panic!("expected a connect error, got {other:?}"),
+    }
     let text = err.to_string();
     assert!(text.contains("server `locked`"), "{text}");
     assert!(text.contains("auth provider"), "{text}");

@@ -4,6 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode};
 use mcp_blocking::handler::Notification;
 use mcp_blocking::model::{
     CompletionReference, Content, CreateMessageResult, ElicitResult, LoggingLevel,
@@ -100,7 +101,7 @@ fn every_method_works() {
     let item = c.read_resource("fixture://items/42").unwrap();
     assert!(matches!(&item.contents[0], ResourceContents::Text(t) if t.text == "item 42"));
     match c.read_resource("fixture://nope") {
-        Err(Error::Rpc { code, .. }) => assert_eq!(code, -32002),
+        Err(Error::Rpc { code, .. }) => assert_eq!(code, ErrorCode::RESOURCE_NOT_FOUND),
         other => panic!("{other:?}"),
     }
     c.subscribe("fixture://readme").unwrap();
@@ -144,7 +145,7 @@ fn rpc_errors_are_errors_with_code_message_and_data() {
             data,
         }) => {
             assert_eq!(server, "fixture");
-            assert_eq!(code, -32000);
+            assert_eq!(code, ErrorCode(-32000));
             assert_eq!(message, "deliberate error");
             assert_eq!(data.as_deref(), Some(&json!({"hint": "fixture"})));
         }
@@ -152,7 +153,10 @@ fn rpc_errors_are_errors_with_code_message_and_data() {
     }
     assert!(matches!(
         c.call_tool("no_such_tool", json!({})),
-        Err(Error::Rpc { code: -32602, .. })
+        Err(Error::Rpc {
+            code: ErrorCode::INVALID_PARAMS,
+            ..
+        })
     ));
     assert!(matches!(
         c.call_tool("echo", json!([1])),
@@ -178,7 +182,10 @@ fn pagination_is_followed_to_the_end() {
     assert_eq!(c.list_prompts().unwrap().len(), 2);
     assert!(matches!(
         c.list_tools_page(Some("not-a-cursor")),
-        Err(Error::Rpc { code: -32602, .. })
+        Err(Error::Rpc {
+            code: ErrorCode::INVALID_PARAMS,
+            ..
+        })
     ));
 }
 
@@ -273,11 +280,27 @@ fn a_crash_mid_call_fails_at_once_with_exit_status_and_stderr() {
     c.ping().unwrap();
 }
 
+/// The connect error inside `err`, or a panic naming what came instead.
+fn connect_error(err: &Error) -> &ConnectError {
+    match err {
+        Error::Connect(e) => e,
+        other => panic!("expected a connect error, got {other:?}"),
+    }
+}
+
 #[test]
 fn connect_failure_names_server_command_and_stderr() {
     let err = Client::connect(fixture("broken", &["--crash-on-start"])).unwrap_err();
     let msg = err.to_string();
-    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    let e = connect_error(&err);
+    assert_eq!(e.kind(), ConnectErrorKind::Closed, "{err:?}");
+    assert_eq!(e.server(), "broken");
+    assert!(e.target().contains("--crash-on-start"), "{}", e.target());
+    assert!(
+        e.stderr_tail().contains("failing at start-up on purpose"),
+        "{}",
+        e.stderr_tail()
+    );
     assert!(msg.contains("broken"), "{msg}");
     assert!(msg.contains("--crash-on-start"), "names the command: {msg}");
     assert!(
@@ -285,19 +308,27 @@ fn connect_failure_names_server_command_and_stderr() {
         "quotes stderr: {msg}"
     );
     assert!(msg.contains("status 2"), "{msg}");
+}
 
+#[test]
+fn a_command_that_cannot_start_is_a_spawn_error_with_the_os_error_as_source() {
     let err = Client::connect(ServerConfig::stdio("ghost", "/nonexistent/mcp-server")).unwrap_err();
     assert!(
         matches!(&err, Error::Spawn { server, .. } if server == "ghost"),
         "{err:?}"
     );
+    let io = std::error::Error::source(&err)
+        .and_then(|s| s.downcast_ref::<std::io::Error>())
+        .expect("the OS error");
+    assert_eq!(io.kind(), std::io::ErrorKind::NotFound);
 }
 
 #[test]
-fn handshake_timeout_is_a_connect_error() {
+fn handshake_timeout_is_a_timed_out_connect_error() {
     let start = Instant::now();
     let err = Client::connect(fixture("mute", &["--never-answer"]).timeout_secs(1.0)).unwrap_err();
-    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    assert_eq!(connect_error(&err).kind(), ConnectErrorKind::TimedOut);
+    assert!(err.is_timeout());
     assert!(
         err.to_string().contains("did not answer `initialize`"),
         "{err}"
@@ -308,6 +339,8 @@ fn handshake_timeout_is_a_connect_error() {
 #[test]
 fn wrong_protocol_version_is_refused_naming_both() {
     let err = Client::connect(fixture("old", &["--protocol-version", "1999-01-01"])).unwrap_err();
+    assert_eq!(connect_error(&err).kind(), ConnectErrorKind::Protocol);
+    assert!(!err.is_timeout());
     let msg = err.to_string();
     assert!(
         msg.contains("1999-01-01") && msg.contains("2025-11-25"),

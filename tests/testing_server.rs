@@ -63,7 +63,7 @@ fn an_unknown_tool_is_a_json_rpc_error_naming_the_server() {
 #[test]
 fn a_handler_error_reaches_the_caller_with_its_code() {
     let server = TestServer::new("s").tool(echo_tool(), |_| {
-        Err(HandlerError::new(-32000, "backend down"))
+        Err(HandlerError::new(ErrorCode(-32000), "backend down"))
     });
     let err = server
         .connect()
@@ -98,7 +98,7 @@ fn resources_and_prompts_are_served() {
     assert_eq!(prompt.messages.len(), 1);
     let missing = client.read_resource("mem://other").unwrap_err();
     assert!(
-        matches!(&missing, Error::Rpc { code, .. } if *code == ErrorCode::RESOURCE_NOT_FOUND.0),
+        matches!(&missing, Error::Rpc { code, .. } if *code == ErrorCode::RESOURCE_NOT_FOUND),
         "{missing:?}"
     );
 }
@@ -172,7 +172,7 @@ fn on_request_answers_any_method() {
         .request("nothing/here", None, &CallOptions::new())
         .unwrap_err();
     assert!(
-        matches!(&err, Error::Rpc { code, .. } if *code == ErrorCode::METHOD_NOT_FOUND.0),
+        matches!(&err, Error::Rpc { code, .. } if *code == ErrorCode::METHOD_NOT_FOUND),
         "{err:?}"
     );
 }

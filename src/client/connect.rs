@@ -8,7 +8,7 @@ use serde_json::json;
 use super::connection::{ClientSink, Connection, DispatchCtx};
 use super::{CallOptions, Client};
 use crate::config::{redact_url, TransportConfig};
-use crate::error::Error;
+use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
 use crate::protocol::session::{initialize_params, initialized_frame, negotiate, Session};
 use crate::transport::poller::ConnectionPoller;
@@ -29,7 +29,19 @@ impl Client {
         caps
     }
 
-    /// Opens the transport and runs the handshake.
+    /// What connecting reaches for, as messages show it: the command line in backquotes, or the
+    /// URL without its password and query.
+    pub(crate) fn target(&self) -> String {
+        match self.config.transport() {
+            TransportConfig::Stdio(cfg) => format!("`{}`", stdio::command_line(cfg)),
+            TransportConfig::Sse(cfg) => redact_url(&cfg.url),
+            TransportConfig::WebSocket(cfg) => redact_url(&cfg.url),
+            TransportConfig::StreamableHttp(cfg) => redact_url(&cfg.url),
+        }
+    }
+
+    /// Opens the transport and runs the handshake. Every failure after the config check is an
+    /// [`Error::Spawn`] or an [`Error::Connect`].
     pub(super) fn establish(&self) -> Result<Connection, Error> {
         self.config.validate()?;
         let server: Arc<str> = self.config.name().into();
@@ -61,35 +73,37 @@ impl Client {
                 None,
             );
         }
-        let (transport, target): (Arc<dyn Transport>, String) = match self.config.transport() {
+        let target = self.target();
+        let transport: Arc<dyn Transport> = match self.config.transport() {
             TransportConfig::Stdio(cfg) => {
                 let poller = match &self.poller {
                     Some(p) => p.clone(),
                     None => {
-                        let p = ConnectionPoller::try_new().map_err(|e| Error::Connect {
-                            server: server.to_string(),
-                            detail: format!("could not create a poller: {e}"),
-                            stderr_tail: String::new(),
+                        let p = ConnectionPoller::try_new().map_err(|e| {
+                            let detail = format!("{target}: could not create a poller: {e}");
+                            ConnectError::new(
+                                &server,
+                                &target,
+                                ConnectErrorKind::Unreachable,
+                                detail,
+                            )
+                            .with_source(e)
                         })?;
                         private_poller = Some(p.clone());
                         p
                     }
                 };
-                let t = stdio::open(&server, cfg, &poller, sink.clone())?;
-                (t, format!("`{}`", stdio::command_line(cfg)))
+                stdio::open(&server, cfg, &poller, sink.clone())?
             }
-            TransportConfig::Sse(cfg) => (
-                crate::transport::sse::open(&server, cfg, timeout, sink.clone())?,
-                redact_url(&cfg.url),
-            ),
-            TransportConfig::WebSocket(cfg) => (
-                crate::transport::ws::open(&server, cfg, timeout, sink.clone())?,
-                redact_url(&cfg.url),
-            ),
-            TransportConfig::StreamableHttp(cfg) => (
-                crate::transport::http::open(&server, cfg, timeout, sink.clone())?,
-                redact_url(&cfg.url),
-            ),
+            TransportConfig::Sse(cfg) => {
+                crate::transport::sse::open(&server, cfg, timeout, sink.clone())?
+            }
+            TransportConfig::WebSocket(cfg) => {
+                crate::transport::ws::open(&server, cfg, timeout, sink.clone())?
+            }
+            TransportConfig::StreamableHttp(cfg) => {
+                crate::transport::http::open(&server, cfg, timeout, sink.clone())?
+            }
         };
         self.finish(
             server,
@@ -137,51 +151,34 @@ impl Client {
         }
     }
 
+    /// Sends `initialize`, checks the answer and sends `notifications/initialized`. A timeout,
+    /// a closed connection, the server's JSON-RPC error, a transport or protocol failure
+    /// becomes an [`Error::Connect`] of the matching [`ConnectErrorKind`].
     fn handshake(&self, conn: &Connection, target: &str) -> Result<InitializeResult, Error> {
         let server = self.server_name().to_owned();
+        let failed = |e: Error| e.into_connect(target, || conn.transport.stderr_tail());
+        let protocol = |detail: String| {
+            ConnectError::new(&server, target, ConnectErrorKind::Protocol, detail)
+                .with_stderr_tail(conn.transport.stderr_tail())
+        };
         let params = initialize_params(&self.capabilities_to_declare(), &self.client_info);
         let raw = conn
             .request("initialize", Some(params), &CallOptions::default())
-            .map_err(|e| match e {
-                Error::Timeout { after, .. } => Error::Connect {
-                    server: server.clone(),
-                    detail: format!(
-                        "{target} did not answer `initialize` within {:.1} s",
-                        after.as_secs_f64()
-                    ),
-                    stderr_tail: conn.transport.stderr_tail(),
-                },
-                Error::Closed {
-                    detail,
-                    stderr_tail,
-                    ..
-                } => Error::Connect {
-                    server: server.clone(),
-                    detail: format!("{target} ended during the handshake: {detail}"),
-                    stderr_tail,
-                },
-                Error::Rpc { code, message, .. } => Error::Connect {
-                    server: server.clone(),
-                    detail: format!("{target} refused `initialize`: error {code}: {message}"),
-                    stderr_tail: conn.transport.stderr_tail(),
-                },
-                other => other,
-            })?;
-        let init: InitializeResult = raw.parse().map_err(|e| Error::Connect {
-            server: server.clone(),
-            detail: format!("{target} sent a malformed `initialize` result: {e}"),
-            stderr_tail: conn.transport.stderr_tail(),
+            .map_err(failed)?;
+        let init: InitializeResult = raw.parse().map_err(|e| {
+            protocol(format!(
+                "{target} sent a malformed `initialize` result: {e}"
+            ))
+            .with_source(e)
         })?;
-        negotiate(&init).map_err(|detail| Error::Connect {
-            server: server.clone(),
-            detail: format!("{target}: {detail}"),
-            stderr_tail: String::new(),
-        })?;
+        negotiate(&init).map_err(|detail| protocol(format!("{target}: {detail}")))?;
         conn.transport.set_protocol_version(&init.protocol_version);
-        conn.transport.send(
-            initialized_frame(),
-            Some(crate::deadline::after(conn.default_timeout)),
-        )?;
+        conn.transport
+            .send(
+                initialized_frame(),
+                Some(crate::deadline::after(conn.default_timeout)),
+            )
+            .map_err(failed)?;
         log::debug!(
             "server `{server}`: connected to {} {} (protocol {})",
             init.server_info.name,

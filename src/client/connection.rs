@@ -15,8 +15,8 @@ use crate::error::Error;
 use crate::handler::Notification;
 use crate::model::{ElicitAction, ElicitParams, InitializeResult, LoggingMessage, Root};
 use crate::protocol::jsonrpc::{
-    encode_notification, encode_response, InNotification, InRequest, Inbound, Payload, RequestId,
-    RpcError,
+    encode_notification, encode_response, ErrorCode, InNotification, InRequest, Inbound, Payload,
+    RequestId, RpcError,
 };
 use crate::protocol::session::{cancelled_frame, Event, Failure, Routed, Session};
 use crate::transport::poller::ConnectionPoller;
@@ -173,12 +173,12 @@ impl DispatchCtx {
 
     fn serve(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         let not_found = || RpcError {
-            code: -32601,
+            code: ErrorCode::METHOD_NOT_FOUND,
             message: format!("Method not found: {method}"),
             data: None,
         };
         let invalid = |e: serde_json::Error| RpcError {
-            code: -32602,
+            code: ErrorCode::INVALID_PARAMS,
             message: format!("Invalid params: {e}"),
             data: None,
         };
@@ -189,7 +189,7 @@ impl DispatchCtx {
         };
         let to_value = |v: Result<Value, serde_json::Error>| {
             v.map_err(|e| RpcError {
-                code: -32603,
+                code: ErrorCode::INTERNAL_ERROR,
                 message: format!("could not encode the result: {e}"),
                 data: None,
             })
@@ -221,7 +221,7 @@ impl DispatchCtx {
                 if let Some(mode) = params.mode.as_deref() {
                     if mode != "form" {
                         return Err(RpcError {
-                            code: -32602,
+                            code: ErrorCode::INVALID_PARAMS,
                             message: format!(
                                 "elicitation mode `{mode}` is not supported by this client"
                             ),

@@ -7,7 +7,8 @@ use serde_json::{json, Value};
 
 use super::{CallOptions, Client};
 use crate::config::ServerConfig;
-use crate::error::Error;
+use crate::error::{ConnectErrorKind, Error};
+use crate::protocol::jsonrpc::ErrorCode;
 
 type Sent = crate::testing::TestServer;
 
@@ -74,6 +75,10 @@ fn an_unsupported_version_is_refused_and_names_both() {
         msg.contains("2030-01-01") && msg.contains("2025-11-25"),
         "{msg}"
     );
+    assert!(
+        matches!(&err, Error::Connect(e) if e.kind() == ConnectErrorKind::Protocol),
+        "{err:?}"
+    );
     assert_eq!(
         methods(&sent),
         ["initialize"],
@@ -85,8 +90,58 @@ fn an_unsupported_version_is_refused_and_names_both() {
 fn initialize_is_never_cancelled() {
     let (c, sent) = client(|_| vec![]);
     let err = c.open().unwrap_err();
-    assert!(matches!(err, Error::Connect { .. }), "{err:?}");
+    assert!(
+        matches!(&err, Error::Connect(e) if e.kind() == ConnectErrorKind::TimedOut),
+        "{err:?}"
+    );
+    assert!(err.is_timeout());
     assert_eq!(methods(&sent), ["initialize"]);
+}
+
+#[test]
+fn an_initialize_answered_with_an_error_is_rejected_with_its_code() {
+    let (c, sent) = client(|m: &Value| match m["method"].as_str() {
+        Some("initialize") => vec![json!({"jsonrpc": "2.0", "id": m["id"],
+            "error": {"code": -32602, "message": "unsupported client"}})],
+        _ => vec![],
+    });
+    let err = c.open().unwrap_err();
+    let Error::Connect(e) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(e.kind(), ConnectErrorKind::Rejected);
+    assert_eq!(
+        e.rpc(),
+        Some((ErrorCode::INVALID_PARAMS, "unsupported client"))
+    );
+    assert!(!err.is_timeout());
+    assert!(
+        err.to_string()
+            .contains("refused `initialize`: error -32602: unsupported client"),
+        "{err}"
+    );
+    assert_eq!(methods(&sent), ["initialize"]);
+}
+
+#[test]
+fn a_malformed_initialize_result_is_a_protocol_error_with_the_parse_error_as_source() {
+    let (c, _) = client(|m: &Value| match m["method"].as_str() {
+        Some("initialize") => {
+            vec![json!({"jsonrpc": "2.0", "id": m["id"], "result": {"capabilities": 7}})]
+        }
+        _ => vec![],
+    });
+    let err = c.open().unwrap_err();
+    let Error::Connect(e) = &err else {
+        panic!("{err:?}")
+    };
+    assert_eq!(e.kind(), ConnectErrorKind::Protocol);
+    assert!(
+        err.to_string().contains("malformed `initialize` result"),
+        "{err}"
+    );
+    let source = std::error::Error::source(&err).expect("a source");
+    assert!(source.is::<serde_json::Error>(), "{source:?}");
 }
 
 #[test]
@@ -129,7 +184,7 @@ fn rpc_errors_are_errors() {
         }) => {
             assert_eq!(
                 (server.as_str(), code, message.as_str()),
-                ("mem", -32602, "bad")
+                ("mem", ErrorCode::INVALID_PARAMS, "bad")
             );
             assert_eq!(data.as_deref(), Some(&json!([1])));
         }

@@ -93,9 +93,11 @@ impl Client {
     /// # Errors
     /// [`Error::Config`] for an invalid config ([`ServerConfig::validate`], e.g. a timeout out of
     /// range: see [timeouts](ServerConfig#timeouts)), [`Error::Spawn`] when the command cannot
-    /// start, [`Error::Connect`] when the handshake fails (naming the server, the command or url,
-    /// and quoting the server's last stderr lines), including a protocol version this client does
-    /// not speak.
+    /// start, [`Error::Connect`] for every other failure to connect or to complete the handshake
+    /// (naming the server, the command or url, and quoting the server's last stderr lines); its
+    /// [`ConnectError::kind`](crate::error::ConnectError::kind) tells an unreachable server from a
+    /// timeout, a process that exited, a refused `initialize` or a protocol version this client
+    /// does not speak.
     pub fn connect(config: ServerConfig) -> Result<Client, Error> {
         Self::builder(config).connect()
     }

@@ -17,7 +17,7 @@ use super::discovery::ServerDiscovery;
 use super::{HubEvent, Inner};
 use crate::client::Client;
 use crate::config::ServerConfig;
-use crate::error::Error;
+use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::model::Tool;
 
 /// A client and the outcome of listing its tools.
@@ -433,11 +433,12 @@ fn connect_in_parallel(jobs: &[(String, Arc<Client>)]) -> Vec<(String, Result<Ve
             .map(|(name, client, spawned)| {
                 let result = match spawned {
                     Ok(handle) => handle.join().unwrap_or_else(|_| {
-                        Err(Error::Connect {
-                            server: name.clone(),
-                            detail: "the connecting thread panicked".into(),
-                            stderr_tail: String::new(),
-                        })
+                        let target = client.target();
+                        let detail = format!("{target}: the connecting thread panicked");
+                        Err(
+                            ConnectError::new(name, &target, ConnectErrorKind::Unreachable, detail)
+                                .into(),
+                        )
                     }),
                     Err(e) => {
                         log::debug!("hub: no thread for `{name}` ({e}); connecting inline");

@@ -35,6 +35,16 @@ impl From<i64> for RequestId {
 }
 
 /// A JSON-RPC error code, open-ended, with the standard and MCP codes as constants.
+///
+/// It is the type of every code in this crate ([`Error::Rpc`](crate::Error::Rpc),
+/// [`HandlerError`](crate::handler::HandlerError)); it serialises and displays as the bare number.
+///
+/// ```
+/// use mcp_blocking::error::ErrorCode;
+/// assert_eq!(ErrorCode::METHOD_NOT_FOUND, ErrorCode(-32601));
+/// assert_eq!(ErrorCode::INVALID_PARAMS.to_string(), "-32602");
+/// assert_eq!(serde_json::to_string(&ErrorCode(-32000)).unwrap(), "-32000");
+/// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(transparent)]
 pub struct ErrorCode(pub i32);
@@ -56,10 +66,16 @@ impl ErrorCode {
     pub const URL_ELICITATION_REQUIRED: ErrorCode = ErrorCode(-32042);
 }
 
+impl fmt::Display for ErrorCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        fmt::Display::fmt(&self.0, f)
+    }
+}
+
 /// The `error` member of a JSON-RPC error response.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct RpcError {
-    pub(crate) code: i32,
+    pub(crate) code: ErrorCode,
     #[serde(default)]
     pub(crate) message: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -517,7 +533,7 @@ mod tests {
             Inbound::parse(br#"{"jsonrpc":"2.0","id":1,"error":{"code":-32601,"message":"nope"}}"#)
                 .unwrap();
         assert!(
-            matches!(&m[0], Inbound::Response(InResponse { outcome: Err(e), .. }) if e.code == -32601)
+            matches!(&m[0], Inbound::Response(InResponse { outcome: Err(e), .. }) if e.code == ErrorCode::METHOD_NOT_FOUND)
         );
     }
 

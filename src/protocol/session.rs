@@ -358,6 +358,7 @@ pub(crate) fn negotiate(result: &InitializeResult) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::protocol::jsonrpc::ErrorCode;
 
     fn parse(s: &str) -> Inbound {
         Inbound::parse(s.as_bytes()).unwrap().pop().unwrap()
@@ -417,7 +418,7 @@ mod tests {
         s.route(parse(&format!(r#"{{"jsonrpc":"2.0","id":{a},"error":{{"code":-32602,"message":"bad","data":{{"x":1}}}}}}"#)));
         match done(&ra) {
             Err(Failure::Rpc(e)) => {
-                assert_eq!(e.code, -32602);
+                assert_eq!(e.code, ErrorCode::INVALID_PARAMS);
                 assert_eq!(e.message, "bad");
                 assert_eq!(e.data, Some(json!({"x":1})));
             }

@@ -26,8 +26,8 @@ use crossbeam_channel::{RecvTimeoutError, Sender};
 use super::http::{self, deliver_frame, drain, map_ureq, status_error, Outbound, RequestHeaders};
 use super::sse_parser::SseReader;
 use super::{Sink, Transport};
-use crate::config::SseConfig;
-use crate::error::Error;
+use crate::config::{redact_url, SseConfig};
+use crate::error::{ConnectError, ConnectErrorKind, Error};
 
 struct Inner {
     server: String,
@@ -86,17 +86,17 @@ pub(crate) fn open_with(
     timeout: Duration,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
-    let connect_err = |detail: String| Error::Connect {
-        server: server.to_owned(),
-        detail,
-        stderr_tail: String::new(),
-    };
+    let shown = redact_url(url);
+    let connect_err =
+        |kind: ConnectErrorKind, detail: String| ConnectError::new(server, &shown, kind, detail);
     if url.parse::<ureq::http::Uri>().is_err()
         || !(url.starts_with("http://") || url.starts_with("https://"))
     {
-        return Err(connect_err(format!(
-            "`{url}` is not an http:// or https:// URL"
-        )));
+        return Err(connect_err(
+            ConnectErrorKind::Unreachable,
+            format!("`{shown}` is not an http:// or https:// URL"),
+        )
+        .into());
     }
     let inner = Arc::new(Inner {
         server: server.to_owned(),
@@ -115,7 +115,10 @@ pub(crate) fn open_with(
         std::thread::Builder::new()
             .name(format!("mcp-sse:{server}"))
             .spawn(move || inner.run(ready_tx))
-            .map_err(|e| connect_err(format!("could not start the SSE thread: {e}")))?
+            .map_err(|e| {
+                let detail = format!("{shown}: could not start the SSE thread: {e}");
+                connect_err(ConnectErrorKind::Unreachable, detail).with_source(e)
+            })?
     };
     let stop = |inner: &Inner, thread: JoinHandle<()>| {
         inner.closing.store(true, Ordering::SeqCst);
@@ -133,37 +136,36 @@ pub(crate) fn open_with(
         }
         Ok(Err(e)) => {
             stop(&inner, thread);
-            Err(e)
+            Err(e.into_connect(&shown, String::new))
         }
         Err(RecvTimeoutError::Timeout) => {
             stop(&inner, thread);
-            Err(Error::Timeout {
-                server: server.to_owned(),
-                method: format!("GET {url} (waiting for the `endpoint` event)"),
-                after: started.elapsed(),
-            })
+            let secs = started.elapsed().as_secs_f64();
+            Err(connect_err(
+                ConnectErrorKind::TimedOut,
+                format!("GET {shown}: no `endpoint` event within {secs:.1} s"),
+            )
+            .into())
         }
         Err(RecvTimeoutError::Disconnected) => {
             stop(&inner, thread);
-            Err(connect_err(format!(
-                "GET {url}: the stream ended before the `endpoint` event"
-            )))
+            Err(connect_err(
+                ConnectErrorKind::Closed,
+                format!("GET {shown}: the stream ended before the `endpoint` event"),
+            )
+            .into())
         }
     }
 }
 
 impl Inner {
-    fn connect_err(&self, detail: String) -> Error {
-        Error::Connect {
-            server: self.server.clone(),
-            detail,
-            stderr_tail: String::new(),
-        }
+    fn connect_err(&self, kind: ConnectErrorKind, detail: String) -> Error {
+        ConnectError::new(&self.server, &redact_url(&self.url), kind, detail).into()
     }
 
     /// The stream thread: reports the endpoint (or the failure) on `ready`, then delivers.
     fn run(self: Arc<Self>, ready: Sender<Result<String, Error>>) {
-        let what = format!("GET {}", self.url);
+        let what = format!("GET {}", redact_url(&self.url));
         let started = Instant::now();
         let req = self
             .agent
@@ -207,8 +209,9 @@ impl Inner {
                         log::debug!("server `{}`: ignoring a second endpoint event", self.server);
                         continue;
                     };
-                    let result = resolve_endpoint(&self.url, ev.data.trim())
-                        .map_err(|why| self.connect_err(format!("{what}: {why}")));
+                    let result = resolve_endpoint(&self.url, ev.data.trim()).map_err(|why| {
+                        self.connect_err(ConnectErrorKind::Protocol, format!("{what}: {why}"))
+                    });
                     let refused = result.is_err();
                     let _ = tx.send(result);
                     if refused {
@@ -234,9 +237,10 @@ impl Inner {
             }
         };
         if let Some(tx) = ready {
-            let _ = tx.send(Err(
-                self.connect_err(format!("{what}: {end} before the `endpoint` event"))
-            ));
+            let _ = tx.send(Err(self.connect_err(
+                ConnectErrorKind::Closed,
+                format!("{what}: {end} before the `endpoint` event"),
+            )));
             return;
         }
         if !self.closing.load(Ordering::SeqCst) {
@@ -279,7 +283,7 @@ impl Transport for SseTransport {
         if let Some(v) = lock(&inner.protocol_version).as_deref() {
             req = req.header("MCP-Protocol-Version", v);
         }
-        let what = format!("POST {}", self.endpoint);
+        let what = format!("POST {}", redact_url(&self.endpoint));
         let resp = req
             .send(&frame[..])
             .map_err(|e| map_ureq(&inner.server, &what, method, started, Some(deadline), e))?;
@@ -333,7 +337,7 @@ pub(crate) fn resolve_endpoint(base: &str, endpoint: &str) -> Result<String, Str
     }
     let uri: ureq::http::Uri = base
         .parse()
-        .map_err(|e| format!("bad stream URL `{base}`: {e}"))?;
+        .map_err(|e| format!("bad stream URL `{}`: {e}", redact_url(base)))?;
     let scheme = uri.scheme_str().unwrap_or("http");
     let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
     let path = uri.path();
@@ -355,7 +359,8 @@ pub(crate) fn resolve_endpoint(base: &str, endpoint: &str) -> Result<String, Str
     match (origin(base), origin(&resolved)) {
         (Some(a), Some(b)) if a == b => Ok(resolved),
         (_, Some(_)) => Err(format!(
-            "refusing endpoint `{resolved}`: its origin differs from the stream's"
+            "refusing endpoint `{}`: its origin differs from the stream's",
+            redact_url(&resolved)
         )),
         _ => Err(format!(
             "the `endpoint` event `{endpoint}` is not a valid URL"

@@ -18,7 +18,7 @@ use super::pipes::{Conn, DEFAULT_MAX_MESSAGE};
 use super::poller::{ConnectionPoller, WriteOutcome};
 use super::{Sink, Transport};
 use crate::config::StdioConfig;
-use crate::error::Error;
+use crate::error::{ConnectError, ConnectErrorKind, Error};
 
 /// Environment variables a child inherits by default (the MCP SDKs' POSIX list).
 pub(crate) const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
@@ -112,11 +112,13 @@ pub(crate) fn open(
             let mut c = lock(&child);
             let _ = c.child.kill();
             let _ = c.child.wait();
-            return Err(Error::Connect {
-                server: server.to_string(),
-                detail: format!("could not watch the pipes of `{}`: {e}", command_line(cfg)),
-                stderr_tail: String::new(),
-            });
+            let target = format!("`{}`", command_line(cfg));
+            let detail = format!("could not watch the pipes of {target}: {e}");
+            return Err(
+                ConnectError::new(&server, &target, ConnectErrorKind::Unreachable, detail)
+                    .with_source(e)
+                    .into(),
+            );
         }
     };
     Ok(Arc::new(StdioTransport {
@@ -312,6 +314,7 @@ impl Transport for StdioTransport {
                 server: self.server.to_string(),
                 status: None,
                 detail: "the server is not reading its stdin".to_owned(),
+                source: None,
             }),
         }
     }

@@ -31,7 +31,7 @@ use tungstenite::{Message, WebSocket};
 use super::http::{deliver_frame, Outbound, RequestHeaders};
 use super::{Sink, Transport};
 use crate::config::{header_pair, redact_url, WebSocketConfig};
-use crate::error::Error;
+use crate::error::{ConnectError, ConnectErrorKind, Error};
 
 type Ws = WebSocket<MaybeTlsStream<TcpStream>>;
 
@@ -72,19 +72,26 @@ pub(crate) fn open(
     let started = Instant::now();
     let url = cfg.url.as_str();
     let shown = redact_url(url);
-    let err = |detail: String| Error::Connect {
-        server: server.to_owned(),
-        detail: format!("{shown}: {detail}"),
-        stderr_tail: String::new(),
+    let fail = |kind: ConnectErrorKind, detail: String| {
+        ConnectError::new(server, &shown, kind, format!("{shown}: {detail}"))
+    };
+    let err = |detail: String| fail(ConnectErrorKind::Unreachable, detail);
+    let timed_out = || {
+        let secs = started.elapsed().as_secs_f64();
+        fail(
+            ConnectErrorKind::TimedOut,
+            format!("the WebSocket handshake timed out after {secs:.1} s"),
+        )
     };
     let mut request = url
         .into_client_request()
-        .map_err(|e| err(format!("not a WebSocket URL: {e}")))?;
+        .map_err(|e| err(format!("not a WebSocket URL: {e}")).with_source(e))?;
     request.headers_mut().insert(
         "Sec-WebSocket-Protocol",
         tungstenite::http::HeaderValue::from_static("mcp"),
     );
-    add_headers(server, cfg, request.headers_mut())?;
+    add_headers(server, cfg, request.headers_mut())
+        .map_err(|e| e.into_connect(&shown, String::new))?;
     let uri = request.uri().clone();
     let host = uri
         .host()
@@ -101,7 +108,7 @@ pub(crate) fn open(
         });
     let addrs: Vec<_> = (host.as_str(), port)
         .to_socket_addrs()
-        .map_err(|e| err(format!("could not resolve the host: {e}")))?
+        .map_err(|e| err(format!("could not resolve the host: {e}")).with_source(e))?
         .collect();
     let mut last = None;
     let mut tcp = None;
@@ -121,16 +128,16 @@ pub(crate) fn open(
     let tcp = match (tcp, last) {
         (Some(t), _) => t,
         (None, Some(e)) if e.kind() == ErrorKind::TimedOut => {
-            return Err(timeout_err(server, started))
+            return Err(timed_out().with_source(e).into())
         }
-        (None, Some(e)) => return Err(err(format!("could not connect: {e}"))),
-        (None, None) => return Err(timeout_err(server, started)),
+        (None, Some(e)) => return Err(err(e.to_string()).with_source(e).into()),
+        (None, None) => return Err(timed_out().into()),
     };
     let _ = tcp.set_nodelay(true);
     let left = timeout
         .saturating_sub(started.elapsed())
         .max(Duration::from_millis(1));
-    let io_err = |e: std::io::Error| err(format!("socket setup: {e}"));
+    let io_err = |e: std::io::Error| err(format!("socket setup: {e}")).with_source(e);
     tcp.set_read_timeout(Some(left)).map_err(io_err)?;
     tcp.set_write_timeout(Some(left)).map_err(io_err)?;
     let clone = tcp.try_clone().map_err(io_err)?;
@@ -143,11 +150,11 @@ pub(crate) fn open(
     };
     let (ws, response) = match tungstenite::client_tls_with_config(request, tcp, None, connector) {
         Ok(ok) => ok,
-        Err(HandshakeError::Interrupted(_)) => return Err(timeout_err(server, started)),
+        Err(HandshakeError::Interrupted(_)) => return Err(timed_out().into()),
         Err(HandshakeError::Failure(tungstenite::Error::Io(e)))
             if matches!(e.kind(), ErrorKind::WouldBlock | ErrorKind::TimedOut) =>
         {
-            return Err(timeout_err(server, started))
+            return Err(timed_out().with_source(e).into())
         }
         Err(HandshakeError::Failure(tungstenite::Error::Http(resp))) => {
             let body = resp
@@ -155,13 +162,17 @@ pub(crate) fn open(
                 .as_deref()
                 .map(|b| String::from_utf8_lossy(&b[..b.len().min(300)]).into_owned())
                 .unwrap_or_default();
-            return Err(Error::Transport {
+            let refused = Error::Transport {
                 server: server.to_owned(),
                 status: Some(resp.status().as_u16()),
                 detail: format!("{shown}: upgrade refused: HTTP {}: {body}", resp.status()),
-            });
+                source: None,
+            };
+            return Err(refused.into_connect(&shown, String::new));
         }
-        Err(HandshakeError::Failure(e)) => return Err(err(format!("handshake failed: {e}"))),
+        Err(HandshakeError::Failure(e)) => {
+            return Err(err(format!("handshake failed: {e}")).with_source(e).into())
+        }
     };
     log::debug!(
         "server `{server}`: WebSocket open, subprotocol {:?}",
@@ -185,7 +196,7 @@ pub(crate) fn open(
                 inner.read_loop();
                 drop(done_tx);
             })
-            .map_err(|e| err(format!("could not start the reader thread: {e}")))?
+            .map_err(|e| err(format!("could not start the reader thread: {e}")).with_source(e))?
     };
     Ok(Arc::new(WsTransport {
         inner,
@@ -245,14 +256,6 @@ fn tls_config(extra: &[Vec<u8>]) -> Result<rustls::ClientConfig, String> {
         .map_err(|e| format!("TLS setup: {e}"))?
         .with_root_certificates(roots)
         .with_no_client_auth())
-}
-
-fn timeout_err(server: &str, started: Instant) -> Error {
-    Error::Timeout {
-        server: server.to_owned(),
-        method: "WebSocket handshake".into(),
-        after: started.elapsed(),
-    }
 }
 
 impl Inner {
@@ -368,6 +371,7 @@ impl Transport for WsTransport {
                 server: inner.server.clone(),
                 status: None,
                 detail: format!("WebSocket write failed: {e}"),
+                source: Some(Box::new(e)),
             },
         })
     }

@@ -18,6 +18,7 @@ use std::process::ExitCode;
 use std::time::Instant;
 
 use mcp_blocking::config::{LoadReport, TransportConfig};
+use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::{CallOptions, Client, ConfigLoader, Error, ServerConfig};
 use serde_json::{json, Value};
 
@@ -63,8 +64,8 @@ COMMANDS:
                                        transport and any error (exit 2 if any)
 
 EXIT STATUS:
-  0 ok   1 the tool returned isError   2 usage or config error (also: transport not
-  supported)   3 could not connect   4 timed out   5 the server answered with a JSON-RPC
+  0 ok   1 the tool returned isError   2 usage or config error   3 could not connect (a
+  handshake that times out included)   4 timed out   5 the server answered with a JSON-RPC
   error (or a malformed result)   6 connection closed mid-request
 
 EXAMPLES:
@@ -122,9 +123,12 @@ impl FailureInfo {
         let (exit, kind) = match e {
             Error::Config(_) => (2, "config"),
             Error::InvalidArgument { .. } => (2, "invalid_argument"),
-            Error::Unsupported { what, .. } => {
-                detail.push(format!("transport not yet supported: {what}"));
-                (2, "unsupported")
+            Error::Connect(c) => {
+                if c.kind() == ConnectErrorKind::TimedOut {
+                    detail.push("use --timeout SECS to wait longer".into());
+                }
+                extra = json!({ "reason": connect_reason(c.kind()) });
+                (3, "connect")
             }
             _ if !connected => (3, "connect"),
             Error::Timeout { .. } => {
@@ -139,7 +143,7 @@ impl FailureInfo {
                 (5, "rpc")
             }
             Error::Protocol { .. } => (5, "protocol"),
-            Error::Spawn { .. } | Error::Connect { .. } => (3, "connect"),
+            Error::Spawn { .. } => (3, "connect"),
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),
         };
@@ -176,6 +180,19 @@ impl FailureInfo {
             }
             print_json(&doc);
         }
+    }
+}
+
+/// How a connection failed, for `--json` (`"reason"` next to `"kind": "connect"`).
+fn connect_reason(kind: ConnectErrorKind) -> &'static str {
+    match kind {
+        ConnectErrorKind::Unreachable => "unreachable",
+        ConnectErrorKind::Auth => "auth",
+        ConnectErrorKind::TimedOut => "timed_out",
+        ConnectErrorKind::Closed => "closed",
+        ConnectErrorKind::Rejected => "rejected",
+        ConnectErrorKind::Protocol => "protocol",
+        _ => "other",
     }
 }
 
@@ -549,7 +566,7 @@ mod tests {
             code(
                 Error::Rpc {
                     server: s(),
-                    code: -1,
+                    code: mcp_blocking::error::ErrorCode(-1),
                     message: "m".into(),
                     data: None
                 },
@@ -578,16 +595,6 @@ mod tests {
                 false
             ),
             3
-        );
-        assert_eq!(
-            code(
-                Error::Unsupported {
-                    server: s(),
-                    what: "ws".into()
-                },
-                false
-            ),
-            2
         );
         assert_eq!(
             code(

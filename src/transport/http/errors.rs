@@ -1,5 +1,7 @@
 //! Failures into the crate's error: ureq and body-read errors (a passed deadline becomes
-//! [`Error::Timeout`]) and non-success statuses with a bounded snippet of the body.
+//! [`Error::Timeout`]) and non-success statuses with a bounded snippet of the body. The ureq or
+//! I/O error is kept as the source; `what` names the URL already redacted, and ureq errors that
+//! would quote the URL itself are described without it.
 
 use std::io::Read;
 use std::time::{Duration, Instant};
@@ -27,17 +29,23 @@ pub(crate) fn map_ureq(
             after: started.elapsed(),
         };
     }
-    let detail = match &e {
+    let (detail, source): (String, Option<Box<dyn std::error::Error + Send + Sync>>) = match e {
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
-            format!("{what}: connection refused")
+            (format!("{what}: connection refused"), Some(Box::new(io)))
         }
-        ureq::Error::HostNotFound => format!("{what}: host not found (DNS)"),
-        _ => format!("{what}: {e}"),
+        ureq::Error::Io(io) => (format!("{what}: {io}"), Some(Box::new(io))),
+        ureq::Error::HostNotFound => (format!("{what}: host not found (DNS)"), Some(Box::new(e))),
+        // These quote the URL, query and password included: neither shown nor kept.
+        ureq::Error::BadUri(_) | ureq::Error::RequireHttpsOnly(_) => {
+            (format!("{what}: the URL is not usable"), None)
+        }
+        e => (format!("{what}: {e}"), Some(Box::new(e))),
     };
     Error::Transport {
         server: server.to_owned(),
         status: None,
         detail,
+        source,
     }
 }
 
@@ -93,5 +101,61 @@ pub(crate) fn status_error(
         server: server.to_owned(),
         status: Some(status.as_u16()),
         detail,
+        source: None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! What a ureq failure keeps and shows.
+
+    use std::error::Error as _;
+    use std::time::Instant;
+
+    use super::*;
+
+    fn mapped(e: ureq::Error) -> Error {
+        map_ureq(
+            "api",
+            "POST http://h/mcp",
+            "tools/call",
+            Instant::now(),
+            None,
+            e,
+        )
+    }
+
+    #[test]
+    fn a_socket_failure_keeps_the_os_error_as_its_source() {
+        let e = mapped(ureq::Error::Io(std::io::Error::from(
+            std::io::ErrorKind::ConnectionRefused,
+        )));
+        assert_eq!(
+            e.to_string(),
+            "server `api`: transport error: POST http://h/mcp: connection refused"
+        );
+        let io = e
+            .source()
+            .and_then(|s| s.downcast_ref::<std::io::Error>())
+            .expect("the io error");
+        assert_eq!(io.kind(), std::io::ErrorKind::ConnectionRefused);
+    }
+
+    #[test]
+    fn an_error_quoting_the_url_is_neither_shown_nor_kept() {
+        let e = mapped(ureq::Error::BadUri("http://u:SECRET@h/mcp?k=SECRET".into()));
+        assert!(!e.to_string().contains("SECRET"), "{e}");
+        assert!(!format!("{e:?}").contains("SECRET"), "{e:?}");
+        assert!(e.source().is_none());
+    }
+
+    #[test]
+    fn other_ureq_errors_are_kept_as_they_are() {
+        let e = mapped(ureq::Error::HostNotFound);
+        assert!(e.to_string().ends_with("host not found (DNS)"), "{e}");
+        assert!(matches!(
+            e.source().and_then(|s| s.downcast_ref::<ureq::Error>()),
+            Some(ureq::Error::HostNotFound)
+        ));
     }
 }

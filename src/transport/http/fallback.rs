@@ -15,7 +15,7 @@ impl HttpTransport {
         log::info!(
             "server `{}`: Streamable HTTP refused; trying legacy HTTP+SSE at {}",
             inner.server,
-            inner.url
+            inner.shown_url()
         );
         let legacy = crate::transport::sse::open_with(
             &inner.server,

@@ -56,6 +56,7 @@ impl RequestHeaders {
         let fail = |detail: String| Error::Transport {
             server: server.to_owned(),
             status: None,
+            source: Some(Box::new(AuthProviderFailed(detail.clone()))),
             detail,
         };
         let Some(auth) = &self.auth else {
@@ -81,6 +82,19 @@ impl RequestHeaders {
         Ok(out)
     }
 }
+
+/// The cause of a transport error raised because the auth provider could not give a usable
+/// `Authorization` value (so a failed connect is reported as an authentication failure).
+#[derive(Debug)]
+pub(crate) struct AuthProviderFailed(String);
+
+impl std::fmt::Display for AuthProviderFailed {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for AuthProviderFailed {}
 
 #[cfg(test)]
 mod tests {

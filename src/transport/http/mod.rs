@@ -53,13 +53,13 @@ use crossbeam_channel::{Receiver, Sender};
 use self::drain::Drain;
 pub(crate) use self::errors::{map_ureq, status_error};
 pub(crate) use self::frames::{deliver_frame, drain, Outbound};
-pub(crate) use self::headers::RequestHeaders;
+pub(crate) use self::headers::{AuthProviderFailed, RequestHeaders};
 pub(crate) use self::pool::agent;
 use self::post::Exchange;
 use self::session::State;
 use super::{Sink, Transport};
-use crate::config::HttpConfig;
-use crate::error::Error;
+use crate::config::{redact_url, HttpConfig};
+use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
 
 #[cfg(test)]
@@ -104,7 +104,7 @@ impl fmt::Debug for HttpTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("HttpTransport")
             .field("server", &self.inner.server)
-            .field("url", &self.inner.url)
+            .field("url", &self.inner.shown_url())
             .field("headers", &self.inner.headers)
             .field("legacy_fallback", &self.fallback.get().is_some())
             .finish_non_exhaustive()
@@ -133,11 +133,14 @@ impl HttpTransport {
         if url.parse::<ureq::http::Uri>().is_err()
             || !(url.starts_with("http://") || url.starts_with("https://"))
         {
-            return Err(Error::Connect {
-                server: server.to_owned(),
-                detail: format!("`{url}` is not an http:// or https:// URL"),
-                stderr_tail: String::new(),
-            });
+            let shown = redact_url(url);
+            return Err(ConnectError::new(
+                server,
+                &shown,
+                ConnectErrorKind::Unreachable,
+                format!("`{shown}` is not an http:// or https:// URL"),
+            )
+            .into());
         }
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
         Ok(HttpTransport {
@@ -194,13 +197,14 @@ impl Transport for HttpTransport {
                 Ok(())
             }
             Err(Exchange::Legacy(status)) => {
-                let original = format!("POST {}: HTTP {status}", inner.url);
+                let original = format!("POST {}: HTTP {status}", inner.shown_url());
                 self.fall_back(frame, deadline).map_err(|e| {
                     log::debug!("server `{}`: legacy SSE fallback failed: {e}", inner.server);
                     Error::Transport {
                         server: inner.server.clone(),
                         status: Some(status),
                         detail: format!("{original} (and legacy HTTP+SSE failed too: {e})"),
+                        source: Some(Box::new(e)),
                     }
                 })
             }
@@ -260,6 +264,11 @@ impl Drop for HttpTransport {
 }
 
 impl Inner {
+    /// The URL as error messages and logs show it: without password or query.
+    fn shown_url(&self) -> String {
+        redact_url(&self.url)
+    }
+
     /// A closed-connection error with this detail.
     fn closed_error(&self, detail: &str) -> Error {
         Error::Closed {

@@ -109,7 +109,7 @@ impl Inner {
         req.send(frame).map_err(|e| {
             map_ureq(
                 &self.server,
-                &format!("POST {}", self.url),
+                &format!("POST {}", self.shown_url()),
                 method,
                 started,
                 Some(deadline),
@@ -147,7 +147,8 @@ impl Inner {
             return Err(Exchange::Failed(Box::new(Error::Transport {
                 server: self.server.clone(),
                 status: Some(404),
-                detail: format!("POST {}: HTTP 404: session expired", self.url),
+                detail: format!("POST {}: HTTP 404: session expired", self.shown_url()),
+                source: None,
             })));
         }
         if method == "initialize" && had_session && may_reinit && matches!(status, 400 | 404) {
@@ -165,7 +166,9 @@ impl Inner {
             return Err(Exchange::Legacy(status));
         }
         if !(200..300).contains(&status) {
-            return Err(status_error(&self.server, &format!("POST {}", self.url), resp).into());
+            return Err(
+                status_error(&self.server, &format!("POST {}", self.shown_url()), resp).into(),
+            );
         }
         if method == "initialize" {
             self.take_session_id(&resp);

@@ -29,7 +29,7 @@ impl Inner {
         resp: ureq::http::Response<ureq::Body>,
         call: &Call<'_>,
     ) -> Result<(), Error> {
-        let what = format!("POST {}", self.url);
+        let what = format!("POST {}", self.shown_url());
         if is_event_stream(&resp) {
             let reader = BufReader::new(resp.into_body().into_reader());
             return self.read_events(SseReader::new(reader), call);
@@ -62,7 +62,7 @@ impl Inner {
     /// resumed with GET + `Last-Event-ID` after the server's `retry` delay, as often as it makes
     /// progress; the response may arrive on the resumed stream.
     fn read_events(&self, mut reader: ReplyStream, call: &Call<'_>) -> Result<(), Error> {
-        let mut what = format!("POST {}", self.url);
+        let mut what = format!("POST {}", self.shown_url());
         let mut stalled = 0;
         loop {
             let before = reader.parser().last_event_id().map(str::to_owned);
@@ -114,7 +114,7 @@ impl Inner {
             if self.wait_retry(&parser, call)? {
                 return Ok(());
             }
-            what = format!("GET {}", self.url);
+            what = format!("GET {}", self.shown_url());
             reader = self.resume(parser, call, &what)?;
         }
     }

@@ -70,7 +70,7 @@ impl Inner {
         if !resp.status().is_success() {
             return Err(status_error(
                 &self.server,
-                &format!("re-initialize POST {}", self.url),
+                &format!("re-initialize POST {}", self.shown_url()),
                 resp,
             ));
         }
@@ -88,7 +88,7 @@ impl Inner {
             if !resp.status().is_success() {
                 return Err(status_error(
                     &self.server,
-                    &format!("re-initialize POST {}", self.url),
+                    &format!("re-initialize POST {}", self.shown_url()),
                     resp,
                 ));
             }
