@@ -2,10 +2,12 @@
 //! refused), POST + stream routing, a stream that ends, handshake timeouts, and auto-detection
 //! from a URL given without a type.
 
+mod common;
 mod support_remote;
 
 use std::time::{Duration, Instant};
 
+use common::settle::settled;
 use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
 use serde_json::json;
 use support_remote::mcp::McpSse;
@@ -171,17 +173,4 @@ fn thread_names() -> Vec<String> {
         .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
         .map(|s| s.trim().to_owned())
         .collect()
-}
-
-/// Threads that were joined can stay listed in `/proc/self/task` for a moment while the kernel
-/// finishes releasing them, so a count or name check is retried for up to two seconds.
-fn settled<T: PartialEq>(mut read: impl FnMut() -> T, want: impl Fn(&T) -> bool) -> T {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        let v = read();
-        if want(&v) || std::time::Instant::now() >= deadline {
-            return v;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
 }
