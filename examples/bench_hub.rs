@@ -8,10 +8,12 @@
 //! | 10,000 routed calls, 8 threads | `Hub::call_tool("sN__echo")` spread over all 50 servers |
 //! | memory | `VmRSS` and `VmHWM` of this process from `/proc/self/status` (servers not included) |
 //!
-//! Run: `cargo run --release --example bench_hub` (the fixture server is built alongside).
+//! Run: `cargo run --release --example bench_hub` (the servers are this executable, started again
+//! with `--serve-fixture`).
 
 mod support;
 
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -39,11 +41,10 @@ fn status_kb(key: &str) -> u64 {
 }
 
 fn servers(n: usize) -> Vec<ServerConfig> {
-    let fixture = support::fixture();
     (0..n)
         .map(|i| {
-            ServerConfig::stdio(format!("s{i}"), fixture.as_str())
-                .args(["--extra-tools", &(i % 5).to_string()])
+            support::fixture_server(format!("s{i}"), &["--extra-tools", &(i % 5).to_string()])
+                .expect("the path of this executable")
                 .with_description(format!("fixture server number {i}"))
         })
         .collect()
@@ -63,10 +64,13 @@ fn connect(n: usize) -> (Hub, Duration, usize) {
     (hub, took, threads())
 }
 
-fn main() {
+fn main() -> ExitCode {
+    if let Some(code) = support::serve_fixture_if_asked() {
+        return code;
+    }
     let base_threads = threads();
     let mut rows: Vec<(String, String)> = Vec::new();
-    // Warm the page cache for the fixture binary.
+    // Warm the page cache for the fixture server (this executable).
     drop(connect(1));
 
     for n in [1, 10] {
@@ -183,4 +187,5 @@ fn main() {
     for (k, v) in rows {
         println!("| {k:<width$} | {v} |");
     }
+    ExitCode::SUCCESS
 }

@@ -10,12 +10,13 @@
 //! | peak RSS | a child process with one client | — |
 //!
 //! Every row runs unpinned and then pinned to one core (the process and everything it spawns).
-//! Run: `cargo run --release --example bench_stdio` (the fixture server is built alongside).
+//! Run: `cargo run --release --example bench_stdio` (the servers are this executable, started again
+//! with `--serve-fixture`).
 
 mod support;
 
 use std::io::{BufRead, BufReader, Write};
-use std::process::{Child, ChildStdin, ChildStdout, Command, Stdio};
+use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -31,7 +32,8 @@ struct Raw {
 
 impl Raw {
     fn spawn() -> Raw {
-        let mut child = Command::new(support::fixture())
+        let mut child = support::fixture_command()
+            .expect("the path of this executable")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::null())
@@ -69,8 +71,12 @@ impl Raw {
 const ECHO: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
 const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
+fn fixture(name: impl Into<String>) -> ServerConfig {
+    support::fixture_server(name, &[]).expect("the path of this executable")
+}
+
 fn client() -> Client {
-    Client::connect(ServerConfig::stdio("bench", support::fixture())).expect("connect")
+    Client::connect(fixture("bench")).expect("connect")
 }
 
 struct Row {
@@ -185,7 +191,7 @@ fn parallel32() -> (f64, f64) {
         for i in 0..32 {
             let poller = &poller;
             s.spawn(move || {
-                let c = Client::builder(ServerConfig::stdio(format!("s{i}"), support::fixture()))
+                let c = Client::builder(fixture(format!("s{i}")))
                     .poller(poller)
                     .connect()
                     .unwrap();
@@ -242,7 +248,7 @@ fn large(n: usize) -> (f64, f64) {
 fn rss_probe() {
     if std::env::args().any(|a| a == "--baseline") {
         // The same process doing nothing: what the binary and the C runtime cost by themselves.
-        let _ = std::hint::black_box(support::fixture());
+        let _ = std::hint::black_box(fixture("baseline"));
     } else {
         rss_client();
     }
@@ -363,10 +369,13 @@ fn print(label: &str, rows: &[Row]) {
     }
 }
 
-fn main() {
+fn main() -> ExitCode {
+    if let Some(code) = support::serve_fixture_if_asked() {
+        return code;
+    }
     if std::env::args().any(|a| a == "--rss-probe") {
         rss_probe();
-        return;
+        return ExitCode::SUCCESS;
     }
     let unpinned = run("unpinned");
     let rss = peak_rss_kb(false);
@@ -387,4 +396,5 @@ fn main() {
         base_hwm / 1024.0,
         base_anon / 1024.0,
     );
+    ExitCode::SUCCESS
 }

@@ -15,26 +15,36 @@
 
 mod support;
 
+use std::process::ExitCode;
+
 use mcp_blocking::config::HostedMcpServer;
 use mcp_blocking::hub::{Run, ServerDiscovery, Setting};
 use mcp_blocking::{Hub, ServerConfig};
 use serde_json::json;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> ExitCode {
+    if let Some(code) = support::serve_fixture_if_asked() {
+        return code;
+    }
     env_logger::init();
-    let fixture = support::fixture_server_path()?;
-    let fixture = fixture.to_string_lossy();
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
     let servers = vec![
-        ServerConfig::stdio("files", fixture.as_ref())
-            .args(["--extra-tools", "1"])
+        support::fixture_server("files", &["--extra-tools", "1"])?
             .env("HUB_FIXTURE_NAME", "files")
             .with_description("Read and write local files"),
-        ServerConfig::stdio("github", fixture.as_ref())
-            .args(["--extra-tools", "2"])
+        support::fixture_server("github", &["--extra-tools", "2"])?
             .env("HUB_FIXTURE_NAME", "github")
             .with_description("GitHub repos, issues and pull requests, with their files"),
-        ServerConfig::stdio("tracker", fixture.as_ref())
-            .args(["--crash-on-start"])
+        support::fixture_server("tracker", &["--crash-on-start"])?
             .with_description("Search the issue tracker"),
     ];
 

@@ -1,4 +1,5 @@
 //! The main demo: spawn the bundled fixture server, list its tools, call two, read a resource.
+//! The server is this example's own executable, started again with `--serve-fixture`.
 //!
 //! | step | what it shows |
 //! |---|---|
@@ -12,14 +13,27 @@
 
 mod support;
 
-use mcp_blocking::{Client, ServerConfig};
+use std::process::ExitCode;
+
+use mcp_blocking::Client;
 use serde_json::json;
 
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+fn main() -> ExitCode {
+    if let Some(code) = support::serve_fixture_if_asked() {
+        return code;
+    }
     env_logger::init();
-    let server = support::fixture_server_path()?;
-    let config =
-        ServerConfig::stdio("fixture", server.to_string_lossy()).args(["--page-size", "4"]);
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn run() -> Result<(), Box<dyn std::error::Error>> {
+    let config = support::fixture_server("fixture", &["--page-size", "4"])?;
     let client = Client::connect(config)?;
     let info = client.server_info().expect("connected");
     println!(

@@ -9,12 +9,13 @@ use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
+mod common;
+
 const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
-const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
 
 /// The `--stdio` command line of the fixture server (quoted: the path may hold blanks).
 fn fixture(flags: &str) -> String {
-    format!("'{FIXTURE}' {flags}")
+    format!("'{}' {flags}", common::fixture::path())
 }
 
 fn mcpb(args: &[&str]) -> Output {
@@ -501,7 +502,7 @@ fn json_errors_are_one_document_too() {
 // ---- --config ----------------------------------------------------------------------------------
 
 fn config_text(with_bad: bool) -> String {
-    let fixture = serde_json::to_string(FIXTURE).expect("json string");
+    let fixture = serde_json::to_string(common::fixture::path()).expect("json string");
     let bad = if with_bad {
         r#", "typo": {"comand": "x"}"#
     } else {

@@ -1,12 +1,13 @@
 //! Connecting through the Hub: parallel connect, failure bookkeeping, retry with backoff,
 //! `connect_all`, `inject`, and discovery on the first run.
 
+mod common;
 mod hub_support;
 
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use hub_support::{broken, fixture, slow_start, wait_for, FIXTURE};
+use hub_support::{broken, fixture, fixture_path, slow_start, wait_for};
 use mcp_blocking::hub::{HubEvent, Run};
 use mcp_blocking::{Client, Hub, ServerConfig};
 use serde_json::json;
@@ -78,7 +79,11 @@ impl LateServer {
 
     fn install(&self) {
         use std::os::unix::fs::PermissionsExt;
-        std::fs::write(&self.path, format!("#!/bin/sh\nexec '{FIXTURE}' \"$@\"\n")).unwrap();
+        std::fs::write(
+            &self.path,
+            format!("#!/bin/sh\nexec '{}' \"$@\"\n", fixture_path()),
+        )
+        .unwrap();
         std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(0o755)).unwrap();
     }
 }

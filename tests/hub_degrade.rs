@@ -1,6 +1,7 @@
 //! Degradation: retryable failures are retried with backoff, then the server leaves the tool
 //! set, is reported, and is reconnected on a later run.
 
+mod common;
 mod hub_support;
 
 use std::time::{Duration, Instant};

@@ -1,8 +1,10 @@
 //! `Hub::disconnect` (and dropping the Hub) leaves no server process and no thread behind.
 //! (Alone in its own test binary so no other test's threads or processes blur the counts.)
 
+mod common;
 mod hub_support;
 
+use common::settle::settled;
 use hub_support::{broken, count_dir, fixture, live_fixture_names, wait_for};
 use mcp_blocking::hub::{HubEvent, Run};
 use mcp_blocking::Hub;
@@ -56,17 +58,4 @@ fn disconnect_and_drop_leave_no_process_or_thread() {
         .filter(|(_, s)| s == "Z")
         .count();
     assert_eq!(zombies, 0, "unreaped children");
-}
-
-/// Threads that were joined can stay listed in `/proc/self/task` for a moment while the kernel
-/// finishes releasing them, so a count or name check is retried for up to two seconds.
-fn settled<T: PartialEq>(mut read: impl FnMut() -> T, want: impl Fn(&T) -> bool) -> T {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        let v = read();
-        if want(&v) || std::time::Instant::now() >= deadline {
-            return v;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
 }

@@ -1,6 +1,7 @@
 //! The Hub's tools: collisions and routing, allow-lists, `list_changed` refresh, calls from many
 //! threads, and the exported JSON.
 
+mod common;
 mod hub_support;
 
 use std::sync::Arc;
@@ -202,7 +203,7 @@ fn exports_in_the_three_shapes() {
 fn a_template_sets_the_host_level() {
     let text = format!(
         "---\nmcp:\n  - name: t\n    transport: {{type: stdio, command: '{}'}}\ntools: [echo, add]\n---\nPrompt.\n",
-        hub_support::FIXTURE
+        hub_support::fixture_path()
     );
     let template = Template::parse(&text).unwrap();
     let hub = Hub::builder().template(&template).build();

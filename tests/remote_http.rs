@@ -2,11 +2,13 @@
 //! 404 re-initialization, resumption, the standalone GET stream, auth headers, timeouts on silent
 //! and trickling servers, HTML 500s, streams cut mid-way, and threads ending on close.
 
+mod common;
 mod support_remote;
 
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::settle::settled;
 use mcp_blocking::config::AuthProvider;
 use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode};
 use mcp_blocking::handler::Notification;
@@ -724,17 +726,4 @@ fn thread_names() -> Vec<String> {
         .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
         .map(|s| s.trim().to_owned())
         .collect()
-}
-
-/// Threads that were joined can stay listed in `/proc/self/task` for a moment while the kernel
-/// finishes releasing them, so a count or name check is retried for up to two seconds.
-fn settled<T: PartialEq>(mut read: impl FnMut() -> T, want: impl Fn(&T) -> bool) -> T {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        let v = read();
-        if want(&v) || std::time::Instant::now() >= deadline {
-            return v;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
 }

@@ -3,12 +3,14 @@
 //! from a URL given without a type, and headers, bearer token and auth provider on the stream and
 //! every POST.
 
+mod common;
 mod support_remote;
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
+use common::settle::settled;
 use mcp_blocking::config::{AuthProvider, ConfigErrorKind};
 use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
@@ -186,19 +188,6 @@ fn thread_names() -> Vec<String> {
         .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
         .map(|s| s.trim().to_owned())
         .collect()
-}
-
-/// Threads that were joined can stay listed in `/proc/self/task` for a moment while the kernel
-/// finishes releasing them, so a count or name check is retried for up to two seconds.
-fn settled<T: PartialEq>(mut read: impl FnMut() -> T, want: impl Fn(&T) -> bool) -> T {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        let v = read();
-        if want(&v) || std::time::Instant::now() >= deadline {
-            return v;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
 }
 
 /// An auth provider that hands out `Bearer n-1`, `Bearer n-2`, … and then fails after `ok` calls.

@@ -13,10 +13,10 @@ use mcp_blocking::model::{
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Value};
 
-const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
+mod common;
 
 fn fixture(name: &str, args: &[&str]) -> ServerConfig {
-    ServerConfig::stdio(name, FIXTURE)
+    ServerConfig::stdio(name, common::fixture::path())
         .args(args.iter().copied())
         .timeout_secs(10.0)
 }

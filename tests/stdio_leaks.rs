@@ -1,10 +1,11 @@
 //! 100 connect/close cycles leave no file descriptor, thread or child process behind.
 //! (Alone in its own test binary so no other test's threads or pipes blur the counts.)
 
+mod common;
+
+use common::{fixture, settle::settled};
 use mcp_blocking::{Client, ServerConfig};
 use serde_json::json;
-
-const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
 
 fn count_dir(path: &str) -> usize {
     std::fs::read_dir(path).map(|d| d.count()).unwrap_or(0)
@@ -31,7 +32,7 @@ fn live_children() -> usize {
 }
 
 fn cycle(i: usize) {
-    let c = Client::connect(ServerConfig::stdio(format!("cycle{i}"), FIXTURE)).unwrap();
+    let c = Client::connect(ServerConfig::stdio(format!("cycle{i}"), fixture::path())).unwrap();
     assert_eq!(
         c.call_tool("echo", json!({"text": "x"})).unwrap().text(),
         "x"
@@ -70,17 +71,4 @@ fn hundred_connect_close_cycles_leak_nothing() {
         })
         .count();
     assert_eq!(zombies, 0, "unreaped children");
-}
-
-/// Threads that were joined can stay listed in `/proc/self/task` for a moment while the kernel
-/// finishes releasing them, so a count or name check is retried for up to two seconds.
-fn settled<T: PartialEq>(mut read: impl FnMut() -> T, want: impl Fn(&T) -> bool) -> T {
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    loop {
-        let v = read();
-        if want(&v) || std::time::Instant::now() >= deadline {
-            return v;
-        }
-        std::thread::sleep(std::time::Duration::from_millis(1));
-    }
 }

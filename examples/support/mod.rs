@@ -1,34 +1,52 @@
-//! Shared by the examples: where the bundled fixture server is.
+//! Shared by the examples: the fixture server, served by the example's own executable.
+//!
+//! Each example calls [`serve_fixture_if_asked`] first thing in `main`, and starts the fixture
+//! server as this same executable with [`MARKER`] as its first argument ([`fixture_server`],
+//! [`fixture_command`]). So an example needs nothing built beforehand: `cargo run --example X`
+//! builds the example and the library, not the package's binaries.
+#![allow(dead_code, reason = "each example uses a different part")]
 
-/// The fixture server binary, which Cargo builds alongside the examples (same target directory).
-///
-/// # Errors
-/// When it has not been built (run `cargo build --bin mcp-fixture-server`).
-pub fn fixture_server_path() -> Result<std::path::PathBuf, Box<dyn std::error::Error>> {
-    let exe = std::env::current_exe()?;
-    let dir = exe
-        .parent()
-        .and_then(|p| p.parent())
-        .ok_or("no target directory")?;
-    let path = dir.join(format!(
-        "mcp-fixture-server{}",
-        std::env::consts::EXE_SUFFIX
-    ));
-    if !path.exists() {
-        return Err(format!(
-            "{} is missing: run `cargo build --bin mcp-fixture-server` first",
-            path.display()
-        )
-        .into());
+use std::process::{Command, ExitCode};
+
+use mcp_blocking::ServerConfig;
+
+/// The first argument that makes an example serve the fixture instead of running.
+pub const MARKER: &str = "--serve-fixture";
+
+/// When this process was started as the fixture server (first argument [`MARKER`]), serves it on
+/// stdin/stdout with the remaining arguments and returns the exit status for `main` to return.
+pub fn serve_fixture_if_asked() -> Option<ExitCode> {
+    let mut args = std::env::args_os().skip(1);
+    if args.next().as_deref() != Some(MARKER.as_ref()) {
+        return None;
     }
-    Ok(path)
+    let flags = args.map(|a| a.to_string_lossy().into_owned());
+    // `--spawn-grandchild` starts this executable again: with the marker, so it serves too.
+    Some(mcp_fixture_server::serve(&[MARKER], flags))
 }
 
-/// [`fixture_server_path`] as a string, for benchmarks (which stop when it is missing).
-#[allow(dead_code, reason = "only the benchmarks use it")]
-pub fn fixture() -> String {
-    match fixture_server_path() {
-        Ok(p) => p.to_string_lossy().into_owned(),
-        Err(e) => panic!("{e}"),
-    }
+/// This executable's path, as a string for [`ServerConfig::stdio`].
+fn this_exe() -> std::io::Result<String> {
+    let exe = std::env::current_exe()?;
+    Ok(exe.to_string_lossy().into_owned())
+}
+
+/// A stdio server config that starts the fixture server with `flags` (see the flags of
+/// `mcp_fixture_server::serve`).
+///
+/// # Errors
+/// When the path of this executable cannot be found.
+pub fn fixture_server(name: impl Into<String>, flags: &[&str]) -> std::io::Result<ServerConfig> {
+    let args = std::iter::once(MARKER).chain(flags.iter().copied());
+    Ok(ServerConfig::stdio(name, this_exe()?).args(args))
+}
+
+/// A [`Command`] that starts the fixture server, for talking to it without the library.
+///
+/// # Errors
+/// When the path of this executable cannot be found.
+pub fn fixture_command() -> std::io::Result<Command> {
+    let mut cmd = Command::new(this_exe()?);
+    cmd.arg(MARKER);
+    Ok(cmd)
 }

@@ -8,10 +8,12 @@ use super::options::Handlers;
 use super::Client;
 use crate::config::ServerConfig;
 use crate::error::Error;
-use crate::handler::{
-    ElicitationHandler, NotificationHandler, SamplingHandler, ServerNotification,
+#[cfg(doc)]
+use crate::handler::{ElicitationHandler, SamplingHandler};
+use crate::handler::{HandlerError, Notification, ServerNotification};
+use crate::model::{
+    CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation, Root,
 };
-use crate::model::{Implementation, Root};
 use crate::transport::poller::ConnectionPoller;
 
 /// Builds a [`Client`] with handlers, roots or a shared poller.
@@ -23,7 +25,7 @@ use crate::transport::poller::ConnectionPoller;
 /// let client = Client::builder(ServerConfig::stdio("fs", "mcp-server-filesystem"))
 ///     .poller(&poller)
 ///     .roots(vec![Root::new("file:///data").with_name("data")])
-///     .on_notification(|server: &str, n| log::info!("{server}: {n:?}"))
+///     .on_notification(|server, n| log::info!("{server}: {n:?}"))
 ///     .connect()?;
 /// # Ok::<(), mcp_blocking::Error>(())
 /// ```
@@ -58,19 +60,38 @@ impl ClientBuilder {
     }
 
     /// Installs a sampling handler and declares the `sampling` capability.
-    pub fn sampling(mut self, handler: impl SamplingHandler + 'static) -> Self {
+    ///
+    /// The handler gets the server name and the request (see [`SamplingHandler`]):
+    /// `.sampling(|server, params| Ok(CreateMessageResult::text("model", "...")))`.
+    pub fn sampling<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(&str, CreateMessageParams) -> Result<CreateMessageResult, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    {
         self.handlers.sampling = Some(Arc::new(handler));
         self
     }
 
     /// Installs an elicitation handler and declares the `elicitation` capability (form mode).
-    pub fn elicitation(mut self, handler: impl ElicitationHandler + 'static) -> Self {
+    ///
+    /// The handler gets the server name and the request (see [`ElicitationHandler`]):
+    /// `.elicitation(|server, params| Ok(ElicitResult::decline()))`.
+    pub fn elicitation<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(&str, ElicitParams) -> Result<ElicitResult, HandlerError> + Send + Sync + 'static,
+    {
         self.handlers.elicitation = Some(Arc::new(handler));
         self
     }
 
-    /// Adds a notification handler (called on the client's dispatcher thread).
-    pub fn on_notification(mut self, handler: impl NotificationHandler + 'static) -> Self {
+    /// Adds a notification handler (called on the client's dispatcher thread, in arrival order):
+    /// `.on_notification(|server, n| log::info!("{server}: {n:?}"))`.
+    pub fn on_notification<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(&str, Notification) + Send + Sync + 'static,
+    {
         self.handlers.notifications.push(Arc::new(handler));
         self
     }

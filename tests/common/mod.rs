@@ -1,11 +1,16 @@
-//! Real MCP peers shared by the integration tests that run them (`mod common;`): `peers` installs
-//! them, `launch` starts one that listens on loopback.
+//! Shared by the integration tests (`mod common;`): the fixture server's path (`fixture`),
+//! `settle::settled` for values the kernel updates late, and real MCP peers (`peers` installs
+//! them, `launch` starts one that listens on loopback).
 //!
 //! Not under `tests/support_remote/`: the library's unit tests and `examples/bench_http.rs`
 //! include that folder, and `peers` names the `mcp_blocking` crate.
 
 // Each test file uses only some of the helpers.
 #[allow(dead_code)]
+pub mod fixture;
+#[allow(dead_code)]
 pub mod launch;
 #[allow(dead_code)]
 pub mod peers;
+#[allow(dead_code)]
+pub mod settle;

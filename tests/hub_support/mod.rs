@@ -1,4 +1,5 @@
-//! Helpers shared by the `hub_*` tests (included with `mod hub_support;`; no tests of its own).
+//! Helpers shared by the `hub_*` tests (included with `mod hub_support;`, after `mod common;`; no
+//! tests of its own).
 #![allow(dead_code, reason = "each test binary uses a different subset")]
 
 use std::time::Duration;
@@ -6,11 +7,14 @@ use std::time::Duration;
 use mcp_blocking::hub::{Degradation, HubEvent};
 use mcp_blocking::ServerConfig;
 
-pub const FIXTURE: &str = env!("CARGO_BIN_EXE_mcp-fixture-server");
+/// The fixture server executable.
+pub fn fixture_path() -> &'static str {
+    crate::common::fixture::path()
+}
 
 /// A fixture server with a description and extra flags.
 pub fn fixture(name: &str, description: &str, flags: &[&str]) -> ServerConfig {
-    ServerConfig::stdio(name, FIXTURE)
+    ServerConfig::stdio(name, fixture_path())
         .args(flags.iter().copied())
         .with_description(description)
         .env("HUB_FIXTURE_NAME", name)
@@ -27,7 +31,7 @@ pub fn slow_start(name: &str, secs: f64) -> ServerConfig {
         .args([
             "-c".to_string(),
             format!("sleep {secs}; exec \"$0\""),
-            FIXTURE.to_string(),
+            fixture_path().to_string(),
         ])
         .with_description("slow to start")
 }
