@@ -69,9 +69,9 @@ impl std::error::Error for HandlerError {}
 ///
 /// Installing one declares the `sampling` capability. Any `Fn(&str, CreateMessageParams) ->
 /// Result<CreateMessageResult, HandlerError>` closure is a handler; the `&str` is the server name.
-/// [`ClientBuilder::sampling`](crate::ClientBuilder::sampling) takes such a closure; a type of
-/// your own that implements this trait goes in as
-/// `move |server, params| handler.create_message(server, params)`.
+/// [`ClientBuilder::sampling`](crate::ClientBuilder::sampling) takes such a closure;
+/// [`ClientBuilder::sampling_handler`](crate::ClientBuilder::sampling_handler) takes a type of
+/// your own that implements this trait.
 pub trait SamplingHandler: Send + Sync {
     /// Produces the completion, or an error (e.g. [`HandlerError::rejected`]).
     ///
@@ -102,8 +102,9 @@ where
 /// Installing one declares the `elicitation` capability (form mode). When the result accepts,
 /// fields the user left out are filled from the schema's `default`s before it is sent.
 /// Any `Fn(&str, ElicitParams) -> Result<ElicitResult, HandlerError>` closure is a handler;
-/// [`ClientBuilder::elicitation`](crate::ClientBuilder::elicitation) takes one (a type of your
-/// own goes in as `move |server, params| handler.elicit(server, params)`).
+/// [`ClientBuilder::elicitation`](crate::ClientBuilder::elicitation) takes one, and
+/// [`ClientBuilder::elicitation_handler`](crate::ClientBuilder::elicitation_handler) a type of
+/// your own that implements this trait.
 pub trait ElicitationHandler: Send + Sync {
     /// Asks the user, and returns their answer.
     ///
@@ -173,7 +174,8 @@ impl Notification {
 
 /// Receives notifications. Any `Fn(&str, Notification)` closure is one; the `&str` is the
 /// server name. [`ClientBuilder::on_notification`](crate::ClientBuilder::on_notification) takes
-/// one (a type of your own goes in as `move |server, n| handler.notify(server, n)`).
+/// one, and [`ClientBuilder::notification_handler`](crate::ClientBuilder::notification_handler)
+/// a type of your own that implements this trait.
 pub trait NotificationHandler: Send + Sync {
     /// Called once per notification, in arrival order.
     fn notify(&self, server: &str, notification: Notification);

@@ -193,3 +193,35 @@ fn calls_after_close_are_errors_not_hangs() {
     client.close().unwrap();
     assert!(client.call_tool("echo", json!({})).is_err());
 }
+
+#[test]
+fn a_handler_type_of_its_own_is_installed_with_the_handler_methods() {
+    use mcp_blocking::handler::SamplingHandler;
+    struct Fixed;
+    impl SamplingHandler for Fixed {
+        fn create_message(
+            &self,
+            server: &str,
+            _params: CreateMessageParams,
+        ) -> Result<CreateMessageResult, HandlerError> {
+            Ok(CreateMessageResult::text("fixed", format!("from {server}")))
+        }
+    }
+    let server = TestServer::new("typed").tool(echo_tool(), |call| {
+        let answer = call.ask(
+            "sampling/createMessage",
+            json!({"messages": [], "maxTokens": 1}),
+        )?;
+        let text = answer["content"]["text"].as_str().unwrap_or_default();
+        Ok(CallToolResult::success(vec![Content::text(text)]))
+    });
+    let client = server
+        .client_builder()
+        .sampling_handler(Fixed)
+        .connect()
+        .unwrap();
+    assert_eq!(
+        client.call_tool("echo", json!({})).unwrap().text(),
+        "from typed"
+    );
+}

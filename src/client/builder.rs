@@ -8,9 +8,10 @@ use super::options::Handlers;
 use super::Client;
 use crate::config::ServerConfig;
 use crate::error::Error;
-#[cfg(doc)]
-use crate::handler::{ElicitationHandler, SamplingHandler};
-use crate::handler::{HandlerError, Notification, ServerNotification};
+use crate::handler::{
+    ElicitationHandler, HandlerError, Notification, NotificationHandler, SamplingHandler,
+    ServerNotification,
+};
 use crate::model::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation, Root,
 };
@@ -92,6 +93,27 @@ impl ClientBuilder {
     where
         F: Fn(&str, Notification) + Send + Sync + 'static,
     {
+        self.handlers.notifications.push(Arc::new(handler));
+        self
+    }
+
+    /// Installs a sampling handler that is a type of its own (a struct implementing
+    /// [`SamplingHandler`]) rather than a closure; otherwise as [`sampling`](Self::sampling).
+    pub fn sampling_handler(mut self, handler: impl SamplingHandler + 'static) -> Self {
+        self.handlers.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// Installs an elicitation handler that is a type of its own (a struct implementing
+    /// [`ElicitationHandler`]); otherwise as [`elicitation`](Self::elicitation).
+    pub fn elicitation_handler(mut self, handler: impl ElicitationHandler + 'static) -> Self {
+        self.handlers.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Adds a notification handler that is a type of its own (a struct implementing
+    /// [`NotificationHandler`]); otherwise as [`on_notification`](Self::on_notification).
+    pub fn notification_handler(mut self, handler: impl NotificationHandler + 'static) -> Self {
         self.handlers.notifications.push(Arc::new(handler));
         self
     }
