@@ -303,11 +303,6 @@ fn a_setter_the_transport_cannot_take_fails_validation() {
             "`inherit_env` applies only to stdio servers; `fs` is a streamable-http server",
         ),
         (
-            ServerConfig::sse("fs", "https://h").max_message_bytes(10),
-            "transport.max_message_bytes",
-            "`max_message_bytes` applies only to stdio servers; `fs` is an sse server",
-        ),
-        (
             ServerConfig::stdio("fs", "x").header("K", "v"),
             "transport.headers",
             "`header` applies only to remote (streamable-http, sse and websocket) servers; \
@@ -457,4 +452,18 @@ fn bearer_token_replaces_authorization() {
         h.headers,
         vec![("Authorization".to_string(), "Bearer new".to_string())]
     );
+}
+
+#[test]
+fn the_message_cap_applies_to_every_transport() {
+    for s in [
+        ServerConfig::stdio("fs", "x"),
+        ServerConfig::http("fs", "https://h"),
+        ServerConfig::sse("fs", "https://h"),
+        ServerConfig::websocket("fs", "wss://h"),
+    ] {
+        let s = s.max_message_bytes(10);
+        assert!(s.validate().is_ok(), "{s:?}");
+        assert_eq!(s.limits().max_message_bytes, 10);
+    }
 }

@@ -93,7 +93,7 @@ impl Client {
                         p
                     }
                 };
-                stdio::open(&server, cfg, &poller, sink.clone())?
+                stdio::open(&server, cfg, self.config.limits(), &poller, sink.clone())?
             }
             TransportConfig::Sse(cfg) => {
                 crate::transport::sse::open(&server, cfg, timeout, sink.clone())?

@@ -454,6 +454,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
         return Err(ConfigError::new(ConfigErrorKind::NotApplicable, message).at(join(tp, key)));
     }
 
+    let mut max_message = None;
     let transport = match kind {
         Kind::Stdio => {
             let command = command.unwrap_or_default();
@@ -500,13 +501,13 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
                     ))
                 }
             };
+            max_message = max_message_bytes;
             TransportConfig::Stdio(StdioConfig {
                 command,
                 args,
                 env,
                 cwd,
                 inherit_env: get_bool(tobj, "inherit_env", tp)?.unwrap_or(false),
-                max_message_bytes,
             })
         }
         _ => {
@@ -552,6 +553,9 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
     let mut server = ServerConfig::with_transport(name, transport);
     server.description = description;
     server.timeout = timeout;
+    if let Some(bytes) = max_message {
+        server.limits.max_message_bytes = bytes;
+    }
     server.secrets = secrets;
     Ok(Entry::Server(Box::new(server)))
 }

@@ -4,7 +4,7 @@ use serde_json::{json, Map, Value};
 
 use super::entry::{parse_entry, Ctx, Dialect, Entry};
 use super::{
-    ConfigError, ConfigErrorKind, ServerConfig, SseConfig, TransportConfig, WebSocketConfig,
+    ConfigError, ConfigErrorKind, Limits, ServerConfig, SseConfig, TransportConfig, WebSocketConfig,
 };
 
 impl ServerConfig {
@@ -93,8 +93,11 @@ impl ServerConfig {
                 if s.inherit_env {
                     t.insert("inherit_env".into(), true.into());
                 }
-                if let Some(n) = s.max_message_bytes {
-                    t.insert("max_message_bytes".into(), n.into());
+                if self.limits.max_message_bytes != Limits::default().max_message_bytes {
+                    t.insert(
+                        "max_message_bytes".into(),
+                        self.limits.max_message_bytes.into(),
+                    );
                 }
             }
             TransportConfig::Sse(SseConfig { url, headers, .. })

@@ -19,6 +19,7 @@ mod error;
 mod hosted;
 mod interpolate;
 mod json;
+mod limits;
 mod load;
 mod remote;
 mod suggest;
@@ -27,6 +28,7 @@ mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
 pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
+pub use limits::Limits;
 pub use load::{ConfigLoader, LoadReport};
 pub(crate) use remote::header_pair;
 pub use remote::{SseConfig, WebSocketConfig};
@@ -104,8 +106,6 @@ pub struct StdioConfig {
     pub cwd: Option<PathBuf>,
     /// Inherit the parent's whole environment instead of the allow-list.
     pub inherit_env: bool,
-    /// The largest stdout line (one message) accepted, in bytes; `None` is the library default.
-    pub max_message_bytes: Option<usize>,
 }
 
 impl fmt::Debug for StdioConfig {
@@ -117,7 +117,6 @@ impl fmt::Debug for StdioConfig {
             .field("env", &env)
             .field("cwd", &self.cwd)
             .field("inherit_env", &self.inherit_env)
-            .field("max_message_bytes", &self.max_message_bytes)
             .finish()
     }
 }
@@ -408,6 +407,8 @@ pub struct ServerConfig {
     pub(crate) secrets: Vec<String>,
     /// Setters used that the transport cannot take, in call order; `validate` reports the first.
     misapplied: Vec<Misapplied>,
+    /// What this server can make the client hold.
+    pub(crate) limits: Limits,
 }
 
 impl PartialEq for ServerConfig {
@@ -418,6 +419,7 @@ impl PartialEq for ServerConfig {
             && self.timeout == other.timeout
             && self.misapplied == other.misapplied
             && self.invalid_timeout == other.invalid_timeout
+            && self.limits == other.limits
     }
 }
 
@@ -440,6 +442,9 @@ impl fmt::Debug for ServerConfig {
         if let Some(found) = &self.invalid_timeout {
             d.field("invalid_timeout", found);
         }
+        if self.limits != Limits::default() {
+            d.field("limits", &self.limits);
+        }
         d.finish()
     }
 }
@@ -454,6 +459,7 @@ impl ServerConfig {
             invalid_timeout: None,
             secrets: Vec::new(),
             misapplied: Vec::new(),
+            limits: Limits::default(),
         }
     }
 
@@ -504,7 +510,6 @@ impl ServerConfig {
                 env: BTreeMap::new(),
                 cwd: None,
                 inherit_env: false,
-                max_message_bytes: None,
             }),
         )
     }
@@ -579,8 +584,7 @@ impl ServerConfig {
     /// On another transport the arguments cannot apply: [`ServerConfig::validate`] (and so
     /// connecting) fails with a [`ConfigErrorKind::NotApplicable`] error, as
     /// [`args`](ServerConfig::args) does; the same holds for [`env`](ServerConfig::env),
-    /// [`cwd`](ServerConfig::cwd), [`inherit_env`](ServerConfig::inherit_env) and
-    /// [`max_message_bytes`](ServerConfig::max_message_bytes).
+    /// [`cwd`](ServerConfig::cwd), and [`inherit_env`](ServerConfig::inherit_env).
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
@@ -622,10 +626,22 @@ impl ServerConfig {
         self.stdio_setting("inherit_env", |s| s.inherit_env = inherit)
     }
 
-    /// Caps one stdout message of a stdio server at `bytes`; on another transport, an error at
-    /// [`validate`](ServerConfig::validate) (see [`args`](ServerConfig::args)).
-    pub fn max_message_bytes(self, bytes: usize) -> Self {
-        self.stdio_setting("max_message_bytes", |s| s.max_message_bytes = Some(bytes))
+    /// Caps one message from the server at `bytes`, on any transport (see
+    /// [`Limits::max_message_bytes`]).
+    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+        self.limits.max_message_bytes = bytes;
+        self
+    }
+
+    /// Sets every cap on what this server can make the client hold (see [`Limits`]).
+    pub fn with_limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The caps on what this server can make the client hold.
+    pub fn limits(&self) -> &Limits {
+        &self.limits
     }
 
     /// Adds a header sent with every request of a remote server: each Streamable HTTP request,

@@ -22,8 +22,6 @@ use super::Sink;
 use crate::protocol::jsonrpc::{peek_id_prefix, peek_response_id, InResponse, Inbound, Payload};
 use crate::sync::lock;
 
-/// Default cap on one stdout message.
-pub(crate) const DEFAULT_MAX_MESSAGE: usize = 256 * 1024 * 1024;
 /// Lines of stderr kept per server, quoted in errors.
 const STDERR_LINES: usize = 20;
 /// Longest stderr line kept (longer ones are cut).

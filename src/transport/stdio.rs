@@ -14,10 +14,10 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 
-use super::pipes::{Conn, DEFAULT_MAX_MESSAGE};
+use super::pipes::Conn;
 use super::poller::{ConnectionPoller, WriteOutcome};
 use super::{Sink, Transport};
-use crate::config::StdioConfig;
+use crate::config::{Limits, StdioConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 
 /// Environment variables a child inherits by default (the MCP SDKs' POSIX list).
@@ -55,9 +55,11 @@ pub(crate) fn command_line(cfg: &StdioConfig) -> String {
 pub(crate) fn open(
     server: &str,
     cfg: &StdioConfig,
+    limits: &Limits,
     poller: &ConnectionPoller,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<StdioTransport>, Error> {
+    let max = limits.max_message_bytes;
     let mut cmd = Command::new(&cfg.command);
     cmd.args(&cfg.args)
         .stdin(Stdio::piped())
@@ -105,7 +107,6 @@ pub(crate) fn open(
     let probe_child = Arc::clone(&child);
     let exit_probe = Box::new(move || describe_exit(&probe_child));
     let server: Arc<str> = server.into();
-    let max = cfg.max_message_bytes.unwrap_or(DEFAULT_MAX_MESSAGE);
     let conn = match poller.register(Arc::clone(&server), pipes, max, sink, exit_probe) {
         Ok(conn) => conn,
         Err(e) => {
