@@ -29,17 +29,7 @@ use mcp_blocking::{CallOptions, Client};
 use serde_json::{json, Value};
 
 fn main() -> ExitCode {
-    if let Some(code) = support::serve_fixture_if_asked() {
-        return code;
-    }
-    env_logger::init();
-    match run() {
-        Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("error: {e}");
-            ExitCode::FAILURE
-        }
-    }
+    support::main(run)
 }
 
 fn run() -> Result<(), Box<dyn std::error::Error>> {

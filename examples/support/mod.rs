@@ -25,6 +25,23 @@ pub fn serve_fixture_if_asked() -> Option<ExitCode> {
     Some(mcp_fixture_server::serve(&[MARKER], flags))
 }
 
+/// The `main` of an example: serves the fixture server when asked (see
+/// [`serve_fixture_if_asked`]), else sets up logging and runs `run`, printing its error with
+/// `Display` (not `Debug`, as returning it from `main` would).
+pub fn main(run: fn() -> Result<(), Box<dyn std::error::Error>>) -> ExitCode {
+    if let Some(code) = serve_fixture_if_asked() {
+        return code;
+    }
+    env_logger::init();
+    match run() {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
 /// This executable's path, as a string for [`ServerConfig::stdio`].
 fn this_exe() -> std::io::Result<String> {
     let exe = std::env::current_exe()?;
