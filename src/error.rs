@@ -20,7 +20,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, Secrets};
 
 /// An underlying cause, kept for [`std::error::Error::source`].
 type Cause = Box<dyn std::error::Error + Send + Sync>;
@@ -249,6 +249,131 @@ impl Error {
     }
 }
 
+impl Error {
+    /// This error with every secret of its server hidden (see `config/redact.rs`): in each of
+    /// its strings, the JSON-RPC `data`, a [`ConnectError`]'s, and its source's. A source that
+    /// is not one of this crate's errors and whose text shows a secret is replaced by its
+    /// redacted text (the chain below it is dropped). Server names are kept as they are.
+    pub(crate) fn redact(self, secrets: &Secrets) -> Error {
+        let r = |s: String| secrets.redact_string(s);
+        match self {
+            Error::Config(mut c) => {
+                c.message = r(c.message);
+                c.path = r(c.path);
+                c.found = c.found.map(r);
+                c.expected = c.expected.map(r);
+                c.suggestion = c.suggestion.map(r);
+                Error::Config(c)
+            }
+            Error::Spawn {
+                server,
+                command,
+                source,
+            } => Error::Spawn {
+                server,
+                command: r(command),
+                source: redact_io(source, secrets),
+            },
+            Error::Connect(c) => Error::Connect(Box::new(c.redact(secrets))),
+            Error::Timeout {
+                server,
+                method,
+                after,
+            } => Error::Timeout {
+                server,
+                method: r(method),
+                after,
+            },
+            Error::Rpc {
+                server,
+                code,
+                message,
+                mut data,
+            } => {
+                if let Some(d) = data.as_deref_mut() {
+                    secrets.redact_value(d);
+                }
+                Error::Rpc {
+                    server,
+                    code,
+                    message: r(message),
+                    data,
+                }
+            }
+            Error::Closed {
+                server,
+                detail,
+                stderr_tail,
+            } => Error::Closed {
+                server,
+                detail: r(detail),
+                stderr_tail: r(stderr_tail),
+            },
+            Error::Transport {
+                server,
+                status,
+                detail,
+                source,
+            } => Error::Transport {
+                server,
+                status,
+                detail: r(detail),
+                source: source.map(|s| redact_cause(s, secrets)),
+            },
+            Error::Protocol { server, detail } => Error::Protocol {
+                server,
+                detail: r(detail),
+            },
+            Error::NotConnected { server } => Error::NotConnected { server },
+            Error::InvalidArgument { server, detail } => Error::InvalidArgument {
+                server,
+                detail: r(detail),
+            },
+        }
+    }
+}
+
+/// A cause whose text showed a secret, kept as its redacted text.
+#[derive(Debug)]
+struct RedactedCause(String);
+
+impl fmt::Display for RedactedCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RedactedCause {}
+
+/// Whether the text of `e` (its `Display` or `Debug`, which shows its sources) shows a secret.
+fn shows_a_secret(e: &dyn std::error::Error, secrets: &Secrets) -> bool {
+    secrets.hides_something_in(&e.to_string()) || secrets.hides_something_in(&format!("{e:?}"))
+}
+
+/// `cause` redacted: one of this crate's errors is redacted field by field; any other that
+/// shows a secret becomes its redacted text.
+fn redact_cause(cause: Cause, secrets: &Secrets) -> Cause {
+    match cause.downcast::<Error>() {
+        Ok(e) => Box::new(e.redact(secrets)),
+        Err(other) if shows_a_secret(&*other, secrets) => {
+            Box::new(RedactedCause(secrets.redact_string(other.to_string())))
+        }
+        Err(other) => other,
+    }
+}
+
+/// An I/O error redacted: its kind is kept, its text hidden where it shows a secret.
+fn redact_io(e: std::io::Error, secrets: &Secrets) -> std::io::Error {
+    if shows_a_secret(&e, secrets) {
+        std::io::Error::new(
+            e.kind(),
+            RedactedCause(secrets.redact_string(e.to_string())),
+        )
+    } else {
+        e
+    }
+}
+
 /// How a connection attempt failed: the kind of an [`Error::Connect`].
 ///
 /// The kinds answer "should I retry, fix my config, or call someone?": an unreachable server or
@@ -359,6 +484,18 @@ impl ConnectError {
     pub(crate) fn with_stderr_tail(mut self, stderr_tail: String) -> Self {
         self.stderr_tail = stderr_tail;
         self
+    }
+
+    /// This error with every secret hidden (see [`Error::redact`]).
+    fn redact(self, secrets: &Secrets) -> Self {
+        ConnectError {
+            server: self.server,
+            target: secrets.redact_string(self.target),
+            kind: self.kind,
+            detail: secrets.redact_string(self.detail),
+            stderr_tail: secrets.redact_string(self.stderr_tail),
+            source: self.source.map(|s| redact_cause(s, secrets)),
+        }
     }
 
     /// The server's configured name.
