@@ -257,14 +257,7 @@ impl Error {
     pub(crate) fn redact(self, secrets: &Secrets) -> Error {
         let r = |s: String| secrets.redact_string(s);
         match self {
-            Error::Config(mut c) => {
-                c.message = r(c.message);
-                c.path = r(c.path);
-                c.found = c.found.map(r);
-                c.expected = c.expected.map(r);
-                c.suggestion = c.suggestion.map(r);
-                Error::Config(c)
-            }
+            Error::Config(c) => Error::Config(Box::new(secrets.redact_config_error(*c))),
             Error::Spawn {
                 server,
                 command,

@@ -306,3 +306,26 @@ fn what_a_connected_server_says_is_hidden_too() {
     );
     assert_logs_hidden();
 }
+
+#[test]
+fn a_config_error_about_a_url_hides_what_came_from_a_variable() {
+    capture_logs();
+    let doc = json!({"mcpServers": {
+        "bad": {"type": "http", "url": "ftp://mcp.example.com/${TOKEN}/mcp?key=${TOKEN}"},
+    }});
+    let report = ConfigLoader::new()
+        .with_env(BTreeMap::from([("TOKEN".to_owned(), TOKEN.to_owned())]))
+        .load_str(&doc.to_string())
+        .expect("a report");
+    let [e] = report.errors.as_slice() else {
+        panic!("{report:?}")
+    };
+    assert_hidden("a config error", &e.to_string());
+    assert_hidden("a config error's Debug", &format!("{e:?}"));
+    assert!(
+        e.to_string()
+            .contains("ftp://mcp.example.com/<redacted>/mcp?<redacted>"),
+        "{e}"
+    );
+    assert_logs_hidden();
+}

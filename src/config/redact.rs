@@ -20,7 +20,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::interpolate::MIN_SECRET_LEN;
-use super::{redact_url, ServerConfig, TransportConfig, REDACTED};
+use super::{redact_url, ConfigError, ServerConfig, TransportConfig, REDACTED};
 
 /// The secret values of one server, longest first (so a secret that contains another is hidden
 /// whole). Cheap to clone. `Debug` shows how many there are, never what they are.
@@ -68,6 +68,17 @@ impl Secrets {
     /// Whether [`redact`](Self::redact) would change `text`.
     pub(crate) fn hides_something_in(&self, text: &str) -> bool {
         matches!(self.redact(text), Cow::Owned(_))
+    }
+
+    /// A config error with its texts redacted (its file and server name kept).
+    pub(crate) fn redact_config_error(&self, mut e: ConfigError) -> ConfigError {
+        let r = |s: String| self.redact_string(s);
+        e.message = r(e.message);
+        e.path = r(e.path);
+        e.found = e.found.map(r);
+        e.expected = e.expected.map(r);
+        e.suggestion = e.suggestion.map(r);
+        e
     }
 
     /// Redacts every string (and object key) of a JSON value in place.

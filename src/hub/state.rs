@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!   Idle ──connect ok──> Connected ──calls keep failing──> Degraded ──later run──> (connect)
-//!    │                      │  └─ list_changed: tools fetched again
+//!    │                      │  ├─ list_changed: tools fetched again
+//!    │                      │  └─ a call finds the connection ended: reconnected, tools fetched
 //!    └──connect fails──> Failed ──later run, after backoff──> (connect)
 //! ```
 
