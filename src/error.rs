@@ -3,8 +3,10 @@
 //! Variants answer the question a caller asks ("did it time out?", "did the server say no?",
 //! "is the process gone?"). Every variant that concerns a server names it, so a message read in a
 //! log of many servers is never ambiguous. A failure that has an underlying cause (an I/O,
-//! HTTP, TLS or WebSocket error) keeps it behind [`std::error::Error::source`]; the message
-//! text never holds a secret (URLs are shown without password or query).
+//! HTTP, TLS or WebSocket error) keeps it behind [`std::error::Error::source`]. No error a
+//! [`Client`](crate::Client) returns holds a secret of its server, in its message, its `Debug`
+//! or its sources': see [`ServerConfig::redact`](crate::ServerConfig::redact) for the rule
+//! (URLs without password or query; header, env and `${VAR}` values hidden).
 //!
 //! ```text
 //!  Error::Connect(ConnectError)   kind(): Unreachable | Auth | TimedOut | Closed | Rejected | Protocol
@@ -497,7 +499,7 @@ impl ConnectError {
     }
 
     /// What was reached for: the command line (in backquotes) of a stdio server, or the URL
-    /// without its password and query.
+    /// without its password and query; in either, what came from a variable is hidden.
     pub fn target(&self) -> &str {
         &self.target
     }
