@@ -3,8 +3,10 @@
 //! Variants answer the question a caller asks ("did it time out?", "did the server say no?",
 //! "is the process gone?"). Every variant that concerns a server names it, so a message read in a
 //! log of many servers is never ambiguous. A failure that has an underlying cause (an I/O,
-//! HTTP, TLS or WebSocket error) keeps it behind [`std::error::Error::source`]; the message
-//! text never holds a secret (URLs are shown without password or query).
+//! HTTP, TLS or WebSocket error) keeps it behind [`std::error::Error::source`]. No error a
+//! [`Client`](crate::Client) returns holds a secret of its server, in its message, its `Debug`
+//! or its sources': see [`ServerConfig::redact`](crate::ServerConfig::redact) for the rule
+//! (URLs without password or query; header, env and `${VAR}` values hidden).
 //!
 //! ```text
 //!  Error::Connect(ConnectError)   kind(): Unreachable | Auth | TimedOut | Closed | Rejected | Protocol
@@ -20,7 +22,7 @@ use std::time::Duration;
 
 use serde_json::Value;
 
-use crate::config::ConfigError;
+use crate::config::{ConfigError, Secrets};
 
 /// An underlying cause, kept for [`std::error::Error::source`].
 type Cause = Box<dyn std::error::Error + Send + Sync>;
@@ -249,6 +251,124 @@ impl Error {
     }
 }
 
+impl Error {
+    /// This error with every secret of its server hidden (see `config/redact.rs`): in each of
+    /// its strings, the JSON-RPC `data`, a [`ConnectError`]'s, and its source's. A source that
+    /// is not one of this crate's errors and whose text shows a secret is replaced by its
+    /// redacted text (the chain below it is dropped). Server names are kept as they are.
+    pub(crate) fn redact(self, secrets: &Secrets) -> Error {
+        let r = |s: String| secrets.redact_string(s);
+        match self {
+            Error::Config(c) => Error::Config(Box::new(secrets.redact_config_error(*c))),
+            Error::Spawn {
+                server,
+                command,
+                source,
+            } => Error::Spawn {
+                server,
+                command: r(command),
+                source: redact_io(source, secrets),
+            },
+            Error::Connect(c) => Error::Connect(Box::new(c.redact(secrets))),
+            Error::Timeout {
+                server,
+                method,
+                after,
+            } => Error::Timeout {
+                server,
+                method: r(method),
+                after,
+            },
+            Error::Rpc {
+                server,
+                code,
+                message,
+                mut data,
+            } => {
+                if let Some(d) = data.as_deref_mut() {
+                    secrets.redact_value(d);
+                }
+                Error::Rpc {
+                    server,
+                    code,
+                    message: r(message),
+                    data,
+                }
+            }
+            Error::Closed {
+                server,
+                detail,
+                stderr_tail,
+            } => Error::Closed {
+                server,
+                detail: r(detail),
+                stderr_tail: r(stderr_tail),
+            },
+            Error::Transport {
+                server,
+                status,
+                detail,
+                source,
+            } => Error::Transport {
+                server,
+                status,
+                detail: r(detail),
+                source: source.map(|s| redact_cause(s, secrets)),
+            },
+            Error::Protocol { server, detail } => Error::Protocol {
+                server,
+                detail: r(detail),
+            },
+            Error::NotConnected { server } => Error::NotConnected { server },
+            Error::InvalidArgument { server, detail } => Error::InvalidArgument {
+                server,
+                detail: r(detail),
+            },
+        }
+    }
+}
+
+/// A cause whose text showed a secret, kept as its redacted text.
+#[derive(Debug)]
+struct RedactedCause(String);
+
+impl fmt::Display for RedactedCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for RedactedCause {}
+
+/// Whether the text of `e` (its `Display` or `Debug`, which shows its sources) shows a secret.
+fn shows_a_secret(e: &dyn std::error::Error, secrets: &Secrets) -> bool {
+    secrets.hides_something_in(&e.to_string()) || secrets.hides_something_in(&format!("{e:?}"))
+}
+
+/// `cause` redacted: one of this crate's errors is redacted field by field; any other that
+/// shows a secret becomes its redacted text.
+fn redact_cause(cause: Cause, secrets: &Secrets) -> Cause {
+    match cause.downcast::<Error>() {
+        Ok(e) => Box::new(e.redact(secrets)),
+        Err(other) if shows_a_secret(&*other, secrets) => {
+            Box::new(RedactedCause(secrets.redact_string(other.to_string())))
+        }
+        Err(other) => other,
+    }
+}
+
+/// An I/O error redacted: its kind is kept, its text hidden where it shows a secret.
+fn redact_io(e: std::io::Error, secrets: &Secrets) -> std::io::Error {
+    if shows_a_secret(&e, secrets) {
+        std::io::Error::new(
+            e.kind(),
+            RedactedCause(secrets.redact_string(e.to_string())),
+        )
+    } else {
+        e
+    }
+}
+
 /// How a connection attempt failed: the kind of an [`Error::Connect`].
 ///
 /// The kinds answer "should I retry, fix my config, or call someone?": an unreachable server or
@@ -361,13 +481,25 @@ impl ConnectError {
         self
     }
 
+    /// This error with every secret hidden (see [`Error::redact`]).
+    fn redact(self, secrets: &Secrets) -> Self {
+        ConnectError {
+            server: self.server,
+            target: secrets.redact_string(self.target),
+            kind: self.kind,
+            detail: secrets.redact_string(self.detail),
+            stderr_tail: secrets.redact_string(self.stderr_tail),
+            source: self.source.map(|s| redact_cause(s, secrets)),
+        }
+    }
+
     /// The server's configured name.
     pub fn server(&self) -> &str {
         &self.server
     }
 
     /// What was reached for: the command line (in backquotes) of a stdio server, or the URL
-    /// without its password and query.
+    /// without its password and query; in either, what came from a variable is hidden.
     pub fn target(&self) -> &str {
         &self.target
     }

@@ -630,3 +630,161 @@ fn header_on_a_stdio_config_server_is_refused() {
         stderr(&o)
     );
 }
+
+// ---- secrets never printed -------------------------------------------------------------------
+
+/// The value of `${TOKEN}` in the secrets config.
+const TOKEN: &str = "tok-S3CRET-5e8d21";
+/// Values written in that config as they are: a query value, a header value, an env value.
+const LITERALS: [&str; 3] = ["qv-LITERAL-6c1f", "hv-LITERAL-0b7a", "ev-LITERAL-a93e"];
+
+/// A config whose servers carry secrets everywhere: in a URL's password and query, headers, a
+/// command, arguments and env; each fails to connect in its own way.
+fn secrets_config(dir: &TempDir) -> String {
+    let port = {
+        let l = TcpListener::bind("127.0.0.1:0").expect("bind");
+        l.local_addr().expect("addr").port()
+    };
+    let fixture = common::fixture::path();
+    let env = serde_json::json!({"SECRET_ENV": LITERALS[2], "TOKEN_ENV": "${TOKEN}"});
+    let doc = serde_json::json!({"mcpServers": {
+        "refused": {
+            "type": "http",
+            "url": format!("http://ada:${{TOKEN}}@127.0.0.1:{port}/mcp?api_key=${{TOKEN}}&plain={}", LITERALS[0]),
+            "headers": {"Authorization": "Bearer ${TOKEN}", "X-Literal": LITERALS[1]},
+        },
+        "crashes": {"command": fixture, "args": ["--token=${TOKEN}"], "env": env},
+        "silent": {
+            "command": fixture,
+            "args": ["--never-answer", "--protocol-version", "${TOKEN}"],
+            "env": env,
+            "timeout": 1,
+        },
+        "missing": {"command": "/nonexistent/${TOKEN}/mcp-server", "args": ["${TOKEN}"]},
+    }});
+    dir.file("mcp.json", &doc.to_string())
+}
+
+#[track_caller]
+fn assert_no_secret(o: &Output) {
+    let all = format!("{}\n{}", stdout(o), stderr(o));
+    for secret in std::iter::once(TOKEN).chain(LITERALS) {
+        assert!(!all.contains(secret), "`{secret}` printed:\n{all}");
+    }
+}
+
+#[test]
+fn connect_failures_print_no_secret_in_text_json_or_logs() {
+    let dir = TempDir::new("secrets");
+    let file = secrets_config(&dir);
+    for (server, shows) in [
+        ("refused", "http://ada:<redacted>@127.0.0.1:"),
+        ("crashes", "--token=<redacted>"),
+        ("silent", "--protocol-version <redacted>"),
+        ("missing", "/nonexistent/<redacted>/mcp-server"),
+    ] {
+        for mode in [&["-vv"][..], &["--json"], &["--json", "-vvv"]] {
+            let mut args = vec!["--config", file.as_str(), "--server", server];
+            args.extend_from_slice(mode);
+            args.push("ping");
+            let o = Command::new(MCPB)
+                .args(&args)
+                .env_remove("RUST_LOG")
+                .env("TOKEN", TOKEN)
+                .output()
+                .expect("run mcpb");
+            assert_exit(&o, 3);
+            assert_no_secret(&o);
+            assert!(stderr(&o).contains(shows), "{server}: {}", stderr(&o));
+            if mode.contains(&"--json") {
+                let doc = json_doc(&o);
+                assert_eq!(doc["error"]["server"], server);
+                assert!(doc.to_string().contains("<redacted>"), "{doc}");
+            }
+        }
+    }
+}
+
+#[test]
+fn command_line_headers_and_url_queries_are_not_printed() {
+    let port = TcpListener::bind("127.0.0.1:0")
+        .expect("bind")
+        .local_addr()
+        .expect("addr")
+        .port();
+    let url = format!("http://127.0.0.1:{port}/mcp?key={}", LITERALS[0]);
+    let header = format!("Authorization: Bearer {TOKEN}");
+    for json in [false, true] {
+        let mut args = vec!["--url", url.as_str(), "--header", header.as_str(), "-vvv"];
+        if json {
+            args.push("--json");
+        }
+        args.push("tools");
+        let o = mcpb(&args);
+        assert_exit(&o, 3);
+        assert_no_secret(&o);
+    }
+}
+
+// ---- server text is escaped before it reaches a terminal --------------------------------------
+
+#[test]
+fn control_characters_in_tool_output_are_shown_escaped() {
+    let text = "clear\u{1b}[2J bell\u{7} back\u{8} cr\r csi\u{9b}1m\nsecond line\ttab";
+    let arg = format!("text={text}");
+    let o = on_fixture(&["call", "echo", &arg]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(
+        !out.chars()
+            .any(|c| c.is_control() && c != '\n' && c != '\t'),
+        "{out:?}"
+    );
+    assert!(
+        out.contains("clear\\u{1b}[2J bell\\u{7} back\\u{8} cr\\u{d} csi\\u{9b}1m"),
+        "{out}"
+    );
+    assert!(
+        out.contains("\nsecond line\ttab"),
+        "newlines and tabs stay: {out:?}"
+    );
+
+    let o = on_fixture(&["--json", "call", "echo", &arg]);
+    assert_exit(&o, 0);
+    assert!(
+        !stdout(&o).chars().any(|c| c.is_control() && c != '\n'),
+        "{:?}",
+        stdout(&o)
+    );
+    assert_eq!(
+        json_doc(&o)["content"][0]["text"],
+        text,
+        "the JSON holds the text itself"
+    );
+}
+
+#[test]
+fn control_characters_in_errors_and_logs_are_shown_escaped() {
+    // A JSON-RPC error: the fixture names the unknown tool in its message.
+    let o = on_fixture(&["call", "title\u{1b}]0;pwned\u{7}"]);
+    assert_exit(&o, 5);
+    let err = stderr(&o);
+    assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
+    assert!(err.contains("title\\u{1b}]0;pwned\\u{7}"), "{err}");
+
+    // A log notification, shown with -v.
+    let line = fixture("");
+    let o = mcpb(&[
+        "--stdio",
+        &line,
+        "-v",
+        "call",
+        "log",
+        "level=error",
+        "message=\u{1b}[31mred\u{1b}[0m",
+    ]);
+    assert_exit(&o, 0);
+    let err = stderr(&o);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert!(err.contains("\\u{1b}[31mred\\u{1b}[0m"), "{err}");
+}

@@ -1,9 +1,12 @@
-//! Degradation: retryable failures are retried with backoff, then the server leaves the tool
-//! set, is reported, and is reconnected on a later run.
+//! Degradation: failures a retry cannot make worse are retried with backoff (a closed
+//! connection reconnected first), then the server leaves the tool set, is reported, and is
+//! reconnected on a later run; a call that may have run is sent again only when the tool says
+//! it is idempotent or the policy names it.
 
 mod common;
 mod hub_support;
 
+use std::path::PathBuf;
 use std::time::{Duration, Instant};
 
 use hub_support::{fixture, quick_degradation, wait_for};
@@ -24,7 +27,15 @@ fn pair(extra_retries: u32) -> Hub {
 
 #[test]
 fn a_server_killed_mid_run_is_degraded_then_reconnected() {
-    let hub = pair(1);
+    // `crash` kills its server on every call: named as safe to retry, it is retried on a new
+    // process, which dies too, and the server is degraded.
+    let hub = Hub::builder()
+        .servers([
+            fixture("a", "", &[]),
+            fixture("b", "", &["--extra-tools", "1"]),
+        ])
+        .degradation(quick_degradation(1).retry_tool("a__crash"))
+        .build();
     let events = hub.events();
     let before = hub.resolve(&Run::new());
     assert!(before.names().contains(&"a__echo"));
@@ -71,7 +82,10 @@ fn a_server_killed_mid_run_is_degraded_then_reconnected() {
 
 #[test]
 fn retryable_failures_are_retried_extra_retries_times() {
-    let hub = pair(2);
+    let hub = Hub::builder()
+        .servers([fixture("a", "", &[]), fixture("b", "", &[])])
+        .degradation(quick_degradation(2).retry_tool("slow"))
+        .build();
     hub.resolve(&Run::new());
     let timeout = Duration::from_millis(150);
     let opts = CallOptions::new().timeout(timeout);
@@ -130,4 +144,175 @@ fn without_graceful_degradation_the_server_stays() {
             .text(),
         "again"
     );
+}
+
+/// A call log file for the fixture's counting tools (`--call-log`), removed on drop.
+struct CallLog(PathBuf);
+
+impl CallLog {
+    fn new(tag: &str) -> Self {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        static N: AtomicUsize = AtomicUsize::new(0);
+        let n = N.fetch_add(1, Ordering::Relaxed);
+        let name = format!("mcpb-calls-{}-{tag}-{n}.log", std::process::id());
+        CallLog(std::env::temp_dir().join(name))
+    }
+
+    fn flag(&self) -> &str {
+        self.0.to_str().expect("a UTF-8 temp path")
+    }
+
+    /// The logged calls as (tool, pid).
+    fn calls(&self) -> Vec<(String, u32)> {
+        std::fs::read_to_string(&self.0)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| {
+                let (name, pid) = l.split_once(' ')?;
+                Some((name.to_owned(), pid.parse().ok()?))
+            })
+            .collect()
+    }
+
+    fn count(&self, tool: &str) -> usize {
+        self.calls().iter().filter(|(n, _)| n == tool).count()
+    }
+}
+
+impl Drop for CallLog {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
+/// One fixture server `c` logging its counted calls, with quick retries.
+fn counting_hub(log: &CallLog, degradation: mcp_blocking::hub::Degradation) -> Hub {
+    let hub = Hub::builder()
+        .servers([fixture("c", "", &["--call-log", log.flag()])])
+        .degradation(degradation)
+        .build();
+    hub.resolve(&Run::new());
+    hub
+}
+
+#[test]
+fn a_tool_that_is_not_idempotent_is_not_sent_again_after_a_timeout() {
+    let log = CallLog::new("timeout");
+    let hub = counting_hub(&log, quick_degradation(2));
+    let opts = CallOptions::new().timeout(Duration::from_millis(200));
+    let err = hub
+        .call_tool_with("counter", json!({"ms": 5000}), &opts)
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    // The server answers the next call: it counted one earlier call, not three.
+    let next = hub.call_tool("counter", json!({})).unwrap();
+    assert_eq!(next.text(), "2");
+    assert_eq!(log.count("counter"), 2);
+    // The server still answers `ping`, so it stays.
+    assert!(hub.degraded_servers().is_empty());
+    assert!(hub.tools().iter().any(|t| t.name == "counter"));
+}
+
+#[test]
+fn an_idempotent_tool_is_sent_again_after_a_timeout() {
+    let log = CallLog::new("idempotent");
+    // Kept after the retries (not graceful), so a last call shows what the server counted.
+    let hub = counting_hub(&log, quick_degradation(2).graceful(false));
+    let opts = CallOptions::new().timeout(Duration::from_millis(200));
+    let err = hub
+        .call_tool_with("idempotent_counter", json!({"ms": 5000}), &opts)
+        .unwrap_err();
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    // The call and its two retries all reached the server, then this one.
+    assert_eq!(hub.call_tool("counter", json!({})).unwrap().text(), "4");
+    let calls = log.calls();
+    assert_eq!(log.count("idempotent_counter"), 3, "{calls:?}");
+    assert!(
+        calls.windows(2).all(|w| w[0].1 == w[1].1),
+        "one process, never reconnected: {calls:?}"
+    );
+}
+
+#[test]
+fn a_tool_named_by_the_policy_is_sent_again_after_a_timeout() {
+    let log = CallLog::new("named");
+    let hub = counting_hub(
+        &log,
+        quick_degradation(1).retry_tool("counter").graceful(false),
+    );
+    let opts = CallOptions::new().timeout(Duration::from_millis(200));
+    let err = hub
+        .call_tool_with("counter", json!({"ms": 5000}), &opts)
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert_eq!(hub.call_tool("counter", json!({})).unwrap().text(), "3");
+    assert_eq!(log.count("counter"), 3);
+}
+
+#[test]
+fn an_idempotent_tool_that_keeps_timing_out_degrades_its_server() {
+    let log = CallLog::new("degrades");
+    let hub = counting_hub(&log, quick_degradation(1));
+    let opts = CallOptions::new().timeout(Duration::from_millis(150));
+    let err = hub
+        .call_tool_with("idempotent_counter", json!({"ms": 5000}), &opts)
+        .unwrap_err();
+    assert!(err.is_timeout(), "{err}");
+    assert_eq!(hub.degraded_servers(), ["c"]);
+}
+
+#[test]
+fn a_retry_after_a_crash_reaches_a_new_process() {
+    let log = CallLog::new("crash");
+    let hub = counting_hub(&log, quick_degradation(1));
+    let first_pid: u32 = hub
+        .call_tool("counter", json!({}))
+        .map(|_| log.calls()[0].1)
+        .unwrap();
+    // `crash_once` (idempotent) exits on its first call; the Hub reconnects, then retries.
+    let result = hub.call_tool("crash_once", json!({})).unwrap();
+    let calls = log.calls();
+    assert_eq!(log.count("crash_once"), 2, "{calls:?}");
+    let (crashed, answered) = (calls[1].1, calls[2].1);
+    assert_eq!(
+        crashed, first_pid,
+        "the first attempt went to the first process"
+    );
+    assert_ne!(answered, first_pid, "the retry went to a new process");
+    assert_eq!(result.text(), format!("pid {answered}"));
+    assert!(hub.degraded_servers().is_empty());
+    // The reconnected server serves the next call from the new process.
+    hub.call_tool("counter", json!({})).unwrap();
+    assert_eq!(log.calls().last().map(|c| c.1), Some(answered));
+}
+
+#[test]
+fn a_crash_of_a_tool_that_is_not_idempotent_is_not_retried_but_the_server_is_reconnected() {
+    let log = CallLog::new("no-retry");
+    let hub = counting_hub(&log, quick_degradation(2));
+    hub.call_tool("counter", json!({})).unwrap();
+    let first_pid = log.calls()[0].1;
+    let err = hub.call_tool("crash", json!({})).unwrap_err();
+    assert!(matches!(err, Error::Closed { .. }), "{err}");
+    assert!(hub.degraded_servers().is_empty());
+    // Reconnected already: the next call needs no new run, and reaches a new process.
+    let next = hub.call_tool("counter", json!({})).unwrap();
+    assert_eq!(next.text(), "1", "a fresh process counts from one");
+    let calls = log.calls();
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_ne!(calls[1].1, first_pid);
+}
+
+#[test]
+fn a_call_after_the_server_died_between_calls_reconnects_first() {
+    let log = CallLog::new("between");
+    // No retries at all: the reconnect is not a retry.
+    let hub = counting_hub(&log, quick_degradation(0));
+    let client = hub.client("c").unwrap();
+    let _ = client.call_tool("crash", json!({}));
+    assert!(!client.is_connected());
+    let result = hub.call_tool("counter", json!({})).unwrap();
+    assert_eq!(result.text(), "1");
+    assert_eq!(log.count("counter"), 1);
+    assert!(hub.degraded_servers().is_empty());
 }

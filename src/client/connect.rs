@@ -7,7 +7,7 @@ use serde_json::json;
 
 use super::connection::{ClientSink, Connection, DispatchCtx};
 use super::{CallOptions, Client};
-use crate::config::{redact_url, TransportConfig};
+use crate::config::TransportConfig;
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
 use crate::protocol::session::{initialize_params, initialized_frame, negotiate, Session};
@@ -30,14 +30,13 @@ impl Client {
     }
 
     /// What connecting reaches for, as messages show it: the command line in backquotes, or the
-    /// URL without its password and query.
+    /// URL without its password and query; either without anything that came from a variable.
     pub(crate) fn target(&self) -> String {
-        match self.config.transport() {
+        let shown = match self.config.transport() {
             TransportConfig::Stdio(cfg) => format!("`{}`", stdio::command_line(cfg)),
-            TransportConfig::Sse(cfg) => redact_url(&cfg.url),
-            TransportConfig::WebSocket(cfg) => redact_url(&cfg.url),
-            TransportConfig::StreamableHttp(cfg) => redact_url(&cfg.url),
-        }
+            other => other.url().unwrap_or_default().to_owned(),
+        };
+        self.config.redact(&shown)
     }
 
     /// Opens the transport and runs the handshake. Every failure after the config check is an
@@ -53,6 +52,7 @@ impl Client {
             roots: Arc::clone(&self.roots),
             transport: OnceLock::new(),
             reply_timeout: timeout,
+            secrets: self.config.secret_values(),
         });
         let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
         let mut private_poller = None;

@@ -10,6 +10,7 @@ use crossbeam_channel::{RecvTimeoutError, Sender};
 use serde_json::{json, Value};
 
 use super::options::{CallOptions, Handlers};
+use crate::config::Secrets;
 use crate::deadline;
 use crate::error::Error;
 use crate::handler::Notification;
@@ -41,6 +42,8 @@ pub(crate) struct DispatchCtx {
     pub(crate) roots: Arc<RwLock<Option<Vec<Root>>>>,
     pub(crate) transport: OnceLock<Weak<dyn Transport>>,
     pub(crate) reply_timeout: Duration,
+    /// The server's secrets, hidden from log lines that quote what it wrote.
+    pub(crate) secrets: Secrets,
 }
 
 /// Receives what the transport reads: responses go to their callers through the session,
@@ -129,8 +132,16 @@ impl Sink for ClientSink {
     }
 
     fn closed(&self, detail: String, stderr_tail: String) {
-        log::debug!("server `{}`: connection ended: {detail}", self.ctx.server);
+        log::debug!(
+            "server `{}`: connection ended: {}",
+            self.ctx.server,
+            self.redact(&detail)
+        );
         self.session.fail_all(&detail, &stderr_tail);
+    }
+
+    fn redact(&self, text: &str) -> String {
+        self.ctx.secrets.redact(text).into_owned()
     }
 }
 
@@ -249,7 +260,7 @@ impl DispatchCtx {
         };
         let note = Notification::from_parts(&n.method, params);
         if let Notification::Log(msg) = &note {
-            forward_log(&self.server, msg);
+            forward_log(&self.server, msg, &self.secrets);
         }
         for h in &self.handlers.notifications {
             h.notify(&self.server, note.clone());
@@ -257,7 +268,7 @@ impl DispatchCtx {
     }
 }
 
-fn forward_log(server: &str, msg: &LoggingMessage) {
+fn forward_log(server: &str, msg: &LoggingMessage, secrets: &Secrets) {
     let data = match &msg.data {
         Value::String(s) => s.clone(),
         other => other.to_string(),
@@ -267,7 +278,8 @@ fn forward_log(server: &str, msg: &LoggingMessage) {
         .as_deref()
         .map(|l| format!(" {l}:"))
         .unwrap_or_default();
-    log::log!(target: "mcp_blocking::server_log", msg.level.to_log_level(), "[{server}]{logger} {data}");
+    let line = secrets.redact_string(format!("[{server}]{logger} {data}"));
+    log::log!(target: "mcp_blocking::server_log", msg.level.to_log_level(), "{line}");
 }
 
 impl Connection {

@@ -137,7 +137,7 @@ impl Client {
         if let Some(old) = self.take_connection() {
             let _ = old.shutdown();
         }
-        let conn = self.establish()?;
+        let conn = self.establish().map_err(|e| self.redacted(e))?;
         *write_lock(&self.state) = Some(Arc::new(conn));
         Ok(())
     }
@@ -217,10 +217,11 @@ impl Client {
         conn.init.as_ref().map(part)
     }
 
-    /// The last lines the server wrote to stderr (stdio servers).
+    /// The last lines the server wrote to stderr (stdio servers), with this server's secrets
+    /// hidden (see [`ServerConfig::redact`]).
     pub fn stderr_tail(&self) -> String {
         self.connection()
-            .map(|c| c.transport.stderr_tail())
+            .map(|c| self.config.redact(&c.transport.stderr_tail()))
             .unwrap_or_default()
     }
 
@@ -231,7 +232,9 @@ impl Client {
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
         *write_lock(&self.roots) = Some(roots);
         match self.connection() {
-            Ok(c) => c.notify("notifications/roots/list_changed", None),
+            Ok(c) => c
+                .notify("notifications/roots/list_changed", None)
+                .map_err(|e| self.redacted(e)),
             Err(_) => Ok(()),
         }
     }
@@ -493,7 +496,10 @@ impl Client {
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<Value, Error> {
-        let payload = self.connection()?.request(method, params, opts)?;
+        let payload = self
+            .connection()?
+            .request(method, params, opts)
+            .map_err(|e| self.redacted(e))?;
         payload.parse().map_err(|e| self.malformed(method, &e))
     }
 
@@ -502,7 +508,9 @@ impl Client {
     /// # Errors
     /// [`Error::NotConnected`]; a transport error.
     pub fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
-        self.connection()?.notify(method, params)
+        self.connection()?
+            .notify(method, params)
+            .map_err(|e| self.redacted(e))
     }
 
     fn typed<T: DeserializeOwned>(
@@ -511,15 +519,25 @@ impl Client {
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<T, Error> {
-        let payload = self.connection()?.request(method, params, opts)?;
+        let payload = self
+            .connection()?
+            .request(method, params, opts)
+            .map_err(|e| self.redacted(e))?;
         payload.parse().map_err(|e| self.malformed(method, &e))
     }
 
+    /// `e` as it leaves the client: with this server's secrets hidden (see
+    /// [`ServerConfig::redact`]). Every error a method returns passes through here, or holds
+    /// nothing but the server's name and text of this crate's own.
+    fn redacted(&self, e: Error) -> Error {
+        e.redact(&self.config.secret_values())
+    }
+
     fn malformed(&self, method: &str, e: &serde_json::Error) -> Error {
-        Error::Protocol {
+        self.redacted(Error::Protocol {
             server: self.server_name().to_owned(),
             detail: format!("malformed `{method}` result: {e}"),
-        }
+        })
     }
 
     fn collect_pages<T>(
@@ -535,12 +553,12 @@ impl Client {
             match next {
                 Some(next) => {
                     if !seen.insert(next.clone()) {
-                        return Err(Error::Protocol {
+                        return Err(self.redacted(Error::Protocol {
                             server: self.server_name().to_owned(),
                             detail: format!(
                                 "the server repeated the cursor `{next}`; stopping pagination"
                             ),
-                        });
+                        }));
                     }
                     cursor = Some(next);
                 }

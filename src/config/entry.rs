@@ -10,7 +10,8 @@ use super::interpolate::Vars;
 use super::suggest::nearest;
 use super::{
     check_url, non_finite_timeout, normalize_timeout, ConfigError, ConfigErrorKind, HttpConfig,
-    ServerConfig, SseConfig, StdioConfig, TransportConfig, WebSocketConfig, VALID_TRANSPORT_TYPES,
+    Secrets, ServerConfig, SseConfig, StdioConfig, TransportConfig, WebSocketConfig,
+    VALID_TRANSPORT_TYPES,
 };
 
 /// Which spelling rules apply.
@@ -513,7 +514,10 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
         _ => {
             let upath = join(tp, "url");
             let url = expand(url.unwrap_or_default(), upath.clone())?;
-            check_url(kind.name(), &url).map_err(|e| e.at(upath))?;
+            if let Err(e) = check_url(kind.name(), &url) {
+                // The url shown may hold a value that came from a variable.
+                return Err(Secrets::new(secrets).redact_config_error(e.at(upath)));
+            }
             let mut headers = Vec::new();
             for (k, val) in get_str_map(tobj, "headers", tp)? {
                 let p = join(&join(tp, "headers"), &k);

@@ -18,8 +18,9 @@ pub(crate) struct Vars<'a> {
     pub(crate) workspace: Option<PathBuf>,
 }
 
-/// Values shorter than this are not treated as secrets by `Debug` (they would redact noise).
-const MIN_SECRET_LEN: usize = 4;
+/// Values shorter than this are not treated as secrets by the redaction rule (they would hide
+/// noise).
+pub(super) const MIN_SECRET_LEN: usize = 4;
 
 impl Vars<'_> {
     fn env_var(&self, name: &str) -> Option<String> {

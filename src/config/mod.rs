@@ -21,6 +21,7 @@ mod interpolate;
 mod json;
 mod limits;
 mod load;
+mod redact;
 mod remote;
 mod suggest;
 mod template;
@@ -30,6 +31,7 @@ pub use error::{ConfigError, ConfigErrorKind};
 pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
 pub use limits::Limits;
 pub use load::{ConfigLoader, LoadReport};
+pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
 pub use remote::{SseConfig, WebSocketConfig};
 pub use template::Template;
@@ -60,7 +62,7 @@ pub const DEFAULT_TIMEOUT: Duration = Duration::from_secs(15);
 /// ```
 pub const MAX_TIMEOUT: Duration = Duration::from_secs(24 * 60 * 60);
 
-/// What `Debug` output shows in place of a secret.
+/// What messages, logs and `Debug` output show in place of a secret (see `redact.rs`).
 pub(crate) const REDACTED: &str = "<redacted>";
 
 /// A callback that returns the value of the `Authorization` header, called before each request
@@ -425,11 +427,9 @@ impl PartialEq for ServerConfig {
 
 impl fmt::Debug for ServerConfig {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let transport = format!("{:?}", self.transport);
-        let mut transport = transport;
-        for s in &self.secrets {
-            transport = transport.replace(s.as_str(), REDACTED);
-        }
+        let transport = self
+            .secret_values()
+            .redact_string(format!("{:?}", self.transport));
         let mut d = f.debug_struct("ServerConfig");
         d.field("name", &self.name)
             .field("description", &self.description)

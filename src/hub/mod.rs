@@ -46,6 +46,7 @@ pub(crate) use settings::resolve_setting;
 pub use settings::Setting;
 
 use builder::Options;
+use degrade::Next;
 use registry::{Registry, Route};
 use state::State;
 
@@ -182,7 +183,9 @@ impl Hub {
         self.inner.disconnect_all();
     }
 
-    /// Calls a tool by its offered name, routed to its server, with the degradation policy.
+    /// Calls a tool by its offered name, routed to its server, with the degradation policy: a
+    /// server whose connection has ended is reconnected first; a failure is retried only when a
+    /// retry cannot run the tool twice (see [`Degradation`]).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] (server `hub`) when no connected server offers `name`;
@@ -205,31 +208,46 @@ impl Hub {
     ) -> Result<CallToolResult, Error> {
         let policy = &self.inner.options.degradation;
         policy.validate()?;
-        let route = self.route(name)?;
+        let (route, may_resend) = self.route(name)?;
         let mut retry = 0;
         loop {
-            match route
-                .client
-                .call_tool_with(&route.tool, arguments.clone(), opts)
-            {
+            let failed = match self.inner.attempt(&route, &arguments, opts) {
                 Ok(result) => return Ok(result),
-                Err(e) if e.is_retryable() && retry < policy.extra_retries => {
+                Err(failed) => failed,
+            };
+            match policy.next(&failed, retry, may_resend) {
+                Next::Retry => {
                     let wait = policy.delay(retry);
                     log::info!(
-                        "server `{}`: `{}` failed ({e}); retry {} of {} in {wait:?}",
+                        "server `{}`: `{}` failed ({}); retry {} of {} in {wait:?}",
                         route.server,
                         route.tool,
+                        failed.error,
                         retry + 1,
                         policy.extra_retries
                     );
                     std::thread::sleep(wait);
                     retry += 1;
                 }
-                Err(e) => {
-                    if e.is_retryable() && policy.graceful {
-                        self.inner.degrade(&route.server, &e);
+                Next::GiveUp => return Err(failed.error),
+                Next::Degrade => {
+                    if policy.graceful {
+                        self.inner.degrade(&route.server, &failed.error);
                     }
-                    return Err(e);
+                    return Err(failed.error);
+                }
+                Next::CheckServer => {
+                    log::info!(
+                        "server `{}`: `{}` failed ({}) and is not sent again: the request may \
+                         have reached the server, and the tool is not marked idempotent",
+                        route.server,
+                        route.tool,
+                        failed.error
+                    );
+                    if !self.inner.check_server(&route, &failed.error) && policy.graceful {
+                        self.inner.degrade(&route.server, &failed.error);
+                    }
+                    return Err(failed.error);
                 }
             }
         }
@@ -295,16 +313,24 @@ impl Hub {
         &self.inner.poller
     }
 
-    fn route(&self, name: &str) -> Result<Route, Error> {
-        self.inner
-            .registry()
+    /// Where a call of `name` goes, and whether it may be sent again after it may have run.
+    fn route(&self, name: &str) -> Result<(Route, bool), Error> {
+        let registry = self.inner.registry();
+        let route = registry
             .routes
             .get(name)
             .cloned()
             .ok_or_else(|| Error::InvalidArgument {
                 server: "hub".into(),
                 detail: format!("no connected server offers a tool named `{name}`"),
-            })
+            })?;
+        let policy = &self.inner.options.degradation;
+        let may_resend = registry
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .is_some_and(|t| policy.may_resend(t));
+        Ok((route, may_resend))
     }
 
     fn tool_set(&self, servers: &[String], allow: Option<&[String]>) -> ToolSet {

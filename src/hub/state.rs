@@ -3,7 +3,8 @@
 //!
 //! ```text
 //!   Idle ──connect ok──> Connected ──calls keep failing──> Degraded ──later run──> (connect)
-//!    │                      │  └─ list_changed: tools fetched again
+//!    │                      │  ├─ list_changed: tools fetched again
+//!    │                      │  └─ a call finds the connection ended: reconnected, tools fetched
 //!    └──connect fails──> Failed ──later run, after backoff──> (connect)
 //! ```
 
@@ -12,13 +13,14 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::degrade::{backoff, DegradedServer, ServerFailure};
+use super::degrade::{backoff, DegradedServer, Failed, ServerFailure};
 use super::discovery::ServerDiscovery;
+use super::registry::Route;
 use super::{HubEvent, Inner};
-use crate::client::Client;
+use crate::client::{CallOptions, Client};
 use crate::config::ServerConfig;
 use crate::error::{ConnectError, ConnectErrorKind, Error};
-use crate::model::Tool;
+use crate::model::{CallToolResult, Tool};
 
 /// A client and the outcome of listing its tools.
 type Listed = (Arc<Client>, Result<Vec<Tool>, Error>);
@@ -349,6 +351,67 @@ impl Inner {
                 });
             }
             Err(e) => log::warn!("server `{server}`: could not refresh the tool list: {e}"),
+        }
+    }
+
+    /// One attempt at a call: reconnects the server first when its connection has ended, then
+    /// sends the call. A failure says whether the request may have reached the server.
+    pub(crate) fn attempt(
+        &self,
+        route: &Route,
+        arguments: &serde_json::Value,
+        opts: &CallOptions,
+    ) -> Result<CallToolResult, Failed> {
+        if !route.client.is_connected() {
+            self.reconnect(route)
+                .map_err(|error| Failed { error, sent: false })?;
+        }
+        route
+            .client
+            .call_tool_with(&route.tool, arguments.clone(), opts)
+            .map_err(|error| {
+                // Refused before anything was handed to the connection.
+                let sent = !matches!(
+                    error,
+                    Error::NotConnected { .. } | Error::InvalidArgument { .. }
+                );
+                Failed { error, sent }
+            })
+    }
+
+    /// Opens a server's connection again (for stdio, a new process) and fetches its tools.
+    fn reconnect(&self, route: &Route) -> Result<(), Error> {
+        log::info!(
+            "server `{}`: the connection ended; reconnecting",
+            route.server
+        );
+        route.client.open()?;
+        self.refresh_tools(&route.server);
+        Ok(())
+    }
+
+    /// After a call that may have run failed with `error` and is not sent again: whether the
+    /// server is still usable. A closed connection is reconnected; a timed-out or broken one
+    /// must answer `ping`.
+    pub(crate) fn check_server(&self, route: &Route, error: &Error) -> bool {
+        if matches!(error, Error::Closed { .. }) || !route.client.is_connected() {
+            return match self.reconnect(route) {
+                Ok(()) => true,
+                Err(e) => {
+                    log::warn!("server `{}`: could not reconnect: {e}", route.server);
+                    false
+                }
+            };
+        }
+        match route.client.ping() {
+            Ok(()) => true,
+            Err(e) => {
+                log::warn!(
+                    "server `{}`: does not answer `ping` after a failed call: {e}",
+                    route.server
+                );
+                false
+            }
         }
     }
 

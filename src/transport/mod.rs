@@ -32,6 +32,13 @@ pub(crate) trait Sink: Send + Sync {
     /// The connection ended; `detail` says why (exit status, stream end), `stderr_tail` quotes the
     /// server's last stderr lines when there are any. Called at most once per transport.
     fn closed(&self, detail: String, stderr_tail: String);
+
+    /// `text` with the server's secrets hidden (the redaction rule of `config/redact.rs`), for
+    /// messages and log lines that quote the url, a command line or what the server wrote.
+    /// Without the server's configuration at hand, URLs lose their password and query.
+    fn redact(&self, text: &str) -> String {
+        crate::config::Secrets::default().redact(text).into_owned()
+    }
 }
 
 /// The writing half of a connection.

@@ -410,7 +410,9 @@ impl Conn {
                 }
             }
             Err(e) => {
-                let shown = String::from_utf8_lossy(&line[..line.len().min(200)]);
+                let shown = self
+                    .sink
+                    .redact(&String::from_utf8_lossy(&line[..line.len().min(200)]));
                 log::warn!(
                     "server `{}`: skipping a stdout line that is {e}: {shown}",
                     self.server
@@ -430,7 +432,7 @@ impl Conn {
                     }
                     if !s.partial.is_empty() {
                         let rest = std::mem::take(&mut s.partial);
-                        push_stderr_line(&self.server, &mut s.lines, &rest);
+                        push_stderr_line(&self.server, &*self.sink, &mut s.lines, &rest);
                     }
                     return;
                 }
@@ -439,17 +441,17 @@ impl Conn {
                     let mut data = &chunk[..n];
                     while let Some(pos) = find_newline(data) {
                         if partial.is_empty() {
-                            push_stderr_line(&self.server, lines, &data[..pos]);
+                            push_stderr_line(&self.server, &*self.sink, lines, &data[..pos]);
                         } else {
                             partial.extend_from_slice(&data[..pos]);
-                            push_stderr_line(&self.server, lines, partial);
+                            push_stderr_line(&self.server, &*self.sink, lines, partial);
                             partial.clear();
                         }
                         data = &data[pos + 1..];
                     }
                     partial.extend_from_slice(data);
                     if partial.len() > STDERR_LINE_MAX * 4 {
-                        push_stderr_line(&self.server, lines, partial);
+                        push_stderr_line(&self.server, &*self.sink, lines, partial);
                         partial.clear();
                     }
                 }
@@ -534,13 +536,21 @@ impl Conn {
     }
 }
 
-fn push_stderr_line(server: &str, lines: &mut VecDeque<String>, raw: &[u8]) {
+/// Keeps a line of stderr (with the server's secrets hidden) and forwards it to `log`.
+fn push_stderr_line(server: &str, sink: &dyn Sink, lines: &mut VecDeque<String>, raw: &[u8]) {
     let mut raw = raw;
     if let [rest @ .., b'\r'] = raw {
         raw = rest;
     }
-    let cut = &raw[..raw.len().min(STDERR_LINE_MAX)];
-    let line = String::from_utf8_lossy(cut).into_owned();
+    // Hidden before it is cut, so no part of a secret is left at the cut.
+    let mut line = sink.redact(&String::from_utf8_lossy(raw));
+    if line.len() > STDERR_LINE_MAX {
+        let mut end = STDERR_LINE_MAX;
+        while !line.is_char_boundary(end) {
+            end -= 1;
+        }
+        line.truncate(end);
+    }
     log::info!(target: "mcp_blocking::stderr", "[{server}] {line}");
     if lines.len() == STDERR_LINES {
         lines.pop_front();

@@ -127,7 +127,10 @@ pub(crate) fn open_with(
     };
     match ready_rx.recv_timeout(timeout) {
         Ok(Ok(endpoint)) => {
-            log::debug!("server `{server}`: legacy SSE endpoint is {endpoint}");
+            log::debug!(
+                "server `{server}`: legacy SSE endpoint is {}",
+                inner.sink.redact(&endpoint)
+            );
             Ok(Arc::new(SseTransport {
                 inner,
                 endpoint,

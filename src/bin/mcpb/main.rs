@@ -9,9 +9,15 @@
 //! and exit with a code that says how it went (see [`HELP`]). Errors go to stderr as one line
 //! naming the server, then detail lines; with `--json`, stdout always holds exactly one JSON
 //! document (the result, or `{"error": ...}`).
+//!
+//! Nothing it prints shows a secret of the server (see [`ServerConfig::redact`]): its errors,
+//! notes and log lines pass through the library's redaction rule. Text a server chose (tool
+//! output, messages, names, stderr lines) is printed with its control characters escaped (see
+//! [`terminal`]), so it cannot drive the terminal.
 
 mod args;
 mod render;
+mod terminal;
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -157,11 +163,21 @@ impl FailureInfo {
         })
     }
 
+    /// This failure with the secrets of `config` hidden in everything it prints.
+    fn redacted(mut self: Failure, config: &ServerConfig) -> Failure {
+        self.headline = config.redact(&self.headline);
+        for line in &mut self.detail {
+            *line = config.redact(line);
+        }
+        redact_value(config, &mut self.extra);
+        self
+    }
+
     fn print(&self, json_mode: bool) {
         let mut err = std::io::stderr().lock();
-        let _ = writeln!(err, "mcpb: {}", self.headline);
+        let _ = writeln!(err, "mcpb: {}", terminal::escaped(&self.headline));
         for line in &self.detail {
-            let _ = writeln!(err, "  {line}");
+            let _ = writeln!(err, "  {}", terminal::escaped(line));
         }
         if json_mode {
             let mut doc = json!({
@@ -180,6 +196,16 @@ impl FailureInfo {
             }
             print_json(&doc);
         }
+    }
+}
+
+/// Every string of `value` with the secrets of `config` hidden.
+fn redact_value(config: &ServerConfig, value: &mut Value) {
+    match value {
+        Value::String(s) => *s = config.redact(s),
+        Value::Array(items) => items.iter_mut().for_each(|v| redact_value(config, v)),
+        Value::Object(map) => map.values_mut().for_each(|v| redact_value(config, v)),
+        _ => {}
     }
 }
 
@@ -240,13 +266,13 @@ fn main() -> ExitCode {
     match run(&cli) {
         Ok(out) => {
             if let Some(note) = &out.note {
-                eprintln!("mcpb: {note}");
+                eprintln!("mcpb: {}", terminal::escaped(note));
             }
             if cli.json {
                 print_json(&out.json);
             } else {
                 let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(out.text.as_bytes());
+                let _ = stdout.write_all(terminal::escaped(&out.text).as_bytes());
                 if !out.text.is_empty() && !out.text.ends_with('\n') {
                     let _ = stdout.write_all(b"\n");
                 }
@@ -269,7 +295,17 @@ fn init_logging(verbosity: u8) {
         _ => log::LevelFilter::Trace,
     };
     let mut builder = env_logger::Builder::new();
-    builder.filter_level(level).format_timestamp(None);
+    builder.filter_level(level).format(|buf, record| {
+        // Log lines quote what servers wrote (stderr lines, progress messages, log messages).
+        let message = record.args().to_string();
+        writeln!(
+            buf,
+            "[{} {}] {}",
+            record.level(),
+            record.target(),
+            terminal::escaped(&message)
+        )
+    });
     if verbosity == 0 {
         // The config loader warns about each bad server; `servers` and `--server` report
         // those themselves, so the warnings would only repeat them (-v shows them).
@@ -282,12 +318,18 @@ fn init_logging(verbosity: u8) {
             builder.filter_level(level);
         }
     }
+    // The HTTP client shows a request's path and query (where credentials may be) at trace
+    // level; mcpb never prints them.
+    builder.filter_module("ureq", level.min(log::LevelFilter::Debug));
     let _ = builder.try_init();
 }
 
 fn print_json(doc: &Value) {
+    let text = serde_json::to_string_pretty(doc).unwrap_or_else(|e| {
+        json!({ "error": { "kind": "internal", "message": e.to_string() } }).to_string()
+    });
     let mut stdout = std::io::stdout().lock();
-    let _ = serde_json::to_writer_pretty(&mut stdout, doc);
+    let _ = stdout.write_all(terminal::escaped_json(text).as_bytes());
     let _ = stdout.write_all(b"\n");
     let _ = stdout.flush();
 }
@@ -455,12 +497,13 @@ fn apply_overrides(cli: &Cli, mut config: ServerConfig) -> Result<ServerConfig, 
 fn connect_and_run(cli: &Cli, config: ServerConfig) -> Result<Output, Failure> {
     let target = render::target_of(&config);
     log::info!("connecting to `{}` ({target})", config.name());
-    let client = Client::connect(config).map_err(|e| FailureInfo::from_error(&e, false))?;
+    let client = Client::connect(config.clone())
+        .map_err(|e| FailureInfo::from_error(&e, false).redacted(&config))?;
     let result = run_command(cli, &client, &target);
     if let Err(e) = client.close() {
-        log::debug!("closing: {e}");
+        log::debug!("closing: {}", config.redact(&e.to_string()));
     }
-    result.map_err(|e| FailureInfo::from_error(&e, true))
+    result.map_err(|e| FailureInfo::from_error(&e, true).redacted(&config))
 }
 
 // The library's `Error` is returned as it is, to be classified in one place.

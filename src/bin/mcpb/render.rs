@@ -19,52 +19,25 @@ fn to_json<T: Serialize>(v: &T) -> Value {
     serde_json::to_value(v).unwrap_or_else(|e| json!({ "unserialisable": e.to_string() }))
 }
 
-/// Where a server is: its command line or its url, with anything that came from a variable (and
-/// a url's query and user info) hidden.
+/// Where a server is: its command line or its url, as the library's redaction rule shows it
+/// (without a url's password and query, and without anything that came from a variable, an env
+/// value or a header value).
 pub(crate) fn target_of(config: &ServerConfig) -> String {
-    // `Debug` of a config replaces every interpolated value by a marker: a word that does not
-    // appear in it verbatim carries a secret.
-    let debug = format!("{config:?}");
-    let shown = |word: &str| {
-        if debug.contains(&format!("{word:?}")) || debug.contains(word) {
-            word.to_owned()
-        } else {
-            "<redacted>".to_owned()
-        }
-    };
-    match config.transport() {
+    let shown = match config.transport() {
         TransportConfig::Stdio(s) => std::iter::once(&s.command)
             .chain(&s.args)
             .map(|w| {
-                let w = shown(w);
                 if w.is_empty() || w.contains(char::is_whitespace) {
                     format!("{w:?}")
                 } else {
-                    w
+                    w.clone()
                 }
             })
             .collect::<Vec<_>>()
             .join(" "),
-        other => {
-            let url = other.url().unwrap_or("");
-            let (base, query) = url.split_once('?').map_or((url, false), |(b, _)| (b, true));
-            let base = match base.split_once("://") {
-                Some((scheme, rest)) => {
-                    let (authority, path) = rest.split_at(rest.find('/').unwrap_or(rest.len()));
-                    match authority.rsplit_once('@') {
-                        Some((_, host)) => format!("{scheme}://<redacted>@{host}{path}"),
-                        None => base.to_owned(),
-                    }
-                }
-                None => base.to_owned(),
-            };
-            if query {
-                format!("{base}?<redacted>")
-            } else {
-                base
-            }
-        }
-    }
+        other => other.url().unwrap_or("").to_owned(),
+    };
+    config.redact(&shown)
 }
 
 pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
@@ -418,7 +391,10 @@ mod tests {
     #[test]
     fn urls_lose_their_query_and_user_info() {
         let s = ServerConfig::http("a", "https://u:p@h.example/mcp?key=secret");
-        assert_eq!(target_of(&s), "https://<redacted>@h.example/mcp?<redacted>");
+        assert_eq!(
+            target_of(&s),
+            "https://u:<redacted>@h.example/mcp?<redacted>"
+        );
         let s = ServerConfig::stdio("b", "node").args(["x y.js", "--flag"]);
         assert_eq!(target_of(&s), "node \"x y.js\" --flag");
     }

@@ -264,9 +264,10 @@ impl Drop for HttpTransport {
 }
 
 impl Inner {
-    /// The URL as error messages and logs show it: without password or query.
+    /// The URL as error messages and logs show it: without password, query, or anything that
+    /// came from a variable.
     fn shown_url(&self) -> String {
-        redact_url(&self.url)
+        self.sink.redact(&self.url)
     }
 
     /// A closed-connection error with this detail.
