@@ -11,6 +11,7 @@
 //! ```text
 //!  Error::Connect(ConnectError)   kind(): Unreachable | Auth | TimedOut | Closed | Rejected | Protocol
 //!    └ source() ─┬─ Error::Transport ── source() ── io::Error | ureq::Error | tungstenite::Error
+//!                ├─ Error::Unauthorized   (HTTP 401/403: status and WWW-Authenticate challenge)
 //!                ├─ Error::Timeout | Error::Closed | Error::Protocol   (met during the handshake)
 //!                ├─ Error::Rpc      (the answer to `initialize`; see ConnectError::rpc)
 //!                ├─ io::Error | tungstenite::Error   (opening a WebSocket, watching pipes)
@@ -107,7 +108,26 @@ pub enum Error {
         source: Option<Cause>,
     },
 
-    /// The server broke the protocol: an unsupported protocol version, a malformed result.
+    /// The server refused the request's credentials: HTTP 401 (none or not valid) or 403 (not
+    /// enough) on an open connection. Retrying with the same credentials will not help; new ones
+    /// might (see [`www_authenticate`](Error::www_authenticate) for what the server asks for).
+    /// On the first request the same refusal is an [`Error::Connect`] of kind
+    /// [`ConnectErrorKind::Auth`] (see [`ConnectError::www_authenticate`]).
+    #[error("server `{server}`: not authorized: {detail}")]
+    Unauthorized {
+        /// The server's configured name.
+        server: String,
+        /// The HTTP status: 401 or 403.
+        status: u16,
+        /// Which request was refused (its URL redacted) and a bounded snippet of the body.
+        detail: String,
+        /// The `WWW-Authenticate` challenge as the server sent it (several headers joined with
+        /// `, `), at most 4 KiB; `None` when the server sent none.
+        www_authenticate: Option<String>,
+    },
+
+    /// The server broke the protocol: an unsupported protocol version, a malformed result, a
+    /// message larger than [`Limits::max_message_bytes`](crate::config::Limits::max_message_bytes).
     #[error("server `{server}`: protocol error: {detail}")]
     Protocol {
         /// The server's configured name.
@@ -158,6 +178,7 @@ impl Error {
             | Error::Rpc { server, .. }
             | Error::Closed { server, .. }
             | Error::Transport { server, .. }
+            | Error::Unauthorized { server, .. }
             | Error::Protocol { server, .. }
             | Error::NotConnected { server }
             | Error::InvalidArgument { server, .. } => Some(server),
@@ -165,7 +186,8 @@ impl Error {
     }
 
     /// Whether retrying the same call later may succeed: timeouts, closed connections and
-    /// transport failures are retryable; a server's JSON-RPC error or a bad config is not.
+    /// transport failures are retryable; a server's JSON-RPC error, a refusal of the credentials
+    /// ([`Error::Unauthorized`]) or a bad config is not.
     pub fn is_retryable(&self) -> bool {
         matches!(
             self,
@@ -174,6 +196,31 @@ impl Error {
                 | Error::Transport { .. }
                 | Error::NotConnected { .. }
         )
+    }
+
+    /// The `WWW-Authenticate` challenge of a refusal of the credentials: an
+    /// [`Error::Unauthorized`], or an [`Error::Connect`] of kind [`ConnectErrorKind::Auth`]
+    /// that came from an HTTP 401 or 403 carrying one.
+    ///
+    /// ```
+    /// use mcp_blocking::Error;
+    /// let e = Error::Unauthorized {
+    ///     server: "api".into(),
+    ///     status: 401,
+    ///     detail: "POST https://example.com/mcp: HTTP 401".into(),
+    ///     www_authenticate: Some(r#"Bearer resource_metadata="https://example.com/.well-known/oauth-protected-resource""#.into()),
+    /// };
+    /// assert!(e.www_authenticate().unwrap().starts_with("Bearer "));
+    /// assert!(!e.is_retryable());
+    /// ```
+    pub fn www_authenticate(&self) -> Option<&str> {
+        match self {
+            Error::Unauthorized {
+                www_authenticate, ..
+            } => www_authenticate.as_deref(),
+            Error::Connect(c) => c.www_authenticate(),
+            _ => None,
+        }
     }
 
     /// Whether the server did not answer in time: a request's [`Error::Timeout`], or a
@@ -227,7 +274,10 @@ impl Error {
                 status: Some(401 | 403),
                 detail,
                 ..
-            } => (ConnectErrorKind::Auth, naming(detail), stderr_tail()),
+            }
+            | Error::Unauthorized { detail, .. } => {
+                (ConnectErrorKind::Auth, naming(detail), stderr_tail())
+            }
             Error::Transport {
                 detail,
                 source: Some(cause),
@@ -315,6 +365,17 @@ impl Error {
                 detail: r(detail),
                 source: source.map(|s| redact_cause(s, secrets)),
             },
+            Error::Unauthorized {
+                server,
+                status,
+                detail,
+                www_authenticate,
+            } => Error::Unauthorized {
+                server,
+                status,
+                detail: r(detail),
+                www_authenticate: www_authenticate.map(r),
+            },
             Error::Protocol { server, detail } => Error::Protocol {
                 server,
                 detail: r(detail),
@@ -382,8 +443,8 @@ pub enum ConnectErrorKind {
     /// set the connection up (pipes that cannot be watched, no thread).
     Unreachable,
     /// The server refused our credentials (HTTP 401 or 403 on the first request or the
-    /// WebSocket upgrade; see [`ConnectError::http_status`]), or the configured auth provider
-    /// could not give any.
+    /// WebSocket upgrade; see [`ConnectError::http_status`] and
+    /// [`ConnectError::www_authenticate`]), or the configured auth provider could not give any.
     Auth,
     /// The server did not answer in time: the TCP connect, the WebSocket upgrade, the legacy
     /// SSE `endpoint` event, or the `initialize` request.
@@ -528,6 +589,33 @@ impl ConnectError {
     pub fn http_status(&self) -> Option<u16> {
         match self.source_error()? {
             Error::Transport { status, .. } => *status,
+            Error::Unauthorized { status, .. } => Some(*status),
+            _ => None,
+        }
+    }
+
+    /// The `WWW-Authenticate` challenge of an HTTP 401 or 403 that refused the connection
+    /// ([`ConnectErrorKind::Auth`]), as the server sent it (several headers joined with `, `),
+    /// at most 4 KiB; `None` when it sent none or the attempt failed otherwise.
+    ///
+    /// ```no_run
+    /// use mcp_blocking::{Client, Error, ServerConfig};
+    /// use mcp_blocking::error::ConnectErrorKind;
+    ///
+    /// match Client::connect(ServerConfig::http("api", "https://example.com/mcp")) {
+    ///     Err(Error::Connect(e)) if e.kind() == ConnectErrorKind::Auth => {
+    ///         if let Some(challenge) = e.www_authenticate() {
+    ///             eprintln!("the server asks for: {challenge}");
+    ///         }
+    ///     }
+    ///     _ => {}
+    /// }
+    /// ```
+    pub fn www_authenticate(&self) -> Option<&str> {
+        match self.source_error()? {
+            Error::Unauthorized {
+                www_authenticate, ..
+            } => www_authenticate.as_deref(),
             _ => None,
         }
     }
@@ -764,6 +852,32 @@ mod tests {
         assert!(
             denied.to_string().contains(&format!("{TARGET}: HTTP 401")),
             "{denied}"
+        );
+    }
+
+    #[test]
+    fn a_refusal_of_credentials_keeps_its_challenge_through_connect() {
+        let e = Error::Unauthorized {
+            server: "api".into(),
+            status: 401,
+            detail: format!("POST {TARGET}: HTTP 401 Unauthorized"),
+            www_authenticate: Some("Bearer realm=\"x\"".into()),
+        };
+        assert!(!e.is_retryable());
+        assert_eq!(e.server(), Some("api"));
+        assert_eq!(
+            e.to_string(),
+            format!("server `api`: not authorized: POST {TARGET}: HTTP 401 Unauthorized")
+        );
+        let c = e.into_connect(TARGET, String::new);
+        assert_eq!(c.www_authenticate(), Some("Bearer realm=\"x\""));
+        let ce = connect_error(&c);
+        assert_eq!(ce.kind(), ConnectErrorKind::Auth);
+        assert_eq!(ce.http_status(), Some(401));
+        assert_eq!(ce.www_authenticate(), Some("Bearer realm=\"x\""));
+        assert_eq!(
+            c.to_string(),
+            format!("server `api`: could not connect: POST {TARGET}: HTTP 401 Unauthorized")
         );
     }
 

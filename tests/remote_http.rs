@@ -1,6 +1,7 @@
 //! Streamable HTTP through `Client` against loopback servers: JSON and SSE replies, session ids,
 //! 404 re-initialization, resumption, the standalone GET stream, auth headers, timeouts on silent
-//! and trickling servers, HTML 500s, streams cut mid-way, and threads ending on close.
+//! and trickling servers, HTML 500s, streams cut mid-way, threads ending on close, the message
+//! size cap, redirects, 401/403 with their challenge, and the GET stream's reconnection backoff.
 
 mod common;
 mod support_remote;
@@ -15,7 +16,7 @@ use mcp_blocking::handler::Notification;
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Value};
 use support_remote::mcp::{McpHttp, Options};
-use support_remote::HttpServer;
+use support_remote::{peak_rss, reset_peak_rss, HttpServer, Redirect};
 
 fn text(r: &mcp_blocking::model::CallToolResult) -> String {
     let v = serde_json::to_value(r).expect("serialise result");
@@ -608,6 +609,96 @@ fn a_wrong_token_is_an_auth_failure_with_the_401() {
     let e = connect_error(&err);
     assert_eq!(e.kind(), ConnectErrorKind::Auth);
     assert_eq!(e.http_status(), Some(401));
+    assert_eq!(e.www_authenticate(), None, "the server sent no challenge");
+}
+
+const CHALLENGE: &str = r#"Bearer realm="mcp", resource_metadata="http://127.0.0.1/.well-known/oauth-protected-resource""#;
+
+#[test]
+fn a_401_on_connect_keeps_the_www_authenticate_challenge() {
+    let srv = McpHttp::start(Options {
+        require_auth: Some("Bearer right".into()),
+        challenge: Some(CHALLENGE.into()),
+        ..Options::default()
+    });
+    let err =
+        Client::connect(ServerConfig::http("auth", srv.url()).timeout_secs(5.0)).expect_err("401");
+    let e = connect_error(&err);
+    assert_eq!(e.kind(), ConnectErrorKind::Auth);
+    assert_eq!(e.http_status(), Some(401));
+    assert_eq!(e.www_authenticate(), Some(CHALLENGE));
+    assert_eq!(err.www_authenticate(), Some(CHALLENGE));
+    assert!(!err.is_retryable());
+}
+
+#[test]
+fn a_401_after_connect_is_unauthorized_with_the_challenge_not_closed() {
+    let srv = McpHttp::start(Options {
+        require_auth: Some("Bearer fresh".into()),
+        challenge: Some(CHALLENGE.into()),
+        ..Options::default()
+    });
+    let revoked = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let r = revoked.clone();
+    let provider = AuthProvider::new(move || {
+        Ok(if r.load(std::sync::atomic::Ordering::SeqCst) {
+            "Bearer expired".into()
+        } else {
+            "Bearer fresh".into()
+        })
+    });
+    let client = Client::connect(
+        ServerConfig::http("auth", srv.url())
+            .auth_provider(provider)
+            .timeout_secs(5.0),
+    )
+    .expect("connect");
+    revoked.store(true, std::sync::atomic::Ordering::SeqCst);
+    let err = client.list_tools().expect_err("401");
+    match &err {
+        Error::Unauthorized {
+            server,
+            status,
+            detail,
+            www_authenticate,
+        } => {
+            assert_eq!(server, "auth");
+            assert_eq!(*status, 401);
+            assert!(detail.contains("HTTP 401"), "{detail}");
+            assert_eq!(www_authenticate.as_deref(), Some(CHALLENGE));
+        }
+        other => panic!("expected Unauthorized, got {other:?}"),
+    }
+    assert!(!err.is_retryable());
+    assert!(
+        !err.to_string().contains("expired"),
+        "no token shown: {err}"
+    );
+    assert!(
+        err.to_string()
+            .starts_with("server `auth`: not authorized: "),
+        "{err}"
+    );
+    // The connection itself is still usable once the credentials are good again.
+    revoked.store(false, std::sync::atomic::Ordering::SeqCst);
+    client.list_tools().expect("list with a fresh token");
+    client.close().expect("close");
+}
+
+#[test]
+fn a_403_is_unauthorized_with_its_insufficient_scope_challenge() {
+    let srv = McpHttp::start(Options::default());
+    let client = connect(&srv.url(), 5.0);
+    let err = client.call_tool("forbidden", json!({})).expect_err("403");
+    assert!(
+        matches!(&err, Error::Unauthorized { status: 403, .. }),
+        "{err:?}"
+    );
+    assert_eq!(
+        err.www_authenticate(),
+        Some(r#"Bearer error="insufficient_scope", scope="admin""#)
+    );
+    client.close().expect("close");
 }
 
 #[test]
@@ -726,4 +817,394 @@ fn thread_names() -> Vec<String> {
         .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
         .map(|s| s.trim().to_owned())
         .collect()
+}
+
+// ---- the message size cap ----------------------------------------------------------------------
+
+const CAP: usize = 1 << 20;
+
+fn capped(url: &str) -> Client {
+    Client::connect(
+        ServerConfig::http("cap", url)
+            .max_message_bytes(CAP)
+            .timeout_secs(10.0),
+    )
+    .expect("connect")
+}
+
+/// The error of an answer over the cap: a protocol error naming the cap and its value.
+fn assert_over_the_cap(err: &Error) {
+    match err {
+        Error::Protocol { server, detail } => {
+            assert_eq!(server, "cap");
+            assert!(
+                detail.contains("`max_message_bytes`") && detail.contains(&CAP.to_string()),
+                "{detail}"
+            );
+            assert!(detail.contains("exceeds"), "{detail}");
+        }
+        other => panic!("expected a protocol error naming the cap, got {other:?}"),
+    }
+}
+
+#[test]
+fn an_sse_event_of_many_data_lines_one_byte_over_the_cap_fails_the_call_at_once() {
+    let srv = McpHttp::start(Options {
+        sse: true,
+        ..Options::default()
+    });
+    let client = capped(&srv.url());
+    // Exactly at the cap: one event of ~1,000 lines, joined into valid JSON.
+    let r = client
+        .call_tool("big", json!({"bytes": CAP, "line": 1024}))
+        .expect("an answer of exactly the cap");
+    assert!(r.content.len() > 1000, "{} items", r.content.len());
+    let started = Instant::now();
+    let err = client
+        .call_tool("big", json!({"bytes": CAP + 1, "line": 1024}))
+        .expect_err("one byte over");
+    assert_over_the_cap(&err);
+    assert!(err.to_string().contains("event"), "{err}");
+    assert!(started.elapsed() < Duration::from_secs(5));
+    // The connection goes on.
+    let r = client
+        .call_tool("add", json!({"a": 1, "b": 2}))
+        .expect("call");
+    assert_eq!(text(&r), "3");
+    client.close().expect("close");
+}
+
+#[test]
+fn a_json_body_over_the_cap_fails_with_or_without_a_content_length() {
+    let srv = McpHttp::start(Options::default());
+    let client = capped(&srv.url());
+    for chunked in [false, true] {
+        client
+            .call_tool(
+                "big",
+                json!({"bytes": CAP, "line": 4096, "chunked": chunked}),
+            )
+            .expect("exactly the cap");
+        let err = client
+            .call_tool(
+                "big",
+                json!({"bytes": CAP + 1, "line": 4096, "chunked": chunked}),
+            )
+            .expect_err("one byte over");
+        assert_over_the_cap(&err);
+        assert!(err.to_string().contains("JSON reply"), "{err}");
+    }
+    client.close().expect("close");
+}
+
+#[test]
+fn an_oversized_answer_is_abandoned_not_read_into_memory() {
+    // 64 times the cap, as a JSON body and as SSE events: the client stops at the cap.
+    for sse in [false, true] {
+        let srv = McpHttp::start(Options {
+            sse,
+            ..Options::default()
+        });
+        let client = capped(&srv.url());
+        client.list_tools().expect("warm up");
+        let reset = reset_peak_rss();
+        let before = peak_rss();
+        let err = client
+            .call_tool(
+                "big",
+                json!({"bytes": 64 * CAP, "line": 1024, "chunked": true}),
+            )
+            .expect_err("over the cap");
+        assert_over_the_cap(&err);
+        let grew = peak_rss().saturating_sub(before);
+        if before > 0 {
+            assert!(
+                grew < 24 * CAP as u64,
+                "peak memory grew by {grew} bytes (sse: {sse}, peak reset: {reset})"
+            );
+        }
+        client.close().expect("close");
+    }
+}
+
+#[test]
+fn an_oversized_event_on_the_get_stream_is_skipped_and_the_stream_goes_on() {
+    let srv = McpHttp::start(Options {
+        get_stream: true,
+        sessions: true,
+        ..Options::default()
+    });
+    let (builder, rx) = Client::builder(
+        ServerConfig::http("cap", srv.url())
+            .max_message_bytes(CAP)
+            .timeout_secs(5.0),
+    )
+    .notification_channel();
+    let client = builder.connect().expect("connect");
+    let note = |data: Value| {
+        json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": data}})
+    };
+    srv.state.push(note(json!("x".repeat(2 * CAP))));
+    srv.state.push(note(json!("after")));
+    let (_, n) = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("the notification after the oversized one");
+    match n {
+        Notification::Log(m) => assert_eq!(m.data, json!("after")),
+        other => panic!("unexpected {other:?}"),
+    }
+    client.close().expect("close");
+    let gets = srv.requests().iter().filter(|r| r.method == "GET").count();
+    assert_eq!(gets, 1, "the stream was not reconnected");
+}
+
+// ---- redirects ---------------------------------------------------------------------------------
+
+#[test]
+fn a_same_origin_307_from_mcp_to_mcp_slash_is_followed_by_every_request() {
+    // Starlette's answer to `/mcp` when the app is mounted at `/mcp/`.
+    let srv = McpHttp::start(Options {
+        sessions: true,
+        get_stream: true,
+        sse: true,
+        redirects: vec![Redirect::new("/mcp", 307, "http://127.0.0.1:{port}/mcp/")],
+        ..Options::default()
+    });
+    let (builder, rx) = Client::builder(
+        ServerConfig::http("slash", srv.url())
+            .header("X-Api-Key", "k-123")
+            .timeout_secs(5.0),
+    )
+    .notification_channel();
+    let client = builder.connect().expect("connect through the 307");
+    let r = client
+        .call_tool("add", json!({"a": 2, "b": 5}))
+        .expect("call");
+    assert_eq!(text(&r), "7");
+    client.call_tool("notify", json!({})).expect("notify");
+    let (_, n) = rx
+        .recv_timeout(Duration::from_secs(5))
+        .expect("a notification on the redirected GET stream");
+    assert!(matches!(n, Notification::Log(_)), "{n:?}");
+    client.close().expect("close");
+    let reqs = srv.requests();
+    // Every request went to `/mcp` first (307 is temporary), then to `/mcp/` with the same
+    // method, body and headers.
+    for (method, body) in reqs
+        .iter()
+        .filter(|r| r.path == "/mcp")
+        .map(|r| (r.method.clone(), r.body.clone()))
+    {
+        let followed = reqs
+            .iter()
+            .find(|r| r.path == "/mcp/" && r.method == method && r.body == body)
+            .unwrap_or_else(|| panic!("{method} was not repeated at /mcp/"));
+        assert_eq!(followed.header("x-api-key"), Some("k-123"));
+    }
+    for method in ["POST", "GET", "DELETE"] {
+        assert!(
+            reqs.iter().any(|r| r.path == "/mcp/" && r.method == method),
+            "{method} reached /mcp/"
+        );
+    }
+    let init = reqs
+        .iter()
+        .find(|r| r.path == "/mcp/" && r.rpc_method() == "tools/call")
+        .expect("the call at /mcp/");
+    assert_eq!(init.header("mcp-session-id"), Some("s-1"));
+}
+
+#[test]
+fn a_308_moves_the_endpoint_for_later_requests() {
+    let srv = McpHttp::start(Options {
+        redirects: vec![Redirect::new("/mcp", 308, "/v2/mcp")],
+        ..Options::default()
+    });
+    let client = connect(&srv.url(), 5.0);
+    client.list_tools().expect("list");
+    client.list_tools().expect("list again");
+    client.close().expect("close");
+    let at_old = srv.requests().iter().filter(|r| r.path == "/mcp").count();
+    assert_eq!(
+        at_old, 1,
+        "only the first request met the permanent redirect"
+    );
+    let at_new = srv
+        .requests()
+        .iter()
+        .filter(|r| r.path == "/v2/mcp")
+        .count();
+    assert!(at_new >= 4, "{at_new} requests at the new URL");
+}
+
+#[test]
+fn a_redirect_loop_stops_after_five_hops() {
+    let srv = HttpServer::start_redirecting(
+        vec![
+            Redirect::new("/a", 307, "/b"),
+            Redirect::new("/b", 307, "/a"),
+        ],
+        |_req, conn| conn.respond(500, &[], b""),
+    );
+    let err = Client::connect(ServerConfig::http("loop", srv.url("/a")).timeout_secs(5.0))
+        .expect_err("a loop");
+    assert!(err.to_string().contains("more than 5 redirects"), "{err}");
+    assert_eq!(srv.requests().len(), 6);
+}
+
+#[test]
+fn a_302_to_another_origin_is_refused_and_the_other_origin_gets_nothing() {
+    let other = McpHttp::start(Options::default());
+    // The same machine by another name is another origin.
+    let target = format!("http://localhost:{}/mcp?token=s3cret", other.server.port());
+    let srv =
+        HttpServer::start_redirecting(vec![Redirect::new("/mcp", 302, &target)], |_req, conn| {
+            conn.respond(500, &[], b"")
+        });
+    let err = Client::connect(
+        ServerConfig::http("moved", srv.url("/mcp"))
+            .header("X-Api-Key", "k-123")
+            .bearer_token("t0ken")
+            .timeout_secs(5.0),
+    )
+    .expect_err("refused");
+    let text = err.to_string();
+    let shown = format!("http://localhost:{}/mcp?<redacted>", other.server.port());
+    assert!(text.contains(&shown), "names the target: {text}");
+    assert!(text.contains("another origin"), "{text}");
+    assert!(!text.contains("s3cret") && !text.contains("t0ken") && !text.contains("k-123"));
+    assert_eq!(connect_error(&err).http_status(), Some(302));
+    assert!(
+        other.requests().is_empty(),
+        "the other origin received nothing"
+    );
+    assert_eq!(srv.requests().len(), 1, "one POST, not followed");
+}
+
+#[test]
+fn a_cross_origin_redirect_is_followed_on_opt_in_without_credentials() {
+    let other = McpHttp::start(Options {
+        get_stream: true,
+        ..Options::default()
+    });
+    let target = format!("http://127.0.0.1:{}/mcp", other.server.port());
+    let srv =
+        HttpServer::start_redirecting(vec![Redirect::new("/mcp", 302, &target)], |_req, conn| {
+            conn.respond(500, &[], b"")
+        });
+    let client = Client::connect(
+        ServerConfig::http("moved", srv.url("/mcp"))
+            .header("X-Api-Key", "k-123")
+            .bearer_token("t0ken")
+            .follow_cross_origin_redirects(true)
+            .timeout_secs(5.0),
+    )
+    .expect("connect through the redirect");
+    let r = client
+        .call_tool("add", json!({"a": 1, "b": 1}))
+        .expect("call");
+    assert_eq!(text(&r), "2");
+    client.close().expect("close");
+    let theirs = other.requests();
+    assert!(theirs.iter().any(|r| r.rpc_method() == "tools/call"));
+    for r in &theirs {
+        assert_eq!(r.header("x-api-key"), None, "{} {}", r.method, r.path);
+        assert_eq!(r.header("authorization"), None, "{} {}", r.method, r.path);
+    }
+    for r in srv.requests() {
+        assert_eq!(
+            r.header("x-api-key"),
+            Some("k-123"),
+            "the home origin gets them"
+        );
+    }
+}
+
+// ---- reconnecting the GET stream ----------------------------------------------------------------
+
+/// A server whose GET stream sends `stream` and ends at once; POSTs are answered as usual.
+fn ending_get_stream(stream: &'static str) -> HttpServer {
+    HttpServer::start(move |req, conn| {
+        if req.method == "GET" {
+            conn.sse_start(&[]);
+            let _ = conn.chunk(stream);
+            conn.sse_end();
+            return;
+        }
+        match support_remote::mcp::answer(&req.json()) {
+            Some(a) => conn.json(200, &[], &a),
+            None => conn.accepted(),
+        }
+    })
+}
+
+/// Times of the first `n` GETs, waiting up to 15 s for them.
+fn get_times(srv: &HttpServer, n: usize) -> Vec<Instant> {
+    let gets = |l: &[support_remote::Req]| l.iter().filter(|r| r.method == "GET").count();
+    srv.wait_until(Duration::from_secs(15), |l| gets(l) >= n)
+        .iter()
+        .filter(|r| r.method == "GET")
+        .map(|r| r.at)
+        .take(n)
+        .collect()
+}
+
+#[test]
+fn a_retry_0_get_stream_is_reconnected_with_a_growing_delay() {
+    let srv = ending_get_stream("retry: 0\n\n");
+    let client = connect(&srv.url("/mcp"), 5.0);
+    let t = get_times(&srv, 4);
+    assert_eq!(t.len(), 4, "three reconnections within 15 s");
+    // At least 250 ms, 500 ms, 1 s: a floor under `retry: 0`, doubling while nothing arrives.
+    let gaps: Vec<Duration> = t.windows(2).map(|w| w[1] - w[0]).collect();
+    assert!(gaps[0] >= Duration::from_millis(240), "{gaps:?}");
+    assert!(gaps[1] >= Duration::from_millis(490), "{gaps:?}");
+    assert!(gaps[2] >= Duration::from_millis(990), "{gaps:?}");
+    let started = Instant::now();
+    client.close().expect("close");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "close does not wait for the backoff"
+    );
+    let total = srv.requests().iter().filter(|r| r.method == "GET").count();
+    assert!(total < 8, "{total} GETs");
+}
+
+#[test]
+fn a_stream_that_delivers_resets_the_backoff_but_not_below_the_floor() {
+    let note =
+        "retry: 0\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/tools/list_changed\"}\n\n";
+    let srv = ending_get_stream(note);
+    let client = connect(&srv.url("/mcp"), 5.0);
+    let t = get_times(&srv, 4);
+    assert_eq!(t.len(), 4);
+    for w in t.windows(2) {
+        let gap = w[1] - w[0];
+        assert!(gap >= Duration::from_millis(200), "{gap:?}");
+        assert!(
+            gap < Duration::from_secs(5),
+            "the backoff was reset: {gap:?}"
+        );
+    }
+    client.close().expect("close");
+}
+
+#[test]
+fn close_interrupts_a_long_reconnection_wait_at_once() {
+    let srv = ending_get_stream("retry: 20000\n\n");
+    let client = connect(&srv.url("/mcp"), 5.0);
+    let t = get_times(&srv, 1);
+    assert_eq!(t.len(), 1);
+    let started = Instant::now();
+    client.close().expect("close");
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(
+        srv.requests().iter().filter(|r| r.method == "GET").count(),
+        1
+    );
 }

@@ -1,7 +1,7 @@
 //! Legacy HTTP+SSE through `Client`: the `endpoint` event (relative URLs, another origin
 //! refused), POST + stream routing, a stream that ends, handshake timeouts, auto-detection
-//! from a URL given without a type, and headers, bearer token and auth provider on the stream and
-//! every POST.
+//! from a URL given without a type, headers, bearer token and auth provider on the stream and
+//! every POST, the message size cap, redirects, and 401/403 with their challenge.
 
 mod common;
 mod support_remote;
@@ -16,7 +16,7 @@ use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
 use serde_json::json;
 use support_remote::mcp::McpSse;
-use support_remote::HttpServer;
+use support_remote::{HttpServer, Redirect};
 
 fn text(r: &mcp_blocking::model::CallToolResult) -> String {
     let v = serde_json::to_value(r).expect("serialise result");
@@ -353,4 +353,175 @@ fn the_fallback_from_streamable_http_sends_the_headers_too() {
             r.path
         );
     }
+}
+
+// ---- the message size cap ----------------------------------------------------------------------
+
+const CAP: usize = 1 << 20;
+
+#[test]
+fn an_oversized_answer_on_the_stream_fails_its_call_at_once_and_the_stream_goes_on() {
+    let srv = McpSse::start("/messages?sid=1");
+    let client = Client::connect(
+        ServerConfig::sse("cap", srv.server.url("/sse"))
+            .max_message_bytes(CAP)
+            .timeout_secs(10.0),
+    )
+    .expect("connect");
+    let r = client
+        .call_tool("big", json!({"bytes": CAP, "line": 1024}))
+        .expect("exactly the cap");
+    assert!(r.content.len() > 1000);
+    let started = Instant::now();
+    let err = client
+        .call_tool("big", json!({"bytes": CAP + 1, "line": 1024}))
+        .expect_err("one byte over");
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "at once, not at the timeout"
+    );
+    match &err {
+        Error::Protocol { server, detail } => {
+            assert_eq!(server, "cap");
+            assert!(
+                detail.contains("`max_message_bytes`") && detail.contains(&CAP.to_string()),
+                "{detail}"
+            );
+        }
+        other => panic!("expected a protocol error naming the cap, got {other:?}"),
+    }
+    let r = client
+        .call_tool("add", json!({"a": 1, "b": 2}))
+        .expect("the stream goes on");
+    assert_eq!(text(&r), "3");
+    client.close().expect("close");
+}
+
+// ---- redirects ---------------------------------------------------------------------------------
+
+#[test]
+fn the_stream_and_the_posts_follow_same_origin_redirects() {
+    let srv = McpSse::start_redirecting(
+        "messages?sid=1",
+        vec![
+            Redirect::new("/old/sse", 308, "/sse"),
+            Redirect::new("/messages?sid=1", 307, "/messages/?sid=1"),
+        ],
+    );
+    let client = Client::connect(
+        ServerConfig::sse("moved", srv.server.url("/old/sse"))
+            .header("X-Api-Key", "k-123")
+            .timeout_secs(5.0),
+    )
+    .expect("connect");
+    let r = client
+        .call_tool("add", json!({"a": 2, "b": 2}))
+        .expect("call");
+    assert_eq!(text(&r), "4");
+    client.close().expect("close");
+    let reqs = srv.server.requests();
+    assert!(reqs.iter().any(|r| r.method == "GET" && r.path == "/sse"));
+    // The endpoint resolved against the URL that answered the stream (`/sse`, not `/old/sse`),
+    // and its POSTs were redirected in turn.
+    assert!(!reqs.iter().any(|r| r.path.starts_with("/old/messages")));
+    let posts: Vec<_> = reqs
+        .iter()
+        .filter(|r| r.method == "POST" && r.path == "/messages/?sid=1")
+        .collect();
+    assert!(posts.len() >= 2, "{reqs:?}");
+    assert!(posts.iter().all(|r| r.header("x-api-key") == Some("k-123")));
+}
+
+#[test]
+fn a_stream_redirected_to_another_origin_is_refused() {
+    let other = McpSse::start("/messages?sid=1");
+    let target = format!("http://localhost:{}/sse", other.server.port());
+    let srv = HttpServer::start_redirecting(vec![Redirect::new("/sse", 302, &target)], |_r, c| {
+        c.respond(500, &[], b"")
+    });
+    let err = Client::connect(
+        ServerConfig::sse("moved", srv.url("/sse"))
+            .bearer_token("t0ken")
+            .timeout_secs(5.0),
+    )
+    .expect_err("refused");
+    assert!(err.to_string().contains(&target), "{err}");
+    assert!(!err.to_string().contains("t0ken"));
+    assert!(
+        other.server.requests().is_empty(),
+        "the other origin received nothing"
+    );
+}
+
+#[test]
+fn on_opt_in_the_other_origin_gets_the_stream_and_posts_without_credentials() {
+    let other = McpSse::start("/messages?sid=1");
+    let target = format!("http://127.0.0.1:{}/sse", other.server.port());
+    let srv = HttpServer::start_redirecting(vec![Redirect::new("/sse", 302, &target)], |_r, c| {
+        c.respond(500, &[], b"")
+    });
+    let client = Client::connect(
+        ServerConfig::sse("moved", srv.url("/sse"))
+            .bearer_token("t0ken")
+            .header("X-Api-Key", "k-123")
+            .follow_cross_origin_redirects(true)
+            .timeout_secs(5.0),
+    )
+    .expect("connect");
+    client.list_tools().expect("list");
+    client.close().expect("close");
+    let theirs = other.server.requests();
+    assert!(theirs.iter().any(|r| r.method == "POST"));
+    for r in &theirs {
+        assert_eq!(r.header("authorization"), None, "{} {}", r.method, r.path);
+        assert_eq!(r.header("x-api-key"), None, "{} {}", r.method, r.path);
+    }
+    let ours = srv.requests();
+    assert_eq!(ours.len(), 1);
+    assert_eq!(ours[0].header("authorization"), Some("Bearer t0ken"));
+}
+
+// ---- 401 and 403 -------------------------------------------------------------------------------
+
+#[test]
+fn a_401_on_the_stream_is_an_auth_failure_with_the_challenge() {
+    let challenge = r#"Bearer realm="legacy""#;
+    let srv =
+        HttpServer::start(move |_r, c| c.respond(401, &[("WWW-Authenticate", challenge)], b"no"));
+    let err = Client::connect(ServerConfig::sse("auth", srv.url("/sse")).timeout_secs(5.0))
+        .expect_err("401");
+    match &err {
+        Error::Connect(e) => {
+            assert_eq!(e.kind(), ConnectErrorKind::Auth);
+            assert_eq!(e.http_status(), Some(401));
+            assert_eq!(e.www_authenticate(), Some(challenge));
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn a_403_on_a_post_after_connect_is_unauthorized_with_the_challenge() {
+    let srv = McpSse::start("/messages?sid=1");
+    let client =
+        Client::connect(ServerConfig::sse("auth", srv.server.url("/sse")).timeout_secs(5.0))
+            .expect("connect");
+    let err = client.call_tool("forbidden", json!({})).expect_err("403");
+    match &err {
+        Error::Unauthorized {
+            status,
+            www_authenticate,
+            ..
+        } => {
+            assert_eq!(*status, 403);
+            assert_eq!(
+                www_authenticate.as_deref(),
+                Some(r#"Bearer error="insufficient_scope", scope="admin""#)
+            );
+        }
+        other => panic!("expected Unauthorized, got {other:?}"),
+    }
+    assert!(!err.is_retryable());
+    client.list_tools().expect("the connection goes on");
+    client.close().expect("close");
 }

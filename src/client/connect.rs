@@ -95,15 +95,23 @@ impl Client {
                 };
                 stdio::open(&server, cfg, self.config.limits(), &poller, sink.clone())?
             }
-            TransportConfig::Sse(cfg) => {
-                crate::transport::sse::open(&server, cfg, timeout, sink.clone())?
-            }
+            TransportConfig::Sse(cfg) => crate::transport::sse::open(
+                &server,
+                cfg,
+                timeout,
+                self.config.limits(),
+                sink.clone(),
+            )?,
             TransportConfig::WebSocket(cfg) => {
                 crate::transport::ws::open(&server, cfg, timeout, sink.clone())?
             }
-            TransportConfig::StreamableHttp(cfg) => {
-                crate::transport::http::open(&server, cfg, timeout, sink.clone())?
-            }
+            TransportConfig::StreamableHttp(cfg) => crate::transport::http::open(
+                &server,
+                cfg,
+                timeout,
+                self.config.limits(),
+                sink.clone(),
+            )?,
         };
         self.finish(
             server,

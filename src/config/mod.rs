@@ -143,6 +143,10 @@ pub struct HttpConfig {
     pub detect_legacy_sse: bool,
     /// Extra trusted root certificates (DER) for `https://`, on top of the webpki (Mozilla) roots.
     pub root_certificates: Vec<Vec<u8>>,
+    /// Follow redirects to another origin (without the configured headers and auth provider);
+    /// by default such a redirect fails the request. See
+    /// [`ServerConfig::follow_cross_origin_redirects`].
+    pub follow_cross_origin_redirects: bool,
 }
 
 impl HttpConfig {
@@ -166,6 +170,7 @@ impl HttpConfig {
             auth: None,
             detect_legacy_sse: false,
             root_certificates: Vec::new(),
+            follow_cross_origin_redirects: false,
         }
     }
 }
@@ -178,6 +183,7 @@ impl PartialEq for HttpConfig {
             && self.auth.is_some() == other.auth.is_some()
             && self.detect_legacy_sse == other.detect_legacy_sse
             && self.root_certificates == other.root_certificates
+            && self.follow_cross_origin_redirects == other.follow_cross_origin_redirects
     }
 }
 
@@ -190,6 +196,10 @@ impl fmt::Debug for HttpConfig {
             .field("auth", &self.auth)
             .field("detect_legacy_sse", &self.detect_legacy_sse)
             .field("root_certificates", &self.root_certificates.len())
+            .field(
+                "follow_cross_origin_redirects",
+                &self.follow_cross_origin_redirects,
+            )
             .finish()
     }
 }
@@ -322,6 +332,7 @@ struct Misapplied {
 const STDIO_SERVERS: &str = "stdio servers";
 const REMOTE_SERVERS: &str = "remote (streamable-http, sse and websocket) servers";
 const HTTP_SERVERS: &str = "streamable-http servers";
+const HTTP_AND_SSE_SERVERS: &str = "streamable-http and sse servers";
 
 /// A validated description of one MCP server and how to reach it.
 ///
@@ -711,6 +722,36 @@ impl ServerConfig {
     /// ```
     pub fn auth_provider(self, auth: AuthProvider) -> Self {
         self.remote_setting("auth_provider", |r| *r.auth = Some(auth))
+    }
+
+    /// Lets a Streamable HTTP or legacy SSE server redirect requests to another origin (scheme,
+    /// host and port). By default such a redirect is refused: the request fails with
+    /// [`Error::Transport`](crate::Error::Transport) naming the target (without its query),
+    /// and the other origin receives nothing. With this set, the redirect is followed, but
+    /// without the configured headers, bearer token or auth provider's `Authorization`: those go
+    /// only to the configured URL's origin. Redirects within the origin are always followed
+    /// (at most 5 per request). On other transports, an error at
+    /// [`validate`](ServerConfig::validate).
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::ConfigErrorKind;
+    /// ServerConfig::http("api", "https://example.com/mcp")
+    ///     .follow_cross_origin_redirects(true)
+    ///     .validate()?;
+    /// let err = ServerConfig::websocket("w", "wss://example.com/mcp")
+    ///     .follow_cross_origin_redirects(true)
+    ///     .validate().unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::NotApplicable);
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    pub fn follow_cross_origin_redirects(mut self, follow: bool) -> Self {
+        match &mut self.transport {
+            TransportConfig::StreamableHttp(h) => h.follow_cross_origin_redirects = follow,
+            TransportConfig::Sse(s) => s.follow_cross_origin_redirects = follow,
+            _ => return self.misapplied("follow_cross_origin_redirects", HTTP_AND_SSE_SERVERS),
+        }
+        self
     }
 
     /// Sets the session id to resume on a Streamable HTTP server. Other transports have no

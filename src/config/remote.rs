@@ -35,6 +35,10 @@ pub struct SseConfig {
     pub auth: Option<AuthProvider>,
     /// Extra trusted root certificates (DER) for `https://`, on top of the webpki (Mozilla) roots.
     pub root_certificates: Vec<Vec<u8>>,
+    /// Follow redirects to another origin (without the configured headers and auth provider);
+    /// by default such a redirect fails the request. See
+    /// [`ServerConfig::follow_cross_origin_redirects`](crate::ServerConfig::follow_cross_origin_redirects).
+    pub follow_cross_origin_redirects: bool,
 }
 
 impl SseConfig {
@@ -45,6 +49,7 @@ impl SseConfig {
             headers: Vec::new(),
             auth: None,
             root_certificates: Vec::new(),
+            follow_cross_origin_redirects: false,
         }
     }
 }
@@ -55,6 +60,7 @@ impl PartialEq for SseConfig {
             && self.headers == other.headers
             && self.auth.is_some() == other.auth.is_some()
             && self.root_certificates == other.root_certificates
+            && self.follow_cross_origin_redirects == other.follow_cross_origin_redirects
     }
 }
 
@@ -65,6 +71,10 @@ impl fmt::Debug for SseConfig {
             .field("headers", &RedactedHeaders(&self.headers))
             .field("auth", &self.auth)
             .field("root_certificates", &self.root_certificates.len())
+            .field(
+                "follow_cross_origin_redirects",
+                &self.follow_cross_origin_redirects,
+            )
             .finish()
     }
 }

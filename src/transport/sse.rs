@@ -4,14 +4,22 @@
 //!  open ──GET url──> stream thread ──first `endpoint` event──> resolve, same origin? ──> ready
 //!                         │                                      └ other origin ──> Error::Connect
 //!                         └── `message` events ──> Sink::deliver
+//!                         └── an event over max_message_bytes ──> skipped, logged; a response
+//!                         │                                       in it fails its request
 //!                         └── stream ends ──> Sink::closed (unless close() was called)
 //!  send ──POST endpoint──> 2xx (202 Accepted) ──> Ok; the answer comes on the stream
+//!                          401/403 ──> Error::Unauthorized
 //!  close ──> shut the agent's sockets (unblocks the stream read) ──> join the thread
 //! ```
 //!
 //! Opening is bounded by `timeout`: the GET's connect and response-header phases, then the
 //! wait for the `endpoint` event. The configured headers and the auth provider's `Authorization`
-//! go on the GET and on every POST.
+//! go on the GET and on every POST (to the configured URL's origin only).
+//!
+//! The stream and the POSTs follow redirects as Streamable HTTP does (same origin, at most 5;
+//! see `http/redirect.rs`); the endpoint resolves against the URL that finally answered the GET
+//! and must be on its origin. The stream is not reconnected when it ends: the session lives
+//! on it (its endpoint names it), so its end is the connection's end.
 
 use crate::sync::lock;
 use std::fmt;
@@ -23,18 +31,22 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{RecvTimeoutError, Sender};
 
-use super::http::{self, deliver_frame, drain, map_ureq, status_error, Outbound, RequestHeaders};
-use super::sse_parser::SseReader;
+use super::http::{
+    self, deliver_frame, drain, map_ureq, origin, resolve_reference, skip_oversized, status_error,
+    Limit, Outbound, RequestHeaders, Requester, Verb,
+};
+use super::sse_parser::{EventTooLarge, SseReader};
 use super::{Sink, Transport};
-use crate::config::{redact_url, SseConfig};
+use crate::config::{redact_url, Limits, SseConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 
 struct Inner {
     server: String,
     url: String,
-    agent: ureq::Agent,
-    headers: RequestHeaders,
+    req: Requester,
     timeout: Duration,
+    /// The largest event accepted (`Limits::max_message_bytes`).
+    max_message: usize,
     sink: Arc<dyn Sink>,
     closing: AtomicBool,
     protocol_version: Mutex<Option<String>>,
@@ -51,9 +63,9 @@ impl fmt::Debug for SseTransport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("SseTransport")
             .field("server", &self.inner.server)
-            .field("url", &self.inner.url)
-            .field("endpoint", &self.endpoint)
-            .field("headers", &self.inner.headers)
+            .field("url", &redact_url(&self.inner.url))
+            .field("endpoint", &redact_url(&self.endpoint))
+            .field("headers", &self.inner.req.headers)
             .finish_non_exhaustive()
     }
 }
@@ -63,29 +75,31 @@ pub(crate) fn open(
     server: &str,
     cfg: &SseConfig,
     timeout: Duration,
+    limits: &Limits,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
-    open_with(
+    let req = Requester::new(
         server,
         &cfg.url,
-        RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
         http::agent(&cfg.root_certificates),
-        timeout,
-        sink,
-    )
+        RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
+        cfg.follow_cross_origin_redirects,
+    );
+    open_with(&cfg.url, req, timeout, limits.max_message_bytes, sink)
 }
 
-/// [`open`] with headers and an HTTP client already built (Streamable HTTP's auto-detection
-/// fallback hands over its own, so the legacy stream sends the same headers and trusts the same
-/// roots).
+/// [`open`] with the requester already built (Streamable HTTP's auto-detection fallback hands
+/// over its own, so the legacy stream sends the same headers, trusts the same roots and follows
+/// redirects the same way).
 pub(crate) fn open_with(
-    server: &str,
     url: &str,
-    headers: RequestHeaders,
-    agent: ureq::Agent,
+    req: Requester,
     timeout: Duration,
+    max_message: usize,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
+    let server = req.server.clone();
+    let server = server.as_str();
     let shown = redact_url(url);
     let connect_err =
         |kind: ConnectErrorKind, detail: String| ConnectError::new(server, &shown, kind, detail);
@@ -101,9 +115,9 @@ pub(crate) fn open_with(
     let inner = Arc::new(Inner {
         server: server.to_owned(),
         url: url.to_owned(),
-        agent,
-        headers,
+        req,
         timeout,
+        max_message,
         sink,
         closing: AtomicBool::new(false),
         protocol_version: Mutex::new(None),
@@ -122,7 +136,7 @@ pub(crate) fn open_with(
     };
     let stop = |inner: &Inner, thread: JoinHandle<()>| {
         inner.closing.store(true, Ordering::SeqCst);
-        inner.agent.clone().shutdown();
+        inner.req.agent.clone().shutdown();
         let _ = thread.join();
     };
     match ready_rx.recv_timeout(timeout) {
@@ -170,40 +184,29 @@ impl Inner {
     fn run(self: Arc<Self>, ready: Sender<Result<String, Error>>) {
         let what = format!("GET {}", redact_url(&self.url));
         let started = Instant::now();
-        let req = self
-            .agent
-            .get(&self.url)
-            .config()
-            .timeout_connect(Some(self.timeout))
-            .timeout_recv_response(Some(self.timeout))
-            .build()
-            .header("Accept", "text/event-stream");
-        let req = match self.headers.apply(&self.server, req) {
-            Ok(r) => r,
+        let sent = self.req.send(
+            Verb::Get,
+            &self.url,
+            &[("Accept", "text/event-stream")],
+            Limit::Open(self.timeout),
+            |what, e| map_ureq(&self.server, what, "connect", started, None, e),
+        );
+        let sent = match sent {
+            Ok(s) => s,
             Err(e) => {
                 let _ = ready.send(Err(e));
                 return;
             }
         };
-        let resp = match req.call() {
-            Ok(r) => r,
-            Err(e) => {
-                let _ = ready.send(Err(map_ureq(
-                    &self.server,
-                    &what,
-                    "connect",
-                    started,
-                    None,
-                    e,
-                )));
-                return;
-            }
-        };
+        let (resp, stream_url) = (sent.resp, sent.url);
         if resp.status() != 200 {
             let _ = ready.send(Err(status_error(&self.server, &what, resp)));
             return;
         }
-        let mut reader = SseReader::new(BufReader::new(resp.into_body().into_reader()));
+        let mut reader = SseReader::new(
+            BufReader::new(resp.into_body().into_reader()),
+            self.max_message,
+        );
         let mut ready = Some(ready);
         let end = loop {
             match reader.next_event() {
@@ -212,7 +215,7 @@ impl Inner {
                         log::debug!("server `{}`: ignoring a second endpoint event", self.server);
                         continue;
                     };
-                    let result = resolve_endpoint(&self.url, ev.data.trim()).map_err(|why| {
+                    let result = resolve_endpoint(&stream_url, ev.data.trim()).map_err(|why| {
                         self.connect_err(ConnectErrorKind::Protocol, format!("{what}: {why}"))
                     });
                     let refused = result.is_err();
@@ -236,7 +239,13 @@ impl Inner {
                     ev.event
                 ),
                 Ok(None) => break "the server ended the SSE stream".to_owned(),
-                Err(e) => break format!("the SSE stream broke: {e}"),
+                Err(e) => {
+                    if let Some(t) = EventTooLarge::find(&e) {
+                        skip_oversized(&self.server, &what, &*self.sink, t);
+                        continue;
+                    }
+                    break format!("the SSE stream broke: {e}");
+                }
             }
         };
         if let Some(tx) = ready {
@@ -267,29 +276,29 @@ impl Transport for SseTransport {
         let method = out.label();
         let started = Instant::now();
         let deadline = deadline.unwrap_or_else(|| crate::deadline::add(started, inner.timeout));
-        let left = deadline.saturating_duration_since(started);
-        if left.is_zero() {
+        if deadline <= started {
             return Err(Error::Timeout {
                 server: inner.server.clone(),
                 method: method.to_owned(),
                 after: Duration::ZERO,
             });
         }
-        let req = inner
-            .agent
-            .post(&self.endpoint)
-            .config()
-            .timeout_global(Some(left))
-            .build()
-            .header("Content-Type", "application/json");
-        let mut req = inner.headers.apply(&inner.server, req)?;
-        if let Some(v) = lock(&inner.protocol_version).as_deref() {
-            req = req.header("MCP-Protocol-Version", v);
+        let version = lock(&inner.protocol_version).clone();
+        let mut headers = vec![("Content-Type", "application/json")];
+        if let Some(v) = version.as_deref() {
+            headers.push(("MCP-Protocol-Version", v));
         }
         let what = format!("POST {}", redact_url(&self.endpoint));
-        let resp = req
-            .send(&frame[..])
-            .map_err(|e| map_ureq(&inner.server, &what, method, started, Some(deadline), e))?;
+        let resp = inner
+            .req
+            .send(
+                Verb::Post(&frame),
+                &self.endpoint,
+                &headers,
+                Limit::Until(deadline),
+                |what, e| map_ureq(&inner.server, what, method, started, Some(deadline), e),
+            )?
+            .resp;
         if !resp.status().is_success() {
             return Err(status_error(&inner.server, &what, resp));
         }
@@ -307,7 +316,7 @@ impl Transport for SseTransport {
         let Some(thread) = lock(&self.thread).take() else {
             return Ok(());
         };
-        inner.agent.clone().shutdown();
+        inner.req.agent.clone().shutdown();
         if thread.join().is_err() {
             log::warn!("server `{}`: the SSE thread panicked", inner.server);
         }
@@ -321,53 +330,25 @@ impl Drop for SseTransport {
     }
 }
 
-/// Scheme, lower-cased host and port (defaulted) of an absolute URL.
-fn origin(url: &str) -> Option<(String, String, u16)> {
-    let uri: ureq::http::Uri = url.parse().ok()?;
-    let scheme = uri.scheme_str()?.to_ascii_lowercase();
-    let host = uri.host()?.to_ascii_lowercase();
-    let port = uri.port_u16().unwrap_or(match scheme.as_str() {
-        "https" => 443,
-        _ => 80,
-    });
-    Some((scheme, host, port))
-}
-
 /// Resolves the `endpoint` event's URI against the stream URL and refuses another origin.
 pub(crate) fn resolve_endpoint(base: &str, endpoint: &str) -> Result<String, String> {
     if endpoint.is_empty() {
         return Err("the `endpoint` event is empty".into());
     }
-    let uri: ureq::http::Uri = base
-        .parse()
-        .map_err(|e| format!("bad stream URL `{}`: {e}", redact_url(base)))?;
-    let scheme = uri.scheme_str().unwrap_or("http");
-    let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
-    let path = uri.path();
-    let resolved = if endpoint.contains("://") {
-        endpoint.to_owned()
-    } else if let Some(rest) = endpoint.strip_prefix("//") {
-        format!("{scheme}://{rest}")
-    } else if endpoint.starts_with('/') {
-        format!("{scheme}://{authority}{endpoint}")
-    } else if endpoint.starts_with('?') {
-        format!("{scheme}://{authority}{path}{endpoint}")
-    } else {
-        let dir = match path.rfind('/') {
-            Some(i) => &path[..=i],
-            None => "/",
-        };
-        format!("{scheme}://{authority}{dir}{endpoint}")
+    let Some(resolved) = resolve_reference(base, endpoint) else {
+        let shown: String = endpoint.chars().take(200).collect();
+        return Err(format!(
+            "the `endpoint` event `{}` is not a valid URL",
+            redact_url(&shown)
+        ));
     };
-    match (origin(base), origin(&resolved)) {
-        (Some(a), Some(b)) if a == b => Ok(resolved),
-        (_, Some(_)) => Err(format!(
+    if origin(base) == origin(&resolved) {
+        Ok(resolved)
+    } else {
+        Err(format!(
             "refusing endpoint `{}`: its origin differs from the stream's",
             redact_url(&resolved)
-        )),
-        _ => Err(format!(
-            "the `endpoint` event `{endpoint}` is not a valid URL"
-        )),
+        ))
     }
 }
 
@@ -387,7 +368,9 @@ mod tests {
         let srv = McpSse::start("/messages?sid=1");
         let sink = Arc::new(Recorder::default());
         let cfg = crate::config::SseConfig::new(srv.server.url("/sse"));
-        let t = super::open("s", &cfg, Duration::from_secs(5), sink.clone()).expect("open");
+        let limits = crate::config::Limits::default();
+        let t =
+            super::open("s", &cfg, Duration::from_secs(5), &limits, sink.clone()).expect("open");
         let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": "die", "arguments": {}}});
         t.send(
@@ -407,7 +390,9 @@ mod tests {
         let srv = McpSse::start("/messages?sid=1");
         let sink = Arc::new(Recorder::default());
         let cfg = crate::config::SseConfig::new(srv.server.url("/sse"));
-        let t = super::open("s", &cfg, Duration::from_secs(5), sink.clone()).expect("open");
+        let limits = crate::config::Limits::default();
+        let t =
+            super::open("s", &cfg, Duration::from_secs(5), &limits, sink.clone()).expect("open");
         t.close().expect("close");
         assert!(sink.closed.lock().unwrap().is_empty());
     }

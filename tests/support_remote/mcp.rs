@@ -3,7 +3,10 @@
 //! Tools: `add` {a, b}; `echo` {text}; `progress` (reports two progress notifications on the SSE
 //! reply); `hang` (never answers); `drop` (hangs up mid-stream); `resume` (ends the stream after a
 //! priming event; the answer comes on the resumption GET); `trickle` (SSE comments every 50 ms,
-//! forever); `notify` (asks the standalone GET stream to push a notification).
+//! forever); `notify` (asks the standalone GET stream to push a notification); `big` {bytes,
+//! line, chunked} (an answer of exactly `bytes` bytes written as lines of `line` bytes: one SSE
+//! event of many `data:` lines, or a JSON body, chunked or not); `forbidden` (HTTP 403 with a
+//! `WWW-Authenticate` challenge).
 
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -12,7 +15,7 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 
-use super::{result, Conn, HttpServer, Req};
+use super::{result, Conn, HttpServer, Redirect, Req};
 
 /// How the Streamable HTTP server behaves.
 #[derive(Clone, Default)]
@@ -25,6 +28,10 @@ pub struct Options {
     pub get_stream: bool,
     /// Require this exact Authorization header value (401 otherwise).
     pub require_auth: Option<String>,
+    /// The `WWW-Authenticate` header of that 401 (none when `None`).
+    pub challenge: Option<String>,
+    /// Redirects answered before the MCP handler sees a request.
+    pub redirects: Vec<Redirect>,
 }
 
 /// Shared state of the scripted server.
@@ -76,7 +83,9 @@ impl McpHttp {
             stop: AtomicBool::new(false),
         });
         let st = state.clone();
-        let server = HttpServer::start(move |req, conn| handle(&st, req, conn));
+        let redirects = state.opts.redirects.clone();
+        let server =
+            HttpServer::start_redirecting(redirects, move |req, conn| handle(&st, req, conn));
         McpHttp { server, state }
     }
 
@@ -143,7 +152,10 @@ pub fn answer(msg: &Value) -> Option<Value> {
 fn handle(st: &Arc<State>, req: &Req, conn: &mut Conn) {
     if let Some(want) = &st.opts.require_auth {
         if req.header("authorization") != Some(want.as_str()) {
-            conn.respond(401, &[], b"unauthorized");
+            match &st.opts.challenge {
+                Some(c) => conn.respond(401, &[("WWW-Authenticate", c.as_str())], b"unauthorized"),
+                None => conn.respond(401, &[], b"unauthorized"),
+            }
             return;
         }
     }
@@ -245,6 +257,45 @@ fn handle(st: &Arc<State>, req: &Req, conn: &mut Conn) {
                 st.push(json!({"jsonrpc": "2.0", "method": "notifications/message",
                     "params": {"level": "info", "data": "from the GET stream"}}));
             }
+            "forbidden" => {
+                let challenge = r#"Bearer error="insufficient_scope", scope="admin""#;
+                conn.respond(403, &[("WWW-Authenticate", challenge)], b"forbidden");
+                return;
+            }
+            "big" => {
+                let args = &msg["params"]["arguments"];
+                let bytes = args["bytes"].as_u64().unwrap_or(1000) as usize;
+                let line = args["line"].as_u64().unwrap_or(1000) as usize;
+                let lines = big_answer_lines(&id, bytes, line);
+                if st.opts.sse {
+                    conn.sse_start(&extra);
+                    let _ = conn.chunk("event: message\n");
+                    for l in lines {
+                        if conn.chunk(&format!("data: {l}\n")).is_err() {
+                            return;
+                        }
+                    }
+                    let _ = conn.chunk("\n");
+                    conn.sse_end();
+                } else if args["chunked"].as_bool() == Some(true) {
+                    let mut headers = vec![("Content-Type", "application/json")];
+                    headers.extend_from_slice(&extra);
+                    conn.chunked_start(200, &headers);
+                    for (i, l) in lines.enumerate() {
+                        let sep = if i == 0 { "" } else { "\n" };
+                        if conn.chunk(&format!("{sep}{l}")).is_err() {
+                            return;
+                        }
+                    }
+                    conn.sse_end();
+                } else {
+                    let mut headers = vec![("Content-Type", "application/json")];
+                    headers.extend_from_slice(&extra);
+                    let body = lines.collect::<Vec<_>>().join("\n");
+                    conn.respond(200, &headers, body.as_bytes());
+                }
+                return;
+            }
             _ => {}
         }
     }
@@ -260,6 +311,34 @@ fn handle(st: &Arc<State>, req: &Req, conn: &mut Conn) {
     } else {
         conn.json(200, &extra, &reply);
     }
+}
+
+/// The answer to request `id` as JSON text lines that, joined with `\n`, are exactly `bytes`
+/// long and valid JSON: a first line, then one `{"type":"text",...}` item per line of `line`
+/// bytes (the last one padded to fit). Made one line at a time, so a huge answer costs the
+/// server no memory.
+pub fn big_answer_lines(id: &Value, bytes: usize, line: usize) -> impl Iterator<Item = String> {
+    let first = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{"content":["#);
+    let item = |text_len: usize, last: bool| {
+        let end = if last { "}]}}" } else { "}," };
+        format!(r#"{{"type":"text","text":"{}"{end}"#, "x".repeat(text_len))
+    };
+    let item_overhead = item(0, false).len();
+    let last_overhead = item(0, true).len();
+    assert!(
+        line > item_overhead,
+        "lines of {line} bytes cannot hold an item"
+    );
+    let left = bytes
+        .checked_sub(first.len() + 1)
+        .expect("too small for an answer");
+    // Full items while what is left still holds one and the last item.
+    let full = left.saturating_sub(last_overhead) / (line + 1);
+    let last_len = left - full * (line + 1);
+    let last_text = last_len.checked_sub(last_overhead).expect("too small");
+    std::iter::once(first)
+        .chain((0..full).map(move |_| item(line - item_overhead, false)))
+        .chain(std::iter::once(item(last_text, true)))
 }
 
 fn get_stream(st: &Arc<State>, req: &Req, conn: &mut Conn) {
@@ -300,55 +379,87 @@ fn get_stream(st: &Arc<State>, req: &Req, conn: &mut Conn) {
 }
 
 /// A legacy HTTP+SSE server: GET `/sse` streams, POST `/messages?sid=1` answers on the stream.
+/// The `big` tool's answer is one event of many `data:` lines (see [`big_answer_lines`]);
+/// `forbidden` is refused with HTTP 403 and a challenge; `die` ends the stream.
 pub struct McpSse {
     pub server: HttpServer,
+    /// What the stream sends next: a message as an event, a `Value::String` as raw
+    /// event-stream text, `None` to end the stream.
     pub stream_tx: Sender<Option<Value>>,
 }
 
 impl McpSse {
     /// `endpoint` is what the `endpoint` event says (relative or absolute).
     pub fn start(endpoint: &str) -> McpSse {
+        McpSse::start_redirecting(endpoint, Vec::new())
+    }
+
+    /// [`McpSse::start`] answering `redirects` first.
+    pub fn start_redirecting(endpoint: &str, redirects: Vec<Redirect>) -> McpSse {
         let (tx, rx) = crossbeam_channel::unbounded::<Option<Value>>();
         let endpoint = endpoint.to_owned();
         let tx2 = tx.clone();
-        let server = HttpServer::start(move |req, conn| match req.method.as_str() {
-            "GET" if req.path.starts_with("/sse") => {
-                conn.sse_start(&[]);
-                let _ = conn.chunk(&format!("event: endpoint\ndata: {endpoint}\n\n"));
-                loop {
-                    match rx.recv_timeout(Duration::from_millis(50)) {
-                        Ok(Some(msg)) => {
-                            if conn.event(None, &msg).is_err() {
+        let server =
+            HttpServer::start_redirecting(redirects, move |req, conn| match req.method.as_str() {
+                "GET" if req.path.starts_with("/sse") => {
+                    conn.sse_start(&[]);
+                    let _ = conn.chunk(&format!("event: endpoint\ndata: {endpoint}\n\n"));
+                    loop {
+                        match rx.recv_timeout(Duration::from_millis(50)) {
+                            Ok(Some(Value::String(raw))) => {
+                                if conn.chunk(&raw).is_err() {
+                                    break;
+                                }
+                            }
+                            Ok(Some(msg)) => {
+                                if conn.event(None, &msg).is_err() {
+                                    break;
+                                }
+                            }
+                            // `None` asks the stream to end, as a dying server would.
+                            Ok(None) => {
+                                conn.sse_end();
                                 break;
                             }
-                        }
-                        // `None` asks the stream to end, as a dying server would.
-                        Ok(None) => {
-                            conn.sse_end();
-                            break;
-                        }
-                        Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
-                            if conn.chunk(": ping\n\n").is_err() {
-                                break;
+                            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                                if conn.chunk(": ping\n\n").is_err() {
+                                    break;
+                                }
                             }
+                            Err(_) => break,
                         }
-                        Err(_) => break,
+                    }
+                    conn.set_keep_alive(false);
+                }
+                "POST" if req.path.starts_with("/messages") => {
+                    let msg = req.json();
+                    if msg["params"]["name"] == "forbidden" {
+                        let challenge = r#"Bearer error="insufficient_scope", scope="admin""#;
+                        conn.respond(403, &[("WWW-Authenticate", challenge)], b"forbidden");
+                        return;
+                    }
+                    conn.respond(202, &[], b"Accepted");
+                    if msg["params"]["name"] == "die" {
+                        let _ = tx2.send(None);
+                    } else if msg["params"]["name"] == "big" {
+                        let args = &msg["params"]["arguments"];
+                        let bytes = args["bytes"].as_u64().unwrap_or(1000) as usize;
+                        let line = args["line"].as_u64().unwrap_or(1000) as usize;
+                        let mut raw = String::from("event: message\n");
+                        for l in big_answer_lines(&msg["id"], bytes, line) {
+                            raw.push_str("data: ");
+                            raw.push_str(&l);
+                            raw.push('\n');
+                        }
+                        raw.push('\n');
+                        let _ = tx2.send(Some(Value::String(raw)));
+                    } else if let Some(a) = answer(&msg) {
+                        let _ = tx2.send(Some(a));
                     }
                 }
-                conn.set_keep_alive(false);
-            }
-            "POST" if req.path.starts_with("/messages") => {
-                let msg = req.json();
-                conn.respond(202, &[], b"Accepted");
-                if msg["params"]["name"] == "die" {
-                    let _ = tx2.send(None);
-                } else if let Some(a) = answer(&msg) {
-                    let _ = tx2.send(Some(a));
-                }
-            }
-            "POST" => conn.respond(405, &[], b"use the SSE endpoint"),
-            _ => conn.respond(404, &[], b""),
-        });
+                "POST" => conn.respond(405, &[], b"use the SSE endpoint"),
+                _ => conn.respond(404, &[], b""),
+            });
         McpSse {
             server,
             stream_tx: tx,

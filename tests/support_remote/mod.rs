@@ -10,6 +10,7 @@ use std::io::{self, BufRead, BufReader, Read, Write};
 use std::net::{Shutdown, TcpListener, TcpStream};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
+use std::time::Instant;
 
 use serde_json::Value;
 
@@ -22,6 +23,8 @@ pub struct Req {
     pub body: Vec<u8>,
     /// Which TCP connection (in accept order) carried it.
     pub conn: usize,
+    /// When its head had been read.
+    pub at: Instant,
 }
 
 impl Req {
@@ -80,6 +83,32 @@ impl Conn {
         self.write_head(status, headers, Some(body.len()));
         let _ = self.stream.write_all(body);
         let _ = self.stream.flush();
+    }
+
+    /// A redirect to `location` with a short body.
+    pub fn redirect(&mut self, status: u16, location: &str) {
+        self.respond(
+            status,
+            &[("Location", location), ("Content-Type", "text/plain")],
+            b"moved",
+        );
+    }
+
+    /// Starts a chunked reply with these headers (no `Content-Length`).
+    pub fn chunked_start(&mut self, status: u16, headers: &[(&str, &str)]) {
+        self.write_head(status, headers, None);
+        let _ = self.stream.flush();
+    }
+
+    /// Writes raw bytes as one chunk.
+    pub fn chunk_bytes(&mut self, bytes: &[u8]) -> io::Result<()> {
+        if bytes.is_empty() {
+            return Ok(());
+        }
+        write!(self.stream, "{:x}\r\n", bytes.len())?;
+        self.stream.write_all(bytes)?;
+        self.stream.write_all(b"\r\n")?;
+        self.stream.flush()
     }
 
     /// A JSON response.
@@ -159,7 +188,14 @@ fn reason(status: u16) -> &'static str {
     match status {
         200 => "OK",
         202 => "Accepted",
+        301 => "Moved Permanently",
+        302 => "Found",
+        303 => "See Other",
+        307 => "Temporary Redirect",
+        308 => "Permanent Redirect",
         400 => "Bad Request",
+        401 => "Unauthorized",
+        403 => "Forbidden",
         404 => "Not Found",
         405 => "Method Not Allowed",
         500 => "Internal Server Error",
@@ -271,14 +307,54 @@ pub struct HttpServer {
     requests: Arc<Requests>,
 }
 
+/// A redirect the server answers before its handler sees the request: a request whose path
+/// (query included) equals `path` gets `status` with `Location: location` (`{port}` in it is
+/// replaced by the server's port).
+#[derive(Clone, Debug)]
+pub struct Redirect {
+    pub path: String,
+    pub status: u16,
+    pub location: String,
+}
+
+impl Redirect {
+    pub fn new(path: &str, status: u16, location: &str) -> Redirect {
+        Redirect {
+            path: path.to_owned(),
+            status,
+            location: location.to_owned(),
+        }
+    }
+}
+
 impl HttpServer {
     pub fn start(handler: impl Fn(&Req, &mut Conn) + Send + Sync + 'static) -> HttpServer {
-        let handler: Handler = Arc::new(handler);
+        HttpServer::start_redirecting(Vec::new(), handler)
+    }
+
+    /// A server that answers `redirects` itself and passes every other request to `handler`.
+    pub fn start_redirecting(
+        redirects: Vec<Redirect>,
+        handler: impl Fn(&Req, &mut Conn) + Send + Sync + 'static,
+    ) -> HttpServer {
+        let port = Arc::new(std::sync::OnceLock::<u16>::new());
+        let handler: Handler = {
+            let port = port.clone();
+            Arc::new(move |req: &Req, conn: &mut Conn| {
+                if let Some(r) = redirects.iter().find(|r| r.path == req.path) {
+                    let p = port.get().copied().unwrap_or(0).to_string();
+                    conn.redirect(r.status, &r.location.replace("{port}", &p));
+                    return;
+                }
+                handler(req, conn)
+            })
+        };
         let requests = Arc::new(Requests::default());
         let reqs = requests.clone();
         let acceptor = Acceptor::start("http", move |n, stream| {
             serve_conn(n, stream, handler.clone(), reqs.clone())
         });
+        let _ = port.set(acceptor.addr().port());
         HttpServer { acceptor, requests }
     }
 
@@ -307,6 +383,21 @@ impl HttpServer {
             .wait_timeout_while(list, timeout, |l| !l.iter().any(&pred))
             .unwrap();
         list.iter().find(|r| pred(r)).cloned()
+    }
+
+    /// Waits (up to `timeout`) until the requests seen so far satisfy `pred`; returns them.
+    pub fn wait_until(
+        &self,
+        timeout: std::time::Duration,
+        pred: impl Fn(&[Req]) -> bool,
+    ) -> Vec<Req> {
+        let list = self.requests.list.lock().unwrap();
+        let (list, _) = self
+            .requests
+            .added
+            .wait_timeout_while(list, timeout, |l| !pred(l))
+            .unwrap();
+        list.clone()
     }
 
     /// How many TCP connections were accepted.
@@ -374,7 +465,27 @@ fn read_request(n: usize, reader: &mut impl BufRead) -> Option<Req> {
         headers,
         body,
         conn: n,
+        at: Instant::now(),
     })
+}
+
+/// The process's peak resident memory (`VmHWM`), in bytes; 0 where `/proc` has none.
+pub fn peak_rss() -> u64 {
+    std::fs::read_to_string("/proc/self/status")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("VmHWM:"))
+                .and_then(|l| l.split_whitespace().nth(1))
+                .and_then(|kb| kb.parse::<u64>().ok())
+        })
+        .map_or(0, |kb| kb * 1024)
+}
+
+/// Resets the peak resident memory to the current one (Linux `clear_refs` 5); false when the
+/// kernel does not allow it (the peak then only ever grows).
+pub fn reset_peak_rss() -> bool {
+    std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
 /// A JSON-RPC result message.

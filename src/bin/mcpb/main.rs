@@ -72,7 +72,8 @@ COMMANDS:
 EXIT STATUS:
   0 ok   1 the tool returned isError   2 usage or config error   3 could not connect (a
   handshake that times out included)   4 timed out   5 the server answered with a JSON-RPC
-  error (or a malformed result)   6 connection closed mid-request
+  error (or a malformed result)   6 connection closed mid-request   7 the server refused the
+  credentials (HTTP 401 or 403) after connecting; a refusal while connecting is 3
 
 EXAMPLES:
   mcpb --stdio \"npx -y @modelcontextprotocol/server-everything\" call get-sum a=2 b=3
@@ -134,7 +135,22 @@ impl FailureInfo {
                     detail.push("use --timeout SECS to wait longer".into());
                 }
                 extra = json!({ "reason": connect_reason(c.kind()) });
+                if let Some(challenge) = c.www_authenticate() {
+                    detail.push(format!("WWW-Authenticate: {challenge}"));
+                    extra["www_authenticate"] = challenge.into();
+                }
                 (3, "connect")
+            }
+            Error::Unauthorized {
+                status,
+                www_authenticate,
+                ..
+            } => {
+                if let Some(challenge) = www_authenticate {
+                    detail.push(format!("WWW-Authenticate: {challenge}"));
+                }
+                extra = json!({ "status": status, "www_authenticate": www_authenticate });
+                (7, "unauthorized")
             }
             _ if !connected => (3, "connect"),
             Error::Timeout { .. } => {
@@ -638,6 +654,18 @@ mod tests {
                 false
             ),
             3
+        );
+        assert_eq!(
+            code(
+                Error::Unauthorized {
+                    server: s(),
+                    status: 401,
+                    detail: "d".into(),
+                    www_authenticate: Some("Bearer".into())
+                },
+                true
+            ),
+            7
         );
         assert_eq!(
             code(

@@ -11,7 +11,9 @@ use crossbeam_channel::{Receiver, Sender};
 
 use super::frames::deliver_frame;
 use super::reply::ReplyStream;
+use super::stream::skip_oversized;
 use super::Inner;
+use crate::transport::sse_parser::EventTooLarge;
 use crate::transport::Sink;
 
 /// Replies whose rest is read in the background so their connection can be reused.
@@ -72,6 +74,10 @@ fn drain_replies(server: &str, sink: &dyn Sink, replies: Receiver<ReplyStream>) 
                 Ok(Some(_)) => {}
                 Ok(None) => break,
                 Err(e) => {
+                    if let Some(t) = EventTooLarge::find(&e) {
+                        skip_oversized(server, "an answered reply", sink, t);
+                        continue;
+                    }
                     log::debug!("server `{server}`: an answered reply stream broke: {e}");
                     break;
                 }

@@ -11,6 +11,10 @@ use crate::error::Error;
 /// How much of an error body is quoted in an error.
 const SNIPPET: usize = 300;
 
+/// The most of a `WWW-Authenticate` challenge kept (a longer one is cut at a character
+/// boundary).
+const MAX_CHALLENGE: usize = 4096;
+
 /// Turns a ureq failure into the crate's error; a passed deadline becomes [`Error::Timeout`].
 pub(crate) fn map_ureq(
     server: &str,
@@ -74,13 +78,36 @@ pub(super) fn map_io(
     }
 }
 
-/// An error for a non-success status, quoting a bounded, single-line snippet of the body.
+/// The `WWW-Authenticate` challenge of a reply (several headers joined with `, `), at most
+/// [`MAX_CHALLENGE`] bytes; bytes that are not UTF-8 become U+FFFD.
+fn challenge(resp: &ureq::http::Response<ureq::Body>) -> Option<String> {
+    let mut out = String::new();
+    for v in resp.headers().get_all("www-authenticate") {
+        if !out.is_empty() {
+            out.push_str(", ");
+        }
+        out.push_str(&String::from_utf8_lossy(v.as_bytes()));
+        if out.len() > MAX_CHALLENGE {
+            let mut end = MAX_CHALLENGE;
+            while !out.is_char_boundary(end) {
+                end -= 1;
+            }
+            out.truncate(end);
+            break;
+        }
+    }
+    (!out.is_empty()).then_some(out)
+}
+
+/// An error for a non-success status, quoting a bounded, single-line snippet of the body:
+/// [`Error::Unauthorized`] (with the challenge) for 401 and 403, else [`Error::Transport`].
 pub(crate) fn status_error(
     server: &str,
     what: &str,
     resp: ureq::http::Response<ureq::Body>,
 ) -> Error {
     let status = resp.status();
+    let www_authenticate = challenge(&resp);
     let mut buf = Vec::new();
     let _ = resp
         .into_body()
@@ -97,6 +124,14 @@ pub(crate) fn status_error(
     } else {
         format!("{what}: HTTP {status}: {snippet}")
     };
+    if matches!(status.as_u16(), 401 | 403) {
+        return Error::Unauthorized {
+            server: server.to_owned(),
+            status: status.as_u16(),
+            detail,
+            www_authenticate,
+        };
+    }
     Error::Transport {
         server: server.to_owned(),
         status: Some(status.as_u16()),

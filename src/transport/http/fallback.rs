@@ -18,11 +18,10 @@ impl HttpTransport {
             inner.shown_url()
         );
         let legacy = crate::transport::sse::open_with(
-            &inner.server,
-            &inner.url,
-            inner.headers.clone(),
-            inner.agent.clone(),
+            &inner.url(),
+            inner.req.clone(),
             left.min(inner.timeout),
+            inner.max_message,
             Arc::clone(&inner.sink),
         )?;
         let legacy = self.fallback.get_or_init(|| legacy);

@@ -8,16 +8,53 @@ use serde::Deserialize;
 use crate::protocol::jsonrpc::{Inbound, RequestId};
 use crate::transport::Sink;
 
-/// Largest JSON body read from a reply.
-pub(super) const MAX_JSON_BODY: u64 = 64 * 1024 * 1024;
+/// The most of an unwanted body read so its connection can be reused; a longer body is
+/// dropped unread, which closes its connection.
+const MAX_DRAIN: u64 = 64 * 1024;
 
 /// Reads and drops a small body so the connection can be reused.
 pub(crate) fn drain(resp: ureq::http::Response<ureq::Body>) {
     let mut sink = std::io::sink();
     let _ = std::io::copy(
-        &mut resp.into_body().into_reader().take(MAX_JSON_BODY),
+        &mut resp.into_body().into_reader().take(MAX_DRAIN),
         &mut sink,
     );
+}
+
+/// The reply's `Content-Length`, when it has a usable one.
+pub(super) fn content_length(resp: &ureq::http::Response<ureq::Body>) -> Option<u64> {
+    resp.headers()
+        .get("content-length")?
+        .to_str()
+        .ok()?
+        .trim()
+        .parse()
+        .ok()
+}
+
+/// Reads a body of at most `max` bytes; `Ok(None)` when it is longer (then read no further
+/// than `max` plus one read). The buffer grows with what arrives and never past `max`.
+pub(super) fn read_capped(mut body: impl Read, max: usize) -> std::io::Result<Option<Vec<u8>>> {
+    let mut buf: Vec<u8> = Vec::new();
+    let mut chunk = vec![0u8; 64 * 1024];
+    loop {
+        let n = match body.read(&mut chunk) {
+            Ok(0) => return Ok(Some(buf)),
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        let needed = buf.len() + n;
+        if needed > max {
+            return Ok(None);
+        }
+        if needed > buf.capacity() {
+            // Grow by doubling, but never past the cap.
+            let target = needed.max(buf.capacity().saturating_mul(2)).min(max);
+            buf.reserve_exact(target - buf.len());
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
 }
 
 /// The reply's `Content-Type`, lowercased (empty when absent).

@@ -4,8 +4,10 @@
 //!  send(request) ──POST──> 2xx application/json ──> deliver ──> Ok
 //!                     │    2xx text/event-stream ──> deliver events until our response ──> Ok
 //!                     │         └ ends after an id ──wait retry──> GET Last-Event-ID ──> (same)
+//!                     │    3xx same origin ──> the same request at the new URL (at most 5 hops)
 //!                     │    404 with a session ──> re-initialize once ──> POST again
 //!                     │    400/404/405 on initialize (detect_legacy_sse) ──> legacy SSE from now on
+//!                     │    401/403 ──> Error::Unauthorized (WWW-Authenticate kept)
 //!                     └──> other status ──> Error::Transport (status + body snippet)
 //!  send(notifications/initialized) ──> 2xx ──> standalone GET stream thread (non-200: no stream)
 //!  close() ──> DELETE (405 fine) ──> shut the ureq client's sockets ──> join the stream thread
@@ -15,6 +17,18 @@
 //! covers reading the body too), so a server that never answers or trickles bytes times out on
 //! time. Closing shuts every socket of the ureq client, which unblocks the stream thread's read.
 //!
+//! What a server can make the client hold is bounded by
+//! [`Limits::max_message_bytes`](crate::config::Limits::max_message_bytes): a JSON reply
+//! longer than that (by its `Content-Length`, or once that much has arrived) and an SSE event
+//! whose data goes over it fail the request at once with [`Error::Protocol`] naming the cap; the
+//! reply is dropped unread, which closes its connection. On the standalone GET stream an
+//! oversized event is skipped (logged; a response in it fails its request) and the stream
+//! goes on.
+//!
+//! A permanent redirect (301, 308) to the same origin moves the endpoint: later requests go to
+//! the new URL. A temporary one (302, 307: Starlette's `/mcp` to `/mcp/`) is followed anew by
+//! every request. See `redirect.rs` for which redirects are followed.
+//!
 //! This file holds the handle and its lifecycle (open, send, close); the rest is split by job:
 //!
 //! | file | what |
@@ -22,9 +36,10 @@
 //! | `post.rs` | one POST per frame and what its status means |
 //! | `reply.rs` | reading a reply (JSON or SSE) to our response, resuming a broken SSE reply |
 //! | `session.rs` | session id and version headers, re-initialize on 404, DELETE on close |
-//! | `stream.rs` | the standalone GET stream thread |
+//! | `stream.rs` | the standalone GET stream thread and its reconnection backoff |
 //! | `drain.rs` | the thread that reads answered SSE replies to their end |
 //! | `fallback.rs` | the switch to legacy HTTP+SSE |
+//! | `redirect.rs` | sending a request and following its redirects (same origin only by default) |
 //! | `pool.rs` | the shared ureq client with its DNS cache |
 //! | `headers.rs` | configured headers and the auth provider, redacted in `Debug` |
 //! | `errors.rs` | ureq, I/O and status failures into the crate's error |
@@ -37,6 +52,7 @@ mod frames;
 mod headers;
 mod pool;
 mod post;
+mod redirect;
 mod reply;
 mod session;
 mod stream;
@@ -44,7 +60,7 @@ mod stream;
 use crate::sync::lock;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
@@ -56,9 +72,11 @@ pub(crate) use self::frames::{deliver_frame, drain, Outbound};
 pub(crate) use self::headers::{AuthProviderFailed, RequestHeaders};
 pub(crate) use self::pool::agent;
 use self::post::Exchange;
+pub(crate) use self::redirect::{origin, resolve_reference, Limit, Requester, Verb};
 use self::session::State;
+pub(crate) use self::stream::skip_oversized;
 use super::{Sink, Transport};
-use crate::config::{redact_url, HttpConfig};
+use crate::config::{redact_url, HttpConfig, Limits};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
 
@@ -67,16 +85,16 @@ use crate::protocol::jsonrpc::RequestId;
 #[allow(unreachable_pub, missing_docs)] // test-support code shared with the integration tests
 pub(crate) mod test_support;
 
-/// Delay before reconnecting a stream when the server named none.
-const DEFAULT_RETRY: Duration = Duration::from_secs(1);
-
 /// What the handle and its threads share.
 struct Inner {
     server: String,
-    url: String,
-    agent: ureq::Agent,
-    headers: RequestHeaders,
+    /// The endpoint: the configured URL, or where a permanent redirect moved it.
+    url: RwLock<String>,
+    /// Sends requests and follows redirects, with the configured headers.
+    req: Requester,
     timeout: Duration,
+    /// The largest JSON body or SSE event accepted (`Limits::max_message_bytes`).
+    max_message: usize,
     detect_legacy_sse: bool,
     sink: Arc<dyn Sink>,
     state: Mutex<State>,
@@ -105,7 +123,7 @@ impl fmt::Debug for HttpTransport {
         f.debug_struct("HttpTransport")
             .field("server", &self.inner.server)
             .field("url", &self.inner.shown_url())
-            .field("headers", &self.inner.headers)
+            .field("headers", &self.inner.req.headers)
             .field("legacy_fallback", &self.fallback.get().is_some())
             .finish_non_exhaustive()
     }
@@ -116,9 +134,12 @@ pub(crate) fn open(
     server: &str,
     cfg: &HttpConfig,
     timeout: Duration,
+    limits: &Limits,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<dyn Transport>, Error> {
-    Ok(Arc::new(HttpTransport::new(server, cfg, timeout, sink)?))
+    Ok(Arc::new(HttpTransport::new(
+        server, cfg, timeout, limits, sink,
+    )?))
 }
 
 impl HttpTransport {
@@ -127,6 +148,7 @@ impl HttpTransport {
         server: &str,
         cfg: &HttpConfig,
         timeout: Duration,
+        limits: &Limits,
         sink: Arc<dyn Sink>,
     ) -> Result<Self, Error> {
         let url = cfg.url.as_str();
@@ -146,10 +168,16 @@ impl HttpTransport {
         Ok(HttpTransport {
             inner: Arc::new(Inner {
                 server: server.to_owned(),
-                url: url.to_owned(),
-                agent: agent(&cfg.root_certificates),
-                headers: RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
+                url: RwLock::new(url.to_owned()),
+                req: Requester::new(
+                    server,
+                    url,
+                    agent(&cfg.root_certificates),
+                    RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
+                    cfg.follow_cross_origin_redirects,
+                ),
                 timeout,
+                max_message: limits.max_message_bytes,
                 detect_legacy_sse: cfg.detect_legacy_sse,
                 sink,
                 state: Mutex::new(State {
@@ -246,7 +274,7 @@ impl Transport for HttpTransport {
             drain.thread.take()
         };
         inner.delete_session();
-        inner.agent.clone().shutdown();
+        inner.req.agent.clone().shutdown();
         let stream = lock(&self.stream).take();
         for (thread, what) in [(stream, "GET stream"), (drainer, "reply-drain")] {
             if thread.is_some_and(|h| h.join().is_err()) {
@@ -264,10 +292,43 @@ impl Drop for HttpTransport {
 }
 
 impl Inner {
+    /// The endpoint URL now.
+    fn url(&self) -> String {
+        crate::sync::read_lock(&self.url).clone()
+    }
+
     /// The URL as error messages and logs show it: without password, query, or anything that
     /// came from a variable.
     fn shown_url(&self) -> String {
-        self.sink.redact(&self.url)
+        self.sink.redact(&self.url())
+    }
+
+    /// Sends `verb` to the endpoint with the session headers and `extra`, following redirects;
+    /// a permanent redirect on the same origin moves the endpoint for later requests.
+    fn request(
+        &self,
+        verb: Verb<'_>,
+        extra: &[(&str, &str)],
+        limit: Limit,
+        fail: impl Fn(&str, ureq::Error) -> Error,
+    ) -> Result<ureq::http::Response<ureq::Body>, Error> {
+        let session = self.session_headers();
+        let mut headers: Vec<(&str, &str)> = extra.to_vec();
+        headers.extend(session.iter().map(|(k, v)| (*k, v.as_str())));
+        let from = self.url();
+        let sent = self.req.send(verb, &from, &headers, limit, fail)?;
+        if sent.moved && self.req.is_home(&sent.url) {
+            let mut url = crate::sync::write_lock(&self.url);
+            if *url == from {
+                log::info!(
+                    "server `{}`: the endpoint moved permanently to {}",
+                    self.server,
+                    self.sink.redact(&sent.url)
+                );
+                *url = sent.url;
+            }
+        }
+        Ok(sent.resp)
     }
 
     /// A closed-connection error with this detail.
@@ -338,7 +399,7 @@ pub(crate) mod tests {
         let crate::config::TransportConfig::StreamableHttp(http) = cfg.transport() else {
             unreachable!("an http config")
         };
-        open("t", http, Duration::from_secs(5), sink).expect("open")
+        open("t", http, Duration::from_secs(5), cfg.limits(), sink).expect("open")
     }
 
     pub(super) fn call_frame(id: i64) -> Vec<u8> {

@@ -1,5 +1,6 @@
-//! The HTTP client every HTTP transport shares: statuses come back as values, idle connections
-//! are kept per host, and resolved addresses are remembered for a while.
+//! The HTTP client every HTTP transport shares: statuses come back as values, redirects are
+//! returned rather than followed, idle connections are kept per host, and resolved addresses
+//! are remembered for a while.
 
 use crate::sync::lock;
 use std::sync::Mutex;
@@ -8,7 +9,8 @@ use std::time::{Duration, Instant};
 /// How long a resolved address is reused.
 const DNS_TTL: Duration = Duration::from_secs(30);
 
-/// Builds the ureq client all HTTP transports use: statuses come back as values, not errors.
+/// Builds the ureq client all HTTP transports use: statuses (redirects included) come back as
+/// values, not errors.
 /// `extra_roots` (DER) are trusted for `https://` on top of the webpki (Mozilla) roots.
 pub(crate) fn agent(extra_roots: &[Vec<u8>]) -> ureq::Agent {
     // The roots are always given explicitly (the webpki list borrows static data, so this copies
@@ -27,6 +29,8 @@ pub(crate) fn agent(extra_roots: &[Vec<u8>]) -> ureq::Agent {
     let config = ureq::Agent::config_builder()
         .tls_config(tls.build())
         .http_status_as_error(false)
+        // Redirects are followed by `redirect.rs`, which decides what may follow them.
+        .max_redirects(0)
         .user_agent(concat!("mcp-blocking/", env!("CARGO_PKG_VERSION")))
         .max_idle_connections_per_host(16)
         .build();

@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 
 use super::errors::{map_io, map_ureq, status_error};
 use super::frames::{drain, Outbound};
-use super::Inner;
+use super::{Inner, Limit, Verb};
 use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
 
@@ -97,25 +97,16 @@ impl Inner {
                 after: Duration::ZERO,
             });
         }
-        let req = self
-            .agent
-            .post(&self.url)
-            .config()
-            .timeout_global(Some(left))
-            .build()
-            .header("Accept", ACCEPT_POST)
-            .header("Content-Type", "application/json");
-        let req = self.prepare(req)?;
-        req.send(frame).map_err(|e| {
-            map_ureq(
-                &self.server,
-                &format!("POST {}", self.shown_url()),
-                method,
-                started,
-                Some(deadline),
-                e,
-            )
-        })
+        let fail = |what: &str, e| map_ureq(&self.server, what, method, started, Some(deadline), e);
+        self.request(
+            Verb::Post(frame),
+            &[
+                ("Accept", ACCEPT_POST),
+                ("Content-Type", "application/json"),
+            ],
+            Limit::Until(deadline),
+            fail,
+        )
     }
 
     /// Sends one frame and reads its reply; on a 404 with a session, re-initializes once and

@@ -3,18 +3,19 @@
 //! the response may also turn up on the standalone stream meanwhile.
 
 use crate::sync::lock;
-use std::io::{BufReader, Read};
+use std::io::BufReader;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::RecvTimeoutError;
 
 use super::errors::status_error;
-use super::frames::{deliver_frame, is_event_stream, is_response_to, MAX_JSON_BODY};
+use super::frames::{content_length, deliver_frame, is_event_stream, is_response_to, read_capped};
 use super::post::Call;
-use super::{Inner, DEFAULT_RETRY};
+use super::stream::reconnect_delay;
+use super::{Inner, Limit, Verb};
 use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
-use crate::transport::sse_parser::{SseParser, SseReader};
+use crate::transport::sse_parser::{EventTooLarge, SseParser, SseReader};
 
 /// An SSE reply being read.
 pub(super) type ReplyStream = SseReader<BufReader<ureq::BodyReader<'static>>>;
@@ -32,14 +33,22 @@ impl Inner {
         let what = format!("POST {}", self.shown_url());
         if is_event_stream(&resp) {
             let reader = BufReader::new(resp.into_body().into_reader());
-            return self.read_events(SseReader::new(reader), call);
+            return self.read_events(SseReader::new(reader, self.max_message), call);
         }
-        let mut body = Vec::new();
-        resp.into_body()
-            .into_reader()
-            .take(MAX_JSON_BODY)
-            .read_to_end(&mut body)
-            .map_err(|e| call.io_error(&self.server, &what, e))?;
+        let too_large = || {
+            self.too_large(&format!(
+                "{what}: the JSON reply to `{}` exceeds the {} byte limit (`max_message_bytes`); \
+                 it was not read further",
+                call.method, self.max_message
+            ))
+        };
+        if content_length(&resp).is_some_and(|n| n > self.max_message as u64) {
+            return Err(too_large());
+        }
+        let reader = resp.into_body().into_reader();
+        let body = read_capped(reader, self.max_message)
+            .map_err(|e| call.io_error(&self.server, &what, e))?
+            .ok_or_else(too_large)?;
         let found = if call.deliver {
             deliver_frame(&self.server, &*self.sink, &body, call.want)
         } else {
@@ -82,7 +91,17 @@ impl Inner {
                     }
                     Ok(Some(_)) => {}
                     Ok(None) => break None,
-                    Err(e) => break Some(call.io_error(&self.server, &what, e)),
+                    Err(e) => {
+                        if let Some(t) = EventTooLarge::find(&e) {
+                            // The reply is dropped unread: its connection closes.
+                            return Err(self.too_large(&format!(
+                                "{what}: an event of the reply to `{}` exceeds the {} byte \
+                                 limit (`max_message_bytes`); the reply was abandoned",
+                                call.method, t.limit
+                            )));
+                        }
+                        break Some(call.io_error(&self.server, &what, e));
+                    }
                 }
             };
             let parser = reader.into_parser();
@@ -111,7 +130,7 @@ impl Inner {
                     call.method
                 )));
             }
-            if self.wait_retry(&parser, call)? {
+            if self.wait_retry(&parser, stalled, call)? {
                 return Ok(());
             }
             what = format!("GET {}", self.shown_url());
@@ -119,10 +138,11 @@ impl Inner {
         }
     }
 
-    /// Waits the server's `retry` delay before resuming; `Ok(true)` when the response arrived on
+    /// Waits before resuming (the server's `retry` delay, at least 250 ms, doubled for each
+    /// resumption in a row that brought nothing new); `Ok(true)` when the response arrived on
     /// the standalone stream meanwhile.
-    fn wait_retry(&self, parser: &SseParser, call: &Call<'_>) -> Result<bool, Error> {
-        let delay = parser.retry().unwrap_or(DEFAULT_RETRY);
+    fn wait_retry(&self, parser: &SseParser, stalled: u32, call: &Call<'_>) -> Result<bool, Error> {
+        let delay = reconnect_delay(parser.retry(), stalled);
         if crate::deadline::after(delay) >= call.deadline {
             // Waiting would outlast the caller's deadline.
             self.wait(call.deadline.saturating_duration_since(Instant::now()))?;
@@ -140,19 +160,15 @@ impl Inner {
             self.server,
             call.method
         );
-        let left = call.deadline.saturating_duration_since(Instant::now());
-        let req = self
-            .agent
-            .get(&self.url)
-            .config()
-            .timeout_global(Some(left))
-            .build()
-            .header("Accept", "text/event-stream")
-            .header("Last-Event-ID", last_id.as_str());
-        let resp = self
-            .prepare(req)?
-            .call()
-            .map_err(|e| call.ureq_error(&self.server, what, e))?;
+        let resp = self.request(
+            Verb::Get,
+            &[
+                ("Accept", "text/event-stream"),
+                ("Last-Event-ID", last_id.as_str()),
+            ],
+            Limit::Until(call.deadline),
+            |what, e| call.ureq_error(&self.server, what, e),
+        )?;
         if resp.status() != 200 || !is_event_stream(&resp) {
             return Err(status_error(&self.server, what, resp));
         }
@@ -172,6 +188,15 @@ impl Inner {
                 true
             }
             None => false,
+        }
+    }
+
+    /// The error for a message over the cap.
+    fn too_large(&self, detail: &str) -> Error {
+        log::error!("server `{}`: {detail}", self.server);
+        Error::Protocol {
+            server: self.server.clone(),
+            detail: detail.to_owned(),
         }
     }
 

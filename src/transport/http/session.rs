@@ -5,10 +5,10 @@
 use crate::sync::lock;
 use std::time::{Duration, Instant};
 
-use super::errors::status_error;
+use super::errors::{map_ureq, status_error};
 use super::frames::{drain, Outbound};
 use super::post::Call;
-use super::Inner;
+use super::{Inner, Limit, Verb};
 use crate::error::Error;
 
 /// What the server told us about the session, and the handshake to replay.
@@ -24,20 +24,17 @@ pub(super) struct State {
 }
 
 impl Inner {
-    /// Adds session, version and configured headers.
-    pub(super) fn prepare<B>(
-        &self,
-        req: ureq::RequestBuilder<B>,
-    ) -> Result<ureq::RequestBuilder<B>, Error> {
-        let mut req = self.headers.apply(&self.server, req)?;
+    /// The session id and protocol version headers every request carries (once known).
+    pub(super) fn session_headers(&self) -> Vec<(&'static str, String)> {
         let state = lock(&self.state);
+        let mut out = Vec::with_capacity(2);
         if let Some(sid) = &state.session_id {
-            req = req.header("Mcp-Session-Id", sid.as_str());
+            out.push(("Mcp-Session-Id", sid.clone()));
         }
         if let Some(v) = &state.protocol_version {
-            req = req.header("MCP-Protocol-Version", v.as_str());
+            out.push(("MCP-Protocol-Version", v.clone()));
         }
-        Ok(req)
+        out
     }
 
     /// Remembers the session id the server assigned, if it sent one.
@@ -102,14 +99,10 @@ impl Inner {
         if lock(&self.state).session_id.is_none() {
             return;
         }
-        let req = self
-            .agent
-            .delete(&self.url)
-            .config()
-            .timeout_global(Some(self.timeout.min(Duration::from_secs(5))))
-            .build();
-        let Ok(req) = self.prepare(req) else { return };
-        match req.call() {
+        let limit = Limit::Until(Instant::now() + self.timeout.min(Duration::from_secs(5)));
+        let started = Instant::now();
+        let fail = |what: &str, e| map_ureq(&self.server, what, "DELETE", started, None, e);
+        match self.request(Verb::Delete, &[], limit, fail) {
             Ok(resp) => {
                 log::debug!(
                     "server `{}`: DELETE session: HTTP {}",

@@ -1,6 +1,16 @@
 //! The standalone GET stream: one named thread, started after `notifications/initialized`,
 //! carrying server requests and notifications outside any POST. It reconnects with
-//! `Last-Event-ID` a couple of times, gives up on a non-200, and ends when the transport closes.
+//! `Last-Event-ID` whenever the stream ends or breaks, gives up on a non-200 answer (405: the
+//! server has no such stream; 401/403 logged as a warning), and ends when the transport closes.
+//!
+//! ```text
+//!  reconnect delay = clamp(server's `retry:` or 1 s, 250 ms, 30 s) × 2^(attempts without events − 1),
+//!                    at most 30 s; a stream that delivered an event resets the count
+//! ```
+//!
+//! The wait is on the transport's stop channel, which `close()` disconnects: closing never
+//! waits for a reconnection delay. An event over `max_message_bytes` is skipped (logged as an
+//! error; a response in it fails its request at once) and the stream goes on.
 
 use crate::sync::lock;
 use std::io::BufReader;
@@ -10,10 +20,43 @@ use std::time::Duration;
 
 use crossbeam_channel::{RecvTimeoutError, Sender};
 
+use super::errors::{map_ureq, status_error};
 use super::frames::{deliver_frame, drain, is_event_stream};
-use super::{HttpTransport, Inner, DEFAULT_RETRY};
-use crate::protocol::jsonrpc::Inbound;
-use crate::transport::sse_parser::{SseParser, SseReader};
+use super::{HttpTransport, Inner, Limit, Verb};
+use crate::protocol::jsonrpc::{peek_id_prefix, Inbound};
+use crate::transport::sse_parser::{EventTooLarge, SseParser, SseReader};
+use crate::transport::Sink;
+
+/// Delay before reconnecting a stream when the server named none.
+const DEFAULT_RETRY: Duration = Duration::from_secs(1);
+/// The shortest delay before reconnecting, whatever the server's `retry:` says.
+pub(super) const MIN_RECONNECT: Duration = Duration::from_millis(250);
+/// The longest delay before reconnecting (the backoff's cap, and the most of a `retry:` honoured).
+pub(super) const MAX_RECONNECT: Duration = Duration::from_secs(30);
+
+/// How long to wait before reconnection attempt `attempt` (1 for the first in a row): the
+/// server's `retry:` (default 1 s) held within 250 ms … 30 s, doubled for each attempt after
+/// the first, at most 30 s.
+pub(super) fn reconnect_delay(server_retry: Option<Duration>, attempt: u32) -> Duration {
+    let base = server_retry
+        .unwrap_or(DEFAULT_RETRY)
+        .clamp(MIN_RECONNECT, MAX_RECONNECT);
+    let factor = 1u32 << attempt.saturating_sub(1).min(16);
+    base.saturating_mul(factor).min(MAX_RECONNECT)
+}
+
+/// Logs an event over the cap met on a stream and, when it is a response (its id comes first),
+/// fails the request waiting for it at once.
+pub(crate) fn skip_oversized(server: &str, what: &str, sink: &dyn Sink, t: &EventTooLarge) {
+    let detail = format!(
+        "{what}: an event exceeds the {} byte limit (`max_message_bytes`) and was discarded",
+        t.limit
+    );
+    log::error!("server `{server}`: {detail}");
+    if let Some(id) = peek_id_prefix(&t.head) {
+        sink.reject(id, detail);
+    }
+}
 
 impl HttpTransport {
     /// Starts the GET stream thread unless one runs or the transport is closed, and waits
@@ -70,38 +113,35 @@ impl Inner {
     /// The standalone GET stream: server requests and notifications outside any POST.
     fn standalone_stream(self: Arc<Self>, opened: Sender<()>) {
         let mut opened = Some(opened);
-        let mut parser = SseParser::new();
-        let mut failures: u32 = 0;
+        let mut parser = SseParser::new(self.max_message);
+        // Reconnections in a row without an event.
+        let mut attempts: u32 = 0;
         loop {
             if self.closed.load(Ordering::SeqCst) {
                 return;
             }
-            let req = self
-                .agent
-                .get(&self.url)
-                .config()
-                .timeout_connect(Some(self.timeout))
-                .timeout_recv_response(Some(self.timeout))
-                .build()
-                .header("Accept", "text/event-stream");
-            let req = match parser.last_event_id() {
-                Some(id) => req.header("Last-Event-ID", id),
-                None => req,
-            };
-            let Ok(req) = self.prepare(req) else { return };
-            let answer = req.call();
+            let started = std::time::Instant::now();
+            let last_id = parser.last_event_id().map(str::to_owned);
+            let mut headers = vec![("Accept", "text/event-stream")];
+            if let Some(id) = &last_id {
+                headers.push(("Last-Event-ID", id.as_str()));
+            }
+            let answer = self.request(Verb::Get, &headers, Limit::Open(self.timeout), |what, e| {
+                map_ureq(&self.server, what, "GET", started, None, e)
+            });
             drop(opened.take());
+            let what = format!("GET {}", self.shown_url());
             match answer {
                 Ok(resp) if resp.status() == 200 && is_event_stream(&resp) => {
                     log::debug!("server `{}`: standalone GET stream open", self.server);
                     let mut reader = SseReader::with_parser(
                         BufReader::new(resp.into_body().into_reader()),
-                        std::mem::take(&mut parser),
+                        std::mem::replace(&mut parser, SseParser::new(self.max_message)),
                     );
                     loop {
                         match reader.next_event() {
                             Ok(Some(ev)) => {
-                                failures = 0;
+                                attempts = 0;
                                 if ev.is_message() {
                                     self.note_responses(ev.data.as_bytes());
                                     deliver_frame(
@@ -114,6 +154,10 @@ impl Inner {
                             }
                             Ok(None) => break,
                             Err(e) => {
+                                if let Some(t) = EventTooLarge::find(&e) {
+                                    skip_oversized(&self.server, &what, &*self.sink, t);
+                                    continue;
+                                }
                                 if !self.closed.load(Ordering::SeqCst) {
                                     log::debug!("server `{}`: GET stream broke: {e}", self.server);
                                 }
@@ -122,6 +166,13 @@ impl Inner {
                         }
                     }
                     parser = reader.into_parser();
+                }
+                Ok(resp) if matches!(resp.status().as_u16(), 401 | 403) => {
+                    // The error names the server; the next request meets the same refusal and
+                    // reports it with the challenge.
+                    let e = status_error(&self.server, &what, resp);
+                    log::warn!("{e}; no standalone GET stream");
+                    return;
                 }
                 Ok(resp) => {
                     log::debug!(
@@ -139,16 +190,34 @@ impl Inner {
                     log::debug!("server `{}`: GET stream failed: {e}", self.server);
                 }
             }
-            failures += 1;
-            if failures > 2 {
-                log::debug!("server `{}`: giving up on the GET stream", self.server);
-                return;
-            }
-            let backoff = DEFAULT_RETRY.mul_f64(1.5f64.powi(failures as i32 - 1));
-            let delay = parser.retry().unwrap_or(backoff);
+            attempts = attempts.saturating_add(1);
+            let delay = reconnect_delay(parser.retry(), attempts);
+            log::debug!(
+                "server `{}`: reconnecting the GET stream in {} ms",
+                self.server,
+                delay.as_millis()
+            );
             if self.stop_rx.recv_timeout(delay) != Err(RecvTimeoutError::Timeout) {
                 return;
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_reconnect_delay_has_a_floor_grows_and_has_a_cap() {
+        let ms = Duration::from_millis;
+        assert_eq!(reconnect_delay(Some(ms(0)), 1), ms(250));
+        assert_eq!(reconnect_delay(Some(ms(0)), 2), ms(500));
+        assert_eq!(reconnect_delay(Some(ms(0)), 3), ms(1000));
+        assert_eq!(reconnect_delay(None, 1), ms(1000));
+        assert_eq!(reconnect_delay(Some(ms(5000)), 1), ms(5000));
+        assert_eq!(reconnect_delay(Some(ms(0)), 40), MAX_RECONNECT);
+        assert_eq!(reconnect_delay(Some(Duration::MAX), 1), MAX_RECONNECT);
+        assert_eq!(reconnect_delay(Some(ms(100)), u32::MAX), MAX_RECONNECT);
     }
 }
