@@ -1,12 +1,60 @@
 //! What a program can do with the traffic a server starts: sampling and elicitation requests,
 //! and notifications.
 //!
-//! Handlers run on the client's dispatcher thread, never on an I/O thread, so a slow handler
-//! delays only the next server-initiated message, never a response to a call. Closing the client
-//! waits for a handler that is running to return (the dispatcher thread is joined), so a handler
-//! that waits on a person should give up when its client is being closed.
+//! # Where handlers run
+//!
+//! Never on an I/O thread, so a slow handler never delays a response to a call. Each server has
+//! up to three threads of its own, each started the first time it is needed and named after the
+//! server:
+//!
+//! | thread | runs |
+//! |---|---|
+//! | `mcp-requests-NAME` | the [`SamplingHandler`] and the [`ElicitationHandler`], one request at a time |
+//! | `mcp-notify-NAME` | the [`NotificationHandler`]s, one notification at a time, in arrival order |
+//! | `mcp-replies-NAME` | no user code: it sends every answer to the server (handler results, `ping`, `roots/list`, errors) |
+//!
+//! So a sampling or elicitation request that takes minutes (a model, a person) holds up neither
+//! the notifications nor the answers to `ping`, and a server that does not read what the client
+//! sends holds up only the replies thread.
+//!
+//! What waits for these threads is bounded by
+//! [`Limits::max_queued_server_messages`](crate::config::Limits::max_queued_server_messages):
+//! past it, a request is answered with an error at once and a notification is dropped.
+//!
+//! # Closing while a handler runs
+//!
+//! [`Client::close`](crate::Client::close) (and dropping the client) tells the handlers the
+//! connection is closing ([`close_signal`]), then waits at most [`CLOSE_GRACE`] for them to
+//! return. A handler still running after that keeps its thread, and `close` returns anyway: a
+//! handler that waits on a person cannot hang the program's shutdown. Whatever such a handler
+//! returns later is discarded (the connection is gone). Its thread ends as soon as the handler
+//! returns, and is joined by the next client in the process that connects or closes; so a
+//! handler that never returns keeps one thread until the process exits, and nothing else.
+//!
+//! A handler that may wait long should watch its [`close_signal`] and give up when it fires:
+//!
+//! ```
+//! use std::time::Duration;
+//! use mcp_blocking::handler::{close_signal, HandlerError};
+//! use mcp_blocking::model::{ElicitParams, ElicitResult};
+//!
+//! fn ask_a_person(_server: &str, _params: ElicitParams) -> Result<ElicitResult, HandlerError> {
+//!     let closing = close_signal();
+//!     loop {
+//!         // ... check whether the person has answered; if so, return their answer ...
+//!         if closing.as_ref().is_some_and(|c| c.wait_timeout(Duration::from_millis(200))) {
+//!             return Err(HandlerError::rejected("the connection was closed"));
+//!         }
+//! #       return Ok(ElicitResult::decline());
+//!     }
+//! }
+//! # let _ = ask_a_person;
+//! ```
 
+use std::cell::RefCell;
 use std::fmt;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
 
 use serde_json::Value;
 
@@ -15,6 +63,89 @@ use crate::model::{
     LoggingMessage, Progress, ResourceUpdated,
 };
 use crate::protocol::jsonrpc::ErrorCode;
+use crate::sync::lock;
+
+/// How long [`Client::close`](crate::Client::close) (and dropping a client) waits for a handler
+/// that is running to return before it returns anyway (see [the module docs](self)).
+pub const CLOSE_GRACE: Duration = Duration::from_secs(1);
+
+/// Tells a handler whether the connection it serves has been closed.
+///
+/// Get the one for the handler that is running with [`close_signal`]. Cloning is cheap; every
+/// clone sees the same connection.
+#[derive(Clone)]
+pub struct CloseSignal {
+    inner: Arc<SignalInner>,
+}
+
+struct SignalInner {
+    closed: Mutex<bool>,
+    changed: Condvar,
+}
+
+impl fmt::Debug for CloseSignal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CloseSignal")
+            .field("closed", &self.is_closed())
+            .finish()
+    }
+}
+
+impl CloseSignal {
+    pub(crate) fn new() -> Self {
+        CloseSignal {
+            inner: Arc::new(SignalInner {
+                closed: Mutex::new(false),
+                changed: Condvar::new(),
+            }),
+        }
+    }
+
+    /// Marks the connection closed and wakes every waiter.
+    pub(crate) fn close(&self) {
+        *lock(&self.inner.closed) = true;
+        self.inner.changed.notify_all();
+    }
+
+    /// Whether the connection has been closed (by [`Client::close`](crate::Client::close),
+    /// [`Client::disconnect`](crate::Client::disconnect) or dropping the client).
+    pub fn is_closed(&self) -> bool {
+        *lock(&self.inner.closed)
+    }
+
+    /// Waits up to `timeout` for the connection to be closed; returns whether it is.
+    pub fn wait_timeout(&self, timeout: Duration) -> bool {
+        let closed = lock(&self.inner.closed);
+        let (closed, _) = self
+            .inner
+            .changed
+            .wait_timeout_while(closed, timeout, |closed| !*closed)
+            .unwrap_or_else(|p| p.into_inner());
+        *closed
+    }
+}
+
+thread_local! {
+    /// The signal of the connection whose dispatcher thread this is.
+    static CURRENT: RefCell<Option<CloseSignal>> = const { RefCell::new(None) };
+}
+
+/// The [`CloseSignal`] of the connection whose message the calling handler is handling, or
+/// `None` when called outside a handler.
+///
+/// ```
+/// // Outside a handler there is no connection to watch.
+/// assert!(mcp_blocking::handler::close_signal().is_none());
+/// ```
+pub fn close_signal() -> Option<CloseSignal> {
+    CURRENT.with(|c| c.borrow().clone())
+}
+
+/// Makes `signal` the one [`close_signal`] returns on this thread (a dispatcher thread, once,
+/// as it starts).
+pub(crate) fn set_close_signal(signal: CloseSignal) {
+    CURRENT.with(|c| *c.borrow_mut() = Some(signal));
+}
 
 /// An error a handler returns; it is sent to the server as a JSON-RPC error.
 #[derive(Debug, Clone, PartialEq)]

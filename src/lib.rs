@@ -62,6 +62,7 @@ mod protocol;
 mod sync;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
+mod throttle;
 mod transport;
 
 pub use client::{CallOptions, Client, ClientBuilder};

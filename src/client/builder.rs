@@ -87,7 +87,8 @@ impl ClientBuilder {
         self
     }
 
-    /// Adds a notification handler (called on the client's dispatcher thread, in arrival order):
+    /// Adds a notification handler (called on the client's notification thread, in arrival
+    /// order, never behind a sampling or elicitation handler):
     /// `.on_notification(|server, n| log::info!("{server}: {n:?}"))`.
     pub fn on_notification<F>(mut self, handler: F) -> Self
     where

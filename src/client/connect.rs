@@ -1,11 +1,12 @@
 //! Connecting: opening the configured transport and running the `initialize` handshake.
 
 use crate::sync::read_lock;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 use serde_json::json;
 
-use super::connection::{ClientSink, Connection, DispatchCtx};
+use super::connection::Connection;
+use super::dispatch::{ClientSink, DispatchCtx};
 use super::{CallOptions, Client};
 use crate::config::TransportConfig;
 use crate::error::{ConnectError, ConnectErrorKind, Error};
@@ -46,14 +47,14 @@ impl Client {
         let server: Arc<str> = self.config.name().into();
         let timeout = self.config.timeout();
         let session = Arc::new(Session::new());
-        let ctx = Arc::new(DispatchCtx {
-            server: Arc::clone(&server),
-            handlers: Arc::clone(&self.handlers),
-            roots: Arc::clone(&self.roots),
-            transport: OnceLock::new(),
-            reply_timeout: timeout,
-            secrets: self.config.secret_values(),
-        });
+        let ctx = Arc::new(DispatchCtx::new(
+            Arc::clone(&server),
+            Arc::clone(&self.handlers),
+            Arc::clone(&self.roots),
+            timeout,
+            *self.config.limits(),
+            self.config.secret_values(),
+        ));
         let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
         let mut private_poller = None;
         #[cfg(any(test, feature = "testing"))]

@@ -1,27 +1,23 @@
-//! One live connection: the protocol session, its transport, and the dispatcher thread that
-//! answers server requests and hands notifications to the user.
+//! One live connection: the protocol session, its transport, and the dispatcher (see
+//! [`dispatch`](super::dispatch)) that answers server requests and hands notifications to the
+//! user.
 
-use crate::sync::{lock, read_lock};
-use std::sync::{Arc, Mutex, OnceLock, RwLock, Weak};
-use std::thread::JoinHandle;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use crossbeam_channel::{RecvTimeoutError, Sender};
-use serde_json::{json, Value};
+use crossbeam_channel::RecvTimeoutError;
+use serde_json::Value;
 
-use super::options::{CallOptions, Handlers};
-use crate::config::Secrets;
+use super::dispatch::ClientSink;
+use super::options::CallOptions;
 use crate::deadline;
 use crate::error::Error;
-use crate::handler::Notification;
-use crate::model::{ElicitAction, ElicitParams, InitializeResult, LoggingMessage, Root};
-use crate::protocol::jsonrpc::{
-    encode_notification, encode_response, ErrorCode, InNotification, InRequest, Inbound, Payload,
-    RequestId, RpcError,
-};
-use crate::protocol::session::{cancelled_frame, Event, Failure, Routed, Session};
+use crate::handler::CLOSE_GRACE;
+use crate::model::InitializeResult;
+use crate::protocol::jsonrpc::{encode_notification, Payload};
+use crate::protocol::session::{cancelled_frame, Event, Failure, Session};
 use crate::transport::poller::ConnectionPoller;
-use crate::transport::{Sink, Transport};
+use crate::transport::Transport;
 
 /// What a live connection holds.
 pub(crate) struct Connection {
@@ -33,253 +29,6 @@ pub(crate) struct Connection {
     pub(crate) default_timeout: Duration,
     /// A poller this connection made for itself (no shared one was given); stopped on close.
     pub(crate) private_poller: Option<ConnectionPoller>,
-}
-
-/// Shared with the dispatcher thread.
-pub(crate) struct DispatchCtx {
-    pub(crate) server: Arc<str>,
-    pub(crate) handlers: Arc<Handlers>,
-    pub(crate) roots: Arc<RwLock<Option<Vec<Root>>>>,
-    pub(crate) transport: OnceLock<Weak<dyn Transport>>,
-    pub(crate) reply_timeout: Duration,
-    /// The server's secrets, hidden from log lines that quote what it wrote.
-    pub(crate) secrets: Secrets,
-}
-
-/// Receives what the transport reads: responses go to their callers through the session,
-/// everything else to the dispatcher thread (started on first use).
-pub(crate) struct ClientSink {
-    pub(crate) session: Arc<Session>,
-    pub(crate) ctx: Arc<DispatchCtx>,
-    dispatcher: Mutex<Option<Dispatcher>>,
-}
-
-struct Dispatcher {
-    tx: Sender<Routed>,
-    handle: JoinHandle<()>,
-}
-
-impl ClientSink {
-    pub(crate) fn new(session: Arc<Session>, ctx: Arc<DispatchCtx>) -> Self {
-        ClientSink {
-            session,
-            ctx,
-            dispatcher: Mutex::new(None),
-        }
-    }
-
-    fn dispatch(&self, item: Routed) {
-        let mut d = lock(&self.dispatcher);
-        if d.is_none() {
-            let (tx, rx) = crossbeam_channel::unbounded::<Routed>();
-            let ctx = Arc::clone(&self.ctx);
-            let name = format!("mcp-dispatch-{}", self.ctx.server);
-            match std::thread::Builder::new().name(name).spawn(move || {
-                for item in rx {
-                    ctx.handle(item);
-                }
-            }) {
-                Ok(handle) => *d = Some(Dispatcher { tx, handle }),
-                Err(e) => {
-                    log::error!(
-                        "server `{}`: could not start the dispatcher thread: {e}",
-                        self.ctx.server
-                    );
-                    return;
-                }
-            }
-        }
-        if let Some(d) = d.as_ref() {
-            let _ = d.tx.send(item);
-        }
-    }
-
-    /// Ends the dispatcher thread after it has handled what is queued, and joins it.
-    pub(crate) fn stop_dispatcher(&self) {
-        let d = lock(&self.dispatcher).take();
-        if let Some(Dispatcher { tx, handle }) = d {
-            drop(tx);
-            if handle.thread().id() == std::thread::current().id() {
-                // Closing from inside a handler: the thread ends by itself once this returns.
-                return;
-            }
-            let _ = handle.join();
-        }
-    }
-}
-
-impl Sink for ClientSink {
-    fn deliver(&self, msg: Inbound) {
-        match self.session.route(msg) {
-            Routed::Delivered => {}
-            Routed::Orphan(id) => {
-                log::debug!(
-                    "server `{}`: dropping a response nobody waits for (id {id:?})",
-                    self.ctx.server
-                );
-            }
-            other => self.dispatch(other),
-        }
-    }
-
-    fn reject(&self, id: RequestId, detail: String) {
-        if !self.session.reject(&id, detail) {
-            log::debug!(
-                "server `{}`: an unusable answer for id {id} nobody waits for",
-                self.ctx.server
-            );
-        }
-    }
-
-    fn closed(&self, detail: String, stderr_tail: String) {
-        log::debug!(
-            "server `{}`: connection ended: {}",
-            self.ctx.server,
-            self.redact(&detail)
-        );
-        self.session.fail_all(&detail, &stderr_tail);
-    }
-
-    fn redact(&self, text: &str) -> String {
-        self.ctx.secrets.redact(text).into_owned()
-    }
-}
-
-impl DispatchCtx {
-    fn handle(&self, item: Routed) {
-        match item {
-            Routed::Request(req) => self.answer(req),
-            Routed::Notification(n) => self.notify(n),
-            Routed::Delivered | Routed::Orphan(_) => {}
-        }
-    }
-
-    fn answer(&self, req: InRequest) {
-        let params: Value = match req.params.as_deref() {
-            Some(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
-            None => Value::Null,
-        };
-        let outcome = self.serve(&req.method, params);
-        if let Err(e) = &outcome {
-            log::debug!(
-                "server `{}`: answering `{}` with error {}: {}",
-                self.server,
-                req.method,
-                e.code,
-                e.message
-            );
-        }
-        let frame = encode_response(&req.id, &outcome);
-        let Some(transport) = self.transport.get().and_then(Weak::upgrade) else {
-            return;
-        };
-        if let Err(e) = transport.send(frame, Some(deadline::after(self.reply_timeout))) {
-            log::warn!(
-                "server `{}`: could not answer `{}`: {e}",
-                self.server,
-                req.method
-            );
-        }
-    }
-
-    fn serve(&self, method: &str, params: Value) -> Result<Value, RpcError> {
-        let not_found = || RpcError {
-            code: ErrorCode::METHOD_NOT_FOUND,
-            message: format!("Method not found: {method}"),
-            data: None,
-        };
-        let invalid = |e: serde_json::Error| RpcError {
-            code: ErrorCode::INVALID_PARAMS,
-            message: format!("Invalid params: {e}"),
-            data: None,
-        };
-        let from_handler = |e: crate::handler::HandlerError| RpcError {
-            code: e.code,
-            message: e.message,
-            data: e.data,
-        };
-        let to_value = |v: Result<Value, serde_json::Error>| {
-            v.map_err(|e| RpcError {
-                code: ErrorCode::INTERNAL_ERROR,
-                message: format!("could not encode the result: {e}"),
-                data: None,
-            })
-        };
-        match method {
-            "ping" => Ok(json!({})),
-            "roots/list" => {
-                let roots = read_lock(&self.roots);
-                match roots.as_ref() {
-                    Some(roots) => Ok(json!({ "roots": roots })),
-                    None => Err(not_found()),
-                }
-            }
-            "sampling/createMessage" => {
-                let Some(h) = &self.handlers.sampling else {
-                    return Err(not_found());
-                };
-                let params = serde_json::from_value(params).map_err(invalid)?;
-                let result = h
-                    .create_message(&self.server, params)
-                    .map_err(from_handler)?;
-                to_value(serde_json::to_value(result))
-            }
-            "elicitation/create" => {
-                let Some(h) = &self.handlers.elicitation else {
-                    return Err(not_found());
-                };
-                let params: ElicitParams = serde_json::from_value(params).map_err(invalid)?;
-                if let Some(mode) = params.mode.as_deref() {
-                    if mode != "form" {
-                        return Err(RpcError {
-                            code: ErrorCode::INVALID_PARAMS,
-                            message: format!(
-                                "elicitation mode `{mode}` is not supported by this client"
-                            ),
-                            data: None,
-                        });
-                    }
-                }
-                let schema = params.requested_schema.clone();
-                let mut result = h.elicit(&self.server, params).map_err(from_handler)?;
-                if result.action == ElicitAction::Accept {
-                    if let Some(schema) = &schema {
-                        result = result.with_defaults_from(schema);
-                    }
-                }
-                to_value(serde_json::to_value(result))
-            }
-            _ => Err(not_found()),
-        }
-    }
-
-    fn notify(&self, n: InNotification) {
-        let params: Value = match n.params.as_deref() {
-            Some(raw) => serde_json::from_str(raw.get()).unwrap_or(Value::Null),
-            None => Value::Null,
-        };
-        let note = Notification::from_parts(&n.method, params);
-        if let Notification::Log(msg) = &note {
-            forward_log(&self.server, msg, &self.secrets);
-        }
-        for h in &self.handlers.notifications {
-            h.notify(&self.server, note.clone());
-        }
-    }
-}
-
-fn forward_log(server: &str, msg: &LoggingMessage, secrets: &Secrets) {
-    let data = match &msg.data {
-        Value::String(s) => s.clone(),
-        other => other.to_string(),
-    };
-    let logger = msg
-        .logger
-        .as_deref()
-        .map(|l| format!(" {l}:"))
-        .unwrap_or_default();
-    let line = secrets.redact_string(format!("[{server}]{logger} {data}"));
-    log::log!(target: "mcp_blocking::server_log", msg.level.to_log_level(), "{line}");
 }
 
 impl Connection {
@@ -418,7 +167,10 @@ impl Connection {
             Failure::Rpc(e) => Error::Rpc {
                 server: self.server.to_string(),
                 code: e.code,
-                message: e.message,
+                message: match self.sink.ctx.limits.echo(&e.message) {
+                    std::borrow::Cow::Borrowed(_) => e.message,
+                    cut => cut.into_owned(),
+                },
                 data: e.data.map(Box::new),
             },
             Failure::Unusable(detail) => Error::Protocol {
@@ -436,12 +188,17 @@ impl Connection {
         }
     }
 
-    /// Closes the transport, stops the dispatcher and a private poller.
+    /// Closes the connection: the handlers learn it (their answers are discarded from now on),
+    /// the transport closes (stdio: the process ends), pending calls fail, and the dispatcher
+    /// threads are joined, waiting at most [`CLOSE_GRACE`] (counted from the start) for a
+    /// handler still running; a private poller stops.
     pub(crate) fn shutdown(&self) -> Result<(), Error> {
+        let grace = deadline::after(CLOSE_GRACE);
+        self.sink.begin_stop();
         let result = self.transport.close();
         self.session
             .fail_all("the client closed the connection", "");
-        self.sink.stop_dispatcher();
+        self.sink.finish_stop(grace);
         if let Some(p) = &self.private_poller {
             let _ = p.stop(Duration::from_secs(5));
         }

@@ -9,6 +9,7 @@
 mod builder;
 mod connect;
 mod connection;
+mod dispatch;
 mod options;
 
 use crate::sync::{lock, read_lock, write_lock};
@@ -145,6 +146,15 @@ impl Client {
     /// Closes the connection (stdio: stdin closed, then SIGTERM and SIGKILL to the process group
     /// if needed). Pending calls fail with [`Error::Closed`]. A no-op when not connected.
     ///
+    /// It returns in bounded time, whatever the handlers do: the handlers are told first
+    /// ([`handler::close_signal`](crate::handler::close_signal)), and a handler still running
+    /// [`CLOSE_GRACE`](crate::handler::CLOSE_GRACE) after the close began is left to finish on
+    /// its own thread; its answer is discarded, and that thread is joined, once the handler has
+    /// returned, by the next client in the process that connects or closes (see
+    /// [the handler module](crate::handler#closing-while-a-handler-runs)). For stdio, ending
+    /// the process takes at most about 6 s (2 s after stdin closes, 2 s after SIGTERM, 2 s for
+    /// the rest of its process group), and the handlers' grace runs meanwhile.
+    ///
     /// # Errors
     /// A transport error met while closing; the connection is closed anyway.
     pub fn disconnect(&self) -> Result<(), Error> {
@@ -155,8 +165,9 @@ impl Client {
         }
     }
 
-    /// Closes the connection gracefully; the same as [`disconnect`](Self::disconnect). Dropping
-    /// the client does the same.
+    /// Closes the connection gracefully; the same as [`disconnect`](Self::disconnect), and
+    /// bounded in time the same way even while a handler runs. Dropping the client does the
+    /// same.
     ///
     /// # Errors
     /// As [`disconnect`](Self::disconnect).

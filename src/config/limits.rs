@@ -1,5 +1,7 @@
 //! [`Limits`]: what one server can make the client hold.
 
+use std::borrow::Cow;
+
 /// What one server can make its client hold, and so how much memory a hostile or broken server
 /// can cost. Every cap has a default; each is checked where the data arrives, and going over it
 /// is a typed error or a logged drop that names the cap (never a slow growth of memory).
@@ -24,16 +26,33 @@ pub struct Limits {
     /// answer to a request fails that request with an error naming this cap; the connection's
     /// other requests are unharmed where the transport allows. Default: 64 MiB.
     pub max_message_bytes: usize,
-    /// Server-initiated requests and notifications waiting for the client's handlers. Beyond
-    /// it, a request is answered at once with a JSON-RPC error and a notification is dropped
-    /// with a warning. Default: 256.
+    /// Server-initiated messages waiting for the client: each of three queues (requests for
+    /// the sampling and elicitation handlers, notifications for the notification handlers,
+    /// and the client's own answers waiting to be sent) holds at most this many messages, and,
+    /// past the first, at most [`max_message_bytes`](Limits::max_message_bytes) bytes of them.
+    /// Beyond it, a request is answered at once with the JSON-RPC error `-32000` ("client
+    /// busy") and a notification is dropped; the warning for either is logged at most once a
+    /// second, with a count. A request that finds even the answers' queue full (the server is
+    /// not reading what the client sends) is left unanswered, with the same kind of warning.
+    /// Progress for a call that asked for it goes to that call, not through these queues.
+    /// Default: 256.
     pub max_queued_server_messages: usize,
-    /// How many of the server's last stderr lines are kept for error messages. Default: 20.
+    /// How many of the server's last stderr lines are kept, to be quoted in errors (stdio).
+    /// Default: 20.
     pub stderr_tail_lines: usize,
     /// The longest piece of server-supplied text (a method name, an error message, a stderr
-    /// line) echoed into a log line, an error message or a reply, in bytes; longer text is cut
-    /// and marked. Default: 1024.
+    /// line, a log message) echoed into a log line, an error message or a reply, in bytes;
+    /// longer text is cut and marked `… (N bytes cut)`. A stderr line is never held whole:
+    /// only its first this-many bytes are kept while the rest of it streams past. Default: 1024.
     pub max_echo_bytes: usize,
+    /// Bytes the client has written to the server that the server has not read yet (stdio: the
+    /// queue behind its stdin pipe). A write that would go past it waits, up to its deadline,
+    /// for the server to read; then a call fails with [`Error::Timeout`](crate::Error::Timeout),
+    /// and a notification or an answer to the server with
+    /// [`Error::Transport`](crate::Error::Transport) naming this cap. The connection stays
+    /// open, and what is queued is written as the server reads. One message is always taken
+    /// when nothing is queued, whatever its size. Default: 64 MiB.
+    pub max_queued_write_bytes: usize,
 }
 
 impl Default for Limits {
@@ -43,6 +62,7 @@ impl Default for Limits {
             max_queued_server_messages: 256,
             stderr_tail_lines: 20,
             max_echo_bytes: 1024,
+            max_queued_write_bytes: 64 * 1024 * 1024,
         }
     }
 }
@@ -74,5 +94,49 @@ impl Limits {
     pub fn with_max_echo_bytes(mut self, bytes: usize) -> Self {
         self.max_echo_bytes = bytes;
         self
+    }
+
+    /// Sets [`max_queued_write_bytes`](Limits::max_queued_write_bytes).
+    #[must_use]
+    pub fn with_max_queued_write_bytes(mut self, bytes: usize) -> Self {
+        self.max_queued_write_bytes = bytes;
+        self
+    }
+
+    /// `text` as it may be echoed: cut to [`max_echo_bytes`](Limits::max_echo_bytes).
+    pub(crate) fn echo<'a>(&self, text: &'a str) -> Cow<'a, str> {
+        echo(text, self.max_echo_bytes)
+    }
+}
+
+/// `text` cut to at most `max` bytes (at a character boundary), marked with how many bytes were
+/// cut; unchanged when it fits.
+pub(crate) fn echo(text: &str, max: usize) -> Cow<'_, str> {
+    if text.len() <= max {
+        return Cow::Borrowed(text);
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    Cow::Owned(cut_mark(&text[..end], text.len() - end))
+}
+
+/// `kept` followed by the mark for `cut` bytes left out.
+pub(crate) fn cut_mark(kept: &str, cut: usize) -> String {
+    format!("{kept}… ({cut} bytes cut)")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::echo;
+
+    #[test]
+    fn echo_cuts_at_a_character_boundary_and_says_how_much() {
+        assert_eq!(echo("short", 10), "short");
+        assert_eq!(echo("abcdef", 3), "abc… (3 bytes cut)");
+        // "é" is two bytes: a cut inside it moves back to its start.
+        assert_eq!(echo("aé", 2), "a… (2 bytes cut)");
+        assert_eq!(echo("abc", 0), "… (3 bytes cut)");
     }
 }

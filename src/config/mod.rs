@@ -29,6 +29,7 @@ mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
 pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
+pub(crate) use limits::cut_mark;
 pub use limits::Limits;
 pub use load::{ConfigLoader, LoadReport};
 pub(crate) use redact::Secrets;

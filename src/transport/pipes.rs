@@ -5,9 +5,15 @@
 //! ```text
 //!   stdout ──read──> buffer ──lines──> peek id / parse ──> Sink (responses to their callers)
 //!     read by: the poller thread | a caller leading (lead) | a waiting caller asked to take over
-//!   stderr ──read──> last lines (errors quote them) + `log`
+//!     a line past `max_message_bytes`: its caller fails at once, the rest streams past unkept
+//!   stderr ──read──> last lines, each cut to `max_echo_bytes` (errors quote them) + `log`
 //!   stdin  <──queue── what a caller's write left over, written as the pipe drains
+//!                     (at most `max_queued_write_bytes`; a writer waits, up to its deadline)
 //! ```
+//!
+//! What a server can make this hold: about `max_message_bytes` for the line being read,
+//! `stderr_tail_lines` lines of at most `max_echo_bytes` (plus the one being read, cut as it
+//! arrives), and `max_queued_write_bytes` of our own output it does not read.
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
@@ -17,15 +23,17 @@ use std::time::{Duration, Instant};
 
 use polling::{Event, PollMode, Poller};
 
-use super::poller::{key, ConnectionPoller, MAX_QUEUED, STDIN, STDOUT};
+use super::poller::{key, ConnectionPoller, STDIN, STDOUT};
 use super::Sink;
-use crate::protocol::jsonrpc::{peek_id_prefix, peek_response_id, InResponse, Inbound, Payload};
+use crate::config::{cut_mark, Limits};
+use crate::protocol::jsonrpc::{
+    peek_id_prefix, peek_response_id, InResponse, Inbound, Payload, RequestId,
+};
 use crate::sync::lock;
+use crate::throttle::{more, Throttle};
 
-/// Lines of stderr kept per server, quoted in errors.
-const STDERR_LINES: usize = 20;
-/// Longest stderr line kept (longer ones are cut).
-const STDERR_LINE_MAX: usize = 1000;
+/// Bytes kept from the end of an oversized line, to find its id there.
+const SUFFIX: usize = 128;
 /// Size of each connection's scratch buffer for small reads.
 const SCRATCH: usize = 16 * 1024;
 /// Lines at least this long are handed over without copying.
@@ -56,6 +64,12 @@ pub(crate) struct Conn {
     pub(super) server: Arc<str>,
     pub(super) sink: Arc<dyn Sink>,
     pub(super) max_message: usize,
+    pub(super) max_echo: usize,
+    pub(super) tail_lines: usize,
+    pub(super) max_queued_write: usize,
+    /// Log lines a server can cause at will: stdout lines that are not JSON-RPC, oversized lines.
+    not_json: Throttle,
+    too_large: Throttle,
     pub(super) reader: Mutex<ReadSide>,
     pub(super) writer: Mutex<WriteSide>,
     pub(super) drained: Condvar,
@@ -83,8 +97,12 @@ pub(super) struct ReadSide {
     pub(super) buf: Vec<u8>,
     /// `buf[..scanned]` has no newline.
     pub(super) scanned: usize,
-    /// Discarding the rest of an oversized line.
+    /// Discarding the rest of an oversized line as it arrives (nothing of it enters `buf`).
     pub(super) skipping: bool,
+    /// The last bytes of the line being discarded (its id may come last).
+    skip_tail: Vec<u8>,
+    /// Whether the line being discarded has failed its caller already (its id came first).
+    skip_rejected: bool,
     /// Small reads land here first (one read, no empty-pipe probe); large lines are read
     /// straight into `buf`.
     pub(super) scratch: Box<[u8]>,
@@ -94,11 +112,16 @@ pub(super) struct WriteSide {
     pub(super) stdin: Option<ChildStdin>,
     pub(super) queue: VecDeque<u8>,
     pub(super) want_write: bool,
+    /// Writers waiting for the queue to drain (see `ConnectionPoller::write`).
+    pub(super) waiting: usize,
 }
 
 pub(super) struct StderrSide {
     pub(super) pipe: Option<ChildStderr>,
+    /// The start of the line being read, at most `max_echo` bytes.
     pub(super) partial: Vec<u8>,
+    /// Bytes of the line being read that were not kept.
+    pub(super) cut: usize,
     pub(super) lines: VecDeque<String>,
 }
 
@@ -108,30 +131,39 @@ impl Conn {
         id: usize,
         server: Arc<str>,
         sink: Arc<dyn Sink>,
-        max_message: usize,
+        limits: &Limits,
         exit_probe: Box<dyn Fn() -> String + Send + Sync>,
     ) -> Self {
         Conn {
             id,
             server,
             sink,
-            max_message,
+            max_message: limits.max_message_bytes,
+            max_echo: limits.max_echo_bytes,
+            tail_lines: limits.stderr_tail_lines,
+            max_queued_write: limits.max_queued_write_bytes,
+            not_json: Throttle::default(),
+            too_large: Throttle::default(),
             reader: Mutex::new(ReadSide {
                 stdout: None,
                 buf: Vec::new(),
                 scanned: 0,
                 scratch: vec![0; SCRATCH].into_boxed_slice(),
                 skipping: false,
+                skip_tail: Vec::new(),
+                skip_rejected: false,
             }),
             writer: Mutex::new(WriteSide {
                 stdin: None,
                 queue: VecDeque::new(),
                 want_write: false,
+                waiting: 0,
             }),
             drained: Condvar::new(),
             stderr: Mutex::new(StderrSide {
                 pipe: None,
                 partial: Vec::new(),
+                cut: 0,
                 lines: VecDeque::new(),
             }),
             exit_probe,
@@ -170,30 +202,41 @@ impl Conn {
                 stdout,
                 buf,
                 scratch,
+                skipping,
                 ..
             } = &mut *r;
             let Some(pipe) = stdout.as_mut() else {
                 return ReadStatus::Gone;
             };
-            let small = buf.len() < SCRATCH;
+            let small = buf.len() < SCRATCH || *skipping;
             let (res, more) = if small {
                 // One read into the scratch buffer; a short read means the pipe is empty for
                 // now, so no second read is needed to hear it say so.
                 match pipe.read(scratch) {
                     Ok(n) => {
-                        buf.extend_from_slice(&scratch[..n]);
-                        (Ok(n), n == scratch.len())
+                        if *skipping {
+                            self.skip(r, n);
+                        } else {
+                            buf.extend_from_slice(&scratch[..n]);
+                        }
+                        (Ok(n), n == SCRATCH)
                     }
                     Err(e) => (Err(e), false),
                 }
             } else {
                 // A large line: read straight into the frame buffer, at most READ_LIMIT per
-                // round so the size cap is checked as it arrives.
+                // round and never past one byte over the size cap, so the cap is checked as
+                // the line arrives and the buffer never grows past it.
+                let room = (self.max_message.saturating_add(1))
+                    .saturating_sub(buf.len())
+                    .max(1);
+                let limit = READ_LIMIT.min(room as u64);
+                reserve_within(buf, limit as usize, self.max_message.saturating_add(1));
                 let before = buf.len();
-                let res = (&mut *pipe).take(READ_LIMIT).read_to_end(buf);
+                let res = (&mut *pipe).take(limit).read_to_end(buf);
                 let got = buf.len() - before;
                 match res {
-                    Ok(_) if got as u64 == READ_LIMIT => (Ok(got), true),
+                    Ok(_) if got as u64 == limit => (Ok(got), true),
                     Ok(_) => (Ok(0), false),
                     Err(e) if e.kind() == io::ErrorKind::WouldBlock && got > 0 => (Ok(got), false),
                     Err(e) => (Err(e), false),
@@ -336,10 +379,11 @@ impl Conn {
         let mut from = r.scanned;
         while let Some(pos) = find_newline(&r.buf[from..]) {
             let end = from + pos;
-            if r.skipping {
-                r.skipping = false;
-            } else if end - start > self.max_message {
-                self.too_large(&r.buf[start..end]);
+            if end - start > self.max_message {
+                let line = &r.buf[start..end];
+                if !self.too_large(line) {
+                    self.reject_by_suffix(&line[line.len().saturating_sub(SUFFIX)..]);
+                }
             } else if start == 0 && end >= BIG_LINE {
                 // A large line that starts the buffer is handed over without a copy: the buffer
                 // becomes the line and what follows it moves to a fresh buffer.
@@ -372,23 +416,69 @@ impl Conn {
         }
         r.scanned = r.buf.len();
         if r.buf.len() > self.max_message {
-            self.too_large(&r.buf);
+            // The rest of this line streams past (see `skip`): only its last bytes are kept.
+            r.skip_rejected = self.too_large(&r.buf);
+            r.skip_tail.clear();
+            r.skip_tail
+                .extend_from_slice(&r.buf[r.buf.len().saturating_sub(SUFFIX)..]);
             r.buf = Vec::new();
             r.scanned = 0;
             r.skipping = true;
         }
     }
 
-    /// An oversized line is dropped; if it is a response whose id comes first, its caller
-    /// fails now rather than at its timeout.
-    fn too_large(&self, head: &[u8]) {
-        let detail = format!(
-            "a message from the server exceeds the {} byte limit (`max_message_bytes`) and was discarded",
+    /// Discards `r.scratch[..n]`, part of an oversized line. At the line's end, fails the caller
+    /// whose answer it was (when its id comes last and the start did not name it), and keeps
+    /// what follows the line.
+    fn skip(&self, r: &mut ReadSide, n: usize) {
+        let data = &r.scratch[..n];
+        let Some(pos) = find_newline(data) else {
+            keep_last(&mut r.skip_tail, data);
+            return;
+        };
+        keep_last(&mut r.skip_tail, &data[..pos]);
+        if !r.skip_rejected {
+            self.reject_by_suffix(&r.skip_tail);
+        }
+        r.skip_tail.clear();
+        r.skip_rejected = false;
+        r.skipping = false;
+        r.buf.extend_from_slice(&r.scratch[pos + 1..n]);
+        r.scanned = 0;
+    }
+
+    fn too_large_detail(&self) -> String {
+        format!(
+            "a message from the server exceeds the {} byte limit (`max_message_bytes`) and was \
+             discarded",
             self.max_message
-        );
-        log::error!("server `{}`: {detail}", self.server);
-        if let Some(id) = peek_id_prefix(&head[..head.len().min(256)]) {
-            self.sink.reject(id, detail);
+        )
+    }
+
+    /// An oversized line is dropped; if it is a response whose id comes first, its caller
+    /// fails now rather than at its timeout (returns whether one was named).
+    fn too_large(&self, head: &[u8]) -> bool {
+        if let Some(unlogged) = self.too_large.hit() {
+            log::error!(
+                "server `{}`: {}{}",
+                self.server,
+                self.too_large_detail(),
+                more(unlogged)
+            );
+        }
+        match peek_id_prefix(&head[..head.len().min(256)]) {
+            Some(id) => {
+                self.sink.reject(id, self.too_large_detail());
+                true
+            }
+            None => false,
+        }
+    }
+
+    /// Fails the caller of an oversized answer whose id comes last (`tail`: its last bytes).
+    fn reject_by_suffix(&self, tail: &[u8]) {
+        if let Some(id) = peek_id_suffix(tail) {
+            self.sink.reject(id, self.too_large_detail());
         }
     }
 
@@ -410,13 +500,21 @@ impl Conn {
                 }
             }
             Err(e) => {
-                let shown = self
-                    .sink
-                    .redact(&String::from_utf8_lossy(&line[..line.len().min(200)]));
-                log::warn!(
-                    "server `{}`: skipping a stdout line that is {e}: {shown}",
-                    self.server
-                );
+                if let Some(unlogged) = self.not_json.hit() {
+                    let shown = String::from_utf8_lossy(&line[..line.len().min(self.max_echo)]);
+                    let cut = line.len().saturating_sub(self.max_echo);
+                    let shown = self.sink.redact(&shown);
+                    let shown = if cut > 0 {
+                        cut_mark(&shown, cut)
+                    } else {
+                        shown
+                    };
+                    log::warn!(
+                        "server `{}`: skipping a stdout line that is {e}: {shown}{}",
+                        self.server,
+                        more(unlogged)
+                    );
+                }
             }
         }
     }
@@ -430,30 +528,19 @@ impl Conn {
                     if let Some(pipe) = s.pipe.take() {
                         let _ = poller.delete(&pipe);
                     }
-                    if !s.partial.is_empty() {
-                        let rest = std::mem::take(&mut s.partial);
-                        push_stderr_line(&self.server, &*self.sink, &mut s.lines, &rest);
+                    if !s.partial.is_empty() || s.cut > 0 {
+                        self.end_stderr_line(&mut s);
                     }
                     return;
                 }
                 Ok(n) => {
-                    let StderrSide { partial, lines, .. } = &mut *s;
                     let mut data = &chunk[..n];
                     while let Some(pos) = find_newline(data) {
-                        if partial.is_empty() {
-                            push_stderr_line(&self.server, &*self.sink, lines, &data[..pos]);
-                        } else {
-                            partial.extend_from_slice(&data[..pos]);
-                            push_stderr_line(&self.server, &*self.sink, lines, partial);
-                            partial.clear();
-                        }
+                        self.keep_stderr(&mut s, &data[..pos]);
+                        self.end_stderr_line(&mut s);
                         data = &data[pos + 1..];
                     }
-                    partial.extend_from_slice(data);
-                    if partial.len() > STDERR_LINE_MAX * 4 {
-                        push_stderr_line(&self.server, &*self.sink, lines, partial);
-                        partial.clear();
-                    }
+                    self.keep_stderr(&mut s, data);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
@@ -473,6 +560,7 @@ impl Conn {
             stdin,
             queue,
             want_write,
+            ..
         } = &mut *w;
         let Some(pipe) = stdin.as_mut() else { return };
         while !queue.is_empty() {
@@ -496,9 +584,51 @@ impl Conn {
             let _ =
                 poller.modify_with_mode(&*pipe, Event::none(key(self.id, STDIN)), PollMode::Level);
         }
-        if queue.len() <= MAX_QUEUED {
+        if w.waiting > 0 {
             self.drained.notify_all();
         }
+    }
+
+    /// Adds `data` to the stderr line being read: the first `max_echo` bytes are kept, the rest
+    /// only counted.
+    fn keep_stderr(&self, s: &mut StderrSide, data: &[u8]) {
+        let room = self.max_echo.saturating_sub(s.partial.len());
+        let kept = data.len().min(room);
+        s.partial.extend_from_slice(&data[..kept]);
+        s.cut += data.len() - kept;
+    }
+
+    /// The stderr line being read is complete: forwarded to `log` and kept in the tail, marked
+    /// when it was cut. Blank lines are skipped.
+    fn end_stderr_line(&self, s: &mut StderrSide) {
+        let mut raw: &[u8] = &s.partial;
+        let mut cut = s.cut;
+        if cut == 0 {
+            if let [rest @ .., b'\r'] = raw {
+                raw = rest;
+            }
+        } else if let Err(e) = std::str::from_utf8(raw) {
+            // Cut inside a character: leave the whole character out.
+            if e.error_len().is_none() {
+                cut += raw.len() - e.valid_up_to();
+                raw = &raw[..e.valid_up_to()];
+            }
+        }
+        if cut > 0 || !raw.iter().all(u8::is_ascii_whitespace) {
+            // The server's secrets are hidden before the line is logged or kept.
+            let text = self.sink.redact(&String::from_utf8_lossy(raw));
+            let line = if cut > 0 { cut_mark(&text, cut) } else { text };
+            let server = &self.server;
+            log::info!(target: "mcp_blocking::stderr", "[{server}] {line}");
+            if self.tail_lines > 0 {
+                if s.lines.len() >= self.tail_lines {
+                    s.lines.pop_front();
+                }
+                s.lines.push_back(line);
+            }
+        }
+        s.partial.clear();
+        s.cut = 0;
     }
 
     /// stdout ended: collect the last stderr, describe the exit, and tell the sink.
@@ -536,31 +666,108 @@ impl Conn {
     }
 }
 
-/// Keeps a line of stderr (with the server's secrets hidden) and forwards it to `log`.
-fn push_stderr_line(server: &str, sink: &dyn Sink, lines: &mut VecDeque<String>, raw: &[u8]) {
-    let mut raw = raw;
-    if let [rest @ .., b'\r'] = raw {
-        raw = rest;
+/// Keeps the last `SUFFIX` bytes of what `tail` and `data` hold together.
+fn keep_last(tail: &mut Vec<u8>, data: &[u8]) {
+    if data.len() >= SUFFIX {
+        tail.clear();
+        tail.extend_from_slice(&data[data.len() - SUFFIX..]);
+        return;
     }
-    // Hidden before it is cut, so no part of a secret is left at the cut.
-    let mut line = sink.redact(&String::from_utf8_lossy(raw));
-    if line.len() > STDERR_LINE_MAX {
-        let mut end = STDERR_LINE_MAX;
-        while !line.is_char_boundary(end) {
-            end -= 1;
+    let over = (tail.len() + data.len()).saturating_sub(SUFFIX);
+    tail.drain(..over);
+    tail.extend_from_slice(data);
+}
+
+/// Makes room in `buf` for `n` more bytes, growing it geometrically (as `Vec` does) but never
+/// past `cap` bytes unless `n` needs it: a line that turns out too large costs about the cap,
+/// not twice it.
+fn reserve_within(buf: &mut Vec<u8>, n: usize, cap: usize) {
+    let need = buf.len().saturating_add(n);
+    if buf.capacity() >= need {
+        return;
+    }
+    let target = buf.capacity().saturating_mul(2).min(cap).max(need);
+    buf.reserve_exact(target - buf.len());
+}
+
+fn trim_end_ws(b: &[u8]) -> &[u8] {
+    let end = b
+        .iter()
+        .rposition(|c| !matches!(c, b' ' | b'\t' | b'\r' | b'\n'))
+        .map_or(0, |p| p + 1);
+    &b[..end]
+}
+
+/// The id of a response from the last bytes of its line, for writers that put it last
+/// (`{"result":...,"jsonrpc":"2.0","id":7}`, as the TypeScript SDK does): `"id"`, a number or
+/// a string without escapes, and the message's closing brace.
+fn peek_id_suffix(tail: &[u8]) -> Option<RequestId> {
+    let t = trim_end_ws(tail).strip_suffix(b"}")?;
+    let t = trim_end_ws(t);
+    let (id, rest) = if let Some(t) = t.strip_suffix(b"\"") {
+        let open = t.iter().rposition(|&c| c == b'"')?;
+        if t[..open].last() == Some(&b'\\') || t[open + 1..].contains(&b'\\') {
+            return None;
         }
-        line.truncate(end);
-    }
-    log::info!(target: "mcp_blocking::stderr", "[{server}] {line}");
-    if lines.len() == STDERR_LINES {
-        lines.pop_front();
-    }
-    lines.push_back(line);
+        let s = std::str::from_utf8(&t[open + 1..]).ok()?;
+        (RequestId::String(s.to_owned()), &t[..open])
+    } else {
+        let start = t
+            .iter()
+            .rposition(|c| !(c.is_ascii_digit() || *c == b'-'))
+            .map_or(0, |p| p + 1);
+        let n: i64 = std::str::from_utf8(&t[start..]).ok()?.parse().ok()?;
+        (RequestId::Number(n), &t[..start])
+    };
+    let rest = trim_end_ws(rest).strip_suffix(b":")?;
+    let rest = trim_end_ws(rest).strip_suffix(b"\"id\"")?;
+    matches!(trim_end_ws(rest).last(), Some(b',' | b'{')).then_some(id)
 }
 
 #[cfg(test)]
 mod tests {
-    use super::find_newline;
+    use super::*;
+
+    #[test]
+    fn an_id_at_the_end_of_a_line_is_found() {
+        let id = |s: &str| peek_id_suffix(s.as_bytes());
+        assert_eq!(
+            id(r#"..."}]},"jsonrpc":"2.0","id":7}"#),
+            Some(RequestId::Number(7))
+        );
+        assert_eq!(id(r#"xx,"id" : -3 } "#), Some(RequestId::Number(-3)));
+        assert_eq!(
+            id(r#"..."},"id":"s-1"}"#),
+            Some(RequestId::String("s-1".into()))
+        );
+        // Not the message's own id: a nested object, or no key before it.
+        assert_eq!(id(r#""a":{"id":7}}"#), None);
+        assert_eq!(id(r#"xid":7}"#), None);
+        assert_eq!(id(r#"..."id":"a\"b"}"#), None);
+        assert_eq!(id("no brace"), None);
+    }
+
+    #[test]
+    fn keep_last_keeps_the_last_bytes() {
+        let mut tail = Vec::new();
+        keep_last(&mut tail, &[1; 100]);
+        keep_last(&mut tail, &[2; 50]);
+        assert_eq!(tail.len(), SUFFIX);
+        assert_eq!(&tail[SUFFIX - 50..], &[2; 50]);
+        keep_last(&mut tail, &[3; 300]);
+        assert_eq!(tail, vec![3; SUFFIX]);
+    }
+
+    #[test]
+    fn reserve_within_grows_geometrically_up_to_the_cap() {
+        let mut buf: Vec<u8> = vec![0; 16];
+        buf.shrink_to_fit();
+        reserve_within(&mut buf, 4, 100);
+        assert!(buf.capacity() >= 32 && buf.capacity() < 100);
+        buf.resize(90, 0);
+        reserve_within(&mut buf, 11, 101);
+        assert_eq!(buf.capacity(), 101);
+    }
 
     #[test]
     fn find_newline_agrees_with_a_plain_search() {

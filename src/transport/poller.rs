@@ -10,7 +10,10 @@
 //!
 //! Callers write to a child's stdin themselves when the pipe has room; only what does not fit is
 //! queued for the poller thread, which writes it as the pipe drains. So a server that stops reading
-//! never blocks a caller: the caller's request simply times out.
+//! never blocks a caller: the caller's request simply times out. The queue holds at most
+//! [`Limits::max_queued_write_bytes`](crate::config::Limits::max_queued_write_bytes) (one frame
+//! is always taken when it is empty); a writer that would go past it waits, up to its deadline,
+//! for the server to read.
 
 use crate::sync::lock;
 use std::collections::HashMap;
@@ -26,9 +29,8 @@ use polling::{Event, Events, PollMode, Poller};
 
 use super::pipes::{Conn, WriteSide};
 use super::Sink;
+use crate::config::Limits;
 
-/// Queued-but-unwritten stdin bytes above which a writer waits (bounded by its deadline).
-pub(super) const MAX_QUEUED: usize = 64 * 1024 * 1024;
 /// The poller thread's buffer for draining stderr.
 const READ_CHUNK: usize = 16 * 1024;
 /// The pipe size asked for a child's stdin and stdout (Linux's default is 64 KiB).
@@ -197,7 +199,7 @@ impl ConnectionPoller {
         &self,
         server: Arc<str>,
         pipes: (ChildStdin, ChildStdout, ChildStderr),
-        max_message: usize,
+        limits: &Limits,
         sink: Arc<dyn Sink>,
         exit_probe: Box<dyn Fn() -> String + Send + Sync>,
     ) -> io::Result<Arc<Conn>> {
@@ -212,7 +214,7 @@ impl ConnectionPoller {
             let _ = rustix::pipe::fcntl_setpipe_size(fd, PIPE_SIZE);
         }
         let id = self.shared.core.next_id.fetch_add(1, Ordering::Relaxed);
-        let conn = Arc::new(Conn::new(id, server, sink, max_message, exit_probe));
+        let conn = Arc::new(Conn::new(id, server, sink, limits, exit_probe));
         lock(&self.shared.core.conns).insert(id, Arc::clone(&conn));
         let p = &self.shared.core.poller;
         add(p, &stdout, Event::readable(key(id, STDOUT)))?;
@@ -248,6 +250,8 @@ impl ConnectionPoller {
     }
 
     /// Writes one frame (a newline is appended) to a child's stdin, queueing what does not fit.
+    /// When queueing it would take the queue past `max_queued_write_bytes`, waits (until
+    /// `deadline`) for the child to read enough.
     pub(crate) fn write(
         &self,
         conn: &Conn,
@@ -256,25 +260,33 @@ impl ConnectionPoller {
     ) -> WriteOutcome {
         frame.push(b'\n');
         let mut w = lock(&conn.writer);
-        while w.queue.len() > MAX_QUEUED {
-            let Some(deadline) = deadline else {
-                w = conn.drained.wait(w).unwrap_or_else(|p| p.into_inner());
-                continue;
-            };
+        while !w.queue.is_empty()
+            && w.queue.len().saturating_add(frame.len()) > conn.max_queued_write
+        {
             let now = Instant::now();
-            if now >= deadline {
-                return WriteOutcome::TimedOut;
+            if deadline.is_some_and(|d| now >= d) {
+                return WriteOutcome::TimedOut {
+                    queued: w.queue.len(),
+                    cap: conn.max_queued_write,
+                };
             }
-            w = conn
-                .drained
-                .wait_timeout(w, deadline - now)
-                .unwrap_or_else(|p| p.into_inner())
-                .0;
+            w.waiting += 1;
+            w = match deadline {
+                None => conn.drained.wait(w).unwrap_or_else(|p| p.into_inner()),
+                Some(d) => {
+                    conn.drained
+                        .wait_timeout(w, d - now)
+                        .unwrap_or_else(|p| p.into_inner())
+                        .0
+                }
+            };
+            w.waiting -= 1;
         }
         let WriteSide {
             stdin,
             queue,
             want_write,
+            ..
         } = &mut *w;
         let Some(pipe) = stdin.as_mut() else {
             return WriteOutcome::Closed;
@@ -320,8 +332,8 @@ pub(crate) enum WriteOutcome {
     Written,
     /// stdin is closed (the child exited or the connection was closed).
     Closed,
-    /// Too much was already queued and the deadline passed.
-    TimedOut,
+    /// Too much was already queued (`queued` bytes; the cap is `cap`) and the deadline passed.
+    TimedOut { queued: usize, cap: usize },
 }
 
 impl Drop for Shared {

@@ -59,7 +59,6 @@ pub(crate) fn open(
     poller: &ConnectionPoller,
     sink: Arc<dyn Sink>,
 ) -> Result<Arc<StdioTransport>, Error> {
-    let max = limits.max_message_bytes;
     let mut cmd = Command::new(&cfg.command);
     cmd.args(&cfg.args)
         .stdin(Stdio::piped())
@@ -107,7 +106,7 @@ pub(crate) fn open(
     let probe_child = Arc::clone(&child);
     let exit_probe = Box::new(move || describe_exit(&probe_child));
     let server: Arc<str> = server.into();
-    let conn = match poller.register(Arc::clone(&server), pipes, max, sink, exit_probe) {
+    let conn = match poller.register(Arc::clone(&server), pipes, limits, sink, exit_probe) {
         Ok(conn) => conn,
         Err(e) => {
             let mut c = lock(&child);
@@ -311,10 +310,13 @@ impl Transport for StdioTransport {
                     stderr_tail,
                 })
             }
-            WriteOutcome::TimedOut => Err(Error::Transport {
+            WriteOutcome::TimedOut { queued, cap } => Err(Error::Transport {
                 server: self.server.to_string(),
                 status: None,
-                detail: "the server is not reading its stdin".to_owned(),
+                detail: format!(
+                    "the server is not reading its stdin: {queued} bytes wait for it, and more \
+                     would pass the {cap} byte limit (`max_queued_write_bytes`)"
+                ),
                 source: None,
             }),
         }
