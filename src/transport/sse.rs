@@ -69,7 +69,10 @@ pub(crate) fn open(
         server,
         &cfg.url,
         RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
-        http::agent(&cfg.root_certificates),
+        http::agent(
+            &cfg.root_certificates,
+            super::proxy::for_ureq(server, &cfg.proxy, &cfg.url)?,
+        ),
         timeout,
         sink,
     )

@@ -142,12 +142,13 @@ impl HttpTransport {
             )
             .into());
         }
+        let proxy = crate::transport::proxy::for_ureq(server, &cfg.proxy, url)?;
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
         Ok(HttpTransport {
             inner: Arc::new(Inner {
                 server: server.to_owned(),
                 url: url.to_owned(),
-                agent: agent(&cfg.root_certificates),
+                agent: agent(&cfg.root_certificates, proxy),
                 headers: RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
                 timeout,
                 detect_legacy_sse: cfg.detect_legacy_sse,
