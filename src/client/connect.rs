@@ -98,9 +98,13 @@ impl Client {
             TransportConfig::Sse(cfg) => {
                 crate::transport::sse::open(&server, cfg, timeout, sink.clone())?
             }
-            TransportConfig::WebSocket(cfg) => {
-                crate::transport::ws::open(&server, cfg, timeout, sink.clone())?
-            }
+            TransportConfig::WebSocket(cfg) => crate::transport::ws::open(
+                &server,
+                cfg,
+                timeout,
+                self.config.limits(),
+                sink.clone(),
+            )?,
             TransportConfig::StreamableHttp(cfg) => {
                 crate::transport::http::open(&server, cfg, timeout, sink.clone())?
             }
