@@ -241,14 +241,16 @@ fn read_client_frame(r: &mut impl Read) -> Option<(u8, Vec<u8>)> {
 /// The flooding server of one connection: tungstenite for the handshake, raw frames after it
 /// (one writer lock shared by the flood thread and the answers).
 fn serve_flood(n: usize, stream: TcpStream, seen: Arc<Mutex<Seen>>, flood: Flood) {
-    let Ok(ws) = tungstenite::accept_hdr(stream, |req: &Request, mut resp: Response| {
+    // The error type is tungstenite's, fixed by its callback signature.
+    #[allow(clippy::result_large_err)]
+    let callback = |req: &Request, mut resp: Response| {
         if req.headers().contains_key("sec-websocket-protocol") {
             resp.headers_mut()
                 .insert("sec-websocket-protocol", "mcp".parse().unwrap());
         }
-        #[allow(clippy::result_large_err)]
         Ok(resp)
-    }) else {
+    };
+    let Ok(ws) = tungstenite::accept_hdr(stream, callback) else {
         return;
     };
     let Ok(mut reader) = ws.get_ref().try_clone() else {
