@@ -190,7 +190,9 @@ fn from_env(target: &Target, env: &dyn Fn(&str) -> Option<String>) -> Result<Rou
             continue;
         }
         if let Some(value) = set(name) {
-            return parse_proxy_url(&value, name).map(Route::Proxy);
+            return parse_proxy_url(&value, name).map(Route::Proxy).map_err(|e| {
+                format!("{e} (list the host in NO_PROXY, or use `no_proxy()` on the server, to connect directly)")
+            });
         }
     }
     Ok(Route::Direct)
