@@ -1,6 +1,7 @@
 //! WebSocket through `Client`: subprotocol `mcp`, text frames, ping/pong, the close handshake in
-//! both directions, timeouts on a silent server, and headers, bearer token and auth provider on
-//! the handshake.
+//! both directions, timeouts on a silent server, headers, bearer token and auth provider on
+//! the handshake, and hostile servers: floods of pings or notifications, a server that never
+//! reads, messages over `max_message_bytes`.
 
 mod common;
 mod support_remote;
@@ -12,7 +13,7 @@ use mcp_blocking::config::{AuthProvider, ConfigErrorKind};
 use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::json;
-use support_remote::ws::WsServer;
+use support_remote::ws::{Flood, WsServer};
 use support_remote::HttpServer;
 
 fn text(r: &mcp_blocking::model::CallToolResult) -> String {
@@ -251,4 +252,231 @@ fn a_setting_a_websocket_cannot_take_fails_connect_before_the_handshake() {
         );
     }
     assert!(srv.seen().headers.is_empty(), "no handshake was sent");
+}
+
+/// The request timeout of the flood tests.
+const CALL_TIMEOUT: Duration = Duration::from_secs(2);
+/// How long past its deadline a call may take before it counts as hung: generous, since this
+/// only tells "returned" from "hung" on a loaded machine. The design's slack is one batch of
+/// reads (64 frames or 1 MiB) plus one message.
+const HANG: Duration = Duration::from_secs(8);
+
+/// The process's peak resident memory so far, in bytes (`VmHWM`).
+fn peak_rss() -> u64 {
+    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
+    let kb: u64 = status
+        .lines()
+        .find_map(|l| l.strip_prefix("VmHWM:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+        .expect("VmHWM");
+    kb * 1024
+}
+
+/// Runs `f` on its own thread; panics if it has not returned within `limit` (a hang).
+fn within<T: Send + 'static>(
+    limit: Duration,
+    what: &str,
+    f: impl FnOnce() -> T + Send + 'static,
+) -> T {
+    let (tx, rx) = std::sync::mpsc::channel();
+    let handle = std::thread::Builder::new()
+        .name("test-call".into())
+        .spawn(move || {
+            let _ = tx.send(f());
+        })
+        .expect("spawn");
+    match rx.recv_timeout(limit) {
+        Ok(v) => {
+            handle.join().expect("join");
+            v
+        }
+        Err(_) => panic!("{what} hung: no return within {limit:?}"),
+    }
+}
+
+/// Calls `ping` and `add` a few times against a flooding server: each returns, with an answer
+/// or a timeout, before its deadline plus [`HANG`]. Returns how many were answered.
+fn calls_return_during_a_flood(client: &std::sync::Arc<Client>) -> usize {
+    let mut answered = 0;
+    for round in 0..3 {
+        let c = std::sync::Arc::clone(client);
+        let outcome = within(CALL_TIMEOUT + HANG, "ping", move || {
+            let started = Instant::now();
+            (c.ping(), started.elapsed())
+        });
+        match outcome {
+            (Ok(()), _) => answered += 1,
+            (Err(Error::Timeout { .. }), took) => assert!(took >= CALL_TIMEOUT, "{took:?}"),
+            (Err(e), _) => panic!("round {round}: ping: {e:?}"),
+        }
+        let c = std::sync::Arc::clone(client);
+        let outcome = within(CALL_TIMEOUT + HANG, "call_tool", move || {
+            c.call_tool("add", json!({"a": round, "b": 1}))
+        });
+        match outcome {
+            Ok(r) => {
+                assert_eq!(text(&r), format!("{}", round + 1));
+                answered += 1;
+            }
+            Err(Error::Timeout { .. }) => {}
+            Err(e) => panic!("round {round}: call_tool: {e:?}"),
+        }
+    }
+    answered
+}
+
+fn flood_client(srv: &WsServer, name: &str) -> std::sync::Arc<Client> {
+    let config = ServerConfig::websocket(name, srv.url()).with_timeout(CALL_TIMEOUT);
+    let client = within(CALL_TIMEOUT + HANG, "connect", move || {
+        Client::connect(config)
+    });
+    std::sync::Arc::new(client.expect("connect"))
+}
+
+/// Closes the client during the flood: it returns within the close grace (2 s) plus slack, and
+/// the I/O thread is gone.
+fn close_returns_promptly(client: std::sync::Arc<Client>, thread: &str) {
+    let took = within(Duration::from_secs(6), "close", move || {
+        let started = Instant::now();
+        client.close().expect("close");
+        started.elapsed()
+    });
+    assert!(took < Duration::from_secs(4), "{took:?}");
+    let left = settled(thread_names, |names| !names.iter().any(|n| n == thread));
+    assert!(!left.iter().any(|n| n == thread), "{left:?}");
+}
+
+#[test]
+fn a_ping_flood_neither_holds_up_calls_nor_grows_memory() {
+    let srv = WsServer::flood(Flood::Pings);
+    let before = peak_rss();
+    let client = flood_client(&srv, "pingflood");
+    let answered = calls_return_during_a_flood(&client);
+    close_returns_promptly(client, "mcp-ws:pingflood");
+    let grown = peak_rss().saturating_sub(before);
+    assert!(grown < 256 << 20, "peak memory grew by {} MiB", grown >> 20);
+    // The server reads, so the answers get through; and its pings were answered.
+    assert!(answered > 0, "no call was answered during the flood");
+    let seen = std::sync::Arc::clone(&srv.seen);
+    drop(srv);
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.flooded > 1000, "{seen:?}");
+    assert!(seen.pongs > 0, "{seen:?}");
+    assert_eq!(seen.close_frames, 1);
+}
+
+#[test]
+fn a_notification_flood_neither_holds_up_calls_nor_grows_memory() {
+    let srv = WsServer::flood(Flood::Notifications);
+    let before = peak_rss();
+    let client = flood_client(&srv, "noteflood");
+    let answered = calls_return_during_a_flood(&client);
+    close_returns_promptly(client, "mcp-ws:noteflood");
+    let grown = peak_rss().saturating_sub(before);
+    assert!(grown < 256 << 20, "peak memory grew by {} MiB", grown >> 20);
+    assert!(answered > 0, "no call was answered during the flood");
+    let seen = std::sync::Arc::clone(&srv.seen);
+    drop(srv);
+    assert!(seen.lock().unwrap().flooded > 1000);
+}
+
+#[test]
+fn a_server_that_floods_pings_and_never_reads_times_out_and_closes_on_time() {
+    let srv = WsServer::flood(Flood::DeafPings);
+    let before = peak_rss();
+    let config = ServerConfig::websocket("deaf", srv.url()).with_timeout(CALL_TIMEOUT);
+    // It never answers `initialize`: connecting times out, and closing the half-open connection
+    // (the close frame cannot even be written) takes at most the close grace.
+    let (outcome, took) = within(CALL_TIMEOUT + HANG, "connect", move || {
+        let started = Instant::now();
+        (Client::connect(config), started.elapsed())
+    });
+    let err = outcome.expect_err("no initialize answer");
+    assert_eq!(kind(&err), ConnectErrorKind::TimedOut, "{err}");
+    assert!(took >= CALL_TIMEOUT, "{took:?}");
+    let grown = peak_rss().saturating_sub(before);
+    assert!(grown < 256 << 20, "peak memory grew by {} MiB", grown >> 20);
+    let left = settled(thread_names, |names| {
+        !names.iter().any(|n| n == "mcp-ws:deaf")
+    });
+    assert!(!left.iter().any(|n| n == "mcp-ws:deaf"), "{left:?}");
+    let seen = std::sync::Arc::clone(&srv.seen);
+    drop(srv);
+    let seen = seen.lock().unwrap().clone();
+    assert!(seen.flooded > 1000, "{seen:?} {err} {took:?}");
+}
+
+#[test]
+fn an_oversized_answer_fails_its_call_at_once_and_the_connection_carries_on() {
+    let srv = WsServer::start(true);
+    let config = ServerConfig::websocket("big", srv.url())
+        .max_message_bytes(64 * 1024)
+        .timeout_secs(20.0);
+    let client = Client::connect(config).expect("connect");
+    let started = Instant::now();
+    let err = client
+        .call_tool("big", json!({"bytes": 200_000}))
+        .expect_err("over the cap");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
+    assert_eq!(
+        err.to_string(),
+        "server `big`: protocol error: a message from the server exceeds the 65536 byte limit \
+         (`max_message_bytes`) and was discarded"
+    );
+    // The rest of it was skipped: the next answers arrive.
+    let r = client
+        .call_tool("add", json!({"a": 1, "b": 2}))
+        .expect("call");
+    assert_eq!(text(&r), "3");
+    let r = client
+        .call_tool("big", json!({"bytes": 60_000}))
+        .expect("under the cap");
+    assert_eq!(text(&r).len(), 60_000);
+    client.close().expect("close");
+}
+
+#[test]
+fn an_oversized_notification_is_dropped_and_the_call_answered() {
+    let srv = WsServer::start(true);
+    let config = ServerConfig::websocket("bignote", srv.url())
+        .max_message_bytes(64 * 1024)
+        .timeout_secs(20.0);
+    let client = Client::connect(config).expect("connect");
+    let r = client
+        .call_tool("big-notify", json!({"bytes": 200_000}))
+        .expect("answered");
+    assert_eq!(text(&r), "xx");
+    client.close().expect("close");
+}
+
+#[test]
+fn an_oversized_answer_that_names_no_request_first_fails_the_connection_with_the_cap() {
+    let srv = WsServer::start(true);
+    let config = ServerConfig::websocket("bigid", srv.url())
+        .max_message_bytes(64 * 1024)
+        .timeout_secs(20.0);
+    let client = Client::connect(config).expect("connect");
+    let started = Instant::now();
+    let err = client
+        .call_tool("big-id-last", json!({"bytes": 200_000}))
+        .expect_err("over the cap");
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
+    let Error::Closed { detail, .. } = &err else {
+        panic!("{err:?}")
+    };
+    assert!(
+        detail.contains("exceeds the 65536 byte limit (`max_message_bytes`)"),
+        "{detail}"
+    );
+    assert!(matches!(client.ping(), Err(Error::Closed { .. })));
+    client.close().expect("close");
 }

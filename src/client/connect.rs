@@ -103,9 +103,13 @@ impl Client {
                 self.config.limits(),
                 sink.clone(),
             )?,
-            TransportConfig::WebSocket(cfg) => {
-                crate::transport::ws::open(&server, cfg, timeout, sink.clone())?
-            }
+            TransportConfig::WebSocket(cfg) => crate::transport::ws::open(
+                &server,
+                cfg,
+                timeout,
+                self.config.limits(),
+                sink.clone(),
+            )?,
             TransportConfig::StreamableHttp(cfg) => crate::transport::http::open(
                 &server,
                 cfg,

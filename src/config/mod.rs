@@ -34,7 +34,7 @@ pub use limits::Limits;
 pub use load::{ConfigLoader, LoadReport};
 pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
-pub use remote::{SseConfig, WebSocketConfig};
+pub use remote::{ProxyConfig, SseConfig, WebSocketConfig};
 pub use template::Template;
 
 /// The transport type names a configuration may use (`ws` and `http` are aliases).
@@ -148,6 +148,8 @@ pub struct HttpConfig {
     /// by default such a redirect fails the request. See
     /// [`ServerConfig::follow_cross_origin_redirects`].
     pub follow_cross_origin_redirects: bool,
+    /// Whether requests go through a proxy (default: as the environment says).
+    pub proxy: ProxyConfig,
 }
 
 impl HttpConfig {
@@ -172,6 +174,7 @@ impl HttpConfig {
             detect_legacy_sse: false,
             root_certificates: Vec::new(),
             follow_cross_origin_redirects: false,
+            proxy: ProxyConfig::FromEnv,
         }
     }
 }
@@ -185,6 +188,7 @@ impl PartialEq for HttpConfig {
             && self.detect_legacy_sse == other.detect_legacy_sse
             && self.root_certificates == other.root_certificates
             && self.follow_cross_origin_redirects == other.follow_cross_origin_redirects
+            && self.proxy == other.proxy
     }
 }
 
@@ -201,6 +205,7 @@ impl fmt::Debug for HttpConfig {
                 "follow_cross_origin_redirects",
                 &self.follow_cross_origin_redirects,
             )
+            .field("proxy", &self.proxy)
             .finish()
     }
 }
@@ -285,21 +290,43 @@ impl TransportConfig {
 
     /// The settings every remote transport shares, `None` for stdio.
     fn remote_mut(&mut self) -> Option<Remote<'_>> {
-        let (headers, auth, root_certificates) = match self {
+        let (headers, auth, root_certificates, proxy) = match self {
             TransportConfig::Stdio(_) => return None,
-            TransportConfig::Sse(s) => (&mut s.headers, &mut s.auth, &mut s.root_certificates),
-            TransportConfig::WebSocket(w) => {
-                (&mut w.headers, &mut w.auth, &mut w.root_certificates)
-            }
-            TransportConfig::StreamableHttp(h) => {
-                (&mut h.headers, &mut h.auth, &mut h.root_certificates)
-            }
+            TransportConfig::Sse(s) => (
+                &mut s.headers,
+                &mut s.auth,
+                &mut s.root_certificates,
+                &mut s.proxy,
+            ),
+            TransportConfig::WebSocket(w) => (
+                &mut w.headers,
+                &mut w.auth,
+                &mut w.root_certificates,
+                &mut w.proxy,
+            ),
+            TransportConfig::StreamableHttp(h) => (
+                &mut h.headers,
+                &mut h.auth,
+                &mut h.root_certificates,
+                &mut h.proxy,
+            ),
         };
         Some(Remote {
             headers,
             auth,
             root_certificates,
+            proxy,
         })
+    }
+
+    /// The proxy setting of a remote transport (`None` for stdio).
+    fn proxy(&self) -> Option<&ProxyConfig> {
+        match self {
+            TransportConfig::Stdio(_) => None,
+            TransportConfig::Sse(s) => Some(&s.proxy),
+            TransportConfig::WebSocket(w) => Some(&w.proxy),
+            TransportConfig::StreamableHttp(h) => Some(&h.proxy),
+        }
     }
 
     /// The extra headers of a remote transport (empty for stdio).
@@ -318,6 +345,7 @@ struct Remote<'a> {
     headers: &'a mut Vec<(String, String)>,
     auth: &'a mut Option<AuthProvider>,
     root_certificates: &'a mut Vec<Vec<u8>>,
+    proxy: &'a mut ProxyConfig,
 }
 
 /// A setter used on a server whose transport cannot take it, reported by
@@ -755,6 +783,50 @@ impl ServerConfig {
         self
     }
 
+    /// Connects to this remote server through the HTTP proxy at `url`
+    /// (`http://[user:password@]host[:port]`, percent-encoded credentials, port 80 by default),
+    /// whatever the environment says and whatever the host, loopback included (see
+    /// [`ProxyConfig`]). Streamable HTTP, legacy SSE and WebSocket connections all go through an
+    /// HTTP `CONNECT` tunnel, so TLS stays end to end; credentials are sent as
+    /// `Proxy-Authorization: Basic` and never shown in messages or `Debug`.
+    ///
+    /// A URL that is not an `http://` proxy fails [`validate`](ServerConfig::validate) with
+    /// [`ConfigErrorKind::InvalidValue`]; on a stdio server, with
+    /// [`ConfigErrorKind::NotApplicable`].
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::ConfigErrorKind;
+    /// ServerConfig::websocket("w", "wss://example.com/mcp").proxy("http://proxy:3128").validate()?;
+    /// let err = ServerConfig::http("api", "https://example.com/mcp")
+    ///     .proxy("socks5://u:s3cret@proxy:1080")
+    ///     .validate().unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::InvalidValue);
+    /// assert_eq!(err.to_string(), "server `api`: transport.proxy: the proxy \
+    ///     `socks5://u:<redacted>@proxy:1080` (from the server's proxy setting) is not usable: \
+    ///     `socks5://` proxies are not supported (only `http://`)");
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    pub fn proxy(self, url: impl Into<String>) -> Self {
+        let url = url.into();
+        self.remote_setting("proxy", |r| *r.proxy = ProxyConfig::Url(url))
+    }
+
+    /// Connects to this remote server directly, ignoring the proxy environment variables (see
+    /// [`ProxyConfig::Direct`]); on a stdio server, an error at
+    /// [`validate`](ServerConfig::validate).
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::config::{ProxyConfig, TransportConfig};
+    /// let s = ServerConfig::sse("old", "https://intranet.example/sse").no_proxy();
+    /// let TransportConfig::Sse(sse) = s.transport() else { unreachable!() };
+    /// assert_eq!(sse.proxy, ProxyConfig::Direct);
+    /// ```
+    pub fn no_proxy(self) -> Self {
+        self.remote_setting("no_proxy", |r| *r.proxy = ProxyConfig::Direct)
+    }
+
     /// Sets the session id to resume on a Streamable HTTP server. Other transports have no
     /// session to resume: [`validate`](ServerConfig::validate) fails with
     /// [`ConfigErrorKind::NotApplicable`].
@@ -953,6 +1025,15 @@ impl ServerConfig {
         for (name, value) in self.transport.headers() {
             remote::header_pair(name, value).map_err(|e| e.for_server(server))?;
         }
+        if let Some(ProxyConfig::Url(url)) = self.transport.proxy() {
+            if let Err(message) =
+                crate::transport::proxy::parse_proxy_url(url, "the server's proxy setting")
+            {
+                return fail(
+                    ConfigError::new(ConfigErrorKind::InvalidValue, message).at("transport.proxy"),
+                );
+            }
+        }
         let (kind, url) = match &self.transport {
             TransportConfig::Stdio(s) => {
                 if s.command.trim().is_empty() {
@@ -980,6 +1061,7 @@ impl ServerConfig {
             "header" | "bearer_token" => "headers",
             "auth_provider" => "auth",
             "tls_root_certificates_pem" => "root_certificates",
+            "no_proxy" => "proxy",
             other => other,
         };
         ConfigError::new(

@@ -8,6 +8,61 @@ use ureq::http::{HeaderName, HeaderValue};
 
 use super::{AuthProvider, ConfigError, ConfigErrorKind, RedactedUrl, REDACTED};
 
+/// Whether a remote server is reached through an HTTP proxy.
+///
+/// The default, [`FromEnv`](ProxyConfig::FromEnv), follows the environment as curl and most
+/// tools do; set another with [`ServerConfig::proxy`](crate::ServerConfig::proxy) or
+/// [`ServerConfig::no_proxy`](crate::ServerConfig::no_proxy). Streamable HTTP, legacy SSE and
+/// WebSocket all open an HTTP `CONNECT` tunnel through the proxy, so `https://` and `wss://`
+/// stay encrypted end to end. Only `http://` proxies are supported.
+///
+/// `Debug` hides the proxy URL's password.
+///
+/// ```
+/// use mcp_blocking::ServerConfig;
+/// use mcp_blocking::config::{ProxyConfig, TransportConfig};
+/// let s = ServerConfig::http("api", "https://example.com/mcp").proxy("http://u:s3cret@proxy:3128");
+/// let TransportConfig::StreamableHttp(http) = s.transport() else { unreachable!() };
+/// assert_eq!(http.proxy, ProxyConfig::Url("http://u:s3cret@proxy:3128".into()));
+/// assert!(!format!("{s:?}").contains("s3cret"));
+/// ```
+#[derive(Clone, Default, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum ProxyConfig {
+    /// Use the proxy the environment names for the server's URL:
+    ///
+    /// - `https://` and `wss://`: `https_proxy`, `HTTPS_PROXY`, then `all_proxy`, `ALL_PROXY`;
+    /// - `http://` and `ws://`: `http_proxy`, `HTTP_PROXY` (ignored when `REQUEST_METHOD` is set,
+    ///   as under CGI), then `all_proxy`, `ALL_PROXY`;
+    ///
+    /// the first one set and not blank wins (values are trimmed; `host:port` without a scheme
+    /// means `http://host:port`; the port defaults to 80). No proxy is used when the server's
+    /// host is loopback (`localhost`, `*.localhost`, 127.0.0.0/8, `::1`) or matches `no_proxy` /
+    /// `NO_PROXY`: comma-separated, trimmed, case-insensitive entries where `*` matches every
+    /// host, `example.com`, `.example.com` and `*.example.com` all match `example.com` and its
+    /// subdomains, an IP address or CIDR network (`10.0.0.0/8`) matches addresses, and a
+    /// `:port` suffix restricts an entry to that port. A proxy variable holding anything but an
+    /// `http://` proxy makes connecting fail rather than go direct.
+    #[default]
+    FromEnv,
+    /// Always use this proxy, `http://[user:password@]host[:port]` (percent-encoded
+    /// credentials are sent as `Proxy-Authorization: Basic`), whatever the environment says
+    /// and whatever the host (loopback included).
+    Url(String),
+    /// Never use a proxy, whatever the environment says.
+    Direct,
+}
+
+impl fmt::Debug for ProxyConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            ProxyConfig::FromEnv => f.write_str("FromEnv"),
+            ProxyConfig::Url(url) => f.debug_tuple("Url").field(&RedactedUrl(url)).finish(),
+            ProxyConfig::Direct => f.write_str("Direct"),
+        }
+    }
+}
+
 /// Settings of a legacy HTTP+SSE (2024-11-05) server.
 ///
 /// The headers and the auth provider go on the event-stream GET and on every POST.
@@ -39,6 +94,8 @@ pub struct SseConfig {
     /// by default such a redirect fails the request. See
     /// [`ServerConfig::follow_cross_origin_redirects`](crate::ServerConfig::follow_cross_origin_redirects).
     pub follow_cross_origin_redirects: bool,
+    /// Whether the stream and the POSTs go through a proxy (default: as the environment says).
+    pub proxy: ProxyConfig,
 }
 
 impl SseConfig {
@@ -50,6 +107,7 @@ impl SseConfig {
             auth: None,
             root_certificates: Vec::new(),
             follow_cross_origin_redirects: false,
+            proxy: ProxyConfig::FromEnv,
         }
     }
 }
@@ -61,6 +119,7 @@ impl PartialEq for SseConfig {
             && self.auth.is_some() == other.auth.is_some()
             && self.root_certificates == other.root_certificates
             && self.follow_cross_origin_redirects == other.follow_cross_origin_redirects
+            && self.proxy == other.proxy
     }
 }
 
@@ -75,6 +134,7 @@ impl fmt::Debug for SseConfig {
                 "follow_cross_origin_redirects",
                 &self.follow_cross_origin_redirects,
             )
+            .field("proxy", &self.proxy)
             .finish()
     }
 }
@@ -104,6 +164,8 @@ pub struct WebSocketConfig {
     pub auth: Option<AuthProvider>,
     /// Extra trusted root certificates (DER) for `wss://`, on top of the webpki (Mozilla) roots.
     pub root_certificates: Vec<Vec<u8>>,
+    /// Whether the connection goes through a proxy (default: as the environment says).
+    pub proxy: ProxyConfig,
 }
 
 impl WebSocketConfig {
@@ -114,6 +176,7 @@ impl WebSocketConfig {
             headers: Vec::new(),
             auth: None,
             root_certificates: Vec::new(),
+            proxy: ProxyConfig::FromEnv,
         }
     }
 }
@@ -124,6 +187,7 @@ impl PartialEq for WebSocketConfig {
             && self.headers == other.headers
             && self.auth.is_some() == other.auth.is_some()
             && self.root_certificates == other.root_certificates
+            && self.proxy == other.proxy
     }
 }
 
@@ -134,6 +198,7 @@ impl fmt::Debug for WebSocketConfig {
             .field("headers", &RedactedHeaders(&self.headers))
             .field("auth", &self.auth)
             .field("root_certificates", &self.root_certificates.len())
+            .field("proxy", &self.proxy)
             .finish()
     }
 }

@@ -14,6 +14,7 @@ pub(crate) mod http;
 pub(crate) mod memory;
 pub(crate) mod pipes;
 pub(crate) mod poller;
+pub(crate) mod proxy;
 pub(crate) mod sse;
 pub(crate) mod sse_parser;
 pub(crate) mod stdio;

@@ -81,7 +81,10 @@ pub(crate) fn open(
     let req = Requester::new(
         server,
         &cfg.url,
-        http::agent(&cfg.root_certificates),
+        http::agent(
+            &cfg.root_certificates,
+            super::proxy::for_ureq(server, &cfg.proxy, &cfg.url)?,
+        ),
         RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
         cfg.follow_cross_origin_redirects,
     );

@@ -2,9 +2,16 @@
 //!
 //! Tool `ping-me` makes the server send a WebSocket ping before answering (the answer says
 //! whether the pong came back); tool `close-me` makes the server close the connection without
-//! answering. The handshake request's headers are recorded.
+//! answering. Tool `big` {bytes} answers with a text of that many bytes; `big-id-last` does too,
+//! with the `id` after the `result`; `big-notify` {bytes} sends a notification that large first,
+//! then answers. The handshake request's headers are recorded.
+//!
+//! [`WsServer::flood`] makes a hostile server: after the handshake it floods the connection
+//! ([`Flood`]) from a thread of its own while (unless deaf) still reading and answering.
 
-use std::net::TcpStream;
+use std::io::{Read, Write};
+use std::net::{Shutdown, TcpStream};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
 use serde_json::{json, Value};
@@ -18,6 +25,8 @@ use super::{result, Acceptor};
 #[derive(Default, Debug, Clone)]
 pub struct Seen {
     pub subprotocol: Option<String>,
+    /// Frames the flood thread sent.
+    pub flooded: usize,
     /// The headers of the last handshake request, names lower-cased.
     pub headers: Vec<(String, String)>,
     pub texts: Vec<String>,
@@ -30,6 +39,17 @@ pub struct WsServer {
     pub seen: Arc<Mutex<Seen>>,
 }
 
+/// What a flooding server sends, as fast as the connection takes it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Flood {
+    /// Ping frames; requests are still read and answered.
+    Pings,
+    /// `notifications/message` text frames; requests are still read and answered.
+    Notifications,
+    /// Ping frames, and nothing is ever read: our pongs and requests pile up.
+    DeafPings,
+}
+
 impl WsServer {
     /// `answer_requests`: false makes a server that accepts the upgrade and never answers.
     pub fn start(answer_requests: bool) -> WsServer {
@@ -37,6 +57,17 @@ impl WsServer {
         let seen2 = seen.clone();
         let acceptor = Acceptor::start("ws", move |_, stream| {
             serve(stream, seen2.clone(), answer_requests)
+        });
+        WsServer { acceptor, seen }
+    }
+
+    /// A server that floods every connection with `flood` once `initialize` has been answered
+    /// (a deaf server floods right after the handshake and never answers).
+    pub fn flood(flood: Flood) -> WsServer {
+        let seen = Arc::new(Mutex::new(Seen::default()));
+        let seen2 = seen.clone();
+        let acceptor = Acceptor::start("wsflood", move |n, stream| {
+            serve_flood(n, stream, seen2.clone(), flood)
         });
         WsServer { acceptor, seen }
     }
@@ -117,8 +148,8 @@ fn serve(stream: TcpStream, seen: Arc<Mutex<Seen>>, answer_requests: bool) {
                     }
                     _ => {}
                 }
-                if let Some(a) = answer(&v) {
-                    let _ = ws.send(Message::text(a.to_string()));
+                for text in answers(&v) {
+                    let _ = ws.send(Message::text(text));
                 }
             }
             Message::Pong(_) => {
@@ -137,4 +168,165 @@ fn serve(stream: TcpStream, seen: Arc<Mutex<Seen>>, answer_requests: bool) {
             _ => {}
         }
     }
+}
+
+/// The frames answering `msg`: the `big` tools' oversized texts, or [`answer`]'s.
+fn answers(msg: &Value) -> Vec<String> {
+    let id = &msg["id"];
+    let bytes = msg["params"]["arguments"]["bytes"].as_u64().unwrap_or(0) as usize;
+    let text = |n: usize| json!({"content": [{"type": "text", "text": "x".repeat(n)}]});
+    match msg["params"]["name"].as_str() {
+        Some("big") => vec![result(id, text(bytes)).to_string()],
+        Some("big-id-last") => vec![format!(
+            r#"{{"jsonrpc":"2.0","result":{},"id":{id}}}"#,
+            text(bytes)
+        )],
+        Some("big-notify") => vec![
+            json!({"jsonrpc": "2.0", "method": "notifications/message",
+                   "params": {"level": "info", "data": "y".repeat(bytes)}})
+            .to_string(),
+            result(id, text(2)).to_string(),
+        ],
+        _ => answer(msg).map(|a| a.to_string()).into_iter().collect(),
+    }
+}
+
+/// An unmasked (server) frame.
+pub fn frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0x80 | opcode];
+    match payload.len() {
+        n if n < 126 => f.push(n as u8),
+        n if n <= 0xffff => {
+            f.push(126);
+            f.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            f.push(127);
+            f.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    f.extend_from_slice(payload);
+    f
+}
+
+/// Reads one client frame (masked): its opcode and unmasked payload; `None` at the end.
+fn read_client_frame(r: &mut impl Read) -> Option<(u8, Vec<u8>)> {
+    let mut h = [0u8; 2];
+    r.read_exact(&mut h).ok()?;
+    let len = match h[1] & 0x7f {
+        126 => {
+            let mut b = [0u8; 2];
+            r.read_exact(&mut b).ok()?;
+            u64::from(u16::from_be_bytes(b))
+        }
+        127 => {
+            let mut b = [0u8; 8];
+            r.read_exact(&mut b).ok()?;
+            u64::from_be_bytes(b)
+        }
+        n => u64::from(n),
+    };
+    let mut mask = [0u8; 4];
+    if h[1] & 0x80 != 0 {
+        r.read_exact(&mut mask).ok()?;
+    }
+    let mut payload = vec![0u8; usize::try_from(len).ok()?];
+    r.read_exact(&mut payload).ok()?;
+    for (i, b) in payload.iter_mut().enumerate() {
+        *b ^= mask[i % 4];
+    }
+    Some((h[0] & 0x0f, payload))
+}
+
+/// The flooding server of one connection: tungstenite for the handshake, raw frames after it
+/// (one writer lock shared by the flood thread and the answers).
+fn serve_flood(n: usize, stream: TcpStream, seen: Arc<Mutex<Seen>>, flood: Flood) {
+    // The error type is tungstenite's, fixed by its callback signature.
+    #[allow(clippy::result_large_err)]
+    let callback = |req: &Request, mut resp: Response| {
+        if req.headers().contains_key("sec-websocket-protocol") {
+            resp.headers_mut()
+                .insert("sec-websocket-protocol", "mcp".parse().unwrap());
+        }
+        Ok(resp)
+    };
+    let Ok(ws) = tungstenite::accept_hdr(stream, callback) else {
+        return;
+    };
+    let Ok(mut reader) = ws.get_ref().try_clone() else {
+        return;
+    };
+    let Ok(writer) = ws.get_ref().try_clone() else {
+        return;
+    };
+    drop(ws);
+    let writer = Arc::new(Mutex::new(writer));
+    let stop = Arc::new(AtomicBool::new(false));
+    let sent = Arc::new(AtomicUsize::new(0));
+    let start_flood = || {
+        let (writer, stop, sent) = (writer.clone(), stop.clone(), sent.clone());
+        std::thread::Builder::new()
+            .name(format!("test-wsflood-{n}"))
+            .spawn(move || {
+                let one = match flood {
+                    Flood::Pings | Flood::DeafPings => frame(0x9, b"hi"),
+                    Flood::Notifications => frame(
+                        0x1,
+                        json!({"jsonrpc": "2.0", "method": "notifications/message",
+                               "params": {"level": "debug", "data": "flood ".repeat(20)}})
+                        .to_string()
+                        .as_bytes(),
+                    ),
+                };
+                let batch = one.repeat(16);
+                while !stop.load(Ordering::SeqCst) {
+                    if writer.lock().unwrap().write_all(&batch).is_err() {
+                        break;
+                    }
+                    sent.fetch_add(16, Ordering::SeqCst);
+                }
+            })
+            .expect("spawn")
+    };
+    let mut flooder = None;
+    if flood == Flood::DeafPings {
+        // Floods until the client goes away (or the server is dropped).
+        let _ = start_flood().join();
+    } else {
+        while let Some((opcode, payload)) = read_client_frame(&mut reader) {
+            match opcode {
+                0x1 => {
+                    let v: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
+                    seen.lock()
+                        .unwrap()
+                        .texts
+                        .push(String::from_utf8_lossy(&payload).into_owned());
+                    let mut w = writer.lock().unwrap();
+                    for text in answers(&v) {
+                        let _ = w.write_all(&frame(0x1, text.as_bytes()));
+                    }
+                    drop(w);
+                    if v["method"] == "initialize" && flooder.is_none() {
+                        flooder = Some(start_flood());
+                    }
+                }
+                0x8 => {
+                    seen.lock().unwrap().close_frames += 1;
+                    stop.store(true, Ordering::SeqCst);
+                    let _ = writer.lock().unwrap().write_all(&frame(0x8, &payload));
+                    break;
+                }
+                0xA => seen.lock().unwrap().pongs += 1,
+                _ => {}
+            }
+        }
+    }
+    stop.store(true, Ordering::SeqCst);
+    if flood != Flood::DeafPings {
+        let _ = reader.shutdown(Shutdown::Both);
+    }
+    if let Some(f) = flooder {
+        let _ = f.join();
+    }
+    seen.lock().unwrap().flooded += sent.load(Ordering::SeqCst);
 }

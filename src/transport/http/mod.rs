@@ -164,6 +164,7 @@ impl HttpTransport {
             )
             .into());
         }
+        let proxy = crate::transport::proxy::for_ureq(server, &cfg.proxy, url)?;
         let (stop_tx, stop_rx) = crossbeam_channel::bounded(0);
         Ok(HttpTransport {
             inner: Arc::new(Inner {
@@ -172,7 +173,7 @@ impl HttpTransport {
                 req: Requester::new(
                     server,
                     url,
-                    agent(&cfg.root_certificates),
+                    agent(&cfg.root_certificates, proxy),
                     RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone()),
                     cfg.follow_cross_origin_redirects,
                 ),

@@ -12,7 +12,12 @@ const DNS_TTL: Duration = Duration::from_secs(30);
 /// Builds the ureq client all HTTP transports use: statuses (redirects included) come back as
 /// values, not errors.
 /// `extra_roots` (DER) are trusted for `https://` on top of the webpki (Mozilla) roots.
-pub(crate) fn agent(extra_roots: &[Vec<u8>]) -> ureq::Agent {
+///
+/// `proxy` is the one proxy this client uses (`None`: none), chosen by
+/// [`proxy::for_ureq`](crate::transport::proxy::for_ureq) for the server's URL. ureq never reads
+/// the proxy environment variables itself: its own reading takes the first variable set for
+/// every scheme and has no loopback bypass.
+pub(crate) fn agent(extra_roots: &[Vec<u8>], proxy: Option<ureq::Proxy>) -> ureq::Agent {
     // The roots are always given explicitly (the webpki list borrows static data, so this copies
     // no certificate), and so is the crypto provider: ureq is built without either default.
     let webpki = webpki_root_certs::TLS_SERVER_ROOT_CERTS
@@ -33,6 +38,7 @@ pub(crate) fn agent(extra_roots: &[Vec<u8>]) -> ureq::Agent {
         .max_redirects(0)
         .user_agent(concat!("mcp-blocking/", env!("CARGO_PKG_VERSION")))
         .max_idle_connections_per_host(16)
+        .proxy(proxy)
         .build();
     ureq::Agent::with_parts(
         config,
