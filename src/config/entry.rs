@@ -10,7 +10,8 @@ use super::interpolate::Vars;
 use super::suggest::nearest;
 use super::{
     check_url, non_finite_timeout, normalize_timeout, ConfigError, ConfigErrorKind, HttpConfig,
-    ServerConfig, SseConfig, StdioConfig, TransportConfig, WebSocketConfig, VALID_TRANSPORT_TYPES,
+    InputLimits, ServerConfig, SseConfig, StdioConfig, TransportConfig, WebSocketConfig,
+    VALID_TRANSPORT_TYPES,
 };
 
 /// Which spelling rules apply.
@@ -35,6 +36,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) vars: Option<&'a Vars<'a>>,
     /// The directory relative paths (`envFile`) are read from.
     pub(crate) base_dir: Option<&'a Path>,
+    /// What an `envFile` may make the loader read.
+    pub(crate) limits: InputLimits,
 }
 
 /// A parsed entry.
@@ -246,17 +249,18 @@ fn nested_hint(kind: &str, obj: &Map<String, Value>) -> String {
     s
 }
 
-/// Reads `KEY=VALUE` lines (blank lines, `#` comments and `export ` allowed; quotes stripped).
+/// Reads `KEY=VALUE` lines (blank lines, `#` comments and `export ` allowed; quotes stripped),
+/// at most `limits.max_file_bytes` of them.
 pub(crate) fn read_env_file(
     path: &Path,
     shown: &str,
+    limits: &InputLimits,
 ) -> Result<Vec<(String, String)>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ConfigError::new(
-            ConfigErrorKind::EnvFile,
-            format!("cannot read env file `{shown}`: {e}"),
-        )
-    })?;
+    let text = limits.read(
+        path,
+        &format!("env file `{shown}`"),
+        ConfigErrorKind::EnvFile,
+    )?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -478,7 +482,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
                     Some(dir) => dir.join(&file),
                     None => Path::new(&file).to_path_buf(),
                 };
-                env.extend(read_env_file(&full, &file).map_err(|e| e.at(fpath))?);
+                env.extend(read_env_file(&full, &file, &ctx.limits).map_err(|e| e.at(fpath))?);
             }
             for (k, val) in get_str_map(tobj, "env", tp)? {
                 let p = join(&join(tp, "env"), &k);

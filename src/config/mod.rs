@@ -17,8 +17,10 @@ use remote::RedactedHeaders;
 mod entry;
 mod error;
 mod hosted;
+mod input;
 mod interpolate;
 mod json;
+mod jsonc;
 mod limits;
 mod load;
 mod remote;
@@ -28,6 +30,7 @@ mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
 pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
+pub use input::InputLimits;
 pub use limits::Limits;
 pub use load::{ConfigLoader, LoadReport};
 pub(crate) use remote::header_pair;
