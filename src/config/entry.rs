@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 use super::interpolate::Vars;
 use super::suggest::nearest;
 use super::{
-    check_url, non_finite_timeout, normalize_timeout, ConfigError, ConfigErrorKind, HttpConfig,
-    InputLimits, ServerConfig, SseConfig, StdioConfig, TransportConfig, WebSocketConfig,
-    VALID_TRANSPORT_TYPES,
+    check_env, check_session_id, check_stdio, check_url, non_finite_timeout, normalize_timeout,
+    under, ConfigError, ConfigErrorKind, HttpConfig, InputLimits, ServerConfig, SseConfig,
+    StdioConfig, TransportConfig, WebSocketConfig, VALID_TRANSPORT_TYPES,
 };
 
 /// Which spelling rules apply.
@@ -279,7 +279,12 @@ pub(crate) fn read_env_file(
             .iter()
             .find_map(|(a, b)| v.strip_prefix(*a).and_then(|x| x.strip_suffix(*b)))
             .unwrap_or(v);
-        out.push((k.trim().to_owned(), v.to_owned()));
+        let k = k.trim();
+        check_env(k, v).map_err(|e| {
+            let message = format!("env file `{shown}` line {}: {}", i + 1, e.message);
+            ConfigError::new(ConfigErrorKind::EnvFile, message)
+        })?;
+        out.push((k.to_owned(), v.to_owned()));
     }
     Ok(out)
 }
@@ -292,10 +297,12 @@ pub(crate) fn parse_entry(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
     });
-    parse_inner(v, ctx).map_err(|e| e.for_server(server.as_deref()))
+    let mut secrets = Vec::new();
+    parse_inner(v, ctx, &mut secrets).map_err(|e| e.for_server(server.as_deref()))
 }
 
-fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
+/// Parses one entry; `secrets` collects the values taken from variables.
+fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<Entry, ConfigError> {
     let prefix = ctx.path.as_str();
     let Value::Object(obj) = v else {
         return Err(ConfigError::wrong_type(prefix, "a mapping (one server)", v));
@@ -399,10 +406,9 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
     let timeout = normalize_timeout(timeout).map_err(|e| e.at(tkey))?;
 
     let tp = tpath.as_str();
-    let mut secrets = Vec::new();
     let mut expand = |s: String, path: String| -> Result<String, ConfigError> {
         match ctx.vars {
-            Some(vars) => vars.expand(&s, &mut secrets).map_err(|e| e.at(path)),
+            Some(vars) => vars.expand(&s, secrets).map_err(|e| e.at(path)),
             None => Ok(s),
         }
     };
@@ -506,13 +512,15 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
                 }
             };
             max_message = max_message_bytes;
-            TransportConfig::Stdio(StdioConfig {
+            let stdio = StdioConfig {
                 command,
                 args,
                 env,
                 cwd,
                 inherit_env: get_bool(tobj, "inherit_env", tp)?.unwrap_or(false),
-            })
+            };
+            check_stdio(&stdio).map_err(|e| under(tp, e))?;
+            TransportConfig::Stdio(stdio)
         }
         _ => {
             let upath = join(tp, "url");
@@ -540,6 +548,9 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
                     let mut http = HttpConfig::new(url);
                     http.headers = headers;
                     http.session_id = get_str(tobj, "session_id", tp)?;
+                    if let Some(id) = &http.session_id {
+                        check_session_id(id).map_err(|e| under(tp, e))?;
+                    }
                     http.detect_legacy_sse = matches!(
                         kind,
                         Kind::Http {
@@ -554,6 +565,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
     };
     secrets.sort();
     secrets.dedup();
+    let secrets = secrets.clone();
     let mut server = ServerConfig::with_transport(name, transport);
     server.description = description;
     server.timeout = timeout;
