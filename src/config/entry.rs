@@ -298,7 +298,28 @@ pub(crate) fn parse_entry(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError
             .map(str::to_owned)
     });
     let mut secrets = Vec::new();
-    parse_inner(v, ctx, &mut secrets).map_err(|e| e.for_server(server.as_deref()))
+    parse_inner(v, ctx, &mut secrets)
+        .map_err(|e| hide_secrets(e, &secrets).for_server(server.as_deref()))
+}
+
+/// `e` with every value taken from a variable replaced by `<redacted>` (a url that does not
+/// parse is shown in its error, and may hold one).
+fn hide_secrets(mut e: ConfigError, secrets: &[String]) -> ConfigError {
+    let hide = |text: &mut String| {
+        for s in secrets.iter().filter(|s| !s.is_empty()) {
+            if text.contains(s.as_str()) {
+                *text = text.replace(s.as_str(), super::REDACTED);
+            }
+        }
+    };
+    hide(&mut e.message);
+    for text in [&mut e.found, &mut e.expected, &mut e.suggestion]
+        .into_iter()
+        .flatten()
+    {
+        hide(text);
+    }
+    e
 }
 
 /// Parses one entry; `secrets` collects the values taken from variables.
