@@ -23,6 +23,8 @@ mod json;
 mod jsonc;
 mod limits;
 mod load;
+#[cfg(test)]
+mod property_tests;
 mod remote;
 mod suggest;
 mod template;
