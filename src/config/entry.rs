@@ -9,9 +9,9 @@ use serde_json::{Map, Value};
 use super::interpolate::Vars;
 use super::suggest::nearest;
 use super::{
-    check_url, non_finite_timeout, normalize_timeout, ConfigError, ConfigErrorKind, HttpConfig,
-    Secrets, ServerConfig, SseConfig, StdioConfig, TransportConfig, WebSocketConfig,
-    VALID_TRANSPORT_TYPES,
+    check_env, check_session_id, check_stdio, check_url, non_finite_timeout, normalize_timeout,
+    under, ConfigError, ConfigErrorKind, HttpConfig, InputLimits, ServerConfig, SseConfig,
+    StdioConfig, TransportConfig, WebSocketConfig, VALID_TRANSPORT_TYPES,
 };
 
 /// Which spelling rules apply.
@@ -36,6 +36,8 @@ pub(crate) struct Ctx<'a> {
     pub(crate) vars: Option<&'a Vars<'a>>,
     /// The directory relative paths (`envFile`) are read from.
     pub(crate) base_dir: Option<&'a Path>,
+    /// What an `envFile` may make the loader read.
+    pub(crate) limits: InputLimits,
 }
 
 /// A parsed entry.
@@ -247,17 +249,18 @@ fn nested_hint(kind: &str, obj: &Map<String, Value>) -> String {
     s
 }
 
-/// Reads `KEY=VALUE` lines (blank lines, `#` comments and `export ` allowed; quotes stripped).
+/// Reads `KEY=VALUE` lines (blank lines, `#` comments and `export ` allowed; quotes stripped),
+/// at most `limits.max_file_bytes` of them.
 pub(crate) fn read_env_file(
     path: &Path,
     shown: &str,
+    limits: &InputLimits,
 ) -> Result<Vec<(String, String)>, ConfigError> {
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        ConfigError::new(
-            ConfigErrorKind::EnvFile,
-            format!("cannot read env file `{shown}`: {e}"),
-        )
-    })?;
+    let text = limits.read(
+        path,
+        &format!("env file `{shown}`"),
+        ConfigErrorKind::EnvFile,
+    )?;
     let mut out = Vec::new();
     for (i, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -276,7 +279,12 @@ pub(crate) fn read_env_file(
             .iter()
             .find_map(|(a, b)| v.strip_prefix(*a).and_then(|x| x.strip_suffix(*b)))
             .unwrap_or(v);
-        out.push((k.trim().to_owned(), v.to_owned()));
+        let k = k.trim();
+        check_env(k, v).map_err(|e| {
+            let message = format!("env file `{shown}` line {}: {}", i + 1, e.message);
+            ConfigError::new(ConfigErrorKind::EnvFile, message)
+        })?;
+        out.push((k.to_owned(), v.to_owned()));
     }
     Ok(out)
 }
@@ -289,10 +297,33 @@ pub(crate) fn parse_entry(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError
             .filter(|s| !s.is_empty())
             .map(str::to_owned)
     });
-    parse_inner(v, ctx).map_err(|e| e.for_server(server.as_deref()))
+    let mut secrets = Vec::new();
+    parse_inner(v, ctx, &mut secrets)
+        .map_err(|e| hide_secrets(e, &secrets).for_server(server.as_deref()))
 }
 
-fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
+/// `e` with every value taken from a variable replaced by `<redacted>` (a url that does not
+/// parse is shown in its error, and may hold one).
+fn hide_secrets(mut e: ConfigError, secrets: &[String]) -> ConfigError {
+    let hide = |text: &mut String| {
+        for s in secrets.iter().filter(|s| !s.is_empty()) {
+            if text.contains(s.as_str()) {
+                *text = text.replace(s.as_str(), super::REDACTED);
+            }
+        }
+    };
+    hide(&mut e.message);
+    for text in [&mut e.found, &mut e.expected, &mut e.suggestion]
+        .into_iter()
+        .flatten()
+    {
+        hide(text);
+    }
+    e
+}
+
+/// Parses one entry; `secrets` collects the values taken from variables.
+fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<Entry, ConfigError> {
     let prefix = ctx.path.as_str();
     let Value::Object(obj) = v else {
         return Err(ConfigError::wrong_type(prefix, "a mapping (one server)", v));
@@ -396,10 +427,9 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
     let timeout = normalize_timeout(timeout).map_err(|e| e.at(tkey))?;
 
     let tp = tpath.as_str();
-    let mut secrets = Vec::new();
     let mut expand = |s: String, path: String| -> Result<String, ConfigError> {
         match ctx.vars {
-            Some(vars) => vars.expand(&s, &mut secrets).map_err(|e| e.at(path)),
+            Some(vars) => vars.expand(&s, secrets).map_err(|e| e.at(path)),
             None => Ok(s),
         }
     };
@@ -479,7 +509,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
                     Some(dir) => dir.join(&file),
                     None => Path::new(&file).to_path_buf(),
                 };
-                env.extend(read_env_file(&full, &file).map_err(|e| e.at(fpath))?);
+                env.extend(read_env_file(&full, &file, &ctx.limits).map_err(|e| e.at(fpath))?);
             }
             for (k, val) in get_str_map(tobj, "env", tp)? {
                 let p = join(&join(tp, "env"), &k);
@@ -503,21 +533,22 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
                 }
             };
             max_message = max_message_bytes;
-            TransportConfig::Stdio(StdioConfig {
+            let stdio = StdioConfig {
                 command,
                 args,
                 env,
                 cwd,
                 inherit_env: get_bool(tobj, "inherit_env", tp)?.unwrap_or(false),
-            })
+            };
+            check_stdio(&stdio).map_err(|e| under(tp, e))?;
+            TransportConfig::Stdio(stdio)
         }
         _ => {
             let upath = join(tp, "url");
             let url = expand(url.unwrap_or_default(), upath.clone())?;
-            if let Err(e) = check_url(kind.name(), &url) {
-                // The url shown may hold a value that came from a variable.
-                return Err(Secrets::new(secrets).redact_config_error(e.at(upath)));
-            }
+            // The url shown may hold a value that came from a variable: `parse_entry` hides
+            // those in every error.
+            check_url(kind.name(), &url).map_err(|e| e.at(upath))?;
             let mut headers = Vec::new();
             for (k, val) in get_str_map(tobj, "headers", tp)? {
                 let p = join(&join(tp, "headers"), &k);
@@ -540,6 +571,9 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
                     let mut http = HttpConfig::new(url);
                     http.headers = headers;
                     http.session_id = get_str(tobj, "session_id", tp)?;
+                    if let Some(id) = &http.session_id {
+                        check_session_id(id).map_err(|e| under(tp, e))?;
+                    }
                     http.detect_legacy_sse = matches!(
                         kind,
                         Kind::Http {
@@ -554,6 +588,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>) -> Result<Entry, ConfigError> {
     };
     secrets.sort();
     secrets.dedup();
+    let secrets = secrets.clone();
     let mut server = ServerConfig::with_transport(name, transport);
     server.description = description;
     server.timeout = timeout;

@@ -41,6 +41,13 @@ pub enum ConfigErrorKind {
     InvalidValue,
     /// A template whose front matter is not closed.
     FrontMatter,
+    /// Input over a size limit of [`InputLimits`](super::InputLimits): a file or text longer
+    /// than `max_file_bytes`, a document with more than `max_nodes` nodes once YAML aliases are
+    /// expanded, or values that grow past `max_file_bytes` once aliases or `${...}` variables
+    /// are expanded. The message names the limit.
+    TooLarge,
+    /// A document nested deeper than [`InputLimits::max_depth`](super::InputLimits::max_depth).
+    TooDeep,
 }
 
 /// A configuration problem, with where it was found and what was meant.

@@ -10,7 +10,7 @@ use serde_json::{Map, Value};
 use super::entry::{get_str_map, join};
 use super::load::parse_any;
 use super::suggest::nearest;
-use super::{check_url, ConfigError, ConfigErrorKind, ServerConfig, REDACTED};
+use super::{check_url, ConfigError, ConfigErrorKind, InputLimits, ServerConfig, REDACTED};
 
 const KEYS: [&str; 8] = [
     "type",
@@ -209,14 +209,17 @@ impl HostedMcpServer {
     /// Reads a hosted list from a JSON or YAML file (see [`HostedMcpServer::parse_list`]).
     ///
     /// # Errors
-    /// [`ConfigErrorKind::Io`], [`ConfigErrorKind::Syntax`] or [`ConfigErrorKind::UnknownFormat`].
+    /// [`ConfigErrorKind::Io`], [`ConfigErrorKind::Syntax`] or [`ConfigErrorKind::UnknownFormat`],
+    /// and [`ConfigErrorKind::TooLarge`] or [`ConfigErrorKind::TooDeep`] for a file over the
+    /// default [`InputLimits`].
     pub fn load_list(path: impl AsRef<Path>) -> Result<HostedReport, ConfigError> {
         let path = path.as_ref();
         let file = Some(path);
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ConfigError::new(ConfigErrorKind::Io, format!("cannot read: {e}")).in_file(file)
-        })?;
-        let doc = parse_any(&text).map_err(|e| e.in_file(file))?;
+        let limits = InputLimits::default();
+        let text = limits
+            .read(path, "file", ConfigErrorKind::Io)
+            .map_err(|e| e.in_file(file))?;
+        let doc = parse_any(&text, &limits).map_err(|e| e.in_file(file))?;
         let mut r = Self::parse_list(&doc).map_err(|e| e.in_file(file))?;
         for e in &mut r.errors {
             e.file = Some(path.to_path_buf());

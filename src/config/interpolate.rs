@@ -2,7 +2,12 @@
 //!
 //! `$${` writes a literal `${`. `${workspaceFolder}` and `${userHome}` are taken from the variables
 //! when set there, else from the config file's location and `HOME`.
+//!
+//! Expansion is one pass: a value or default put in is never expanded again. What one load's
+//! values grow to is bounded (`InputLimits::max_file_bytes`, all values together), so a file
+//! that names a large variable many times fails instead of filling memory.
 
+use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -16,13 +21,48 @@ pub(crate) struct Vars<'a> {
     pub(crate) inputs: &'a BTreeMap<String, String>,
     /// The workspace folder for `${workspaceFolder}`.
     pub(crate) workspace: Option<PathBuf>,
+    /// How many bytes the expanded values of this load may still take.
+    remaining: Cell<usize>,
+    /// The limit `remaining` started from, for messages.
+    limit: usize,
 }
 
 /// Values shorter than this are not treated as secrets by the redaction rule (they would hide
 /// noise).
 pub(super) const MIN_SECRET_LEN: usize = 4;
 
-impl Vars<'_> {
+impl<'a> Vars<'a> {
+    /// Variables whose expansions, all together, take at most `limit` bytes.
+    pub(crate) fn new(
+        env: Option<&'a BTreeMap<String, String>>,
+        inputs: &'a BTreeMap<String, String>,
+        workspace: Option<PathBuf>,
+        limit: usize,
+    ) -> Self {
+        Vars {
+            env,
+            inputs,
+            workspace,
+            remaining: Cell::new(limit),
+            limit,
+        }
+    }
+
+    /// Takes `out` plus `more` bytes from what is left, or fails naming the limit.
+    fn fits(&self, out: &str, more: usize) -> Result<(), ConfigError> {
+        if out.len().saturating_add(more) <= self.remaining.get() {
+            return Ok(());
+        }
+        Err(ConfigError::new(
+            ConfigErrorKind::TooLarge,
+            format!(
+                "values grow past the `max_file_bytes` input limit ({} bytes) once `${{...}}` \
+                 variables are expanded",
+                self.limit
+            ),
+        ))
+    }
+
     fn env_var(&self, name: &str) -> Option<String> {
         match self.env {
             Some(map) => map.get(name).cloned(),
@@ -59,10 +99,15 @@ impl Vars<'_> {
                     "unterminated `${` (write `$${` for a literal `${`)",
                 ));
             };
-            out.push_str(&self.resolve(&body_start[..end], secrets)?);
+            let value = self.resolve(&body_start[..end], secrets)?;
+            self.fits(&out, value.len())?;
+            out.push_str(&value);
             rest = &body_start[end + 1..];
         }
+        self.fits(&out, rest.len())?;
         out.push_str(rest);
+        self.remaining
+            .set(self.remaining.get().saturating_sub(out.len()));
         Ok(out)
     }
 
@@ -141,11 +186,7 @@ mod tests {
         env: &'a BTreeMap<String, String>,
         inputs: &'a BTreeMap<String, String>,
     ) -> Vars<'a> {
-        Vars {
-            env: Some(env),
-            inputs,
-            workspace: Some(PathBuf::from("/ws")),
-        }
+        Vars::new(Some(env), inputs, Some(PathBuf::from("/ws")), 1 << 20)
     }
 
     #[test]

@@ -4,7 +4,8 @@ use serde_json::{json, Map, Value};
 
 use super::entry::{parse_entry, Ctx, Dialect, Entry};
 use super::{
-    ConfigError, ConfigErrorKind, Limits, ServerConfig, SseConfig, TransportConfig, WebSocketConfig,
+    ConfigError, ConfigErrorKind, InputLimits, Limits, ServerConfig, SseConfig, TransportConfig,
+    WebSocketConfig,
 };
 
 impl ServerConfig {
@@ -50,6 +51,7 @@ impl ServerConfig {
             dialect: Dialect::RobotLab,
             vars: None,
             base_dir: None,
+            limits: InputLimits::default(),
         };
         match parse_entry(value, &ctx)? {
             Entry::Server(s) => Ok(*s),

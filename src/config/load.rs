@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::entry::{join, parse_entry, Ctx, Dialect, Entry};
 use super::interpolate::Vars;
 use super::suggest::nearest;
-use super::{yaml, ConfigError, ConfigErrorKind, ServerConfig};
+use super::{jsonc, yaml, ConfigError, ConfigErrorKind, InputLimits, ServerConfig};
 
 /// The top-level keys a host config file may hold its servers under.
 const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
@@ -21,6 +21,13 @@ const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
 /// loader is lenient: a bad server is reported in [`LoadReport::errors`] and the rest still load.
 /// A server's `timeout` follows the host-config rule (`5000` is 5 s): see
 /// [timeouts](ServerConfig#timeouts).
+///
+/// A config file is data from wherever it came from: what it can make the loader read and build
+/// is bounded by [`InputLimits`] (see [`with_input_limits`](ConfigLoader::with_input_limits)),
+/// and every value is checked as it is read, with its key path: urls parse and have a host,
+/// header names and values are valid HTTP, and what reaches the operating system (command,
+/// arguments, working directory, environment) holds no NUL byte, with environment variable
+/// names non-empty and without `=`.
 ///
 /// ```
 /// use std::collections::BTreeMap;
@@ -46,6 +53,7 @@ pub struct ConfigLoader {
     pub(crate) env: Option<BTreeMap<String, String>>,
     pub(crate) inputs: BTreeMap<String, String>,
     pub(crate) strict: bool,
+    pub(crate) limits: InputLimits,
 }
 
 /// What a lenient load found: the servers that are valid, an error for each one that is not, and
@@ -104,6 +112,27 @@ impl ConfigLoader {
         self
     }
 
+    /// Bounds what a config file can make the loader read and build (default:
+    /// [`InputLimits::default`]).
+    ///
+    /// ```
+    /// use mcp_blocking::config::{ConfigErrorKind, InputLimits};
+    /// use mcp_blocking::ConfigLoader;
+    /// let loader = ConfigLoader::new().with_input_limits(InputLimits::default().with_max_depth(2));
+    /// let err = loader.load_str(r#"{"mcpServers": {"a": {"command": "x"}}}"#).unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::TooDeep);
+    /// assert_eq!(loader.input_limits().max_depth, 2);
+    /// ```
+    pub fn with_input_limits(mut self, limits: InputLimits) -> Self {
+        self.limits = limits;
+        self
+    }
+
+    /// The limits in force (see [`with_input_limits`](ConfigLoader::with_input_limits)).
+    pub fn input_limits(&self) -> InputLimits {
+        self.limits
+    }
+
     pub(crate) fn vars(&self, base_dir: Option<&Path>) -> Vars<'_> {
         let workspace = base_dir.map(|d| {
             let hidden = d
@@ -115,11 +144,12 @@ impl ConfigLoader {
                 _ => d.to_path_buf(),
             }
         });
-        Vars {
-            env: self.env.as_ref(),
-            inputs: &self.inputs,
+        Vars::new(
+            self.env.as_ref(),
+            &self.inputs,
             workspace,
-        }
+            self.limits.max_file_bytes,
+        )
     }
 
     /// Loads the servers of the file at `path` (JSON, or YAML for `.yaml`/`.yml`; other names are
@@ -139,22 +169,25 @@ impl ConfigLoader {
     ///
     /// # Errors
     /// [`ConfigErrorKind::Io`], [`ConfigErrorKind::Syntax`] or [`ConfigErrorKind::UnknownFormat`]
-    /// for the file as a whole; in strict mode also the first server's error.
+    /// for the file as a whole, and [`ConfigErrorKind::TooLarge`] or
+    /// [`ConfigErrorKind::TooDeep`] for a file over an [`InputLimits`] limit; in strict mode also
+    /// the first server's error.
     pub fn load(&self, path: impl AsRef<Path>) -> Result<LoadReport, ConfigError> {
         let path = path.as_ref();
         let file = Some(path);
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ConfigError::new(ConfigErrorKind::Io, format!("cannot read: {e}")).in_file(file)
-        })?;
+        let text = self
+            .limits
+            .read(path, "file", ConfigErrorKind::Io)
+            .map_err(|e| e.in_file(file))?;
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
             .unwrap_or("")
             .to_ascii_lowercase();
         let doc = match ext.as_str() {
-            "yaml" | "yml" => yaml::parse(&text),
-            "json" | "jsonc" => parse_json(&text),
-            _ => parse_any(&text),
+            "yaml" | "yml" => yaml::parse(&text, &self.limits),
+            "json" | "jsonc" => jsonc::parse(&text, &self.limits),
+            _ => parse_any(&text, &self.limits),
         }
         .map_err(|e| e.in_file(file))?;
         let base_dir = path.parent().map(|p| {
@@ -179,10 +212,13 @@ impl ConfigLoader {
     /// # Errors
     /// As [`ConfigLoader::load`], without the file.
     pub fn load_str(&self, text: &str) -> Result<LoadReport, ConfigError> {
-        self.load_doc(&parse_any(text)?, None)
+        self.limits.check_text(text)?;
+        self.load_doc(&parse_any(text, &self.limits)?, None)
     }
 
-    /// Loads servers from an already parsed document.
+    /// Loads servers from an already parsed document. It is already built, so its size and depth
+    /// are not checked; its values are, as a file's are (and `envFile` reads and `${...}`
+    /// expansion stay within the [`InputLimits`]).
     ///
     /// # Errors
     /// As [`ConfigLoader::load`], without the file.
@@ -308,6 +344,7 @@ impl Walk<'_> {
             dialect,
             vars: Some(self.vars),
             base_dir: self.base_dir,
+            limits: self.loader.limits,
         };
         let result = parse_entry(v, &ctx).and_then(|e| match e {
             Entry::Server(s) => match self.names.get(&s.name) {
@@ -344,81 +381,14 @@ impl Walk<'_> {
 }
 
 /// JSON or YAML, by the first character.
-pub(crate) fn parse_any(text: &str) -> Result<Value, ConfigError> {
+pub(crate) fn parse_any(text: &str, limits: &InputLimits) -> Result<Value, ConfigError> {
     match text
         .trim_start_matches('\u{feff}')
         .trim_start()
         .chars()
         .next()
     {
-        Some('{') | Some('[') => parse_json(text),
-        _ => yaml::parse(text),
-    }
-}
-
-/// JSON with `//` and `/* */` comments and trailing commas (VS Code's JSONC) allowed.
-pub(crate) fn parse_json(text: &str) -> Result<Value, ConfigError> {
-    let clean = strip_jsonc(text.trim_start_matches('\u{feff}'));
-    serde_json::from_str(&clean)
-        .map_err(|e| ConfigError::new(ConfigErrorKind::Syntax, format!("invalid JSON: {e}")))
-}
-
-/// Blanks out comments (keeping newlines, so error positions stay right) and drops trailing commas.
-fn strip_jsonc(text: &str) -> String {
-    let chars: Vec<char> = text.chars().collect();
-    let mut out: Vec<char> = Vec::with_capacity(chars.len());
-    let (mut i, mut in_str) = (0, false);
-    while i < chars.len() {
-        let c = chars[i];
-        if in_str {
-            out.push(c);
-            if c == '\\' && i + 1 < chars.len() {
-                out.push(chars[i + 1]);
-                i += 1;
-            } else if c == '"' {
-                in_str = false;
-            }
-        } else if c == '"' {
-            in_str = true;
-            out.push(c);
-        } else if c == '/' && chars.get(i + 1) == Some(&'/') {
-            while i < chars.len() && chars[i] != '\n' {
-                out.push(' ');
-                i += 1;
-            }
-            continue;
-        } else if c == '/' && chars.get(i + 1) == Some(&'*') {
-            out.extend([' ', ' ']);
-            i += 2;
-            while i < chars.len() && !(chars[i] == '*' && chars.get(i + 1) == Some(&'/')) {
-                out.push(if chars[i] == '\n' { '\n' } else { ' ' });
-                i += 1;
-            }
-            out.extend([' ', ' ']);
-            i += 2;
-            continue;
-        } else if c == '}' || c == ']' {
-            if let Some(j) = out.iter().rposition(|x| !x.is_whitespace()) {
-                if out[j] == ',' {
-                    out[j] = ' ';
-                }
-            }
-            out.push(c);
-        } else {
-            out.push(c);
-        }
-        i += 1;
-    }
-    out.into_iter().collect()
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn jsonc_comments_and_trailing_commas() {
-        let v = parse_json("{\n // c\n \"a\": [1, 2,], /* x */ \"b\": \"//not\",\n}").unwrap();
-        assert_eq!(v, serde_json::json!({"a": [1, 2], "b": "//not"}));
+        Some('{') | Some('[') => jsonc::parse(text, limits),
+        _ => yaml::parse(text, limits),
     }
 }

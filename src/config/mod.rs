@@ -17,10 +17,14 @@ use remote::RedactedHeaders;
 mod entry;
 mod error;
 mod hosted;
+mod input;
 mod interpolate;
 mod json;
+mod jsonc;
 mod limits;
 mod load;
+#[cfg(test)]
+mod property_tests;
 mod redact;
 mod remote;
 mod suggest;
@@ -29,6 +33,7 @@ mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
 pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
+pub use input::InputLimits;
 pub(crate) use limits::cut_mark;
 pub use limits::Limits;
 pub use load::{ConfigLoader, LoadReport};
@@ -1005,9 +1010,14 @@ impl ServerConfig {
     /// [`ConfigErrorKind::NotApplicable`] when a setter was used that the transport cannot take
     /// (e.g. [`args`](ServerConfig::args) on a remote server,
     /// [`session_id`](ServerConfig::session_id) on a WebSocket); of kind
-    /// [`ConfigErrorKind::InvalidUrl`] when a url has the wrong scheme for its transport; and of
-    /// kind [`ConfigErrorKind::InvalidValue`] when a header name or value is not valid HTTP, or
-    /// (at `timeout`) when a timeout out of range was set (see [timeouts](ServerConfig#timeouts)).
+    /// [`ConfigErrorKind::InvalidUrl`] when a url has the wrong scheme for its transport, does
+    /// not parse as a URL, or has no host or an invalid port (`http://[::1` is an error here,
+    /// not at connect); and of kind [`ConfigErrorKind::InvalidValue`] when a header name or
+    /// value or the session id is not valid HTTP, when the command, an argument, the working
+    /// directory or an environment variable holds a NUL byte, when an environment variable name
+    /// is empty or holds `=`, or (at `timeout`) when a timeout out of range was set (see
+    /// [timeouts](ServerConfig#timeouts)). Config files are checked by the same rules as they
+    /// are read.
     pub fn validate(&self) -> Result<(), ConfigError> {
         let server = Some(self.name.as_str()).filter(|n| !n.is_empty());
         let fail = |e: ConfigError| Err(e.for_server(server));
@@ -1045,11 +1055,16 @@ impl ServerConfig {
                         .at("transport.command"),
                     );
                 }
-                return Ok(());
+                return check_stdio(s).or_else(|e| fail(under("transport", e)));
             }
             TransportConfig::Sse(s) => ("sse", &s.url),
             TransportConfig::WebSocket(w) => ("websocket", &w.url),
-            TransportConfig::StreamableHttp(h) => ("streamable-http", &h.url),
+            TransportConfig::StreamableHttp(h) => {
+                if let Some(id) = &h.session_id {
+                    check_session_id(id).or_else(|e| fail(under("transport", e)))?;
+                }
+                ("streamable-http", &h.url)
+            }
         };
         check_url(kind, url).or_else(|e| fail(e.at("transport.url")))
     }
@@ -1093,16 +1108,120 @@ pub(crate) fn check_url(kind: &str, url: &str) -> Result<(), ConfigError> {
         &["http://", "https://"]
     };
     let lower = url.to_ascii_lowercase();
-    if schemes.iter().any(|s| lower.starts_with(s)) {
-        return Ok(());
-    }
-    let expected = format!("{} or {}", schemes[0], schemes[1]);
     let found = redact_url(url);
-    Err(ConfigError::new(
-        ConfigErrorKind::InvalidUrl,
-        format!("{kind} url must start with {expected}, found `{found}`"),
-    )
-    .found_expected(found, expected))
+    if !schemes.iter().any(|s| lower.starts_with(s)) {
+        let expected = format!("{} or {}", schemes[0], schemes[1]);
+        return Err(ConfigError::new(
+            ConfigErrorKind::InvalidUrl,
+            format!("{kind} url must start with {expected}, found `{found}`"),
+        )
+        .found_expected(found, expected));
+    }
+    let invalid = |why: String| {
+        Err(ConfigError::new(
+            ConfigErrorKind::InvalidUrl,
+            format!("{kind} url `{found}` {why}"),
+        )
+        .found_expected(found.clone(), "a URL with a host"))
+    };
+    // The transports parse it the same way (`http::Uri`), so what passes here connects.
+    let uri = match url.parse::<ureq::http::Uri>() {
+        Ok(uri) => uri,
+        Err(e) => return invalid(format!("is not a valid URL: {e}")),
+    };
+    let Some(authority) = uri.authority().map(|a| a.as_str()) else {
+        return invalid("has no host".into());
+    };
+    if uri.host().is_none_or(str::is_empty) {
+        return invalid("has no host".into());
+    }
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, hp)| hp);
+    let port = match host_port.rsplit_once(']') {
+        Some((_, rest)) => rest.strip_prefix(':'),
+        None => host_port.rsplit_once(':').map(|(_, p)| p),
+    };
+    if let Some(port) = port.filter(|p| !p.is_empty()) {
+        if port.parse::<u16>().is_err() {
+            return invalid(format!("has an invalid port `{port}`"));
+        }
+    }
+    Ok(())
+}
+
+/// `e` with its key path put under `prefix` (`args[1]` under `transport` is `transport.args[1]`).
+pub(crate) fn under(prefix: &str, e: ConfigError) -> ConfigError {
+    let path = match (prefix.is_empty(), e.path.is_empty()) {
+        (_, true) => prefix.to_owned(),
+        (true, false) => e.path.clone(),
+        (false, false) => format!("{prefix}.{}", e.path),
+    };
+    e.at(path)
+}
+
+/// Checks what a stdio server hands the operating system: no NUL byte in the command, an
+/// argument, the working directory or the environment. The error's key path is relative to the
+/// transport (`args[1]`, `env.KEY`); it never shows a value.
+pub(crate) fn check_stdio(s: &StdioConfig) -> Result<(), ConfigError> {
+    let nul = |what: &str, at: String| {
+        Err(ConfigError::new(
+            ConfigErrorKind::InvalidValue,
+            format!("{what} contains a NUL byte"),
+        )
+        .at(at))
+    };
+    if s.command.contains('\0') {
+        return nul("the command", "command".into());
+    }
+    if let Some(i) = s.args.iter().position(|a| a.contains('\0')) {
+        return nul("an argument", format!("args[{i}]"));
+    }
+    if let Some(cwd) = &s.cwd {
+        if cwd.as_os_str().as_encoded_bytes().contains(&0) {
+            return nul("the working directory", "cwd".into());
+        }
+    }
+    for (name, value) in &s.env {
+        check_env(name, value)?;
+    }
+    Ok(())
+}
+
+/// Checks one environment variable: a name that is not empty and holds no `=` or NUL byte, a
+/// value without a NUL byte. The error is at `env.NAME` (`env` for an empty name) and never
+/// shows the value.
+pub(crate) fn check_env(name: &str, value: &str) -> Result<(), ConfigError> {
+    let shown = name.escape_debug().to_string();
+    let problem = if name.is_empty() {
+        "an environment variable name is empty".to_owned()
+    } else if name.contains('=') {
+        format!("environment variable name `{shown}` contains `=`")
+    } else if name.contains('\0') {
+        format!("environment variable name `{shown}` contains a NUL byte")
+    } else if value.contains('\0') {
+        format!("the value of environment variable `{shown}` contains a NUL byte")
+    } else {
+        return Ok(());
+    };
+    let at = if name.is_empty() {
+        "env".to_owned()
+    } else {
+        format!("env.{shown}")
+    };
+    Err(ConfigError::new(ConfigErrorKind::InvalidValue, problem).at(at))
+}
+
+/// Checks that a session id can be sent as the `Mcp-Session-Id` header; the error is at
+/// `session_id` and never shows the id.
+pub(crate) fn check_session_id(id: &str) -> Result<(), ConfigError> {
+    match ureq::http::HeaderValue::from_str(id) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(ConfigError::new(
+            ConfigErrorKind::InvalidValue,
+            "the session id is not a valid HTTP header value (line breaks and control characters \
+             are not allowed)",
+        )
+        .at("session_id")),
+    }
 }
 
 /// The valid range of a timeout set in code, for messages.

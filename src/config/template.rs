@@ -58,7 +58,9 @@ impl Template {
     ///
     /// # Errors
     /// [`ConfigErrorKind::FrontMatter`] when the front matter is not closed,
-    /// [`ConfigErrorKind::Syntax`] when it is not YAML, and the first server's error otherwise
+    /// [`ConfigErrorKind::Syntax`] when it is not YAML, [`ConfigErrorKind::TooLarge`] or
+    /// [`ConfigErrorKind::TooDeep`] over an [`InputLimits`](super::InputLimits) limit (the
+    /// defaults; see [`ConfigLoader::with_input_limits`]), and the first server's error otherwise
     /// (templates load strictly).
     pub fn parse(text: &str) -> Result<Template, ConfigError> {
         ConfigLoader::new().parse_template(text, None)
@@ -110,9 +112,10 @@ impl ConfigLoader {
     /// As [`Template::load`], with the file set.
     pub fn load_template(&self, path: impl AsRef<Path>) -> Result<Template, ConfigError> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path).map_err(|e| {
-            ConfigError::new(ConfigErrorKind::Io, format!("cannot read: {e}")).in_file(Some(path))
-        })?;
+        let text = self
+            .limits
+            .read(path, "file", ConfigErrorKind::Io)
+            .map_err(|e| e.in_file(Some(path)))?;
         self.parse_template(&text, path.parent())
             .map_err(|e| e.in_file(Some(path)))
     }
@@ -122,13 +125,14 @@ impl ConfigLoader {
         text: &str,
         base_dir: Option<&Path>,
     ) -> Result<Template, ConfigError> {
+        self.limits.check_text(text)?;
         let Some((front, body)) = split(text)? else {
             return Ok(Template {
                 body: text.to_owned(),
                 ..Template::default()
             });
         };
-        let doc = yaml::parse(front)?;
+        let doc = yaml::parse(front, &self.limits)?;
         let mut meta = match doc {
             Value::Object(m) => m,
             Value::Null => Map::new(),
