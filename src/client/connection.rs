@@ -18,7 +18,7 @@ use crate::protocol::jsonrpc::{
     encode_notification, encode_response, ErrorCode, InNotification, InRequest, Inbound, Payload,
     RequestId, RpcError,
 };
-use crate::protocol::session::{cancelled_frame, Event, Failure, Routed, Session};
+use crate::protocol::session::{cancelled_frame, sampled, Event, Failure, Routed, Session};
 use crate::transport::poller::ConnectionPoller;
 use crate::transport::{Sink, Transport};
 
@@ -110,8 +110,39 @@ impl Sink for ClientSink {
         match self.session.route(msg) {
             Routed::Delivered => {}
             Routed::Orphan(id) => {
-                log::debug!(
-                    "server `{}`: dropping a response nobody waits for (id {id:?})",
+                let n = self.session.orphans();
+                if sampled(n) {
+                    log::debug!(
+                        "server `{}`: dropping a response nobody waits for (id {id:?}; {n} so far)",
+                        self.ctx.server
+                    );
+                }
+            }
+            Routed::Unattributed(u) => {
+                if sampled(u.count) {
+                    let server = &self.ctx.server;
+                    let what = &u.what;
+                    let n = u.count;
+                    match (u.failed, u.pending) {
+                        (Some(id), _) => log::warn!(
+                            "server `{server}` sent an error response without an id ({what}); \
+                             the only pending request (id {id}) fails with it ({n} so far)"
+                        ),
+                        (None, 0) => log::warn!(
+                            "server `{server}` sent an error response without an id ({what}) \
+                             while no request was pending ({n} so far)"
+                        ),
+                        (None, pending) => log::warn!(
+                            "server `{server}` sent an error response without an id ({what}); \
+                             it does not say which of the {pending} pending requests it is \
+                             about, so they keep waiting ({n} so far)"
+                        ),
+                    }
+                }
+            }
+            Routed::Invalid(e) => {
+                log::warn!(
+                    "server `{}`: skipping a batch element that is {e}",
                     self.ctx.server
                 );
             }
@@ -139,7 +170,10 @@ impl DispatchCtx {
         match item {
             Routed::Request(req) => self.answer(req),
             Routed::Notification(n) => self.notify(n),
-            Routed::Delivered | Routed::Orphan(_) => {}
+            Routed::Delivered
+            | Routed::Orphan(_)
+            | Routed::Unattributed(_)
+            | Routed::Invalid(_) => {}
         }
     }
 
@@ -289,7 +323,7 @@ impl Connection {
         let (id, frame, rx) = self
             .session
             .begin(method, params, opts.on_progress.is_some())
-            .map_err(|f| self.failure(f))?;
+            .map_err(|f| self.failure(method, f))?;
         // Transports that read the answer inside `send` (Streamable HTTP event streams) cannot
         // restart the timer on progress; they get the maximum total instead, when there is one.
         let send_deadline = match (
@@ -332,7 +366,7 @@ impl Connection {
                     owe_lead = true;
                 }
                 Ok(Event::Done(Ok(raw))) => break Ok(raw),
-                Ok(Event::Done(Err(f))) => break Err(self.failure(f)),
+                Ok(Event::Done(Err(f))) => break Err(self.failure(method, f)),
                 Ok(Event::Progress(p)) => {
                     if let Some(cb) = &opts.on_progress {
                         cb(&p);
@@ -355,7 +389,7 @@ impl Connection {
                         }
                     }
                     if let (true, Some(done)) = (answered, raced) {
-                        break done.map_err(|f| self.failure(f));
+                        break done.map_err(|f| self.failure(method, f));
                     }
                     if method != "initialize" {
                         let reason =
@@ -401,7 +435,7 @@ impl Connection {
         }
     }
 
-    fn failure(&self, f: Failure) -> Error {
+    fn failure(&self, method: &str, f: Failure) -> Error {
         match f {
             Failure::Rpc(e) => Error::Rpc {
                 server: self.server.to_string(),
@@ -412,6 +446,12 @@ impl Connection {
             Failure::Unusable(detail) => Error::Protocol {
                 server: self.server.to_string(),
                 detail,
+            },
+            // Worded as a result that fails to parse is (see `Client::typed`): a peeked stdio
+            // line is checked only there, and both read the same.
+            Failure::Malformed(m) => Error::Protocol {
+                server: self.server.to_string(),
+                detail: format!("malformed `{method}` result: {m}"),
             },
             Failure::Closed {
                 detail,

@@ -322,6 +322,7 @@ pub(crate) mod tests {
                     Some(id) => format!("response {id}"),
                     None => "response".to_owned(),
                 },
+                Inbound::Invalid(e) => format!("invalid {e}"),
             };
             self.seen.lock().unwrap().push(line);
         }
