@@ -118,12 +118,12 @@ pub(crate) enum Fault {
 
 /// How a response to an identifiable request breaks JSON-RPC 2.0. Its `Display` is the detail
 /// an [`Error::Protocol`](crate::Error::Protocol) quotes; it echoes at most [`SHOWN`] bytes of
-/// what the server sent.
+/// what the server sent, and only printable ASCII.
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) enum Malformed {
     /// No `jsonrpc` member (or `null`).
     NoVersion,
-    /// A `jsonrpc` member other than `"2.0"`: its raw JSON when short enough to show.
+    /// A `jsonrpc` member other than `"2.0"`: its raw JSON when short and plain enough to show.
     WrongVersion(Option<String>),
     /// Both `result` and a non-null `error`.
     ResultAndError,
@@ -169,9 +169,8 @@ fn check_version(raw: Option<&RawValue>) -> Result<(), Malformed> {
     {
         return Ok(());
     }
-    Err(Malformed::WrongVersion(
-        (raw.len() <= SHOWN).then(|| raw.to_owned()),
-    ))
+    let shown = raw.len() <= SHOWN && raw.bytes().all(|b| (b' '..=b'~').contains(&b));
+    Err(Malformed::WrongVersion(shown.then(|| raw.to_owned())))
 }
 
 /// Reads an `error` member strictly: an object with an integer `code` (32 bits, as
@@ -469,20 +468,28 @@ pub(crate) fn peek_response_id(bytes: &[u8]) -> Option<RequestId> {
     }
 }
 
-/// The id of a response from the first bytes of its line (`id` must come before `result`, as
-/// the SDKs write it): used to fail the right caller when a response is too large to take in.
+/// The id of a response from the first bytes of its line (`id` must come before `result` or
+/// `error`, as the SDKs write it): used to fail the right caller when a response is too large to
+/// take in. `None` unless the prefix shows the whole id and then the `result` or `error` key, so
+/// neither a server's request nor an id cut short names a request of ours.
 pub(crate) fn peek_id_prefix(bytes: &[u8]) -> Option<RequestId> {
     let mut p = Peek { b: bytes, i: 0 };
     p.ws();
     p.eat(b'{')?;
+    let mut id = None;
     loop {
         p.ws();
         let key = p.simple_string()?;
+        if key == b"result" {
+            return id;
+        }
         p.ws();
         p.eat(b':')?;
         p.ws();
         match key {
-            b"id" => return p.id(),
+            // An `"error": null` is no error: the message may yet be a request.
+            b"error" => return id.filter(|_| p.b.get(p.i) == Some(&b'{')),
+            b"id" if id.is_none() => id = Some(p.id()?),
             b"jsonrpc" => {
                 p.simple_string()?;
             }
@@ -534,12 +541,21 @@ impl<'a> Peek<'a> {
             let s = std::str::from_utf8(self.simple_string()?).ok()?;
             return Some(RequestId::String(s.to_owned()));
         }
+        // An integer as JSON writes one: `-?(0|[1-9][0-9]*)`, and not `-0` (which serde_json
+        // reads as a float, so no full parse would take it as an id).
         let start = self.i;
         if self.b.get(self.i) == Some(&b'-') {
             self.i += 1;
         }
+        let digits = self.i;
         while self.b.get(self.i).is_some_and(u8::is_ascii_digit) {
             self.i += 1;
+        }
+        match &self.b[digits..self.i] {
+            [] => return None,
+            [b'0'] if digits > start => return None,
+            [b'0', _, ..] => return None,
+            _ => {}
         }
         let n = std::str::from_utf8(&self.b[start..self.i])
             .ok()?
@@ -946,10 +962,81 @@ mod tests {
             Some(RequestId::Number(7))
         );
         assert_eq!(
-            peek_id_prefix(br#"{"id":"a","#),
+            peek_id_prefix(br#"{"id":"a","result""#),
             Some(RequestId::String("a".into()))
         );
         assert_eq!(peek_id_prefix(br#"{"result":{},"id":7}"#), None);
+        assert_eq!(
+            peek_id_prefix(br#"{"id":7,"jsonrpc":"2.0","error":{"code":1,"message":"#),
+            Some(RequestId::Number(7))
+        );
+    }
+
+    /// Found by fuzzing: `-0` peeked as id 0, though serde_json reads it as a float (so the
+    /// full parse found no id); leading zeros are not JSON at all.
+    #[test]
+    fn peeks_take_only_integers_as_json_writes_them() {
+        for id in ["-0", "01", "-01", "00", "-"] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+            assert_eq!(peek_response_id(line.as_bytes()), None, "{id}");
+            assert_eq!(peek_id_prefix(line.as_bytes()), None, "{id}");
+        }
+        for (id, n) in [
+            ("0", 0),
+            ("-1", -1),
+            ("10", 10),
+            ("-9223372036854775808", i64::MIN),
+        ] {
+            let line = format!(r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#);
+            assert_eq!(
+                peek_response_id(line.as_bytes()),
+                Some(RequestId::Number(n))
+            );
+            assert_eq!(peek_id_prefix(line.as_bytes()), Some(RequestId::Number(n)));
+        }
+    }
+
+    /// Found by fuzzing, and kept: serde_json does not check what it skips (UTF-8, `\u`
+    /// escapes, number range) in members nobody reads, so such a frame is still read; no
+    /// string is ever made of those bytes.
+    #[test]
+    fn unread_members_are_skipped_unchecked() {
+        let frame =
+            b"{\"jsonrpc\":\"2.0\",\"id\":3,\"x\":\"\xff\\ud800\",\"y\":1e999,\"result\":{}}";
+        assert!(serde_json::from_slice::<Value>(frame).is_err());
+        let m = Inbound::parse(frame).unwrap();
+        assert!(matches!(
+            &m[..],
+            [Inbound::Response(InResponse {
+                id: Some(RequestId::Number(3)),
+                outcome: Ok(_)
+            })]
+        ));
+        assert_eq!(peek_response_id(frame), None);
+    }
+
+    /// Found by fuzzing: a server request's id named one of ours.
+    #[test]
+    fn peek_id_prefix_ignores_a_server_request() {
+        assert_eq!(
+            peek_id_prefix(
+                br#"{"jsonrpc":"2.0","id":4,"method":"sampling/createMessage","params":{"#
+            ),
+            None
+        );
+        assert_eq!(peek_id_prefix(br#"{"jsonrpc":"2.0","id":4,"#), None);
+        assert_eq!(
+            peek_id_prefix(br#"{"id":4,"jsonrpc":"2.0","error":null,"method":"x","params":{"#),
+            None
+        );
+    }
+
+    /// Found by fuzzing: a prefix that ends inside an id read as a shorter id.
+    #[test]
+    fn peek_id_prefix_needs_the_whole_id() {
+        assert_eq!(peek_id_prefix(br#"{"jsonrpc":"2.0","id":12"#), None);
+        assert_eq!(peek_id_prefix(br#"{"jsonrpc":"2.0","id":12,"re"#), None);
+        assert_eq!(peek_id_prefix(br#"{"jsonrpc":"2.0","id":"ab"#), None);
     }
 
     #[test]
