@@ -46,7 +46,8 @@ impl Client {
         self.config.validate()?;
         let server: Arc<str> = self.config.name().into();
         let timeout = self.config.timeout();
-        let session = Arc::new(Session::new());
+        let session =
+            Arc::new(Session::new().with_max_echo_bytes(self.config.limits().max_echo_bytes));
         let ctx = Arc::new(DispatchCtx::new(
             Arc::clone(&server),
             Arc::clone(&self.handlers),

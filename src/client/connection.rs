@@ -50,7 +50,7 @@ impl Connection {
         let (id, frame, rx) = self
             .session
             .begin(method, params, opts.on_progress.is_some())
-            .map_err(|f| self.failure(f))?;
+            .map_err(|f| self.failure(method, f))?;
         // Transports that read the answer inside `send` (Streamable HTTP event streams) cannot
         // restart the timer on progress; they get the maximum total instead, when there is one.
         let send_deadline = match (
@@ -93,7 +93,7 @@ impl Connection {
                     owe_lead = true;
                 }
                 Ok(Event::Done(Ok(raw))) => break Ok(raw),
-                Ok(Event::Done(Err(f))) => break Err(self.failure(f)),
+                Ok(Event::Done(Err(f))) => break Err(self.failure(method, f)),
                 Ok(Event::Progress(p)) => {
                     if let Some(cb) = &opts.on_progress {
                         cb(&p);
@@ -116,7 +116,7 @@ impl Connection {
                         }
                     }
                     if let (true, Some(done)) = (answered, raced) {
-                        break done.map_err(|f| self.failure(f));
+                        break done.map_err(|f| self.failure(method, f));
                     }
                     if method != "initialize" {
                         let reason =
@@ -162,7 +162,7 @@ impl Connection {
         }
     }
 
-    fn failure(&self, f: Failure) -> Error {
+    fn failure(&self, method: &str, f: Failure) -> Error {
         match f {
             Failure::Rpc(e) => Error::Rpc {
                 server: self.server.to_string(),
@@ -176,6 +176,12 @@ impl Connection {
             Failure::Unusable(detail) => Error::Protocol {
                 server: self.server.to_string(),
                 detail,
+            },
+            // Worded as a result that fails to parse is (see `Client::typed`): a peeked stdio
+            // line is checked only there, and both read the same.
+            Failure::Malformed(m) => Error::Protocol {
+                server: self.server.to_string(),
+                detail: format!("malformed `{method}` result: {m}"),
             },
             Failure::Closed {
                 detail,

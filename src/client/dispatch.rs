@@ -37,7 +37,7 @@ use crate::model::{ElicitAction, ElicitParams, LoggingMessage, Root};
 use crate::protocol::jsonrpc::{
     encode_response, ErrorCode, InNotification, InRequest, Inbound, RequestId, RpcError,
 };
-use crate::protocol::session::{Routed, Session};
+use crate::protocol::session::{sampled, Routed, Session};
 use crate::sync::{lock, read_lock};
 use crate::throttle::{more, Throttle};
 use crate::transport::{Sink, Transport};
@@ -197,6 +197,7 @@ struct Warnings {
     send_failed: Throttle,
     panicked: Throttle,
     orphans: Throttle,
+    invalid: Throttle,
 }
 
 /// What the dispatcher threads share.
@@ -538,6 +539,38 @@ impl Sink for ClientSink {
                         "server `{}`: dropping a response nobody waits for (id {}){}",
                         self.ctx.server,
                         self.ctx.limits.echo(&id),
+                        more(unlogged)
+                    );
+                }
+            }
+            Routed::Unattributed(u) => {
+                if sampled(u.count) {
+                    let server = &self.ctx.server;
+                    let what = &u.what;
+                    let n = u.count;
+                    match (u.failed, u.pending) {
+                        (Some(id), _) => log::warn!(
+                            "server `{server}` sent an error response without an id ({what}); \
+                             the only pending request (id {id}) fails with it ({n} so far)"
+                        ),
+                        (None, 0) => log::warn!(
+                            "server `{server}` sent an error response without an id ({what}) \
+                             while no request was pending ({n} so far)"
+                        ),
+                        (None, pending) => log::warn!(
+                            "server `{server}` sent an error response without an id ({what}); \
+                             it does not say which of the {pending} pending requests it is \
+                             about, so they keep waiting ({n} so far)"
+                        ),
+                    }
+                }
+            }
+            Routed::Invalid(e) => {
+                if let Some(unlogged) = self.ctx.warn.invalid.hit() {
+                    log::warn!(
+                        "server `{}`: skipping a batch element that is {}{}",
+                        self.ctx.server,
+                        self.ctx.limits.echo(&e.to_string()),
                         more(unlogged)
                     );
                 }

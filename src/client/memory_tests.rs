@@ -344,3 +344,250 @@ fn an_out_of_range_call_timeout_sends_nothing() {
     }
     assert_eq!(methods(&sent), ["initialize", "notifications/initialized"]);
 }
+
+/// A client with a long timeout, so that a response that is dropped instead of failing its call
+/// shows as a call that takes 30 s (and fails the `prompt` check) rather than an error.
+fn patient(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client, Sent) {
+    client_with(
+        Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(30.0)),
+        f,
+    )
+}
+
+/// Runs `call`, checking that it returned long before the 30 s timeout.
+fn prompt<T>(call: impl FnOnce() -> T) -> T {
+    let start = std::time::Instant::now();
+    let out = call();
+    assert!(
+        start.elapsed() < Duration::from_secs(10),
+        "the call waited {:?}: the answer was dropped, not failed",
+        start.elapsed()
+    );
+    out
+}
+
+/// A server that answers `tools/call` with `odd(id)` and everything else properly.
+fn odd_server(
+    odd: impl Fn(&Value) -> Value + Send + Sync + 'static,
+) -> impl Fn(&Value) -> Vec<Value> + Send + Sync {
+    server(move |m| match m["method"].as_str() {
+        Some("tools/call") => vec![odd(&m["id"])],
+        Some("ping") => vec![json!({"jsonrpc": "2.0", "id": m["id"], "result": {}})],
+        _ => vec![],
+    })
+}
+
+/// Each way a response to a request we can identify breaks JSON-RPC 2.0, and the text its
+/// error carries (after `server `mem`: protocol error: malformed `tools/call` result: `).
+fn oddities() -> Vec<(Value, &'static str)> {
+    let e = json!({"code": -32000, "message": "m"});
+    vec![
+        (
+            json!({"jsonrpc": "1.0", "result": {}}),
+            r#"the response has `"jsonrpc": "1.0"`, not "2.0""#,
+        ),
+        (
+            json!({"result": {}}),
+            r#"the response has no `"jsonrpc": "2.0"`"#,
+        ),
+        (
+            json!({"jsonrpc": "2.0", "result": {}, "error": e}),
+            "the response has both `result` and `error`",
+        ),
+        (
+            json!({"jsonrpc": "2.0"}),
+            "the response has neither `result` nor `error`",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "method": "x", "result": {}}),
+            "the response has a `method` besides its `result` or `error`",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "error": "boom"}),
+            "the response's `error` is not an object",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "error": {"message": "m"}}),
+            "the response's `error` has no `code`",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "error": {"code": "1", "message": "m"}}),
+            "the response's `error` has a `code` that is not an integer",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "error": {"code": 1e10, "message": "m"}}),
+            "the response's `error` has a `code` that is not an integer",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "error": {"code": 4_294_967_296_i64, "message": "m"}}),
+            "the response's `error` has a `code` out of the 32-bit range",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "error": {"code": 1}}),
+            "the response's `error` has no `message`",
+        ),
+        (
+            json!({"jsonrpc": "2.0", "error": {"code": 1, "message": 5}}),
+            "the response's `error` has a `message` that is not a string",
+        ),
+    ]
+}
+
+fn with_id(mut msg: Value, id: &Value) -> Value {
+    msg["id"] = id.clone();
+    msg
+}
+
+#[test]
+fn each_malformed_response_fails_its_call_at_once_naming_the_server() {
+    for (odd, why) in oddities() {
+        let reply = odd.clone();
+        let (c, _) = patient(odd_server(move |id| with_id(reply.clone(), id)));
+        c.open().unwrap();
+        let err = prompt(|| c.call_tool("t", json!({}))).unwrap_err();
+        assert!(matches!(err, Error::Protocol { .. }), "{odd}: {err:?}");
+        assert_eq!(
+            err.to_string(),
+            format!("server `mem`: protocol error: malformed `tools/call` result: {why}"),
+            "{odd}"
+        );
+        // The connection is still good.
+        c.ping().unwrap();
+    }
+}
+
+#[test]
+fn malformed_responses_in_a_batch_fail_their_calls_and_the_rest_is_delivered() {
+    for (odd, why) in oddities() {
+        let reply = odd.clone();
+        let (c, _) = patient(odd_server(move |id| {
+            json!([
+                {"jsonrpc": "2.0", "method": "notifications/message",
+                 "params": {"level": "info", "data": "beside"}},
+                "not a message",
+                with_id(reply.clone(), id),
+            ])
+        }));
+        c.open().unwrap();
+        let err = prompt(|| c.call_tool("t", json!({}))).unwrap_err();
+        assert!(
+            matches!(&err, Error::Protocol { server, detail } if server == "mem" && detail.ends_with(why)),
+            "{odd}: {err:?}"
+        );
+        c.ping().unwrap();
+    }
+}
+
+#[test]
+fn an_error_without_an_id_fails_the_only_pending_call_with_the_server_s_message() {
+    let (c, _) = patient(odd_server(
+        |_| json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "Parse error"}}),
+    ));
+    c.open().unwrap();
+    let err = prompt(|| c.call_tool("t", json!({}))).unwrap_err();
+    assert!(
+        matches!(&err, Error::Rpc { server, code, message, .. }
+            if server == "mem" && *code == ErrorCode::PARSE_ERROR && message == "Parse error"),
+        "{err:?}"
+    );
+    c.ping().unwrap();
+    // A batch element without an id, the same.
+    let (c, _) = patient(odd_server(
+        |_| json!([{"jsonrpc": "2.0", "id": null, "error": {"code": -32600, "message": "Invalid Request"}}]),
+    ));
+    c.open().unwrap();
+    let err = prompt(|| c.call_tool("t", json!({}))).unwrap_err();
+    assert!(
+        matches!(&err, Error::Rpc { code, .. } if *code == ErrorCode::INVALID_REQUEST),
+        "{err:?}"
+    );
+    c.ping().unwrap();
+}
+
+#[test]
+fn an_error_without_an_id_has_its_message_cut_to_the_echo_limit() {
+    let limits = crate::config::Limits::default().with_max_echo_bytes(10);
+    let (c, _) = client_with(
+        Client::builder(
+            ServerConfig::stdio("mem", "unused")
+                .timeout_secs(30.0)
+                .with_limits(limits),
+        ),
+        odd_server(
+            |_| json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": "x".repeat(100_000)}}),
+        ),
+    );
+    c.open().unwrap();
+    let err = prompt(|| c.call_tool("t", json!({}))).unwrap_err();
+    assert!(
+        matches!(&err, Error::Rpc { message, .. } if *message == format!("{}… (99990 bytes cut)", "x".repeat(10))),
+        "{err:?}"
+    );
+}
+
+#[test]
+fn an_error_without_an_id_during_the_handshake_fails_connect_at_once() {
+    let (c, _) = patient(|m: &Value| match m["method"].as_str() {
+        Some("initialize") => vec![json!({"jsonrpc": "2.0", "id": null,
+            "error": {"code": -32700, "message": "Parse error"}})],
+        _ => vec![],
+    });
+    let err = prompt(|| c.open()).unwrap_err();
+    match &err {
+        Error::Connect(e) => {
+            assert_eq!(e.kind(), ConnectErrorKind::Rejected, "{err}");
+            assert!(err.to_string().contains("Parse error"), "{err}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn an_error_without_an_id_fails_no_call_when_several_are_pending() {
+    let (seen_tx, seen_rx) = crossbeam_channel::bounded::<Value>(1);
+    let first = Mutex::new(None::<Value>);
+    let (c, _) = patient(server(move |m| {
+        if m["method"] != "tools/call" {
+            return vec![];
+        }
+        match m["params"]["name"].as_str() {
+            // The first call is left waiting.
+            Some("first") => {
+                *first.lock().unwrap() = Some(m["id"].clone());
+                let _ = seen_tx.send(m["id"].clone());
+                vec![]
+            }
+            // The second gets an error without an id: two calls are pending.
+            Some("second") => vec![json!({"jsonrpc": "2.0", "id": null,
+                "error": {"code": -32700, "message": "Parse error"}})],
+            // The third is answered, and so, at last, is the first.
+            _ => {
+                let id = first
+                    .lock()
+                    .unwrap()
+                    .clone()
+                    .expect("the first call arrived");
+                vec![
+                    json!({"jsonrpc": "2.0", "id": id, "result": {"content": [{"type": "text", "text": "first"}]}}),
+                    json!({"jsonrpc": "2.0", "id": m["id"], "result": {"content": [{"type": "text", "text": "third"}]}}),
+                ]
+            }
+        }
+    }));
+    c.open().unwrap();
+    std::thread::scope(|scope| {
+        let waiting = std::thread::Builder::new()
+            .name("first-call".into())
+            .spawn_scoped(scope, || c.call_tool("first", json!({})))
+            .unwrap();
+        seen_rx
+            .recv_timeout(Duration::from_secs(10))
+            .expect("the first call reached the server");
+        let quick = CallOptions::new().timeout(Duration::from_millis(200));
+        let second = c.call_tool_with("second", json!({}), &quick);
+        assert!(matches!(second, Err(Error::Timeout { .. })), "{second:?}");
+        assert_eq!(c.call_tool("third", json!({})).unwrap().text(), "third");
+        let first = prompt(|| waiting.join().unwrap());
+        assert_eq!(first.unwrap().text(), "first");
+    });
+}

@@ -1,3 +1,5 @@
 //! The I/O-free protocol core.
+#[cfg(test)]
+mod fuzz_tests;
 pub(crate) mod jsonrpc;
 pub(crate) mod session;

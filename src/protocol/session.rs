@@ -11,15 +11,15 @@
 //! on the one-shot channels it hands out.
 
 use std::collections::HashMap;
-use std::sync::atomic::{AtomicI64, Ordering};
+use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Mutex;
 
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 
 use super::jsonrpc::{
-    encode_notification, encode_request, InNotification, InRequest, Inbound, Payload, RequestId,
-    RpcError,
+    encode_notification, encode_request, Fault, FrameError, InNotification, InRequest, Inbound,
+    Malformed, Payload, RequestId, RpcError,
 };
 use crate::model::{
     ClientCapabilities, Implementation, InitializeResult, Progress, LATEST_PROTOCOL_VERSION,
@@ -35,6 +35,17 @@ pub(crate) enum Failure {
     Closed { detail: String, stderr_tail: String },
     /// The answer arrived but could not be used (e.g. it exceeded the message size cap).
     Unusable(String),
+    /// The answer breaks JSON-RPC 2.0.
+    Malformed(Malformed),
+}
+
+impl From<Fault> for Failure {
+    fn from(f: Fault) -> Self {
+        match f {
+            Fault::Rpc(e) => Failure::Rpc(e),
+            Fault::Malformed(m) => Failure::Malformed(m),
+        }
+    }
 }
 
 /// What a waiting caller receives on its slot.
@@ -55,10 +66,29 @@ pub(crate) enum Routed {
     Delivered,
     /// A response for no pending request (late after a timeout, or bogus): dropped.
     Orphan(Option<RequestId>),
+    /// An error response without an id (`"id": null`, as servers answer a request they could
+    /// not read): see [`Session::route`] for what it fails.
+    Unattributed(Unattributed),
+    /// A batch element that is not a usable message: dropped.
+    Invalid(FrameError),
     /// A request from the server, for the dispatcher.
     Request(InRequest),
     /// A notification from the server, for the dispatcher.
     Notification(InNotification),
+}
+
+/// What an error response without an id said, and what it did.
+#[derive(Debug)]
+pub(crate) struct Unattributed {
+    /// The server's error (`code: message`, the message cut to the echo limit), or what was
+    /// malformed about it.
+    pub(crate) what: String,
+    /// The request it failed: the only one pending when it arrived.
+    pub(crate) failed: Option<i64>,
+    /// How many requests were pending (when more than one, none is failed).
+    pub(crate) pending: usize,
+    /// How many such responses this session has had, this one included.
+    pub(crate) count: u64,
 }
 
 struct Slot {
@@ -101,6 +131,10 @@ struct Pending {
 pub(crate) struct Session {
     next_id: AtomicI64,
     pending: Mutex<Pending>,
+    /// Longest server text quoted in an error or log line (`Limits::max_echo_bytes`).
+    max_echo_bytes: usize,
+    /// Error responses without an id.
+    unattributed: AtomicU64,
 }
 
 impl Default for Session {
@@ -114,7 +148,15 @@ impl Session {
         Session {
             next_id: AtomicI64::new(0),
             pending: Mutex::new(Pending::default()),
+            max_echo_bytes: crate::config::Limits::default().max_echo_bytes,
+            unattributed: AtomicU64::new(0),
         }
+    }
+
+    /// Sets the longest server text quoted in errors and log lines (`Limits::max_echo_bytes`).
+    pub(crate) fn with_max_echo_bytes(mut self, bytes: usize) -> Self {
+        self.max_echo_bytes = bytes;
+        self
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, Pending> {
@@ -179,6 +221,14 @@ impl Session {
     }
 
     /// Routes one inbound message: responses and progress to their slots, the rest out.
+    ///
+    /// A response whose id matches a pending request ends it, a malformed one with
+    /// [`Failure::Malformed`]. A response whose id matches nothing is an [`Routed::Orphan`].
+    /// An error response without an id (`"id": null`: the server could not read a request) is
+    /// pinned on a request only when that is certain enough to be useful: when exactly one
+    /// request is pending, it fails with the server's error (its message cut to the echo limit);
+    /// when several are, none fails (the server did not say which one it means, and failing all
+    /// would end calls it is still serving) and they keep their timeouts.
     pub(crate) fn route(&self, msg: Inbound) -> Routed {
         match msg {
             Inbound::Response(resp) => {
@@ -189,24 +239,20 @@ impl Session {
                         Ok(n) => self.lock().slots.remove(&n),
                         Err(_) => None,
                     },
-                    None => None,
+                    None => match resp.outcome {
+                        Err(fault) => return self.unattributed(fault),
+                        Ok(_) => None,
+                    },
                 };
                 match slot {
                     Some(slot) => {
-                        let outcome = resp.outcome.map_err(Failure::Rpc);
-                        // The caller may have given up between our remove and this send; then
-                        // the answer is simply dropped, like any late answer.
-                        if let Err(crossbeam_channel::TrySendError::Full(_)) =
-                            slot.tx.try_send(Event::Done(outcome))
-                        {
-                            // Cannot happen: a slot holds at most one `Lead` besides its answer.
-                            log::error!("a response found its caller's slot full; it is dropped");
-                        }
+                        Self::finish(slot, resp.outcome.map_err(Failure::from));
                         Routed::Delivered
                     }
                     None => Routed::Orphan(resp.id),
                 }
             }
+            Inbound::Invalid(e) => Routed::Invalid(e),
             Inbound::Notification(n) if n.method == "notifications/progress" => {
                 if let Some(progress) = n
                     .params
@@ -226,6 +272,55 @@ impl Session {
             Inbound::Notification(n) => Routed::Notification(n),
             Inbound::Request(r) => Routed::Request(r),
         }
+    }
+
+    /// Hands a waiting caller its answer.
+    fn finish(slot: Slot, outcome: Result<Payload, Failure>) {
+        // The caller may have given up between our remove and this send; then the answer is
+        // simply dropped, like any late answer.
+        if let Err(crossbeam_channel::TrySendError::Full(_)) =
+            slot.tx.try_send(Event::Done(outcome))
+        {
+            // Cannot happen: a slot holds at most one `Lead` besides its answer.
+            log::error!("a response found its caller's slot full; it is dropped");
+        }
+    }
+
+    /// An error response without an id: fails the only pending request, if there is exactly one.
+    fn unattributed(&self, fault: Fault) -> Routed {
+        let count = self.unattributed.fetch_add(1, Ordering::Relaxed) + 1;
+        let (failure, what) = match fault {
+            Fault::Rpc(e) => {
+                // Only the log line is cut here: the error's message is cut where it leaves the
+                // client, as every server error message is.
+                let shown = crate::config::echo(&e.message, self.max_echo_bytes);
+                let what = format!("error {}: {shown:?}", e.code);
+                (Failure::Rpc(e), what)
+            }
+            Fault::Malformed(m) => {
+                let what = format!("malformed: {m}");
+                (Failure::Malformed(m), what)
+            }
+        };
+        let (failed, pending) = {
+            let mut pending = self.lock();
+            let n = pending.slots.len();
+            let only = match pending.slots.keys().next() {
+                Some(&id) if n == 1 => pending.slots.remove(&id).map(|slot| (id, slot)),
+                _ => None,
+            };
+            (only, n)
+        };
+        let failed = failed.map(|(id, slot)| {
+            Self::finish(slot, Err(failure));
+            id
+        });
+        Routed::Unattributed(Unattributed {
+            what,
+            failed,
+            pending,
+            count,
+        })
     }
 
     /// Asks one waiting caller other than `except` to take over reading the connection.
@@ -291,6 +386,12 @@ impl Session {
     pub(crate) fn closed_reason(&self) -> Option<(String, String)> {
         self.lock().closed.clone()
     }
+}
+
+/// Whether the `n`th occurrence of something repetitive is worth a log line: the first eight,
+/// then the 16th, 32nd, 64th...
+pub(crate) fn sampled(n: u64) -> bool {
+    n <= 8 || n.is_power_of_two()
 }
 
 /// Adds `_meta.progressToken` to a request's params, keeping any other `_meta` keys.
@@ -436,6 +537,92 @@ mod tests {
         )));
         assert!(matches!(r, Routed::Orphan(Some(RequestId::Number(n))) if n == a));
         assert!(ra.try_recv().is_err());
+    }
+
+    #[test]
+    fn a_malformed_answer_ends_its_request_with_what_was_wrong() {
+        let s = Session::new();
+        let (a, _, ra) = s.begin("tools/call", None, false).unwrap();
+        let r = s.route(parse(&format!(
+            r#"{{"jsonrpc":"2.0","id":{a},"result":{{}},"error":{{"code":1,"message":"m"}}}}"#
+        )));
+        assert!(matches!(r, Routed::Delivered));
+        assert_eq!(
+            done(&ra).unwrap_err(),
+            Failure::Malformed(Malformed::ResultAndError)
+        );
+        // Matching nothing, the same frame is an orphan.
+        let r = s.route(parse(r#"{"jsonrpc":"1.0","id":99,"result":{}}"#));
+        assert!(matches!(r, Routed::Orphan(Some(RequestId::Number(99)))));
+    }
+
+    fn null_id_error(message: &str) -> Inbound {
+        parse(
+            &json!({"jsonrpc": "2.0", "id": null, "error": {"code": -32700, "message": message}})
+                .to_string(),
+        )
+    }
+
+    #[test]
+    fn an_error_without_an_id_fails_the_only_pending_request() {
+        let s = Session::new().with_max_echo_bytes(8);
+        let (a, _, ra) = s.begin("tools/call", None, false).unwrap();
+        match s.route(null_id_error("Parse error: what a long message")) {
+            Routed::Unattributed(u) => {
+                assert_eq!(u.failed, Some(a));
+                assert_eq!((u.pending, u.count), (1, 1));
+                assert_eq!(u.what, r#"error -32700: "Parse er… (24 bytes cut)""#);
+            }
+            other => panic!("{other:?}"),
+        }
+        match done(&ra) {
+            Err(Failure::Rpc(e)) => {
+                assert_eq!(e.code, ErrorCode::PARSE_ERROR);
+                assert_eq!(e.message, "Parse error: what a long message");
+            }
+            other => panic!("{other:?}"),
+        }
+        assert_eq!(s.pending_count(), 0);
+    }
+
+    #[test]
+    fn an_error_without_an_id_fails_nothing_when_several_or_none_are_pending() {
+        let s = Session::new();
+        match s.route(null_id_error("early")) {
+            Routed::Unattributed(u) => assert_eq!((u.failed, u.pending), (None, 0)),
+            other => panic!("{other:?}"),
+        }
+        let (_, _, ra) = s.begin("tools/call", None, false).unwrap();
+        let (_, _, rb) = s.begin("tools/call", None, false).unwrap();
+        match s.route(null_id_error("which one?")) {
+            Routed::Unattributed(u) => {
+                assert_eq!((u.failed, u.pending, u.count), (None, 2, 2));
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(ra.try_recv().is_err() && rb.try_recv().is_err());
+        assert_eq!(s.pending_count(), 2);
+        // A success without an id is an orphan, whatever is pending.
+        let r = s.route(parse(r#"{"jsonrpc":"2.0","id":null,"result":{}}"#));
+        assert!(matches!(r, Routed::Orphan(None)));
+        assert_eq!(s.pending_count(), 2);
+    }
+
+    #[test]
+    fn a_malformed_error_without_an_id_fails_the_only_pending_request_as_malformed() {
+        let s = Session::new();
+        let (_, _, ra) = s.begin("ping", None, false).unwrap();
+        let r = s.route(parse(
+            r#"{"jsonrpc":"2.0","id":null,"error":{"code":"x","message":"m"}}"#,
+        ));
+        assert!(
+            matches!(&r, Routed::Unattributed(u) if u.what.starts_with("malformed: ")),
+            "{r:?}"
+        );
+        assert!(matches!(
+            done(&ra),
+            Err(Failure::Malformed(Malformed::BadError(_)))
+        ));
     }
 
     #[test]

@@ -385,6 +385,7 @@ pub(crate) mod tests {
                     Some(id) => format!("response {id}"),
                     None => "response".to_owned(),
                 },
+                Inbound::Invalid(e) => format!("invalid {e}"),
             };
             self.seen.lock().unwrap().push(line);
         }
