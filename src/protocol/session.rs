@@ -127,6 +127,9 @@ struct Pending {
     closed: Option<(String, String)>,
 }
 
+/// The progress updates of one call that may wait for its caller to read them.
+const MAX_QUEUED_PROGRESS: usize = 64;
+
 /// One connection's protocol state.
 pub(crate) struct Session {
     next_id: AtomicI64,
@@ -254,7 +257,7 @@ impl Session {
             }
             Inbound::Invalid(e) => Routed::Invalid(e),
             Inbound::Notification(n) if n.method == "notifications/progress" => {
-                if let Some(progress) = n
+                if let Some(mut progress) = n
                     .params
                     .as_deref()
                     .and_then(|p| serde_json::from_str::<Progress>(p.get()).ok())
@@ -262,7 +265,22 @@ impl Session {
                     if let Some(token) = progress_token_id(&progress) {
                         let pending = self.lock();
                         if let Some(slot) = pending.slots.get(&token).filter(|s| s.progress) {
-                            let _ = slot.tx.send(Event::Progress(progress));
+                            // A server cannot make a call hold more than a few progress
+                            // updates its caller has not read yet, nor large ones: the newest
+                            // beyond the queue are dropped (progress only grows, so the next one
+                            // says as much), and the text is cut.
+                            if slot.tx.len() < MAX_QUEUED_PROGRESS {
+                                if let Some(m) = &progress.message {
+                                    if m.len() > self.max_echo_bytes {
+                                        let cut = crate::config::echo(m, self.max_echo_bytes);
+                                        progress.message = Some(cut.into_owned());
+                                    }
+                                }
+                                progress
+                                    .extra
+                                    .retain(|_, v| v.to_string().len() <= self.max_echo_bytes);
+                                let _ = slot.tx.send(Event::Progress(progress));
+                            }
                             return Routed::Delivered;
                         }
                     }
@@ -688,6 +706,40 @@ mod tests {
         // Progress for an unknown token is an ordinary notification.
         let r = s.route(parse(r#"{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":999,"progress":1}}"#));
         assert!(matches!(r, Routed::Notification(_)));
+    }
+
+    #[test]
+    fn a_progress_flood_holds_a_bounded_number_of_short_updates_and_the_answer_still_arrives() {
+        let s = Session::new().with_max_echo_bytes(16);
+        let (a, _, ra) = s.begin("tools/call", None, true).unwrap();
+        let long = "m".repeat(10_000);
+        for i in 0..10_000 {
+            let r = s.route(parse(&format!(
+                r#"{{"jsonrpc":"2.0","method":"notifications/progress","params":{{"progressToken":{a},"progress":{i},"message":"{long}","junk":"{long}"}}}}"#
+            )));
+            assert!(matches!(r, Routed::Delivered));
+        }
+        assert_eq!(ra.len(), MAX_QUEUED_PROGRESS);
+        let r = s.route(parse(&format!(
+            r#"{{"jsonrpc":"2.0","id":{a},"result":{{}}}}"#
+        )));
+        assert!(matches!(r, Routed::Delivered));
+        let mut updates = 0;
+        loop {
+            match ra.try_recv().unwrap() {
+                Event::Progress(p) => {
+                    updates += 1;
+                    assert!(p.message.as_deref().unwrap().len() < 64, "{p:?}");
+                    assert!(p.extra.is_empty(), "{p:?}");
+                }
+                Event::Done(outcome) => {
+                    assert!(outcome.is_ok());
+                    break;
+                }
+                Event::Lead => {}
+            }
+        }
+        assert_eq!(updates, MAX_QUEUED_PROGRESS);
     }
 
     #[test]
