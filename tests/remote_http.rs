@@ -1208,3 +1208,26 @@ fn close_interrupts_a_long_reconnection_wait_at_once() {
         1
     );
 }
+
+#[test]
+fn an_error_without_an_id_in_a_post_reply_answers_that_post_at_once() {
+    let srv = McpHttp::start(Options::default());
+    let client = Client::connect(ServerConfig::http("idless", srv.url()).timeout_secs(30.0))
+        .expect("connect");
+    let started = std::time::Instant::now();
+    let err = client
+        .call_tool("idless_error", json!({}))
+        .expect_err("the server answers with an error");
+    assert!(
+        started.elapsed() < Duration::from_secs(20),
+        "the call waited for its timeout"
+    );
+    match &err {
+        Error::Rpc { code, message, .. } => {
+            assert_eq!(*code, ErrorCode::PARSE_ERROR);
+            assert_eq!(message, "could not parse that");
+        }
+        other => panic!("expected the server's error, got {other:?}"),
+    }
+    client.ping().expect("the connection goes on");
+}

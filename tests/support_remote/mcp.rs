@@ -257,6 +257,16 @@ fn handle(st: &Arc<State>, req: &Req, conn: &mut Conn) {
                 st.push(json!({"jsonrpc": "2.0", "method": "notifications/message",
                     "params": {"level": "info", "data": "from the GET stream"}}));
             }
+            "idless_error" => {
+                // An error answer without an id, as a server that could not read the request
+                // sends.
+                let body = json!({"jsonrpc": "2.0", "id": null,
+                    "error": {"code": -32700, "message": "could not parse that"}});
+                let mut headers = vec![("Content-Type", "application/json")];
+                headers.extend_from_slice(&extra);
+                conn.respond(200, &headers, body.to_string().as_bytes());
+                return;
+            }
             "forbidden" => {
                 let challenge = r#"Bearer error="insufficient_scope", scope="admin""#;
                 conn.respond(403, &[("WWW-Authenticate", challenge)], b"forbidden");

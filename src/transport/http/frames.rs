@@ -5,7 +5,7 @@ use std::io::Read;
 
 use serde::Deserialize;
 
-use crate::protocol::jsonrpc::{Inbound, RequestId};
+use crate::protocol::jsonrpc::{Fault, Inbound, RequestId};
 use crate::transport::Sink;
 
 /// The most of an unwanted body read so its connection can be reused; a longer body is
@@ -82,8 +82,13 @@ pub(crate) fn deliver_frame(
     match Inbound::parse(data) {
         Ok(msgs) => {
             let mut found = false;
-            for msg in msgs {
-                if let (Some(want), Inbound::Response(r)) = (want, &msg) {
+            for mut msg in msgs {
+                if let (Some(want), Inbound::Response(r)) = (want, &mut msg) {
+                    // A POST carries one request: an error without an id in its reply (a server
+                    // that could not read the request) answers that request.
+                    if r.id.is_none() && matches!(r.outcome, Err(Fault::Rpc(_))) {
+                        r.id = Some(want.clone());
+                    }
                     if r.id.as_ref() == Some(want) {
                         found = true;
                     }
