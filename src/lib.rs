@@ -60,6 +60,8 @@ pub mod hub;
 pub mod model;
 mod protocol;
 mod sync;
+#[cfg(test)]
+mod test_rng;
 #[cfg(any(test, feature = "testing"))]
 pub mod testing;
 mod throttle;

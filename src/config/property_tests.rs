@@ -15,51 +15,18 @@ use super::input::InputLimits;
 use super::interpolate::Vars;
 use super::{jsonc, yaml, ConfigErrorKind};
 
-/// xorshift64*: small, seeded, good enough to pick inputs.
-struct Rng(u64);
+use crate::test_rng::{cases, seed, Rng};
 
-impl Rng {
-    /// A generator for `seed` (any value, zero included).
-    fn new(seed: u64) -> Rng {
-        Rng(seed.wrapping_mul(0x9e37_79b9_7f4a_7c15) ^ 0xd1b5_4a32_d192_ed03 | 1)
-    }
-
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_f491_4f6c_dd1d)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n.max(1) as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
-
-fn cases() -> usize {
-    std::env::var("MCP_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(2000)
-}
-
-/// Runs `cases()` cases: `one` makes an input, `check` tests it within `per_case`.
+/// Runs `cases(2_000)` cases: `one` makes an input, `check` tests it within `per_case`.
 fn fuzz<T: std::fmt::Debug>(
     target: &str,
     per_case: Duration,
     mut one: impl FnMut(&mut Rng) -> T,
     mut check: impl FnMut(&T),
 ) {
-    let seed = std::env::var("MCP_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(0x5eed_0000_c0ff_ee01u64);
+    let seed = seed(0x5eed_0000_c0ff_ee01);
     let mut rng = Rng::new(seed);
-    for case in 0..cases() {
+    for case in 0..cases(2_000) {
         let input = one(&mut rng);
         let start = Instant::now();
         let outcome = catch_unwind(AssertUnwindSafe(|| check(&input)));

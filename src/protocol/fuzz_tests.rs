@@ -29,17 +29,11 @@ const DEFAULT_CASES: u64 = 5_000;
 const DEFAULT_SEED: u64 = 0x5EED_1DEA_F00D_CAFE;
 
 fn cases() -> u64 {
-    std::env::var("MCP_FUZZ_CASES")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_CASES)
+    crate::test_rng::cases(DEFAULT_CASES)
 }
 
 fn seed() -> u64 {
-    std::env::var("MCP_FUZZ_SEED")
-        .ok()
-        .and_then(|v| v.trim().parse().ok())
-        .unwrap_or(DEFAULT_SEED)
+    crate::test_rng::seed(DEFAULT_SEED)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -124,37 +118,7 @@ fn allowed(len: usize) -> usize {
 // ---------------------------------------------------------------------------------------------
 // The generator.
 
-/// xorshift64*: small, fast, and the same sequence everywhere for a seed.
-struct Rng(u64);
-
-impl Rng {
-    fn new(seed: u64) -> Self {
-        Rng(seed.max(1))
-    }
-
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    /// A number in `0..n` (`n > 0`).
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    /// True one time in `n`.
-    fn one_in(&mut self, n: usize) -> bool {
-        self.below(n) == 0
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
+use crate::test_rng::Rng;
 
 /// Reports the seed, case and input of a failing case.
 struct Case<'a> {

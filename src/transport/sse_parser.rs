@@ -594,42 +594,10 @@ mod prop {
 
     use super::*;
 
-    /// A seeded xorshift64* generator.
-    struct Rng(u64);
-
-    impl Rng {
-        fn new(seed: u64) -> Rng {
-            Rng(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1)
-        }
-
-        fn next(&mut self) -> u64 {
-            let mut x = self.0;
-            x ^= x >> 12;
-            x ^= x << 25;
-            x ^= x >> 27;
-            self.0 = x;
-            x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-        }
-
-        /// A number in `0..n` (`n > 0`).
-        fn below(&mut self, n: usize) -> usize {
-            (self.next() % n as u64) as usize
-        }
-
-        fn chance(&mut self, percent: usize) -> bool {
-            self.below(100) < percent
-        }
-
-        fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-            &items[self.below(items.len())]
-        }
-    }
+    use crate::test_rng::Rng;
 
     fn cases() -> u64 {
-        std::env::var("MCP_FUZZ_CASES")
-            .ok()
-            .and_then(|v| v.parse().ok())
-            .unwrap_or(2_000)
+        crate::test_rng::cases(2_000)
     }
 
     /// What the reference parser saw: events and over-the-cap markers, in order.
