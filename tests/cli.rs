@@ -1,15 +1,15 @@
 //! The `mcpb` command line against the fixture server: every command, every exit code, `--json`
 //! output, and `servers` on a host config file.
 
-use std::io::Write;
 use std::net::TcpListener;
-use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 mod common;
+
+use common::tempdir::TempDir;
 
 const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 
@@ -71,35 +71,6 @@ fn headline(o: &Output) -> String {
 }
 
 /// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "mcpb-test-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-
-    fn file(&self, name: &str, text: &str) -> String {
-        let path = self.0.join(name);
-        let mut f = std::fs::File::create(&path).expect("create file");
-        f.write_all(text.as_bytes()).expect("write file");
-        path.to_str().expect("utf-8 path").to_owned()
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 // ---- exit 0: every command works -------------------------------------------------------------
 
 #[test]
@@ -521,7 +492,8 @@ fn config_text(with_bad: bool) -> String {
 fn servers_lists_each_server_with_its_transport() {
     let dir = TempDir::new("servers");
     let file = dir.file("mcp.json", &config_text(false));
-    let o = mcpb(&["--config", &file, "servers"]);
+    let file = file.to_str().expect("utf-8 path");
+    let o = mcpb(&["--config", file, "servers"]);
     assert_exit(&o, 0);
     let out = stdout(&o);
     let lines: Vec<&str> = out.lines().collect();
@@ -536,7 +508,8 @@ fn servers_lists_each_server_with_its_transport() {
 fn servers_reports_a_bad_entry_and_exits_2() {
     let dir = TempDir::new("servers-bad");
     let file = dir.file("mcp.json", &config_text(true));
-    let o = mcpb(&["--config", &file, "servers"]);
+    let file = file.to_str().expect("utf-8 path");
+    let o = mcpb(&["--config", file, "servers"]);
     assert_exit(&o, 2);
     let out = stdout(&o);
     assert!(out.contains("fx"), "{out}");
@@ -552,7 +525,7 @@ fn servers_reports_a_bad_entry_and_exits_2() {
         stderr(&o)
     );
 
-    let doc = json_doc(&mcpb(&["--config", &file, "--json", "servers"]));
+    let doc = json_doc(&mcpb(&["--config", file, "--json", "servers"]));
     assert_eq!(doc["servers"].as_array().map(Vec::len), Some(2));
     assert_eq!(doc["servers"][1]["transport"], "streamable-http");
     assert_eq!(doc["errors"][0]["server"], "typo");
@@ -562,15 +535,16 @@ fn servers_reports_a_bad_entry_and_exits_2() {
 fn config_server_is_used_with_overrides() {
     let dir = TempDir::new("config-call");
     let file = dir.file("mcp.json", &config_text(true));
+    let file = file.to_str().expect("utf-8 path");
     let o = mcpb(&[
-        "--config", &file, "--server", "fx", "call", "add", "a=1", "b=2",
+        "--config", file, "--server", "fx", "call", "add", "a=1", "b=2",
     ]);
     assert_exit(&o, 0);
     assert_eq!(stdout(&o), "3\n");
 
     let o = mcpb(&[
         "--config",
-        &file,
+        file,
         "--server",
         "fx",
         "--timeout",
@@ -586,8 +560,9 @@ fn config_server_is_used_with_overrides() {
 fn config_errors_exit_2_and_name_the_server() {
     let dir = TempDir::new("config-errors");
     let file = dir.file("mcp.json", &config_text(true));
+    let file = file.to_str().expect("utf-8 path");
 
-    let o = mcpb(&["--config", &file, "--server", "typo", "ping"]);
+    let o = mcpb(&["--config", file, "--server", "typo", "ping"]);
     assert_exit(&o, 2);
     assert!(headline(&o).contains("server `typo`"), "{}", stderr(&o));
     assert!(
@@ -596,7 +571,7 @@ fn config_errors_exit_2_and_name_the_server() {
         stderr(&o)
     );
 
-    let o = mcpb(&["--config", &file, "--server", "nope", "ping"]);
+    let o = mcpb(&["--config", file, "--server", "nope", "ping"]);
     assert_exit(&o, 2);
     assert!(
         headline(&o).contains("server `nope`: not found"),
@@ -606,10 +581,11 @@ fn config_errors_exit_2_and_name_the_server() {
     assert!(stderr(&o).contains("fx, api, typo"), "{}", stderr(&o));
 
     // More than one server and no --server.
-    let o = mcpb(&["--config", &file, "ping"]);
+    let o = mcpb(&["--config", file, "ping"]);
     assert_exit(&o, 2);
 
-    let o = mcpb(&["--config", &dir.file("broken.json", "{not json"), "servers"]);
+    let file = dir.file("broken.json", "{not json");
+    let o = mcpb(&["--config", file.to_str().expect("utf-8 path"), "servers"]);
     assert_exit(&o, 2);
 
     let o = mcpb(&["--config", "/nonexistent/mcp.json", "servers"]);
@@ -620,8 +596,9 @@ fn config_errors_exit_2_and_name_the_server() {
 fn header_on_a_stdio_config_server_is_refused() {
     let dir = TempDir::new("config-header");
     let file = dir.file("mcp.json", &config_text(false));
+    let file = file.to_str().expect("utf-8 path");
     let o = mcpb(&[
-        "--config", &file, "--server", "fx", "--header", "X-A: b", "ping",
+        "--config", file, "--server", "fx", "--header", "X-A: b", "ping",
     ]);
     assert_exit(&o, 2);
     assert!(
@@ -662,7 +639,8 @@ fn secrets_config(dir: &TempDir) -> String {
         },
         "missing": {"command": "/nonexistent/${TOKEN}/mcp-server", "args": ["${TOKEN}"]},
     }});
-    dir.file("mcp.json", &doc.to_string())
+    let path = dir.file("mcp.json", &doc.to_string());
+    path.to_string_lossy().into_owned()
 }
 
 #[track_caller]

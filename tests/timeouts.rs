@@ -2,8 +2,6 @@
 //! and every out-of-range value (NaN, infinities, negatives, zero, too long) at every entry point
 //! gives a typed error naming the key and the server.
 
-use std::io::Write;
-use std::path::PathBuf;
 use std::process::{Command, Output};
 use std::time::Duration;
 
@@ -13,6 +11,8 @@ use mcp_blocking::{CallOptions, Client, ConfigLoader, Error, Hub, ServerConfig};
 use serde_json::json;
 
 mod common;
+
+use common::tempdir::TempDir;
 const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 
 /// Seconds that are not a valid timeout anywhere.
@@ -80,35 +80,6 @@ fn connect_config_error(config: ServerConfig) -> ConfigError {
 }
 
 /// A fresh directory under the system temp dir, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(tag: &str) -> Self {
-        use std::sync::atomic::{AtomicUsize, Ordering};
-        static N: AtomicUsize = AtomicUsize::new(0);
-        let dir = std::env::temp_dir().join(format!(
-            "mcp-timeouts-{tag}-{}-{}",
-            std::process::id(),
-            N.fetch_add(1, Ordering::Relaxed)
-        ));
-        std::fs::create_dir_all(&dir).expect("create temp dir");
-        TempDir(dir)
-    }
-
-    fn file(&self, name: &str, text: &str) -> PathBuf {
-        let path = self.0.join(name);
-        let mut f = std::fs::File::create(&path).expect("create file");
-        f.write_all(text.as_bytes()).expect("write file");
-        path
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 fn json_file(timeout: &str) -> String {
     format!(r#"{{"mcpServers": {{"srv": {{"command": "mcp-x", "timeout": {timeout}}}}}}}"#)
 }

@@ -1,5 +1,5 @@
 //! Shared by the integration tests (`mod common;`): the fixture server's path (`fixture`),
-//! `settle::settled` for values the kernel updates late, and real MCP peers (`peers` installs
+//! `settle::settled` for values the kernel updates late, `tempdir::TempDir`, and real MCP peers (`peers` installs
 //! them, `launch` starts one that listens on loopback).
 //!
 //! Not under `tests/support_remote/`: the library's unit tests and `examples/bench_http.rs`
@@ -14,3 +14,5 @@ pub mod launch;
 pub mod peers;
 #[allow(dead_code)]
 pub mod settle;
+#[allow(dead_code)]
+pub mod tempdir;
