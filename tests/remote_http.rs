@@ -1231,3 +1231,35 @@ fn an_error_without_an_id_in_a_post_reply_answers_that_post_at_once() {
     }
     client.ping().expect("the connection goes on");
 }
+
+#[test]
+fn a_flood_of_notifications_on_the_get_stream_does_not_delay_a_call_past_its_timeout() {
+    let srv = McpHttp::start(Options {
+        get_stream: true,
+        sessions: true,
+        ..Options::default()
+    });
+    let client = Arc::new(
+        Client::connect(ServerConfig::http("flood", srv.url()).timeout_secs(2.0)).expect("connect"),
+    );
+    for _ in 0..50_000 {
+        srv.state
+            .push(json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "flood"}}));
+    }
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let caller = Arc::clone(&client);
+    let call = std::thread::spawn(move || {
+        let _ = tx.send(caller.call_tool("add", json!({"a": 1, "b": 2})));
+    });
+    // A hang detector, not a timing assertion.
+    let outcome = rx
+        .recv_timeout(Duration::from_secs(15))
+        .expect("the call returned");
+    call.join().expect("the caller thread");
+    match outcome {
+        Ok(r) => assert_eq!(text(&r), "3"),
+        Err(e) => assert!(e.is_timeout(), "{e:?}"),
+    }
+    client.close().expect("close");
+}

@@ -525,3 +525,35 @@ fn a_403_on_a_post_after_connect_is_unauthorized_with_the_challenge() {
     client.list_tools().expect("the connection goes on");
     client.close().expect("close");
 }
+
+#[test]
+fn a_flood_of_notifications_on_the_stream_does_not_delay_a_call_past_its_timeout() {
+    let srv = McpSse::start("/messages?sid=1");
+    let client = Arc::new(
+        Client::connect(ServerConfig::sse("flood", srv.server.url("/sse")).timeout_secs(2.0))
+            .expect("connect"),
+    );
+    // 50,000 log notifications, queued on the stream ahead of the call's answer.
+    let event = "event: message\ndata: {\"jsonrpc\":\"2.0\",\"method\":\"notifications/message\",\"params\":{\"level\":\"info\",\"data\":\"flood\"}}\n\n";
+    for _ in 0..50 {
+        srv.stream_tx
+            .send(Some(serde_json::Value::String(event.repeat(1000))))
+            .expect("queue the flood");
+    }
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let caller = Arc::clone(&client);
+    let call = std::thread::spawn(move || {
+        let _ = tx.send(caller.call_tool("add", json!({"a": 1, "b": 2})));
+    });
+    // A hang detector, not a timing assertion: the call ends (answered or timed out) well
+    // within its 2 s timeout plus a generous slack.
+    let outcome = rx
+        .recv_timeout(Duration::from_secs(15))
+        .expect("the call returned");
+    call.join().expect("the caller thread");
+    match outcome {
+        Ok(r) => assert_eq!(text(&r), "3"),
+        Err(e) => assert!(e.is_timeout(), "{e:?}"),
+    }
+    client.close().expect("close");
+}
