@@ -271,7 +271,7 @@ impl Error {
                 stderr_tail(),
             ),
             Error::Transport {
-                status: Some(401 | 403),
+                status: Some(401 | 403 | 407),
                 detail,
                 ..
             }

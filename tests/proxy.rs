@@ -280,7 +280,13 @@ fn a_proxy_that_wants_credentials_fails_connect_naming_the_proxy_and_not_the_pas
             .timeout_secs(5.0),
     )
     .expect_err("407");
-    assert!(matches!(err, Error::Connect(_)), "{err:?}");
+    match &err {
+        Error::Connect(c) => {
+            assert_eq!(c.kind(), ConnectErrorKind::Auth, "{err:?}");
+            assert_eq!(c.http_status(), Some(407), "{err:?}");
+        }
+        other => panic!("expected a connect error, got {other:?}"),
+    }
     assert!(!err.to_string().contains("s3cret") && !format!("{err:?}").contains("s3cret"));
     assert!(http.requests().is_empty(), "nothing reached the server");
 }

@@ -33,6 +33,12 @@ pub(crate) fn map_ureq(
             after: started.elapsed(),
         };
     }
+    // A proxy that wants credentials (HTTP 407) is an authentication failure, as it is for the
+    // WebSocket transport's own CONNECT.
+    let status = match &e {
+        ureq::Error::ConnectProxyFailed(why) if why.contains("407") => Some(407),
+        _ => None,
+    };
     let (detail, source): (String, Option<Box<dyn std::error::Error + Send + Sync>>) = match e {
         ureq::Error::Io(io) if io.kind() == std::io::ErrorKind::ConnectionRefused => {
             (format!("{what}: connection refused"), Some(Box::new(io)))
@@ -47,7 +53,7 @@ pub(crate) fn map_ureq(
     };
     Error::Transport {
         server: server.to_owned(),
-        status: None,
+        status,
         detail,
         source,
     }
