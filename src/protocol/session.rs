@@ -93,7 +93,7 @@ pub(crate) struct Unattributed {
 
 struct Slot {
     tx: Sender<Event>,
-    /// Whether progress was asked for (the channel is unbounded only then).
+    /// Whether progress was asked for (the channel then has room for the progress cap too).
     progress: bool,
     /// Whether a `Lead` was sent and not yet taken (at most one is outstanding per slot).
     asked_to_lead: bool,
@@ -182,13 +182,11 @@ impl Session {
             params
         };
         let frame = encode_request(&RequestId::Number(id), method, params.as_ref());
-        // Without progress at most two events arrive (a `Lead`, then the answer): a small array
-        // channel is the cheapest. With progress, any number may, and the router never blocks.
-        let (tx, rx) = if progress {
-            crossbeam_channel::unbounded()
-        } else {
-            crossbeam_channel::bounded(2)
-        };
+        // At most one `Lead` and the answer arrive, plus, when progress was asked for, at most
+        // `MAX_QUEUED_PROGRESS` unread updates (`route` drops the rest): the channel always has
+        // room for the answer, and the router never blocks.
+        let capacity = if progress { MAX_QUEUED_PROGRESS + 2 } else { 2 };
+        let (tx, rx) = crossbeam_channel::bounded(capacity);
         let mut pending = self.lock();
         if let Some((detail, stderr_tail)) = &pending.closed {
             return Err(Failure::Closed {
@@ -279,7 +277,7 @@ impl Session {
                                 progress
                                     .extra
                                     .retain(|_, v| v.to_string().len() <= self.max_echo_bytes);
-                                let _ = slot.tx.send(Event::Progress(progress));
+                                let _ = slot.tx.try_send(Event::Progress(progress));
                             }
                             return Routed::Delivered;
                         }

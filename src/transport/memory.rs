@@ -95,12 +95,15 @@ impl Peer {
         let sent = self.send(&json!({
             "jsonrpc": "2.0", "id": format!("srv-{id}"), "method": method, "params": params,
         }));
-        let answer = if !sent {
-            None
-        } else if let Some(deadline) = self.deadline {
+        // The deadline of the message being handled; a message sent without one (the client
+        // gives every request one) still gets a bound.
+        let deadline = self
+            .deadline
+            .unwrap_or_else(|| crate::deadline::after(crate::config::DEFAULT_TIMEOUT));
+        let answer = if sent {
             rx.recv_deadline(deadline).ok()
         } else {
-            rx.recv().ok()
+            None
         };
         lock(&self.inner.waiting).remove(&id);
         answer
