@@ -37,7 +37,7 @@ use crate::model::{ElicitAction, ElicitParams, LoggingMessage, Root};
 use crate::protocol::jsonrpc::{
     encode_response, ErrorCode, InNotification, InRequest, Inbound, RequestId, RpcError,
 };
-use crate::protocol::session::{sampled, Routed, Session};
+use crate::protocol::session::{Routed, Session};
 use crate::sync::{lock, read_lock};
 use crate::throttle::{more, Throttle};
 use crate::transport::{Sink, Transport};
@@ -198,6 +198,7 @@ struct Warnings {
     panicked: Throttle,
     orphans: Throttle,
     invalid: Throttle,
+    unattributed: Throttle,
 }
 
 /// What the dispatcher threads share.
@@ -544,7 +545,7 @@ impl Sink for ClientSink {
                 }
             }
             Routed::Unattributed(u) => {
-                if sampled(u.count) {
+                if self.ctx.warn.unattributed.hit().is_some() {
                     let server = &self.ctx.server;
                     let what = &u.what;
                     let n = u.count;

@@ -404,12 +404,6 @@ impl Session {
     }
 }
 
-/// Whether the `n`th occurrence of something repetitive is worth a log line: the first eight,
-/// then the 16th, 32nd, 64th...
-pub(crate) fn sampled(n: u64) -> bool {
-    n <= 8 || n.is_power_of_two()
-}
-
 /// Adds `_meta.progressToken` to a request's params, keeping any other `_meta` keys.
 fn with_progress_token(params: Option<Value>, id: i64) -> Value {
     let mut params = match params {
