@@ -115,11 +115,17 @@ pub(crate) fn echo(text: &str, max: usize) -> Cow<'_, str> {
     if text.len() <= max {
         return Cow::Borrowed(text);
     }
-    let mut end = max;
+    let end = char_floor(text, max);
+    Cow::Owned(cut_mark(&text[..end], text.len() - end))
+}
+
+/// The largest index at most `max` (and at most `text.len()`) on a character boundary of `text`.
+pub(crate) fn char_floor(text: &str, max: usize) -> usize {
+    let mut end = max.min(text.len());
     while !text.is_char_boundary(end) {
         end -= 1;
     }
-    Cow::Owned(cut_mark(&text[..end], text.len() - end))
+    end
 }
 
 /// `kept` followed by the mark for `cut` bytes left out.

@@ -35,7 +35,7 @@ pub use error::{ConfigError, ConfigErrorKind};
 pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
 pub use input::InputLimits;
 pub use limits::Limits;
-pub(crate) use limits::{cut_mark, echo};
+pub(crate) use limits::{char_floor, cut_mark, echo};
 pub use load::{ConfigLoader, LoadReport};
 pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;

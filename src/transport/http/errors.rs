@@ -94,11 +94,7 @@ fn challenge(resp: &ureq::http::Response<ureq::Body>) -> Option<String> {
         }
         out.push_str(&String::from_utf8_lossy(v.as_bytes()));
         if out.len() > MAX_CHALLENGE {
-            let mut end = MAX_CHALLENGE;
-            while !out.is_char_boundary(end) {
-                end -= 1;
-            }
-            out.truncate(end);
+            out.truncate(crate::config::char_floor(&out, MAX_CHALLENGE));
             break;
         }
     }
