@@ -9,6 +9,8 @@
 #[allow(dead_code)]
 pub mod fixture;
 #[allow(dead_code)]
+pub mod flood;
+#[allow(dead_code)]
 pub mod launch;
 #[allow(dead_code)]
 pub mod peers;
