@@ -12,7 +12,7 @@ use crate::config::TransportConfig;
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
 use crate::protocol::session::{initialize_params, initialized_frame, negotiate, Session};
-use crate::transport::poller::ConnectionPoller;
+use crate::transport::stdio::ConnectionPoller;
 use crate::transport::{stdio, Transport};
 
 impl Client {

@@ -16,7 +16,7 @@ use crate::handler::CLOSE_GRACE;
 use crate::model::InitializeResult;
 use crate::protocol::jsonrpc::{encode_notification, Payload};
 use crate::protocol::session::{cancelled_frame, Event, Failure, Session};
-use crate::transport::poller::ConnectionPoller;
+use crate::transport::stdio::ConnectionPoller;
 use crate::transport::Transport;
 
 /// What a live connection holds.

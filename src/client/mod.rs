@@ -26,7 +26,7 @@ use crate::model::{
     ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, Root,
     ServerCapabilities, Tool,
 };
-use crate::transport::poller::ConnectionPoller;
+use crate::transport::stdio::ConnectionPoller;
 pub use builder::ClientBuilder;
 use connection::Connection;
 pub use options::CallOptions;

@@ -12,8 +12,6 @@ use crate::protocol::jsonrpc::{Inbound, RequestId};
 pub(crate) mod http;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod memory;
-pub(crate) mod pipes;
-pub(crate) mod poller;
 pub(crate) mod proxy;
 pub(crate) mod sse;
 pub(crate) mod sse_parser;

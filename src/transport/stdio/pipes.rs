@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 use polling::{Event, PollMode, Poller};
 
 use super::poller::{key, ConnectionPoller, STDIN, STDOUT};
-use super::Sink;
+use crate::transport::Sink;
 use crate::config::{cut_mark, Limits};
 use crate::protocol::jsonrpc::{
     peek_id_prefix, peek_response_id, InResponse, Inbound, Payload, RequestId,

@@ -28,7 +28,7 @@ use std::time::{Duration, Instant};
 use polling::{Event, Events, PollMode, Poller};
 
 use super::pipes::{Conn, WriteSide};
-use super::Sink;
+use crate::transport::Sink;
 use crate::config::Limits;
 
 /// The poller thread's buffer for draining stderr.
@@ -358,7 +358,7 @@ pub(super) fn key(id: usize, which: usize) -> usize {
 /// Registers a pipe with the poller (level-triggered).
 fn add(poller: &Poller, fd: &impl std::os::fd::AsRawFd, ev: Event) -> io::Result<()> {
     // SAFETY: `Poller::add` requires that the descriptor be deleted from the poller before it is
-    // closed. Every pipe registered here is owned by a `Conn` (transport/pipes.rs) and is only
+    // closed. Every pipe registered here is owned by a `Conn` (transport/stdio/pipes.rs) and is only
     // ever dropped after `Poller::delete` on it. The places that take a pipe out of its `Conn`
     // are, for stdin, `ConnectionPoller::close_stdin`; for all three, `ConnectionPoller::unregister`;
     // for stdout, `Conn::read_available` at end of stream or on a read error; for stderr,
