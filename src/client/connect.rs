@@ -11,9 +11,9 @@ use super::{CallOptions, Client};
 use crate::config::TransportConfig;
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
-use crate::protocol::session::{initialize_params, initialized_frame, negotiate, Session};
+use crate::protocol::session::{initialize_params, negotiate, Session};
 use crate::transport::stdio::ConnectionPoller;
-use crate::transport::{stdio, Transport};
+use crate::transport::{stdio, Outgoing, Transport};
 
 impl Client {
     pub(super) fn capabilities_to_declare(&self) -> ClientCapabilities {
@@ -188,10 +188,7 @@ impl Client {
         negotiate(&init).map_err(|detail| protocol(format!("{target}: {detail}")))?;
         conn.transport.set_protocol_version(&init.protocol_version);
         conn.transport
-            .send(
-                initialized_frame(),
-                Some(crate::deadline::after(conn.default_timeout)),
-            )
+            .send(Outgoing::initialized().by(crate::deadline::after(conn.default_timeout)))
             .map_err(failed)?;
         log::debug!(
             "server `{server}`: connected to {} {} (protocol {})",

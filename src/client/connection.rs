@@ -14,10 +14,10 @@ use crate::deadline;
 use crate::error::Error;
 use crate::handler::CLOSE_GRACE;
 use crate::model::InitializeResult;
-use crate::protocol::jsonrpc::{encode_notification, Payload};
-use crate::protocol::session::{cancelled_frame, Event, Failure, Session};
+use crate::protocol::jsonrpc::{Payload, RequestId};
+use crate::protocol::session::{Event, Failure, Session};
 use crate::transport::stdio::ConnectionPoller;
-use crate::transport::Transport;
+use crate::transport::{Outgoing, Transport};
 
 /// What a live connection holds.
 pub(crate) struct Connection {
@@ -60,7 +60,8 @@ impl Connection {
             (true, Some(limit)) => limit,
             _ => deadline,
         };
-        if let Err(e) = self.transport.send(frame, Some(send_deadline)) {
+        let out = Outgoing::encoded_request(id, method, frame).by(send_deadline);
+        if let Err(e) = self.transport.send(out) {
             self.session.forget(id);
             return Err(match e {
                 Error::Transport { status: None, .. } if Instant::now() >= deadline => {
@@ -121,10 +122,11 @@ impl Connection {
                     if method != "initialize" {
                         let reason =
                             format!("timed out after {:.1} s", start.elapsed().as_secs_f64());
-                        let _ = self.transport.send(
-                            cancelled_frame(id, &reason),
-                            Some(Instant::now() + Duration::from_secs(1)),
-                        );
+                        let _ = self.transport.send(Outgoing::cancellation(
+                            &RequestId::Number(id),
+                            &reason,
+                            Duration::from_secs(1),
+                        ));
                     }
                     break Err(self.timeout(method, start));
                 }
@@ -149,9 +151,9 @@ impl Connection {
 
     /// Sends a notification.
     pub(crate) fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
-        let frame = encode_notification(method, params.as_ref());
+        let out = Outgoing::notification(method, params.as_ref());
         self.transport
-            .send(frame, Some(deadline::after(self.default_timeout)))
+            .send(out.by(deadline::after(self.default_timeout)))
     }
 
     fn timeout(&self, method: &str, start: Instant) -> Error {

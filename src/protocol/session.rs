@@ -18,8 +18,8 @@ use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 
 use super::jsonrpc::{
-    encode_notification, encode_request, Fault, FrameError, InNotification, InRequest, Inbound,
-    Malformed, Payload, RequestId, RpcError,
+    encode_request, Fault, FrameError, InNotification, InRequest, Inbound, Malformed, Payload,
+    RequestId, RpcError,
 };
 use crate::model::{
     ClientCapabilities, Implementation, InitializeResult, Progress, LATEST_PROTOCOL_VERSION,
@@ -425,19 +425,6 @@ fn progress_token_id(p: &Progress) -> Option<i64> {
         ProgressToken::Number(n) => Some(*n),
         ProgressToken::String(s) => s.parse().ok(),
     }
-}
-
-/// The `notifications/cancelled` frame for a request we gave up on.
-pub(crate) fn cancelled_frame(id: i64, reason: &str) -> Vec<u8> {
-    encode_notification(
-        "notifications/cancelled",
-        Some(&json!({ "requestId": id, "reason": reason })),
-    )
-}
-
-/// The `notifications/initialized` frame.
-pub(crate) fn initialized_frame() -> Vec<u8> {
-    encode_notification("notifications/initialized", None)
 }
 
 /// The params of our `initialize` request.

@@ -8,10 +8,12 @@ use std::time::Instant;
 
 use crate::error::Error;
 use crate::protocol::jsonrpc::{Inbound, RequestId};
+pub(crate) use outgoing::Outgoing;
 
 pub(crate) mod http;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod memory;
+pub(crate) mod outgoing;
 pub(crate) mod proxy;
 pub(crate) mod sse;
 pub(crate) mod sse_parser;
@@ -42,12 +44,13 @@ pub(crate) trait Sink: Send + Sync {
 
 /// The writing half of a connection.
 pub(crate) trait Transport: Send + Sync {
-    /// Sends one serialised JSON-RPC message (no trailing newline). Must return by `deadline`
-    /// (when given) with [`Error::Timeout`]-worthy failure reported as `Err`.
+    /// Sends one message (its frame has no trailing newline; its kind, id and method come with
+    /// it, so nothing needs parsing here). Must return by its deadline (when it has one) with
+    /// [`Error::Timeout`]-worthy failure reported as `Err`.
     ///
     /// Transports whose replies come back on the same exchange (Streamable HTTP) may deliver them
     /// to the [`Sink`] before returning.
-    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error>;
+    fn send(&self, msg: Outgoing) -> Result<(), Error>;
 
     /// Called once the handshake has negotiated a protocol version (HTTP sends it as a header).
     fn set_protocol_version(&self, _version: &str) {}

@@ -6,10 +6,12 @@ use std::time::Instant;
 
 use super::HttpTransport;
 use crate::error::Error;
+use crate::transport::Outgoing;
 
 impl HttpTransport {
     /// Opens the legacy transport (once) and sends `frame` on it.
-    pub(super) fn fall_back(&self, frame: Vec<u8>, deadline: Instant) -> Result<(), Error> {
+    pub(super) fn fall_back(&self, out: Outgoing) -> Result<(), Error> {
+        let deadline = out.deadline.unwrap_or_else(Instant::now);
         let inner = &self.inner;
         let left = deadline.saturating_duration_since(Instant::now());
         log::info!(
@@ -25,6 +27,6 @@ impl HttpTransport {
             Arc::clone(&inner.sink),
         )?;
         let legacy = self.fallback.get_or_init(|| legacy);
-        legacy.send(frame, Some(deadline))
+        legacy.send(out)
     }
 }

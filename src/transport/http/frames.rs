@@ -1,9 +1,7 @@
-//! Frames in and out: the envelope fields of an outbound frame, inbound messages handed to the
-//! sink, and the small reply-body helpers (content type, draining).
+//! Frames in: inbound messages handed to the sink, and the small reply-body helpers (content
+//! type, draining).
 
 use std::io::Read;
-
-use serde::Deserialize;
 
 use crate::protocol::jsonrpc::{Fault, Inbound, RequestId};
 use crate::transport::Sink;
@@ -101,34 +99,6 @@ pub(crate) fn deliver_frame(
             log::warn!("server `{server}`: ignoring a malformed message: {e}");
             false
         }
-    }
-}
-
-/// The envelope fields a transport needs to know about an outbound frame.
-#[derive(Deserialize, Default)]
-pub(crate) struct Outbound {
-    /// The request id, when the frame has one.
-    #[serde(default)]
-    pub(crate) id: Option<RequestId>,
-    /// The method name, when the frame has one.
-    #[serde(default)]
-    pub(crate) method: Option<String>,
-}
-
-impl Outbound {
-    /// Reads the envelope fields of a frame; an unreadable frame has none.
-    pub(crate) fn peek(frame: &[u8]) -> Outbound {
-        serde_json::from_slice(frame).unwrap_or_default()
-    }
-
-    /// Whether the frame is a request (it has both an id and a method).
-    pub(super) fn is_request(&self) -> bool {
-        self.id.is_some() && self.method.is_some()
-    }
-
-    /// The method name, or `response` for a frame without one.
-    pub(crate) fn label(&self) -> &str {
-        self.method.as_deref().unwrap_or("response")
     }
 }
 

@@ -43,7 +43,7 @@
 //! | `pool.rs` | the shared ureq client with its DNS cache |
 //! | `headers.rs` | configured headers and the auth provider, redacted in `Debug` |
 //! | `errors.rs` | ureq, I/O and status failures into the crate's error |
-//! | `frames.rs` | outbound envelope, inbound delivery, reply-body helpers |
+//! | `frames.rs` | inbound delivery, reply-body helpers |
 
 mod drain;
 mod errors;
@@ -62,20 +62,20 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 
 use self::drain::Drain;
 pub(crate) use self::errors::{map_ureq, status_error};
-pub(crate) use self::frames::{deliver_frame, drain, Outbound};
+pub(crate) use self::frames::{deliver_frame, drain};
 pub(crate) use self::headers::{AuthProviderFailed, RequestHeaders};
 pub(crate) use self::pool::agent;
 use self::post::Exchange;
 pub(crate) use self::redirect::{origin, resolve_reference, Limit, Requester, Verb};
 use self::session::State;
 pub(crate) use self::stream::skip_oversized;
-use super::{Sink, Transport};
+use super::{Outgoing, Sink, Transport};
 use crate::config::{redact_url, HttpConfig, Limits};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
@@ -198,23 +198,24 @@ impl HttpTransport {
 }
 
 impl Transport for HttpTransport {
-    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
+    fn send(&self, out: Outgoing) -> Result<(), Error> {
         if let Some(legacy) = self.fallback.get() {
-            return legacy.send(frame, deadline);
+            return legacy.send(out);
         }
         let inner = &self.inner;
         if inner.closed.load(Ordering::SeqCst) {
             return Err(inner.closed_error("the client closed the connection"));
         }
-        let out = Outbound::peek(&frame);
-        let deadline = deadline.unwrap_or_else(|| crate::deadline::after(inner.timeout));
-        let method = out.method.as_deref().unwrap_or("");
+        let deadline = out
+            .deadline
+            .unwrap_or_else(|| crate::deadline::after(inner.timeout));
+        let method = out.method();
         if method == "initialize" {
-            lock(&inner.state).init_frame = Some(frame.clone());
+            lock(&inner.state).init_frame = Some(out.clone());
         } else if method == "notifications/initialized" {
-            lock(&inner.state).initialized_frame = Some(frame.clone());
+            lock(&inner.state).initialized_frame = Some(out.frame.clone());
         }
-        match inner.exchange(&frame, &out, deadline, true) {
+        match inner.exchange(&out, deadline, true) {
             Ok(()) => {
                 if method == "notifications/initialized" {
                     self.start_stream();
@@ -227,7 +228,7 @@ impl Transport for HttpTransport {
             }
             Err(Exchange::Legacy(status)) => {
                 let original = format!("POST {}: HTTP {status}", inner.shown_url());
-                self.fall_back(frame, deadline).map_err(|e| {
+                self.fall_back(out.by(deadline)).map_err(|e| {
                     log::debug!("server `{}`: legacy SSE fallback failed: {e}", inner.server);
                     Error::Transport {
                         server: inner.server.clone(),
@@ -354,6 +355,7 @@ pub(crate) mod tests {
     use super::test_support::HttpServer;
     use super::*;
     use crate::protocol::jsonrpc::Inbound;
+    use crate::transport::Outgoing;
 
     /// Records deliveries as short strings (`request ping`, `response 1`, …) and closings.
     pub(crate) struct Recorder {
@@ -418,7 +420,7 @@ pub(crate) mod tests {
         let t = transport(&srv.url("/mcp"), sink);
         t.close().expect("close");
         t.close().expect("close is idempotent");
-        let err = t.send(call_frame(1), None).expect_err("closed");
+        let err = t.send(Outgoing::parse(call_frame(1))).expect_err("closed");
         assert!(matches!(err, Error::Closed { .. }), "{err:?}");
     }
 }

@@ -221,6 +221,7 @@ mod tests {
     use crate::error::Error;
     use crate::transport::http::test_support::{result, HttpServer};
     use crate::transport::http::tests::{call_frame, transport, Recorder};
+    use crate::transport::Outgoing;
 
     #[test]
     fn an_sse_reply_delivers_server_messages_before_the_response() {
@@ -238,7 +239,7 @@ mod tests {
         });
         let sink = Arc::new(Recorder::default());
         let t = transport(&srv.url("/mcp"), sink.clone());
-        t.send(call_frame(1), Some(Instant::now() + Duration::from_secs(5)))
+        t.send(Outgoing::parse(call_frame(1)).by(Instant::now() + Duration::from_secs(5)))
             .expect("send");
         t.close().expect("close");
         assert_eq!(
@@ -260,7 +261,7 @@ mod tests {
         let sink = Arc::new(Recorder::default());
         let t = transport(&srv.url("/mcp"), sink.clone());
         let err = t
-            .send(call_frame(1), Some(Instant::now() + Duration::from_secs(5)))
+            .send(Outgoing::parse(call_frame(1)).by(Instant::now() + Duration::from_secs(5)))
             .expect_err("no response to id 1");
         assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
         t.close().expect("close");

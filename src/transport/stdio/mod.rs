@@ -28,7 +28,7 @@ use self::pipes::Conn;
 pub use self::poller::ConnectionPoller;
 use self::poller::WriteOutcome;
 use self::process::{describe_exit, status_text, Proc};
-use super::{Sink, Transport};
+use super::{Outgoing, Sink, Transport};
 use crate::config::{Limits, StdioConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 
@@ -97,8 +97,8 @@ pub(crate) fn open(
 }
 
 impl Transport for StdioTransport {
-    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
-        match self.poller.write(&self.conn, frame, deadline) {
+    fn send(&self, msg: Outgoing) -> Result<(), Error> {
+        match self.poller.write(&self.conn, msg.frame, msg.deadline) {
             WriteOutcome::Written => Ok(()),
             WriteOutcome::Closed => {
                 // The process is ending: its exit (status, last stderr lines) is reported in a

@@ -24,13 +24,13 @@ use std::time::{Duration, Instant};
 use polling::{Event, PollMode, Poller};
 
 use super::poller::{key, ConnectionPoller, STDIN, STDOUT};
-use crate::transport::Sink;
 use crate::config::{cut_mark, Limits};
 use crate::protocol::jsonrpc::{
     peek_id_prefix, peek_response_id, InResponse, Inbound, Payload, RequestId,
 };
 use crate::sync::lock;
 use crate::throttle::{more, Throttle};
+use crate::transport::Sink;
 
 /// Bytes kept from the end of an oversized line, to find its id there.
 const SUFFIX: usize = 128;

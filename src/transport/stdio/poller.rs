@@ -28,8 +28,8 @@ use std::time::{Duration, Instant};
 use polling::{Event, Events, PollMode, Poller};
 
 use super::pipes::{Conn, WriteSide};
-use crate::transport::Sink;
 use crate::config::Limits;
+use crate::transport::Sink;
 
 /// The poller thread's buffer for draining stderr.
 const READ_CHUNK: usize = 16 * 1024;

@@ -232,4 +232,3 @@ fn group_alive(pgid: Pid) -> bool {
             fields.len() > 2 && fields[2] == pgid && fields[0] != "Z"
         })
 }
-
