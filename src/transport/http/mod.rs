@@ -37,7 +37,8 @@
 //! | `reply.rs` | reading a reply (JSON or SSE) to our response, resuming a broken SSE reply |
 //! | `session.rs` | session id and version headers, re-initialize on 404, DELETE on close |
 //! | `stream.rs` | the standalone GET stream thread and its reconnection backoff |
-//! | `drain.rs` | the thread that reads answered SSE replies to their end |
+//! | `drain.rs` | answered SSE replies read to their end: inline when it has arrived, or by a thread |
+//! | `buffered.rs` | a connection layer that can read only what has already arrived |
 //! | `fallback.rs` | the switch to legacy HTTP+SSE |
 //! | `redirect.rs` | sending a request and following its redirects (same origin only by default) |
 //! | `pool.rs` | the shared ureq client with its DNS cache |
@@ -45,6 +46,7 @@
 //! | `errors.rs` | ureq, I/O and status failures into the crate's error |
 //! | `frames.rs` | inbound delivery, reply-body helpers |
 
+mod buffered;
 mod drain;
 mod errors;
 mod fallback;
