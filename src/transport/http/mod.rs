@@ -6,7 +6,8 @@
 //!                     │         └ ends after an id ──wait retry──> GET Last-Event-ID ──> (same)
 //!                     │    3xx same origin ──> the same request at the new URL (at most 5 hops)
 //!                     │    404 with a session ──> re-initialize once ──> POST again
-//!                     │    400/404/405 on initialize (detect_legacy_sse) ──> legacy SSE from now on
+//!                     │    400/404/405 on initialize (detect_legacy_sse) ──> Err; the connect
+//!                     │         code sees `legacy_refusal()` and connects over legacy SSE instead
 //!                     │    401/403 ──> Error::Unauthorized (WWW-Authenticate kept)
 //!                     └──> other status ──> Error::Transport (status + body snippet)
 //!  send(notifications/initialized) ──> 2xx ──> standalone GET stream thread (non-200: no stream)
@@ -39,7 +40,7 @@
 //! | `stream.rs` | the standalone GET stream thread and its reconnection backoff |
 //! | `drain.rs` | answered SSE replies read to their end: inline when it has arrived, or by a thread |
 //! | `buffered.rs` | a connection layer that can read only what has already arrived |
-//! | `fallback.rs` | the switch to legacy HTTP+SSE |
+//! | `fallback.rs` | what the switch to legacy HTTP+SSE needs (made by `client/connect.rs`) |
 //! | `redirect.rs` | sending a request and following its redirects (same origin only by default) |
 //! | `pool.rs` | the shared ureq client with its DNS cache |
 //! | `headers.rs` | configured headers and the auth provider, redacted in `Debug` |
@@ -70,6 +71,7 @@ use crossbeam_channel::{Receiver, Sender};
 
 use self::drain::Drain;
 pub(crate) use self::errors::{map_ureq, status_error};
+pub(crate) use self::fallback::LegacyRefusal;
 pub(crate) use self::frames::{deliver_frame, drain};
 pub(crate) use self::headers::{AuthProviderFailed, RequestHeaders};
 pub(crate) use self::pool::agent;
@@ -114,8 +116,9 @@ struct Inner {
 pub(crate) struct HttpTransport {
     /// What the threads share.
     inner: Arc<Inner>,
-    /// Set when auto-detection chose legacy HTTP+SSE; every call is forwarded to it.
-    fallback: OnceLock<Arc<dyn Transport>>,
+    /// The status with which `initialize` was refused when auto-detection is on: the caller
+    /// (see `client/connect.rs`) then connects over legacy HTTP+SSE instead.
+    legacy_refused: OnceLock<u16>,
     /// The standalone GET stream thread, joined on close.
     stream: Mutex<Option<JoinHandle<()>>>,
 }
@@ -126,7 +129,7 @@ impl fmt::Debug for HttpTransport {
             .field("server", &self.inner.server)
             .field("url", &self.inner.shown_url())
             .field("headers", &self.inner.req.headers)
-            .field("legacy_fallback", &self.fallback.get().is_some())
+            .field("legacy_refused", &self.legacy_refused.get())
             .finish_non_exhaustive()
     }
 }
@@ -138,7 +141,7 @@ pub(crate) fn open(
     timeout: Duration,
     limits: &Limits,
     sink: Arc<dyn Sink>,
-) -> Result<Arc<dyn Transport>, Error> {
+) -> Result<Arc<HttpTransport>, Error> {
     Ok(Arc::new(HttpTransport::new(
         server, cfg, timeout, limits, sink,
     )?))
@@ -193,7 +196,7 @@ impl HttpTransport {
                 answered_elsewhere: Mutex::new(Vec::new()),
                 drain: Mutex::new(Drain::default()),
             }),
-            fallback: OnceLock::new(),
+            legacy_refused: OnceLock::new(),
             stream: Mutex::new(None),
         })
     }
@@ -201,9 +204,6 @@ impl HttpTransport {
 
 impl Transport for HttpTransport {
     fn send(&self, out: Outgoing) -> Result<(), Error> {
-        if let Some(legacy) = self.fallback.get() {
-            return legacy.send(out);
-        }
         let inner = &self.inner;
         if inner.closed.load(Ordering::SeqCst) {
             return Err(inner.closed_error("the client closed the connection"));
@@ -229,15 +229,12 @@ impl Transport for HttpTransport {
                 Ok(())
             }
             Err(Exchange::Legacy(status)) => {
-                let original = format!("POST {}: HTTP {status}", inner.shown_url());
-                self.fall_back(out.by(deadline)).map_err(|e| {
-                    log::debug!("server `{}`: legacy SSE fallback failed: {e}", inner.server);
-                    Error::Transport {
-                        server: inner.server.clone(),
-                        status: Some(status),
-                        detail: format!("{original} (and legacy HTTP+SSE failed too: {e})"),
-                        source: Some(Box::new(e)),
-                    }
+                let _ = self.legacy_refused.set(status);
+                Err(Error::Transport {
+                    server: inner.server.clone(),
+                    status: Some(status),
+                    detail: format!("POST {}: HTTP {status}", inner.shown_url()),
+                    source: None,
                 })
             }
             Err(Exchange::Failed(e)) => {
@@ -257,9 +254,6 @@ impl Transport for HttpTransport {
     }
 
     fn set_protocol_version(&self, version: &str) {
-        if let Some(legacy) = self.fallback.get() {
-            legacy.set_protocol_version(version);
-        }
         lock(&self.inner.state).protocol_version = Some(version.to_owned());
     }
 
@@ -267,9 +261,6 @@ impl Transport for HttpTransport {
         let inner = &self.inner;
         if inner.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
-        }
-        if let Some(legacy) = self.fallback.get() {
-            let _ = legacy.close();
         }
         drop(lock(&inner.stop_tx).take());
         let drainer = {
