@@ -17,7 +17,7 @@ use crate::model::InitializeResult;
 use crate::protocol::jsonrpc::{Payload, RequestId};
 use crate::protocol::session::{Event, Failure, Session};
 use crate::transport::stdio::ConnectionPoller;
-use crate::transport::{Outgoing, Transport};
+use crate::transport::{Caller, Outgoing, Transport};
 
 /// What a live connection holds.
 pub(crate) struct Connection {
@@ -47,10 +47,11 @@ impl Connection {
             .max_total_timeout
             .map(|m| deadline::add(start, m.max(timeout)));
         let mut deadline = deadline::add(start, timeout);
-        let (id, frame, rx) = self
+        let begun = self
             .session
-            .begin(method, params, opts.on_progress.is_some())
+            .begin_request(method, params, opts.on_progress.is_some())
             .map_err(|f| self.failure(method, f))?;
+        let id = begun.id;
         // Transports that read the answer inside `send` (Streamable HTTP event streams) cannot
         // restart the timer on progress; they get the maximum total instead, when there is one.
         let send_deadline = match (
@@ -60,7 +61,7 @@ impl Connection {
             (true, Some(limit)) => limit,
             _ => deadline,
         };
-        let out = Outgoing::encoded_request(id, method, frame).by(send_deadline);
+        let out = Outgoing::encoded_request(id, method, begun.frame).by(send_deadline);
         if let Err(e) = self.transport.send(out) {
             self.session.forget(id);
             return Err(match e {
@@ -70,29 +71,10 @@ impl Connection {
                 e => e,
             });
         }
-        let handoff = || self.session.promote(id);
-        // Whether another caller asked this one to take over reading and it has not yet.
-        let mut owe_lead = false;
+        let caller = Caller::new(id, &begun.rx, &begun.tx);
         let outcome = loop {
-            let next = if rx.is_empty() {
-                owe_lead = false;
-                if self.transport.lead(deadline, &|| !rx.is_empty(), &handoff) {
-                    match rx.try_recv() {
-                        Ok(ev) => Ok(ev),
-                        Err(_) if Instant::now() < deadline => continue,
-                        Err(_) => Err(RecvTimeoutError::Timeout),
-                    }
-                } else {
-                    rx.recv_deadline(deadline)
-                }
-            } else {
-                rx.recv_deadline(deadline)
-            };
-            match next {
-                Ok(Event::Lead) => {
-                    self.session.lead_taken(id);
-                    owe_lead = true;
-                }
+            match self.transport.wait(&caller, deadline) {
+                Ok(Event::Wake) => {}
                 Ok(Event::Done(Ok(raw))) => break Ok(raw),
                 Ok(Event::Done(Err(f))) => break Err(self.failure(method, f)),
                 Ok(Event::Progress(p)) => {
@@ -106,16 +88,11 @@ impl Connection {
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     let answered = !self.session.forget(id);
-                    // Whatever arrived with the deadline: a request to take over, or the answer
-                    // itself when it raced the deadline and won.
-                    let mut raced = None;
-                    for e in rx.try_iter() {
-                        match e {
-                            Event::Lead => owe_lead = true,
-                            Event::Done(d) => raced = Some(d),
-                            Event::Progress(_) => {}
-                        }
-                    }
+                    // The answer itself may have raced the deadline and won.
+                    let raced = begun.rx.try_iter().find_map(|e| match e {
+                        Event::Done(d) => Some(d),
+                        Event::Progress(_) | Event::Wake => None,
+                    });
                     if let (true, Some(done)) = (answered, raced) {
                         break done.map_err(|f| self.failure(method, f));
                     }
@@ -143,9 +120,7 @@ impl Connection {
                 }
             }
         };
-        if owe_lead {
-            self.transport.decline_lead(&handoff);
-        }
+        self.transport.stop_waiting(&caller);
         outcome
     }
 

@@ -13,6 +13,7 @@
 //! | `pipes.rs` | one child's pipes: stdout framed and routed, stderr tail, stdin queue |
 //! | `poller.rs` | [`ConnectionPoller`]: one thread serving the pipes of many children |
 
+mod lead;
 mod pipes;
 mod poller;
 mod process;
@@ -28,9 +29,11 @@ use self::pipes::Conn;
 pub use self::poller::ConnectionPoller;
 use self::poller::WriteOutcome;
 use self::process::{describe_exit, status_text, Proc};
-use super::{Outgoing, Sink, Transport};
+use super::{Caller, Outgoing, Sink, Transport};
 use crate::config::{Limits, StdioConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
+use crate::protocol::session::Event;
+use crossbeam_channel::RecvTimeoutError;
 
 /// Environment variables a child inherits by default (the MCP SDKs' POSIX list).
 pub(crate) const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
@@ -130,12 +133,12 @@ impl Transport for StdioTransport {
         }
     }
 
-    fn lead(&self, deadline: Instant, done: &dyn Fn() -> bool, handoff: &dyn Fn() -> bool) -> bool {
-        self.conn.lead(&self.poller, deadline, done, handoff)
+    fn wait(&self, caller: &Caller<'_>, deadline: Instant) -> Result<Event, RecvTimeoutError> {
+        self.conn.wait(self.poller.os_poller(), caller, deadline)
     }
 
-    fn decline_lead(&self, handoff: &dyn Fn() -> bool) {
-        self.conn.decline_lead(&self.poller, handoff)
+    fn stop_waiting(&self, caller: &Caller<'_>) {
+        self.conn.stop_waiting(self.poller.os_poller(), caller)
     }
 
     fn stderr_tail(&self) -> String {

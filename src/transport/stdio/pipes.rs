@@ -19,11 +19,12 @@ use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use polling::{Event, PollMode, Poller};
 
-use super::poller::{key, ConnectionPoller, STDIN, STDOUT};
+use super::lead::Lead;
+use super::poller::{key, STDIN};
 use crate::config::{cut_mark, Limits};
 use crate::protocol::jsonrpc::{
     peek_id_prefix, peek_response_id, InResponse, Inbound, Payload, RequestId,
@@ -44,7 +45,7 @@ const KEEP_CAPACITY: usize = 1024 * 1024;
 const READ_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// What a round of reading stdout found.
-enum ReadStatus {
+pub(super) enum ReadStatus {
     /// Nothing more to read right now.
     Drained,
     /// End of file or a read error: the pipe has been removed.
@@ -79,16 +80,9 @@ pub(crate) struct Conn {
     /// What `end` reported (set once), for a writer that finds stdin closed (see `wait_end`).
     pub(super) end_report: Mutex<Option<(String, String)>>,
     pub(super) ended_cv: Condvar,
-    /// Who reads stdout: the poller thread (neither flag), a calling thread (`active`), or a
-    /// waiting caller that has been asked to take over (`delegated`). The poller watches stdout
-    /// only in the first case. Lock order: `reader` before `lead`.
+    /// Who reads stdout: the poller thread, a calling thread, or a waiting caller asked to take
+    /// over (see `lead.rs`). Lock order: `reader` before `lead`.
     pub(super) lead: Mutex<Lead>,
-}
-
-#[derive(Default)]
-pub(super) struct Lead {
-    pub(super) active: bool,
-    pub(super) delegated: bool,
 }
 
 pub(super) struct ReadSide {
@@ -196,7 +190,7 @@ impl Conn {
     }
 
     /// Reads what stdout has now, framing and delivering complete lines.
-    fn read_available(&self, r: &mut ReadSide, poller: &Poller) -> ReadStatus {
+    pub(super) fn read_available(&self, r: &mut ReadSide, poller: &Poller) -> ReadStatus {
         loop {
             let ReadSide {
                 stdout,
@@ -270,106 +264,6 @@ impl Conn {
                     return ReadStatus::Ended;
                 }
             }
-        }
-    }
-
-    /// Leader/follower: the calling thread reads this child's stdout itself until `done()` says
-    /// its answer has arrived or `deadline` passes, instead of waiting for the poller thread to
-    /// hand the answer over. Everything read is routed as usual, so other callers' answers still
-    /// reach them. On leaving, `handoff()` may ask another waiting caller to take over (it returns
-    /// whether one was asked); otherwise the poller thread watches stdout again. Returns `false`
-    /// (and does nothing) when another thread is reading.
-    pub(crate) fn lead(
-        &self,
-        poller: &ConnectionPoller,
-        deadline: Instant,
-        done: &dyn Fn() -> bool,
-        handoff: &dyn Fn() -> bool,
-    ) -> bool {
-        let was_delegated = {
-            let mut l = lock(&self.lead);
-            if l.active {
-                return false;
-            }
-            l.active = true;
-            std::mem::take(&mut l.delegated)
-        };
-        let mut r = lock(&self.reader);
-        let poller = poller.os_poller();
-        let Some(stdout) = r.stdout.as_ref() else {
-            lock(&self.lead).active = false;
-            return false;
-        };
-        if !was_delegated {
-            let _ =
-                poller.modify_with_mode(stdout, Event::none(key(self.id, STDOUT)), PollMode::Level);
-        }
-        let mut ended = false;
-        while !done() {
-            // Wait first: the answer is rarely there already, and when it is, poll says so at
-            // once. This saves a read that would only report an empty pipe.
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            let Some(stdout) = r.stdout.as_ref() else {
-                break;
-            };
-            let wait = rustix::event::Timespec::try_from(deadline - now).ok();
-            let mut fds = [rustix::event::PollFd::new(
-                stdout,
-                rustix::event::PollFlags::IN,
-            )];
-            match rustix::event::poll(&mut fds, wait.as_ref()) {
-                Ok(0) => break,
-                Ok(_) | Err(rustix::io::Errno::INTR) => {}
-                Err(_) => break,
-            }
-            match self.read_available(&mut r, poller) {
-                ReadStatus::Ended | ReadStatus::Gone => {
-                    ended = true;
-                    break;
-                }
-                ReadStatus::Drained => {}
-            }
-        }
-        {
-            let mut l = lock(&self.lead);
-            l.active = false;
-            l.delegated = !ended && handoff();
-            if !l.delegated {
-                self.watch_stdout(&r, poller);
-            }
-        }
-        drop(r);
-        if ended {
-            let mut chunk = vec![0u8; 16 * 1024];
-            self.end_after_stdout(poller, &mut chunk);
-        }
-        true
-    }
-
-    /// A caller asked to take over reading is leaving without doing so (its answer came, or it
-    /// gave up): `handoff()` may ask another; otherwise the poller thread watches stdout again.
-    pub(crate) fn decline_lead(&self, poller: &ConnectionPoller, handoff: &dyn Fn() -> bool) {
-        let r = lock(&self.reader);
-        let mut l = lock(&self.lead);
-        if l.active || !l.delegated {
-            return;
-        }
-        l.delegated = handoff();
-        if !l.delegated {
-            self.watch_stdout(&r, poller.os_poller());
-        }
-    }
-
-    fn watch_stdout(&self, r: &ReadSide, poller: &Poller) {
-        if let Some(stdout) = r.stdout.as_ref() {
-            let _ = poller.modify_with_mode(
-                stdout,
-                Event::readable(key(self.id, STDOUT)),
-                PollMode::Level,
-            );
         }
     }
 
@@ -632,7 +526,7 @@ impl Conn {
     }
 
     /// stdout ended: collect the last stderr, describe the exit, and tell the sink.
-    fn end_after_stdout(&self, poller: &Poller, chunk: &mut [u8]) {
+    pub(super) fn end_after_stdout(&self, poller: &Poller, chunk: &mut [u8]) {
         // Whatever the child wrote to stderr before exiting is already in the pipe.
         self.on_stderr(poller, chunk);
         let detail = (self.exit_probe)();
