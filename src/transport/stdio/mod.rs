@@ -17,6 +17,7 @@ mod lead;
 mod pipes;
 mod poller;
 mod process;
+mod stdin;
 
 use crate::sync::lock;
 use std::sync::atomic::{AtomicBool, Ordering};

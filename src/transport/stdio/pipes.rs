@@ -16,15 +16,15 @@
 //! arrives), and `max_queued_write_bytes` of our own output it does not read.
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
-use std::process::{ChildStderr, ChildStdin, ChildStdout};
+use std::io::{self, Read};
+use std::process::{ChildStderr, ChildStdout};
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
-use polling::{Event, PollMode, Poller};
+use polling::Poller;
 
 use super::lead::Lead;
-use super::poller::{key, STDIN};
+use super::stdin::WriteSide;
 use crate::config::{cut_mark, Limits};
 use crate::protocol::jsonrpc::{
     peek_id_prefix, peek_response_id, InResponse, Inbound, Payload, RequestId,
@@ -102,14 +102,6 @@ pub(super) struct ReadSide {
     pub(super) scratch: Box<[u8]>,
 }
 
-pub(super) struct WriteSide {
-    pub(super) stdin: Option<ChildStdin>,
-    pub(super) queue: VecDeque<u8>,
-    pub(super) want_write: bool,
-    /// Writers waiting for the queue to drain (see `ConnectionPoller::write`).
-    pub(super) waiting: usize,
-}
-
 pub(super) struct StderrSide {
     pub(super) pipe: Option<ChildStderr>,
     /// The start of the line being read, at most `max_echo` bytes.
@@ -147,12 +139,7 @@ impl Conn {
                 skip_tail: Vec::new(),
                 skip_rejected: false,
             }),
-            writer: Mutex::new(WriteSide {
-                stdin: None,
-                queue: VecDeque::new(),
-                want_write: false,
-                waiting: 0,
-            }),
+            writer: Mutex::new(WriteSide::default()),
             drained: Condvar::new(),
             stderr: Mutex::new(StderrSide {
                 pipe: None,
@@ -164,6 +151,23 @@ impl Conn {
             end_report: Mutex::new(None),
             ended_cv: Condvar::new(),
             lead: Mutex::new(Lead::default()),
+        }
+    }
+
+    /// Takes the child's stdout and stderr (already registered with the poller).
+    pub(super) fn attach_output(&self, stdout: ChildStdout, stderr: ChildStderr) {
+        lock(&self.reader).stdout = Some(stdout);
+        lock(&self.stderr).pipe = Some(stderr);
+    }
+
+    /// Removes every pipe from the poller and closes it.
+    pub(super) fn detach(&self, poller: &Poller) {
+        self.close_stdin(poller);
+        if let Some(stdout) = lock(&self.reader).stdout.take() {
+            let _ = poller.delete(&stdout);
+        }
+        if let Some(stderr) = lock(&self.stderr).pipe.take() {
+            let _ = poller.delete(&stderr);
         }
     }
 
@@ -445,41 +449,6 @@ impl Conn {
                     return;
                 }
             }
-        }
-    }
-
-    pub(super) fn on_stdin(&self, poller: &Poller) {
-        let mut w = lock(&self.writer);
-        let WriteSide {
-            stdin,
-            queue,
-            want_write,
-            ..
-        } = &mut *w;
-        let Some(pipe) = stdin.as_mut() else { return };
-        while !queue.is_empty() {
-            let (front, _) = queue.as_slices();
-            match pipe.write(front) {
-                Ok(0) => break,
-                Ok(n) => {
-                    queue.drain(..n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => {
-                    // The child closed its stdin (it is exiting); stdout's end reports it.
-                    queue.clear();
-                    break;
-                }
-            }
-        }
-        if queue.is_empty() && *want_write {
-            *want_write = false;
-            let _ =
-                poller.modify_with_mode(&*pipe, Event::none(key(self.id, STDIN)), PollMode::Level);
-        }
-        if w.waiting > 0 {
-            self.drained.notify_all();
         }
     }
 
