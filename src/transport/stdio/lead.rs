@@ -39,13 +39,15 @@ pub(crate) struct Lead {
 }
 
 impl Lead {
-    /// Wakes the longest-waiting follower to lead next; `false` when there is none.
+    /// Wakes the longest-waiting follower still waiting for its answer to lead next; `false`
+    /// when there is none.
     fn wake_next(&mut self) -> bool {
         while !self.followers.is_empty() {
             let (id, tx) = self.followers.remove(0);
-            // At most one wake is outstanding per caller (it left the list), so its slot has
-            // room; a caller that has gone (its slot closed) is skipped.
-            if tx.try_send(Event::Wake).is_ok() {
+            // A follower whose answer (or progress) was just routed to it is about to return
+            // anyway; it leaves the list. At most one wake is outstanding per caller (it left
+            // the list), so a slot has room; a caller that has gone (slot closed) is skipped.
+            if tx.is_empty() && tx.try_send(Event::Wake).is_ok() {
                 self.woken = Some(id);
                 return true;
             }
@@ -210,13 +212,20 @@ mod tests {
         let (tb, rb) = crossbeam_channel::bounded(2);
         let (tc, rc) = crossbeam_channel::bounded::<Event>(2);
         drop(rc);
+        let (td, _rd) = crossbeam_channel::bounded(2);
+        td.try_send(Event::Done(Err(Failure::Unusable("answered".into()))))
+            .unwrap();
         let mut l = Lead {
             active: false,
             woken: None,
-            followers: vec![(3, tc), (1, ta.clone()), (2, tb)],
+            followers: vec![(3, tc), (4, td), (1, ta.clone()), (2, tb)],
         };
         assert!(l.wake_next());
-        assert_eq!(l.woken, Some(1), "a caller that has gone is skipped");
+        assert_eq!(
+            l.woken,
+            Some(1),
+            "a caller that has gone, or has its answer, is skipped"
+        );
         assert!(matches!(ra.try_recv(), Ok(Event::Wake)));
         assert!(rb.is_empty(), "only one is woken");
         // The answer still fits behind an outstanding wake.

@@ -39,8 +39,10 @@ const SUFFIX: usize = 128;
 const SCRATCH: usize = 16 * 1024;
 /// Lines at least this long are handed over without copying.
 const BIG_LINE: usize = 64 * 1024;
-/// Read buffer capacity kept between messages.
+/// Read buffer capacity kept between messages for good.
 const KEEP_CAPACITY: usize = 1024 * 1024;
+/// Rounds in a row without a large line after which a larger read buffer is released.
+const SHRINK_AFTER: u32 = 16;
 /// Most bytes read from one stdout per round.
 const READ_LIMIT: u64 = 4 * 1024 * 1024;
 
@@ -97,6 +99,11 @@ pub(super) struct ReadSide {
     skip_tail: Vec<u8>,
     /// Whether the line being discarded has failed its caller already (its id came first).
     skip_rejected: bool,
+    /// The length of the last large line: the next one is read into a buffer of that size from
+    /// the start, instead of one grown (and copied) step by step.
+    big_hint: usize,
+    /// Rounds in a row that ended with an empty buffer and no large line (see `SHRINK_AFTER`).
+    small_rounds: u32,
     /// Small reads land here first (one read, no empty-pipe probe); large lines are read
     /// straight into `buf`.
     pub(super) scratch: Box<[u8]>,
@@ -138,6 +145,8 @@ impl Conn {
                 skipping: false,
                 skip_tail: Vec::new(),
                 skip_rejected: false,
+                big_hint: 0,
+                small_rounds: 0,
             }),
             writer: Mutex::new(WriteSide::default()),
             drained: Condvar::new(),
@@ -201,6 +210,7 @@ impl Conn {
                 buf,
                 scratch,
                 skipping,
+                big_hint,
                 ..
             } = &mut *r;
             let Some(pipe) = stdout.as_mut() else {
@@ -229,7 +239,13 @@ impl Conn {
                     .saturating_sub(buf.len())
                     .max(1);
                 let limit = READ_LIMIT.min(room as u64);
-                reserve_within(buf, limit as usize, self.max_message.saturating_add(1));
+                let cap = self.max_message.saturating_add(1);
+                let want = (*big_hint).min(cap);
+                if buf.capacity() < want {
+                    // A large line like the last one: its whole size at once, one allocation.
+                    buf.reserve_exact(want - buf.len());
+                }
+                reserve_within(buf, limit as usize, cap);
                 let before = buf.len();
                 let res = (&mut *pipe).take(limit).read_to_end(buf);
                 let got = buf.len() - before;
@@ -291,6 +307,8 @@ impl Conn {
                 if line.last() == Some(&b'\r') {
                     line.pop();
                 }
+                r.big_hint = line.len() + 1;
+                r.small_rounds = 0;
                 self.deliver_line(line);
                 r.scanned = 0;
                 from = 0;
@@ -309,8 +327,14 @@ impl Conn {
             r.buf.drain(..start);
         }
         if r.buf.is_empty() && r.buf.capacity() > KEEP_CAPACITY {
-            // Do not hold on to the memory of one huge message.
-            r.buf = Vec::new();
+            // Do not hold on to the memory of one huge message for good, but do not give it
+            // back after every message either: only after a run of rounds without a large one.
+            r.small_rounds += 1;
+            if r.small_rounds >= SHRINK_AFTER {
+                r.buf = Vec::new();
+                r.small_rounds = 0;
+                r.big_hint = 0;
+            }
         }
         r.scanned = r.buf.len();
         if r.buf.len() > self.max_message {
