@@ -391,31 +391,47 @@ fn run(label: &str) -> Vec<Row> {
             spread,
         });
     };
-    row(
-        "sequential tools/call",
-        "us/call",
-        false,
-        median_of(rounds, || seq_call(1000 * k)),
-    );
-    row(
-        "8 threads, one connection",
-        "calls/s",
-        true,
-        median_of(rounds, || threads8(250 * k)),
-    );
-    row(
-        "spawn+init+list+close",
-        "ms",
-        false,
-        median_of(rounds, || lifecycle(3 * k)),
-    );
-    row(
-        "32 servers in parallel",
-        "ms",
-        false,
-        median_of(rounds, parallel32),
-    );
-    row("16 MB result", "ms", false, median_of(rounds, || large(k)));
+    // BENCH_ROWS=seq,8 (substrings of row names) runs only those rows.
+    let only = std::env::var("BENCH_ROWS").ok();
+    let want = |name: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|w| name.contains(w)))
+    };
+    if want("sequential tools/call") {
+        row(
+            "sequential tools/call",
+            "us/call",
+            false,
+            median_of(rounds, || seq_call(1000 * k)),
+        );
+    }
+    if want("8 threads, one connection") {
+        row(
+            "8 threads, one connection",
+            "calls/s",
+            true,
+            median_of(rounds, || threads8(250 * k)),
+        );
+    }
+    if want("spawn+init+list+close") {
+        row(
+            "spawn+init+list+close",
+            "ms",
+            false,
+            median_of(rounds, || lifecycle(3 * k)),
+        );
+    }
+    if want("32 servers in parallel") {
+        row(
+            "32 servers in parallel",
+            "ms",
+            false,
+            median_of(rounds, parallel32),
+        );
+    }
+    if want("16 MB result") {
+        row("16 MB result", "ms", false, median_of(rounds, || large(k)));
+    }
     rows
 }
 

@@ -16,12 +16,15 @@ use crate::sync::lock;
 /// How long `close` waits at each step (stdin closed, then SIGTERM) before escalating.
 const GRACE: Duration = Duration::from_secs(2);
 
+/// A child's stdin, stdout and stderr.
+pub(super) type Pipes = (ChildStdin, ChildStdout, ChildStderr);
+
 /// Spawns the server: no shell, the allow-listed environment (or all of it when asked), its own
 /// process group; returns the process, its group and its three pipes.
 pub(super) fn spawn(
     server: &str,
     cfg: &StdioConfig,
-) -> Result<(Proc, Option<Pid>, (ChildStdin, ChildStdout, ChildStderr)), Error> {
+) -> Result<(Proc, Option<Pid>, Pipes), Error> {
     let mut cmd = Command::new(&cfg.command);
     cmd.args(&cfg.args)
         .stdin(Stdio::piped())
