@@ -8,6 +8,12 @@
 //! | 32 servers in parallel | 32 threads, shared poller | 32 threads by hand |
 //! | 16 MB result | `call_tool("large")` | read the same reply line |
 //! | peak RSS | a child process with one client | — |
+//! | peak RSS, 16 MB results | a child process, two `call_tool("large")` | the same by hand |
+//! | idle client RSS | a child process holding one connected client after a call | — |
+//!
+//! Each row is the median of interleaved client/floor rounds; the client's fastest and slowest
+//! rounds are printed as its spread. `BENCH_QUICK=1` runs fewer, shorter rounds;
+//! `BENCH_ROWS=seq,8` only the rows whose names contain one of the words.
 //!
 //! Every row runs unpinned and then pinned to one core (the process and everything it spawns).
 //! Run: `cargo run --release --example bench_stdio` (the servers are this executable, started again
