@@ -21,6 +21,7 @@ pub(crate) mod proxy;
 pub(crate) mod sse;
 pub(crate) mod sse_parser;
 pub(crate) mod stdio;
+pub(crate) mod web;
 pub(crate) mod ws;
 
 /// Where a transport delivers what it reads. Implemented by the client's shared state.

@@ -31,11 +31,11 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{RecvTimeoutError, Sender};
 
-use super::http::{
+use super::sse_parser::{EventTooLarge, SseReader};
+use super::web::{
     self, deliver_frame, drain, map_ureq, origin, resolve_reference, skip_oversized, status_error,
     Limit, RequestHeaders, Requester, Verb,
 };
-use super::sse_parser::{EventTooLarge, SseReader};
 use super::{Outgoing, Sink, Transport};
 use crate::config::{redact_url, Limits, SseConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
@@ -81,7 +81,7 @@ pub(crate) fn open(
     let req = Requester::new(
         server,
         &cfg.url,
-        http::agent(
+        web::agent(
             &cfg.root_certificates,
             super::proxy::for_ureq(server, &cfg.proxy, &cfg.url)?,
         ),

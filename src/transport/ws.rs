@@ -54,8 +54,8 @@ use tungstenite::protocol::frame::{CloseFrame, Utf8Bytes};
 use tungstenite::protocol::WebSocketConfig as TungsteniteConfig;
 use tungstenite::{Bytes, Message, WebSocket};
 
-use super::http::{deliver_frame, RequestHeaders};
 use super::proxy::{self, Route, Target, TunnelError};
+use super::web::{deliver_frame, RequestHeaders};
 use super::{Outgoing, Sink, Transport};
 use crate::config::{header_pair, redact_url, Limits, WebSocketConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};

@@ -11,12 +11,11 @@ use std::thread::JoinHandle;
 
 use crossbeam_channel::{Receiver, Sender};
 
-use super::buffered::{is_not_yet, only_buffered};
-use super::frames::deliver_frame;
 use super::reply::ReplyStream;
-use super::stream::skip_oversized;
 use super::Inner;
 use crate::transport::sse_parser::EventTooLarge;
+use crate::transport::web::buffered::{is_not_yet, only_buffered};
+use crate::transport::web::{deliver_frame, skip_oversized};
 use crate::transport::Sink;
 
 /// Replies whose rest is read in the background so their connection can be reused.

@@ -30,7 +30,8 @@
 //! the new URL. A temporary one (302, 307: Starlette's `/mcp` to `/mcp/`) is followed anew by
 //! every request. See `redirect.rs` for which redirects are followed.
 //!
-//! This file holds the handle and its lifecycle (open, send, close); the rest is split by job:
+//! This file holds the handle and its lifecycle (open, send, close); the rest is split by job
+//! (what other HTTP-based transports share too is in `transport/web/`):
 //!
 //! | file | what |
 //! |---|---|
@@ -39,23 +40,11 @@
 //! | `session.rs` | session id and version headers, re-initialize on 404, DELETE on close |
 //! | `stream.rs` | the standalone GET stream thread and its reconnection backoff |
 //! | `drain.rs` | answered SSE replies read to their end: inline when it has arrived, or by a thread |
-//! | `buffered.rs` | a connection layer that can read only what has already arrived |
 //! | `fallback.rs` | what the switch to legacy HTTP+SSE needs (made by `client/connect.rs`) |
-//! | `redirect.rs` | sending a request and following its redirects (same origin only by default) |
-//! | `pool.rs` | the shared ureq client with its DNS cache |
-//! | `headers.rs` | configured headers and the auth provider, redacted in `Debug` |
-//! | `errors.rs` | ureq, I/O and status failures into the crate's error |
-//! | `frames.rs` | inbound delivery, reply-body helpers |
 
-mod buffered;
 mod drain;
-mod errors;
 mod fallback;
-mod frames;
-mod headers;
-mod pool;
 mod post;
-mod redirect;
 mod reply;
 mod session;
 mod stream;
@@ -70,15 +59,10 @@ use std::time::Duration;
 use crossbeam_channel::{Receiver, Sender};
 
 use self::drain::Drain;
-pub(crate) use self::errors::{map_ureq, status_error};
 pub(crate) use self::fallback::LegacyRefusal;
-pub(crate) use self::frames::{deliver_frame, drain};
-pub(crate) use self::headers::{AuthProviderFailed, RequestHeaders};
-pub(crate) use self::pool::agent;
 use self::post::Exchange;
-pub(crate) use self::redirect::{origin, resolve_reference, Limit, Requester, Verb};
 use self::session::State;
-pub(crate) use self::stream::skip_oversized;
+use super::web::{agent, Limit, RequestHeaders, Requester, Verb};
 use super::{Outgoing, Sink, Transport};
 use crate::config::{redact_url, HttpConfig, Limits};
 use crate::error::{ConnectError, ConnectErrorKind, Error};

@@ -6,11 +6,10 @@
 use crate::sync::lock;
 use std::time::{Duration, Instant};
 
-use super::errors::{map_io, map_ureq, status_error};
-use super::frames::drain;
-use super::{Inner, Limit, Verb};
+use super::Inner;
 use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
+use crate::transport::web::{drain, map_io, map_ureq, status_error, Limit, Verb};
 use crate::transport::Outgoing;
 
 /// The Accept header every POST carries (the spec requires both types).

@@ -8,14 +8,16 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::RecvTimeoutError;
 
-use super::errors::status_error;
-use super::frames::{content_length, deliver_frame, is_event_stream, is_response_to, read_capped};
 use super::post::Call;
 use super::stream::reconnect_delay;
-use super::{Inner, Limit, Verb};
+use super::Inner;
 use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
 use crate::transport::sse_parser::{EventTooLarge, SseParser, SseReader};
+use crate::transport::web::{
+    content_length, deliver_frame, is_event_stream, is_response_to, read_capped, status_error,
+};
+use crate::transport::web::{Limit, Verb};
 
 /// An SSE reply being read.
 pub(super) type ReplyStream = SseReader<BufReader<ureq::BodyReader<'static>>>;

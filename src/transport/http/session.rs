@@ -5,11 +5,11 @@
 use crate::sync::lock;
 use std::time::{Duration, Instant};
 
-use super::errors::{map_ureq, status_error};
-use super::frames::drain;
 use super::post::Call;
-use super::{Inner, Limit, Verb};
+use super::Inner;
 use crate::error::Error;
+use crate::transport::web::{drain, map_ureq, status_error};
+use crate::transport::web::{Limit, Verb};
 use crate::transport::Outgoing;
 
 /// What the server told us about the session, and the handshake to replay.

@@ -21,10 +21,7 @@ pub(super) type Pipes = (ChildStdin, ChildStdout, ChildStderr);
 
 /// Spawns the server: no shell, the allow-listed environment (or all of it when asked), its own
 /// process group; returns the process, its group and its three pipes.
-pub(super) fn spawn(
-    server: &str,
-    cfg: &StdioConfig,
-) -> Result<(Proc, Option<Pid>, Pipes), Error> {
+pub(super) fn spawn(server: &str, cfg: &StdioConfig) -> Result<(Proc, Option<Pid>, Pipes), Error> {
     let mut cmd = Command::new(&cfg.command);
     cmd.args(&cfg.args)
         .stdin(Stdio::piped())

@@ -23,7 +23,7 @@ thread_local! {
 /// Runs `f` with reads on this thread limited to what has already been received: a read that
 /// would wait for the socket fails at once with [`io::ErrorKind::WouldBlock`] instead (nothing
 /// is consumed; the reply can be read on later, anywhere).
-pub(super) fn only_buffered<T>(f: impl FnOnce() -> T) -> T {
+pub(crate) fn only_buffered<T>(f: impl FnOnce() -> T) -> T {
     struct Reset(bool);
     impl Drop for Reset {
         fn drop(&mut self) {
@@ -35,13 +35,13 @@ pub(super) fn only_buffered<T>(f: impl FnOnce() -> T) -> T {
 }
 
 /// Whether an error is the one [`only_buffered`] makes: the rest has not arrived yet.
-pub(super) fn is_not_yet(e: &io::Error) -> bool {
+pub(crate) fn is_not_yet(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock
 }
 
 /// The connector layer (the last of the chain).
 #[derive(Debug, Default)]
-pub(super) struct BufferedConnector;
+pub(crate) struct BufferedConnector;
 
 impl<In: Transport> Connector<In> for BufferedConnector {
     type Out = BufferedTransport<In>;
@@ -56,7 +56,7 @@ impl<In: Transport> Connector<In> for BufferedConnector {
 }
 
 /// A connection that honours [`only_buffered`].
-pub(super) struct BufferedTransport<T>(T);
+pub(crate) struct BufferedTransport<T>(T);
 
 impl<T: Transport> fmt::Debug for BufferedTransport<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {

@@ -3,7 +3,8 @@
 
 use std::io::Read;
 
-use crate::protocol::jsonrpc::{Fault, Inbound, RequestId};
+use crate::protocol::jsonrpc::{peek_id_prefix, Fault, Inbound, RequestId};
+use crate::transport::sse_parser::EventTooLarge;
 use crate::transport::Sink;
 
 /// The most of an unwanted body read so its connection can be reused; a longer body is
@@ -20,7 +21,7 @@ pub(crate) fn drain(resp: ureq::http::Response<ureq::Body>) {
 }
 
 /// The reply's `Content-Length`, when it has a usable one.
-pub(super) fn content_length(resp: &ureq::http::Response<ureq::Body>) -> Option<u64> {
+pub(crate) fn content_length(resp: &ureq::http::Response<ureq::Body>) -> Option<u64> {
     resp.headers()
         .get("content-length")?
         .to_str()
@@ -32,7 +33,7 @@ pub(super) fn content_length(resp: &ureq::http::Response<ureq::Body>) -> Option<
 
 /// Reads a body of at most `max` bytes; `Ok(None)` when it is longer (then read no further
 /// than `max` plus one read). The buffer grows with what arrives and never past `max`.
-pub(super) fn read_capped(mut body: impl Read, max: usize) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_capped(mut body: impl Read, max: usize) -> std::io::Result<Option<Vec<u8>>> {
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
@@ -65,7 +66,7 @@ fn content_type(resp: &ureq::http::Response<ureq::Body>) -> String {
 }
 
 /// Whether the reply is an SSE stream.
-pub(super) fn is_event_stream(resp: &ureq::http::Response<ureq::Body>) -> bool {
+pub(crate) fn is_event_stream(resp: &ureq::http::Response<ureq::Body>) -> bool {
     content_type(resp).starts_with("text/event-stream")
 }
 
@@ -103,12 +104,25 @@ pub(crate) fn deliver_frame(
 }
 
 /// Whether the frame holds a response to `want` (to any request when `want` is `None`).
-pub(super) fn is_response_to(data: &[u8], want: Option<&RequestId>) -> bool {
+pub(crate) fn is_response_to(data: &[u8], want: Option<&RequestId>) -> bool {
     match Inbound::parse(data) {
         Ok(msgs) => msgs.iter().any(|m| match m {
             Inbound::Response(r) => want.is_none() || r.id.as_ref() == want,
             _ => false,
         }),
         Err(_) => false,
+    }
+}
+
+/// Logs an event over the cap met on a stream and, when it is a response (its id comes first),
+/// fails the request waiting for it at once.
+pub(crate) fn skip_oversized(server: &str, what: &str, sink: &dyn Sink, t: &EventTooLarge) {
+    let detail = format!(
+        "{what}: an event exceeds the {} byte limit (`max_message_bytes`) and was discarded",
+        t.limit
+    );
+    log::error!("server `{server}`: {detail}");
+    if let Some(id) = peek_id_prefix(&t.head) {
+        sink.reject(id, detail);
     }
 }
