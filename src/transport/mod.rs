@@ -1,13 +1,16 @@
 //! Transports move framed JSON-RPC messages and nothing else.
 //!
 //! A transport is opened with a [`Sink`] that receives everything it reads; the [`Transport`]
-//! handle writes. Protocol logic (ids, pending requests, routing) lives in
-//! [`crate::protocol::session`], never here.
+//! handle writes [`Outgoing`] messages (each with its kind, id, method and deadline) and may
+//! schedule how callers wait for their answers ([`Transport::wait`]). Protocol logic (ids,
+//! pending requests, routing) lives in [`crate::protocol::session`], never here. No transport
+//! reaches into another: what the HTTP-based ones share is in `web/`.
 
 use std::time::Instant;
 
-use crate::error::Error;
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+
+use crate::error::Error;
 
 use crate::protocol::jsonrpc::{Inbound, RequestId};
 use crate::protocol::session::Event;

@@ -10,7 +10,9 @@
 //! |---|---|
 //! | `mod.rs` | the transport handle: open, send, close |
 //! | `process.rs` | the child process: spawn, end, reap, sweep its group |
-//! | `pipes.rs` | one child's pipes: stdout framed and routed, stderr tail, stdin queue |
+//! | `pipes.rs` | one child's pipes: stdout framed and routed, stderr kept as a tail |
+//! | `stdin.rs` | what callers write, coalesced; what the poller finishes writing |
+//! | `lead.rs` | who reads stdout: a waiting caller (leader/follower) or the poller thread |
 //! | `poller.rs` | [`ConnectionPoller`]: one thread serving the pipes of many children |
 
 mod lead;
