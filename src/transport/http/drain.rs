@@ -1,6 +1,7 @@
 //! Answered SSE replies are read to their end so their connections return to the pool: inline,
-//! by the caller, when the end has already arrived with the answer (the usual case: servers end
-//! the stream right after the response); otherwise in the background by the reply-drain thread.
+//! by the caller, when the end has arrived with the answer or arrives a moment later (the usual
+//! case: servers end the stream right after the response); otherwise in the background by the
+//! reply-drain thread.
 //! One named thread, started with the first SSE reply whose end had not arrived, and ended by
 //! close (its queue's sender is dropped).
 

@@ -1,12 +1,13 @@
-//! Reading only what has already arrived: a connector layer that lets the thread reading a reply
-//! ask "read on, but only from what is already buffered", so the end of an answered event-stream
-//! reply can be read inline (returning its connection to the pool at once) when it came with the
-//! answer, and is otherwise left to the reply-drain thread.
+//! Reading only what has arrived: a connector layer that lets the thread reading a reply ask
+//! "read on, but only what is there or on its way right now", so the end of an answered
+//! event-stream reply can be read inline (returning its connection to the pool at once) when it
+//! came with the answer or just after it, and is otherwise left to the reply-drain thread.
 //!
 //! ```text
 //!   ureq connection: TCP ─> (TLS) ─> Buffered ─> pool
 //!   Buffered::await_input: normally waits for the socket (passes through);
-//!                          inside `only_buffered(..)` on this thread: WouldBlock at once
+//!                          inside `only_buffered(..)` on this thread: waits a moment
+//!                          (`ARRIVING`, at most a scheduler tick), then WouldBlock
 //! ```
 
 use std::cell::Cell;
@@ -15,14 +16,18 @@ use std::io;
 
 use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, NextTimeout, Transport};
 
+/// How long a read inside [`only_buffered`] waits for bytes on their way (the socket's timeout
+/// has a resolution of a scheduler tick, so this is a few milliseconds at most).
+const ARRIVING: std::time::Duration = std::time::Duration::from_micros(500);
+
 thread_local! {
     /// Whether reads on this thread may use only what is buffered already.
     static ONLY_BUFFERED: Cell<bool> = const { Cell::new(false) };
 }
 
-/// Runs `f` with reads on this thread limited to what has already been received: a read that
-/// would wait for the socket fails at once with [`io::ErrorKind::WouldBlock`] instead (nothing
-/// is consumed; the reply can be read on later, anywhere).
+/// Runs `f` with reads on this thread limited to what has been received or arrives within a
+/// moment: a read that would wait longer fails with [`io::ErrorKind::WouldBlock`] instead
+/// (nothing is consumed; the reply can be read on later, anywhere).
 pub(crate) fn only_buffered<T>(f: impl FnOnce() -> T) -> T {
     struct Reset(bool);
     impl Drop for Reset {
@@ -74,13 +79,29 @@ impl<T: Transport> Transport for BufferedTransport<T> {
     }
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
-        if ONLY_BUFFERED.with(Cell::get) {
-            return Err(ureq::Error::Io(io::Error::new(
+        if !ONLY_BUFFERED.with(Cell::get) {
+            return self.0.await_input(timeout);
+        }
+        // What is on its way right now (the end of a stream written just after its last event)
+        // is worth a moment; anything later is left for another thread to read.
+        let moment = NextTimeout {
+            after: ureq::unversioned::transport::time::Duration::from(ARRIVING),
+            reason: timeout.reason,
+            per_read: None,
+            per_write: None,
+        };
+        let moment = if timeout.after < moment.after {
+            timeout
+        } else {
+            moment
+        };
+        match self.0.await_input(moment) {
+            Err(ureq::Error::Timeout(_)) => Err(ureq::Error::Io(io::Error::new(
                 io::ErrorKind::WouldBlock,
                 "the rest of the reply has not arrived yet",
-            )));
+            ))),
+            other => other,
         }
-        self.0.await_input(timeout)
     }
 
     fn is_open(&mut self) -> bool {
