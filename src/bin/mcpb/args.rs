@@ -315,6 +315,22 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, UsageError> {
 
 /// A clap error as one sentence: its first line without `error: `, with its tip.
 pub(crate) fn clap_usage(e: &clap::Error) -> UsageError {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    if e.kind() == ErrorKind::ValueValidation {
+        // "--timeout must be ..., not `soon`": the option, the rule, the value.
+        let context = |kind| match e.get(kind) {
+            Some(ContextValue::String(s)) => Some(s.clone()),
+            _ => None,
+        };
+        if let (Some(arg), Some(value), Some(source)) = (
+            context(ContextKind::InvalidArg),
+            context(ContextKind::InvalidValue),
+            std::error::Error::source(e),
+        ) {
+            let flag = arg.split_whitespace().next().unwrap_or(&arg).to_owned();
+            return UsageError(format!("{flag} {source}, not `{value}`"));
+        }
+    }
     let text = e.render().to_string();
     let mut lines = text.lines();
     let first = lines.next().unwrap_or("invalid command line");

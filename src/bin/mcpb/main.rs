@@ -139,7 +139,11 @@ impl FailureInfo {
             }
             _ if !connected => (3, "connect"),
             Error::Timeout { .. } => {
-                detail.push("use --timeout SECS to wait longer".into());
+                detail.push(
+                    "use --timeout SECS to wait longer (--max-time SECS when progress keeps \
+                     coming)"
+                        .into(),
+                );
                 (4, "timeout")
             }
             Error::Rpc { code, data, .. } => {
@@ -602,6 +606,7 @@ fn pick_server(
     {
         let mut here = e.clone();
         here.file = None;
+        here.server = None;
         return Err(FailureInfo::config(
             Some(&name),
             format!("server `{name}`: invalid configuration in `{file}`"),
@@ -954,7 +959,7 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
     let server = session.server();
     let fail = |e: Error| session.failure(&e);
     Ok(match command {
-        Command::Info => render::info(client, &session.target),
+        Command::Info => render::info(client, server, &session.target),
         Command::Tools => {
             require(session, "tools", "tools")?;
             render::tools(&client.list_tools().map_err(fail)?)
@@ -1231,20 +1236,38 @@ fn launched_name(words: &[String]) -> String {
     program
 }
 
-/// `@scope/server-x@1.2` → `server-x`; `/a/b/server.py` → `server`; `mcp/fetch:latest` → `fetch`.
+/// `@scope/server-x@1.2` → `server-x`; `/a/server-x/dist/index.js` → `server-x`;
+/// `/srv/weather.py` → `weather`; `mcp/fetch:latest` → `fetch`.
 fn package_name(word: &str) -> String {
-    let w = word.strip_prefix('@').unwrap_or(word);
-    let w = w.split('@').next().unwrap_or(w);
-    let w = w.split(':').next().unwrap_or(w);
-    let last = w.trim_end_matches('/').rsplit('/').next().unwrap_or(w);
-    let last = [".js", ".mjs", ".cjs", ".ts", ".py", ".jar"]
-        .iter()
-        .find_map(|ext| last.strip_suffix(ext))
-        .unwrap_or(last);
-    if last.is_empty() {
+    const GENERIC: &[&str] = &["index", "main", "server", "cli", "app", "run"];
+    const BUILD_DIRS: &[&str] = &["dist", "build", "src", "lib", "bin", "out"];
+    let name = if let Some(scoped) = word.strip_prefix('@') {
+        let bare = scoped.split('@').next().unwrap_or(scoped);
+        bare.rsplit('/').next().unwrap_or(bare).to_owned()
+    } else {
+        let segments: Vec<&str> = word.split('/').filter(|s| !s.is_empty()).collect();
+        let last = segments.last().copied().unwrap_or(word);
+        let last = last.split([':', '@']).next().unwrap_or(last);
+        let stem = [".js", ".mjs", ".cjs", ".ts", ".py", ".jar"]
+            .iter()
+            .find_map(|ext| last.strip_suffix(ext))
+            .unwrap_or(last);
+        if GENERIC.contains(&stem) && segments.len() > 1 {
+            // `.../server-x/dist/index.js`: the package's folder says more.
+            segments[..segments.len() - 1]
+                .iter()
+                .rev()
+                .find(|s| !BUILD_DIRS.contains(s))
+                .map_or(stem, |s| *s)
+                .to_owned()
+        } else {
+            stem.to_owned()
+        }
+    };
+    if name.is_empty() {
         word.to_owned()
     } else {
-        last.to_owned()
+        name
     }
 }
 
@@ -1303,11 +1326,21 @@ mod tests {
             launched_name(&words("python -m weather_server")),
             "weather_server"
         );
+        assert_eq!(launched_name(&words("python3 /srv/weather.py")), "weather");
         assert_eq!(
             launched_name(&words("python3 /srv/tools/server.py")),
-            "server"
+            "tools"
         );
-        assert_eq!(launched_name(&words("node build/index.js")), "index");
+        assert_eq!(
+            launched_name(&words(
+                "/opt/node /n/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+            )),
+            "server-filesystem"
+        );
+        assert_eq!(
+            launched_name(&words("node /n/@scope/server-x/dist/index.js /tmp")),
+            "server-x"
+        );
         assert_eq!(
             launched_name(&words("docker run -i --rm mcp/fetch:latest")),
             "fetch"

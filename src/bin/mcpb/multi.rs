@@ -81,6 +81,7 @@ fn config_failures(report: &LoadReport) -> Vec<(String, Failure)> {
             let name = e.server.clone().unwrap_or_else(|| "?".into());
             let mut here = e.clone();
             here.file = None;
+            here.server = None;
             let f = FailureInfo::config(
                 Some(&name),
                 format!(

@@ -81,6 +81,7 @@ pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
         // The file is said once, in the header of the JSON and in the command line.
         let mut e_here = e.clone();
         e_here.file = None;
+        e_here.server = None;
         let message = crate::config_error_text(&e_here);
         let _ = writeln!(text, "{name:width$}  {:15}  {message}", "error");
         errors.push(json!({
@@ -116,7 +117,7 @@ pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
     }
 }
 
-pub(crate) fn info(client: &Client, target: &str) -> Output {
+pub(crate) fn info(client: &Client, shown: &str, target: &str) -> Output {
     let init = client.initialize_result();
     let info = client.server_info();
     let caps = client
@@ -132,7 +133,7 @@ pub(crate) fn info(client: &Client, target: &str) -> Output {
             .unwrap_or_default();
         let _ = writeln!(text, "server:       {} {}{title}", i.name, i.version);
     }
-    let _ = writeln!(text, "name:         {}", client.server_name());
+    let _ = writeln!(text, "name:         {shown}");
     let _ = writeln!(
         text,
         "transport:    {} {target}",
@@ -161,7 +162,7 @@ pub(crate) fn info(client: &Client, target: &str) -> Output {
         }
     }
     let json = json!({
-        "server": client.server_name(),
+        "server": shown,
         "transport": client.config().transport_type(),
         "target": target,
         "protocolVersion": client.protocol_version(),
