@@ -381,6 +381,40 @@ fn progress_extends_the_timeout_up_to_max_time() {
 }
 
 #[test]
+fn a_progress_line_on_a_terminal_only() {
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("no `script` command: the progress line is not tested here");
+        return;
+    }
+    let line = format!(
+        "'{MCPB}' --stdio \"{}\" call progress steps=3 ms=50",
+        fixture("")
+    );
+    let o = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .output()
+        .expect("run script");
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    for step in 1..=3 {
+        assert!(
+            out.contains(&format!("\r\u{1b}[2Kprogress {step}/3 step {step}")),
+            "{out:?}"
+        );
+    }
+    assert!(
+        out.contains("\r\u{1b}[2Kprogressed 3"),
+        "cleared, then the result: {out:?}"
+    );
+    // Not a terminal: no progress line.
+    let o = on_fixture(&["call", "progress", "steps=3", "ms=50"]);
+    assert_exit(&o, 0);
+    assert_eq!(stderr(&o), "");
+}
+
+#[test]
 fn a_timeout_is_reported_before_the_server_is_shut_down() {
     // This server ignores SIGTERM and stdin's end: closing it takes seconds.
     let line = fixture("--ignore-sigterm");
@@ -512,6 +546,55 @@ fn inputs_fill_vs_code_placeholders() {
     let err = stderr(&o);
     assert!(err.contains("give it with --input tok=VALUE"), "{err}");
     assert!(!err.contains("ConfigLoader"), "{err}");
+}
+
+#[test]
+fn a_missing_input_is_asked_for_on_a_terminal_without_echo() {
+    use std::io::Write;
+    // `script` (util-linux) gives mcpb a terminal.
+    if Command::new("script").arg("--version").output().is_err() {
+        eprintln!("no `script` command: the terminal prompt is not tested here");
+        return;
+    }
+    let dir = TempDir::new("inputs-tty");
+    let fixture = serde_json::to_string(common::fixture::path()).expect("json");
+    let file = dir.file(
+        "mcp.json",
+        &format!(
+            r#"{{"servers": {{"vs": {{"type": "stdio", "command": {fixture},
+                                    "env": {{"TOK": "${{input:tok}}"}}}}}}}}"#
+        ),
+    );
+    let line = format!("'{MCPB}' --config '{}' call env name=TOK", file.display());
+    let mut child = Command::new("script")
+        .args(["-qec", &line, "/dev/null"])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run script");
+    let mut out = child.stdout.take().expect("stdout");
+    let mut seen = Vec::new();
+    let mut buf = [0u8; 256];
+    // Typed only once the prompt is shown (and echo is off).
+    while !String::from_utf8_lossy(&seen).contains("value for ${input:tok}: ") {
+        let n = out.read(&mut buf).expect("read");
+        assert!(n > 0, "no prompt: {}", String::from_utf8_lossy(&seen));
+        seen.extend_from_slice(&buf[..n]);
+    }
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin.write_all(b"typed-S3CRET\n").expect("type");
+    let mut rest = String::new();
+    let _ = out.read_to_string(&mut rest);
+    drop(stdin);
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0), "{rest}");
+    assert_eq!(
+        rest.matches("typed-S3CRET").count(),
+        1,
+        "printed by the tool, not echoed: {rest:?}"
+    );
 }
 
 // ---- more of the protocol ---------------------------------------------------------------------------------

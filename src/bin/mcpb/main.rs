@@ -537,13 +537,24 @@ fn config_failure(file: &str, e: &ConfigError) -> Failure {
     FailureInfo::config(e.server.as_deref(), headline, expected_found(e))
 }
 
-/// Asks on the terminal (stderr) for one line.
+/// Asks on the terminal (stderr) for one line, without echoing it (input values are often
+/// tokens).
 fn ask(prompt: &str) -> Result<String, String> {
+    use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
     eprint!("{prompt}");
+    let stdin = std::io::stdin();
+    let saved = tcgetattr(&stdin).ok();
+    if let Some(mut quiet) = saved.clone() {
+        quiet.local_modes.remove(LocalModes::ECHO);
+        let _ = tcsetattr(&stdin, OptionalActions::Now, &quiet);
+    }
     let mut line = String::new();
-    std::io::stdin()
-        .read_line(&mut line)
-        .map_err(|e| format!("cannot read the terminal: {e}"))?;
+    let read = stdin.read_line(&mut line);
+    if let Some(saved) = saved {
+        let _ = tcsetattr(&stdin, OptionalActions::Now, &saved);
+        eprintln!();
+    }
+    read.map_err(|e| format!("cannot read the terminal: {e}"))?;
     Ok(line.trim_end_matches(['\n', '\r']).to_owned())
 }
 
