@@ -327,6 +327,18 @@ fn call_routes_by_server_and_tool_or_by_a_unique_tool_name() {
         "{}",
         stderr(&o)
     );
+    // With --server (or one server in the file), SERVER/ may still be written.
+    let o = mcpb(&[
+        "--config",
+        &file,
+        "--server",
+        "good",
+        "call",
+        "good/echo",
+        "text=x",
+    ]);
+    assert_exit(&o, 0);
+    assert_eq!(stdout(&o), "x\n");
     // Schema-aware through the Hub too.
     let o = mcpb(&["--config", &file, "call", "good/add", "a=x", "b=1"]);
     assert_exit(&o, 2);

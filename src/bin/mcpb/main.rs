@@ -423,6 +423,15 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
             }
         }
         let config = pick_server(global, file, wanted.as_deref(), &report, command)?;
+        // `call SERVER/TOOL` names the one server too.
+        if let Command::Call(call) = command {
+            let prefix = format!("{}/", config.name());
+            if let Some(tool) = call.tool.as_deref().and_then(|t| t.strip_prefix(&prefix)) {
+                let mut call = call.clone();
+                call.tool = Some(tool.to_owned());
+                return connect_and_run(global, config, Named::Config, &Command::Call(call));
+            }
+        }
         return connect_and_run(global, config, Named::Config, command);
     }
     if let Command::Servers { .. } = command {
