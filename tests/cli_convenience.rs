@@ -698,6 +698,33 @@ fn subscribe_in_the_shell_prints_updates() {
 }
 
 #[test]
+fn subscribe_waits_for_updates_until_ctrl_c() {
+    let line = fixture("");
+    let mut child = Command::new(MCPB)
+        .args(["--stdio", &line, "subscribe", "fixture://config"])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::null())
+        .stdout(Stdio::null())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mcpb");
+    let mut err = BufReader::new(child.stderr.take().expect("stderr"));
+    let mut first = String::new();
+    err.read_line(&mut first).expect("read stderr");
+    assert!(
+        first.contains("subscribed to fixture://config; updates follow until Ctrl-C"),
+        "{first}"
+    );
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
+    let mut rest = String::new();
+    let _ = err.read_to_string(&mut rest);
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(130), "{rest}");
+    assert!(rest.contains("subscription ended (Ctrl-C)"), "{rest}");
+}
+
+#[test]
 fn a_failed_shell_line_does_not_end_the_session() {
     let o = shell("call nope\nbogus\nping\n");
     assert_exit(&o, 0);
