@@ -168,6 +168,50 @@ fn a_timeout_sends_cancelled_with_the_request_id() {
 }
 
 #[test]
+fn cancel_pending_cancels_the_call_in_flight_and_close_ends_it() {
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel::<Value>();
+    let seen_tx = Mutex::new(seen_tx);
+    let (c, sent) = client(server(move |m| {
+        if m["method"] == "tools/call" {
+            let _ = seen_tx.lock().unwrap().send(m["id"].clone());
+        }
+        vec![]
+    }));
+    c.open().unwrap();
+    assert_eq!(c.cancel_pending("nothing to cancel").unwrap(), 0);
+    let c = Arc::new(c);
+    let caller = {
+        let c = Arc::clone(&c);
+        std::thread::Builder::new()
+            .name("cancel-test-call".into())
+            .spawn(move || {
+                c.call_tool_with(
+                    "t",
+                    json!({}),
+                    &CallOptions::new().timeout(Duration::from_secs(30)),
+                )
+            })
+            .unwrap()
+    };
+    let id = seen_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(c.cancel_pending("interrupted").unwrap(), 1);
+    let cancel = sent
+        .received()
+        .into_iter()
+        .find(|m| m["method"] == "notifications/cancelled")
+        .expect("a cancellation was sent");
+    assert_eq!(cancel["params"]["requestId"], id);
+    assert_eq!(cancel["params"]["reason"], "interrupted");
+    c.close().unwrap();
+    let err = caller.join().unwrap().unwrap_err();
+    assert!(matches!(err, Error::Closed { .. }), "{err:?}");
+    assert!(matches!(
+        c.cancel_pending("closed").unwrap_err(),
+        Error::NotConnected { .. }
+    ));
+}
+
+#[test]
 fn rpc_errors_are_errors() {
     let (c, _) = client(server(|m| {
         vec![

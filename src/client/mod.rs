@@ -29,6 +29,9 @@ use crate::model::{
 use crate::transport::poller::ConnectionPoller;
 pub use builder::ClientBuilder;
 use connection::Connection;
+
+/// How long [`Client::cancel_pending`] waits to send each `notifications/cancelled`.
+const CANCEL_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 pub use options::CallOptions;
 use options::Handlers;
 
@@ -522,6 +525,39 @@ impl Client {
         self.connection()?
             .notify(method, params)
             .map_err(|e| self.redacted(e))
+    }
+
+    /// Asks the server to stop every request of this client still waiting for its answer (a
+    /// user pressed Ctrl-C, say): sends `notifications/cancelled` with `reason` for each, and
+    /// returns how many were cancelled. The calls themselves keep waiting (the server sends no
+    /// answer to a cancelled request, so they end at their timeout); close the client, from any
+    /// thread, to end them at once with [`Error::Closed`].
+    ///
+    /// ```no_run
+    /// use mcp_blocking::{Client, ServerConfig};
+    /// let client = Client::connect(ServerConfig::stdio("fs", "mcp-server-filesystem"))?;
+    /// // On another thread, while a call runs:
+    /// let cancelled = client.cancel_pending("interrupted by the user")?;
+    /// client.close()?;
+    /// # let _ = cancelled;
+    /// # Ok::<(), mcp_blocking::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NotConnected`]; a transport error while sending (the remaining requests are
+    /// not cancelled then).
+    pub fn cancel_pending(&self, reason: &str) -> Result<usize, Error> {
+        let conn = self.connection()?;
+        let ids = conn.session.pending_ids();
+        for &id in &ids {
+            conn.transport
+                .send(
+                    crate::protocol::session::cancelled_frame(id, reason),
+                    Some(crate::deadline::after(CANCEL_SEND_TIMEOUT)),
+                )
+                .map_err(|e| self.redacted(e))?;
+        }
+        Ok(ids.len())
     }
 
     fn typed<T: DeserializeOwned>(

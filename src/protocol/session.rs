@@ -210,6 +210,13 @@ impl Session {
         self.lock().slots.remove(&id).is_some()
     }
 
+    /// The ids of the requests waiting for an answer, in increasing order.
+    pub(crate) fn pending_ids(&self) -> Vec<i64> {
+        let mut ids: Vec<i64> = self.lock().slots.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
     /// How many requests are waiting for an answer.
     #[cfg(test)]
     pub(crate) fn pending_count(&self) -> usize {
