@@ -550,13 +550,14 @@ fn config_failure(file: &str, e: &ConfigError) -> Failure {
 /// tokens).
 fn ask(prompt: &str) -> Result<String, String> {
     use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
-    eprint!("{prompt}");
     let stdin = std::io::stdin();
     let saved = tcgetattr(&stdin).ok();
     if let Some(mut quiet) = saved.clone() {
         quiet.local_modes.remove(LocalModes::ECHO);
         let _ = tcsetattr(&stdin, OptionalActions::Now, &quiet);
     }
+    // Echo goes off before the prompt shows, so a value typed as soon as it appears is hidden.
+    eprint!("{prompt}");
     let mut line = String::new();
     let read = stdin.read_line(&mut line);
     if let Some(saved) = saved {
