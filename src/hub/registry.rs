@@ -353,7 +353,7 @@ mod tests {
         let start = seed(0x6e61_6d65);
         for case in 0..cases(300) {
             let mut rng = Rng::new(start.wrapping_add(case));
-            let mut text = |rng: &mut Rng, min: usize, max: usize| -> String {
+            let text = |rng: &mut Rng, min: usize, max: usize| -> String {
                 let len = min + rng.below(max - min + 1);
                 // Few letters, so names collide often.
                 (0..len).map(|_| *rng.pick(ALPHABET)).collect()
