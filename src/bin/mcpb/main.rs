@@ -17,6 +17,7 @@
 
 mod args;
 mod render;
+mod run;
 mod terminal;
 
 use std::io::Write;
@@ -68,12 +69,24 @@ COMMANDS:
   ping                                 ping the server
   servers                              with --config: every server in the file, its
                                        transport and any error (exit 2 if any)
+  run [--server NAME]... [--model M] [--model-url URL] [--api-key-env VAR]
+      [--max-turns N] [--template FILE] \"MESSAGE\"
+                                       with --config (all its servers unless named): a
+                                       model calls their tools until it answers; prints
+                                       the answer (-v: each tool call on stderr; --json:
+                                       {text, turns, tool_calls, usage}). The model URL
+                                       defaults to $OPENAI_BASE_URL, else OpenAI's (one
+                                       with \"anthropic\" in it speaks Anthropic Messages);
+                                       the key comes from OPENAI_API_KEY (ANTHROPIC_API_KEY
+                                       for Anthropic) or VAR; a loopback URL needs none
 
 EXIT STATUS:
   0 ok   1 the tool returned isError   2 usage or config error   3 could not connect (a
   handshake that times out included)   4 timed out   5 the server answered with a JSON-RPC
   error (or a malformed result)   6 connection closed mid-request   7 the server refused the
   credentials (HTTP 401 or 403) after connecting; a refusal while connecting is 3
+  8 run: the turn limit (--max-turns, default 10) was reached before the model answered
+  9 run: the model API failed (unreachable, refused, timed out, unreadable answer)
 
 EXAMPLES:
   mcpb --stdio \"npx -y @modelcontextprotocol/server-everything\" call get-sum a=2 b=3
@@ -261,6 +274,9 @@ impl Output {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    if run::command_word(&argv) == Some("run") && !argv.iter().any(|a| a == "-h" || a == "--help") {
+        return run::main(&argv);
+    }
     let json_mode = args::wants_json(&argv);
     let cli = match args::parse(&argv) {
         Ok(Parsed::Run(cli)) => cli,
