@@ -385,3 +385,75 @@ fn cancelling_from_another_thread_stops_after_the_running_calls() {
     assert_eq!(model.remaining(), 1);
     no_violations(&model);
 }
+
+#[test]
+fn responses_carries_hosted_servers_and_answers_their_approval_requests() {
+    use mcp_blocking::agent::OpenAiResponses;
+    use mcp_blocking::config::{HostedMcpServer, RequireApproval};
+    let hub = Hub::new([fixture("fx", "", &[])]);
+    let model = ScriptedModel::start(vec![
+        Step::Approve("docs".into(), "search_docs".into()),
+        calls(vec![call("echo", json!({"text": "from fx"}))]),
+        Step::Summary("seen: ".into()),
+    ])
+    .unwrap();
+    let mut docs = HostedMcpServer::new("docs", "https://docs.example.com/mcp");
+    docs.require_approval = Some(RequireApproval::Always);
+    let responses = OpenAiResponses::new("gpt-test")
+        .base_url(&model.base_url())
+        .api_key("sk-resp")
+        .hosted([docs]);
+    let asked = Arc::new(Mutex::new(Vec::new()));
+    let a = Arc::clone(&asked);
+    let mut agent = Agent::new(&hub, responses)
+        .allow_tools(["echo"])
+        .approve(move |req| {
+            a.lock().unwrap().push((req.server.clone(), req.tool.clone(), req.hosted));
+            true
+        });
+    let out = agent.run("look it up").unwrap();
+    assert_eq!(out.text, "seen: from fx");
+    assert_eq!(out.turns, 3);
+    assert_eq!(
+        *asked.lock().unwrap(),
+        [
+            ("docs".to_string(), "search_docs".to_string(), true),
+            ("fx".to_string(), "echo".to_string(), false)
+        ]
+    );
+    let reqs = model.requests();
+    assert_eq!(reqs[0].format, "responses");
+    let tools = reqs[0].body["tools"].as_array().unwrap();
+    assert_eq!(tools[0]["name"], "echo");
+    assert_eq!(tools[1]["type"], "mcp");
+    assert_eq!(tools[1]["require_approval"], "always");
+    let input = reqs[1].body["input"].as_array().unwrap();
+    let answer = input.last().unwrap();
+    assert_eq!(answer["type"], "mcp_approval_response");
+    assert_eq!(answer["approve"], true);
+    no_violations(&model);
+}
+
+#[test]
+fn an_answer_over_the_size_cap_is_refused() {
+    let hub = Hub::default();
+    let model = ScriptedModel::start(vec![Step::Text("x".repeat(2000))]).unwrap();
+    let mut o = HttpOptions::default();
+    o.max_response_bytes = 1000;
+    let mut agent = Agent::new(&hub, chat(&model).http_options(o));
+    let err = agent.run("hi").unwrap_err();
+    assert!(err.to_string().contains("larger than 1000 bytes"), "{err}");
+}
+
+#[test]
+fn a_long_retry_after_is_cut_to_the_longest_wait() {
+    let hub = Hub::default();
+    let model =
+        ScriptedModel::start(vec![Step::Status(429, Some(3600)), Step::Text("ok".into())]).unwrap();
+    let mut o = HttpOptions::default();
+    o.max_delay = Duration::from_millis(20);
+    let started = std::time::Instant::now();
+    let mut agent = Agent::new(&hub, chat(&model).http_options(o));
+    assert_eq!(agent.run("hi").unwrap().text, "ok");
+    assert!(started.elapsed() < Duration::from_secs(60), "waited for the hour");
+}
