@@ -408,7 +408,9 @@ fn responses_carries_hosted_servers_and_answers_their_approval_requests() {
     let mut agent = Agent::new(&hub, responses)
         .allow_tools(["echo"])
         .approve(move |req| {
-            a.lock().unwrap().push((req.server.clone(), req.tool.clone(), req.hosted));
+            a.lock()
+                .unwrap()
+                .push((req.server.clone(), req.tool.clone(), req.hosted));
             true
         });
     let out = agent.run("look it up").unwrap();
@@ -455,5 +457,8 @@ fn a_long_retry_after_is_cut_to_the_longest_wait() {
     let started = std::time::Instant::now();
     let mut agent = Agent::new(&hub, chat(&model).http_options(o));
     assert_eq!(agent.run("hi").unwrap().text, "ok");
-    assert!(started.elapsed() < Duration::from_secs(60), "waited for the hour");
+    assert!(
+        started.elapsed() < Duration::from_secs(60),
+        "waited for the hour"
+    );
 }

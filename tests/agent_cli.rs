@@ -191,3 +191,82 @@ fn a_failing_model_exits_9() {
         text(&out.stderr)
     );
 }
+
+#[test]
+fn a_template_gives_the_system_prompt_model_and_allow_list() {
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let template = dir.file(
+        "helper.md",
+        "---\ndescription: test helper\nmodel: templ-model\ntools: [echo]\n---\nYou are a test.\n",
+    );
+    let model = ScriptedModel::start(vec![Step::Text("hi".into())]).unwrap();
+    let url = model.base_url();
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "run",
+        "--server",
+        "other",
+        "--template",
+        template.to_str().unwrap(),
+        "--model-url",
+        &url,
+        "hello",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let req = &model.requests()[0];
+    assert_eq!(req.body["model"], "templ-model");
+    assert_eq!(
+        req.body["messages"][0],
+        json!({"role": "system", "content": "You are a test."})
+    );
+    assert_eq!(req.tool_names(), ["echo"]);
+}
+
+#[test]
+fn chat_keeps_one_conversation_over_the_lines_of_stdin() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let model = ScriptedModel::start(vec![
+        Step::Text("first answer".into()),
+        calls(vec![call("echo", json!({"text": "second"}))]),
+        Step::Summary("echoed ".into()),
+        Step::Text("never".into()),
+    ])
+    .unwrap();
+    let url = model.base_url();
+    let mut child = Command::new(MCPB)
+        .args([
+            "--config",
+            &file,
+            "chat",
+            "--server",
+            "other",
+            "--model-url",
+            &url,
+        ])
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"one\n\ntwo\n/exit\nthree\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "first answer\nechoed second\n");
+    let reqs = model.requests();
+    assert_eq!(reqs.len(), 3, "`/exit` ended it");
+    // The second message's request carried the first exchange.
+    assert_eq!(reqs[1].body["messages"].as_array().map(Vec::len), Some(3));
+    assert_eq!(model.violations(), Vec::<String>::new());
+}

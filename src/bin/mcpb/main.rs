@@ -79,6 +79,8 @@ COMMANDS:
                                        with \"anthropic\" in it speaks Anthropic Messages);
                                        the key comes from OPENAI_API_KEY (ANTHROPIC_API_KEY
                                        for Anthropic) or VAR; a loopback URL needs none
+  chat [the options of run]            one conversation: a message per line of stdin, each
+                                       answer on stdout; ends at EOF or /exit
 
 EXIT STATUS:
   0 ok   1 the tool returned isError   2 usage or config error   3 could not connect (a
@@ -274,7 +276,9 @@ impl Output {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    if run::command_word(&argv) == Some("run") && !argv.iter().any(|a| a == "-h" || a == "--help") {
+    if matches!(run::command_word(&argv), Some("run" | "chat"))
+        && !argv.iter().any(|a| a == "-h" || a == "--help")
+    {
         return run::main(&argv);
     }
     let json_mode = args::wants_json(&argv);

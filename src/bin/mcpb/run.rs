@@ -5,7 +5,8 @@
 //!      [--max-turns N] [--template FILE] [--timeout SECS] [--json] [-v] "MESSAGE"
 //! ```
 //!
-//! Its options may come before or after `run`; they are parsed here, not by `args.rs`.
+//! `mcpb chat` takes the same options and no MESSAGE: one conversation, a message per line of
+//! stdin. Options may come before or after the word; they are parsed here, not by `args.rs`.
 
 use std::io::Write;
 use std::process::ExitCode;
@@ -76,6 +77,8 @@ pub(crate) struct RunArgs {
     pub(crate) json: bool,
     pub(crate) verbosity: u8,
     pub(crate) message: String,
+    /// `chat` rather than `run`: messages come from stdin.
+    pub(crate) chat: bool,
 }
 
 /// Parses the whole command line (the word `run` included).
@@ -87,8 +90,9 @@ pub(crate) fn parse(args: &[String]) -> Result<RunArgs, String> {
     let mut options_done = false;
     while let Some(arg) = it.next() {
         if options_done || !arg.starts_with('-') || arg == "-" {
-            if !saw_run && arg == "run" {
+            if !saw_run && (arg == "run" || arg == "chat") {
                 saw_run = true;
+                out.chat = arg == "chat";
             } else {
                 message.push(arg.clone());
             }
@@ -148,7 +152,10 @@ pub(crate) fn parse(args: &[String]) -> Result<RunArgs, String> {
             other => return Err(format!("unknown option `{other}` for `run`")),
         }
     }
+    let word = if out.chat { "chat" } else { "run" };
     match message.as_slice() {
+        [] if out.chat => {}
+        _ if out.chat => return Err("`chat` reads its messages from stdin, one per line".into()),
         [m] if !m.trim().is_empty() => out.message = m.clone(),
         [] => return Err("`run` needs a MESSAGE".into()),
         [_] => return Err("the MESSAGE is empty".into()),
@@ -160,7 +167,9 @@ pub(crate) fn parse(args: &[String]) -> Result<RunArgs, String> {
         }
     }
     if out.config.is_none() && out.template.is_none() {
-        return Err("`run` needs --config FILE (or --template FILE with `mcp:` servers)".into());
+        return Err(format!(
+            "`{word}` needs --config FILE (or --template FILE with `mcp:` servers)"
+        ));
     }
     Ok(out)
 }
@@ -196,6 +205,15 @@ pub(crate) fn main(argv: &[String]) -> ExitCode {
         }
     };
     super::init_logging(args.verbosity);
+    if args.chat {
+        return match chat(&args) {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(f) => {
+                f.print(args.json);
+                ExitCode::from(f.exit)
+            }
+        };
+    }
     match run(&args) {
         Ok(out) => {
             if args.json {
@@ -253,7 +271,14 @@ fn servers(args: &RunArgs, template: Option<&Template>) -> Result<Vec<ServerConf
     Ok(out)
 }
 
-fn run(args: &RunArgs) -> Result<RunOutput, Failure> {
+/// What a run or a chat needs: the servers, the model and the template.
+struct Setup {
+    servers: Vec<ServerConfig>,
+    model: Box<dyn mcp_blocking::agent::Model>,
+    template: Option<Template>,
+}
+
+fn prepare(args: &RunArgs) -> Result<Setup, Failure> {
     let template = match &args.template {
         Some(path) => Some(ConfigLoader::new().load_template(path).map_err(|e| {
             FailureInfo::config(
@@ -326,9 +351,17 @@ fn run(args: &RunArgs) -> Result<RunOutput, Failure> {
         }
         Box::new(m)
     };
-    let hub = Hub::new(servers);
-    let mut agent = Agent::new(&hub, model);
-    if let Some(t) = &template {
+    Ok(Setup {
+        servers,
+        model,
+        template,
+    })
+}
+
+/// The agent for `args` over `hub`.
+fn agent<'h>(hub: &'h Hub, setup: Setup, args: &RunArgs) -> Agent<'h> {
+    let mut agent = Agent::new(hub, setup.model);
+    if let Some(t) = &setup.template {
         agent = agent.template(t);
     }
     if let Some(n) = args.max_turns {
@@ -340,7 +373,19 @@ fn run(args: &RunArgs) -> Result<RunOutput, Failure> {
     if args.verbosity > 0 {
         agent = agent.on_event(show_event);
     }
+    agent
+}
+
+fn run(args: &RunArgs) -> Result<RunOutput, Failure> {
+    let mut setup = prepare(args)?;
+    let hub = Hub::new(std::mem::take(&mut setup.servers));
+    let mut agent = agent(&hub, setup, args);
     let result = agent.run(&args.message);
+    report_failed_servers(&hub);
+    result.map_err(|e| failure(&e))
+}
+
+fn report_failed_servers(hub: &Hub) {
     for f in hub.failures() {
         eprintln!(
             "mcpb: server `{}` was unavailable: {}",
@@ -348,7 +393,46 @@ fn run(args: &RunArgs) -> Result<RunOutput, Failure> {
             terminal::escaped(&f.reason)
         );
     }
-    result.map_err(|e| failure(&e))
+}
+
+/// `mcpb chat`: one conversation, a message per line of stdin, each answer on stdout. Ends at
+/// the end of input or on a line `/exit`; a failed message (turn limit, model error) is
+/// reported on stderr and the conversation goes on.
+fn chat(args: &RunArgs) -> Result<(), Failure> {
+    use std::io::BufRead;
+    let mut setup = prepare(args)?;
+    let hub = Hub::new(std::mem::take(&mut setup.servers));
+    let mut agent = agent(&hub, setup, args);
+    let stdin = std::io::stdin();
+    let mut reported = false;
+    for line in stdin.lock().lines() {
+        let Ok(line) = line else { break };
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if line == "/exit" || line == "/quit" {
+            break;
+        }
+        let result = agent.run(line);
+        if !reported {
+            report_failed_servers(&hub);
+            reported = true;
+        }
+        match result {
+            Ok(out) => {
+                let mut stdout = std::io::stdout().lock();
+                if args.json {
+                    let _ = writeln!(stdout, "{}", out.to_json());
+                } else {
+                    let _ = writeln!(stdout, "{}", terminal::escaped(out.text.trim_end()));
+                }
+                let _ = stdout.flush();
+            }
+            Err(e) => failure(&e).print(false),
+        }
+    }
+    Ok(())
 }
 
 /// Each tool call and its outcome, on stderr (with `-v`).
