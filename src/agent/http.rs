@@ -140,7 +140,8 @@ impl Endpoint {
 
     /// Text with the key and header values replaced (an API may echo them in an error).
     fn scrub(&self, text: &str) -> String {
-        let mut out = text.to_owned();
+        // The URL as configured may hold a password or query values: shown redacted.
+        let mut out = text.replace(&self.url, &self.shown());
         let secrets = self
             .key
             .iter()
@@ -365,6 +366,7 @@ mod tests {
         let shown = format!("{e:?}");
         assert!(!shown.contains("very-secret") && !shown.contains("org-secret"));
         assert!(!shown.contains("pw") && !shown.contains("key=q"), "{shown}");
+        assert!(!e.scrub(&format!("bad uri {}", e.url)).contains("key=q"));
         assert_eq!(
             e.scrub("bad key sk-very-secret for org-secret"),
             format!("bad key {REDACTED} for {REDACTED}")
