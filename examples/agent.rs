@@ -90,7 +90,9 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
         .allow_tools(["math__add", "math__echo", "notes.search"])
         .max_turns(6)
         .on_event(|e| match e {
-            AgentEvent::ModelText { turn, text } => println!("  [turn {turn}] model: {text}"),
+            AgentEvent::ModelText { turn, text } => {
+                println!("  [turn {turn}] model: {}", text.replace('\n', " / "))
+            }
             AgentEvent::ToolCallStarted {
                 turn,
                 server,
@@ -120,7 +122,7 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
 
     println!("user: {question}");
     let out = agent.run(&question)?;
-    println!("answer: {}", out.text);
+    println!("answer: {}", out.text.replace('\n', "\n        "));
     println!(
         "{} turns, {} tool calls, {} tokens ({} in, {} out)",
         out.turns,
