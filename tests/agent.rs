@@ -462,3 +462,24 @@ fn a_long_retry_after_is_cut_to_the_longest_wait() {
         "waited for the hour"
     );
 }
+
+#[test]
+fn a_model_slower_than_its_timeout_is_a_timeout_error() {
+    let hub = Hub::default();
+    let model = ScriptedModel::start(vec![Step::Stall(Duration::from_secs(30))]).unwrap();
+    let mut o = HttpOptions::default();
+    o.timeout = Duration::from_millis(300);
+    let mut agent = Agent::new(&hub, chat(&model).http_options(o));
+    let err = agent.run("hi").unwrap_err();
+    assert!(
+        matches!(
+            &err,
+            AgentError::Model {
+                source: mcp_blocking::agent::ModelError::Timeout { .. },
+                ..
+            }
+        ),
+        "{err:?}"
+    );
+    assert!(err.to_string().contains("no answer within 0.3 s"), "{err}");
+}
