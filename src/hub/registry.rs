@@ -386,14 +386,28 @@ mod tests {
                     ts.iter().map(|n| Tool::new(n.clone(), json!({}))).collect(),
                 ));
             }
-            let policy = *rng.pick(&[CollisionPolicy::PrefixColliding, CollisionPolicy::PrefixAll]);
+            let policy = *rng.pick(&[
+                CollisionPolicy::PrefixColliding,
+                CollisionPolicy::PrefixAll,
+                CollisionPolicy::FirstWins,
+            ]);
             let refs: Vec<(&str, &[Tool])> = servers
                 .iter()
                 .map(|(s, t)| (s.as_str(), t.as_slice()))
                 .collect();
             let got = assign_names(&refs, policy, "__");
             let ctx = format!("seed {start:#x} case {case}: {servers:?}");
-            let total: usize = servers.iter().map(|(_, t)| t.len()).sum();
+            // FirstWins leaves out the later servers' tools of a name already offered.
+            let total: usize = if policy == CollisionPolicy::FirstWins {
+                let mut names = HashSet::new();
+                servers
+                    .iter()
+                    .flat_map(|(_, t)| t)
+                    .filter(|t| names.insert(t.name.clone()))
+                    .count()
+            } else {
+                servers.iter().map(|(_, t)| t.len()).sum()
+            };
             assert_eq!(got.len(), total, "{ctx}");
             let mut seen = HashSet::new();
             for t in &got {
