@@ -169,7 +169,7 @@ fn assistant(a: &AssistantMessage) -> Value {
     Value::Object(m)
 }
 
-/// Reads a Chat Completions answer. Missing call ids are made up (`call_N`) and object
+/// Reads a Chat Completions answer. Missing or repeated call ids are made up (`call_N`) and object
 /// arguments (some local servers) turned into JSON text, in the kept message too.
 pub(crate) fn parse(endpoint: &str, body: Value) -> Result<ModelResponse, ModelError> {
     let bad = |detail: &str| ModelError::BadResponse {
@@ -205,7 +205,10 @@ pub(crate) fn parse(endpoint: &str, body: Value) -> Result<ModelResponse, ModelE
                 return Err(bad("a tool call is not an object"));
             };
             let id = match obj.get("id").and_then(Value::as_str) {
-                Some(id) if !id.is_empty() => id.to_owned(),
+                Some(id) if !id.is_empty() && !tool_calls.iter().any(|c: &ToolCall| c.id == id) => {
+                    id.to_owned()
+                }
+                // Missing, or repeated within the message (each id gets exactly one result).
                 _ => {
                     let id = format!("call_{i}");
                     obj.insert("id".into(), json!(id));
@@ -332,5 +335,15 @@ mod tests {
             r#"{"text":"x"}"#
         );
         assert!(parse("e", json!({"choices": []})).is_err());
+        let twice = json!({"choices":[{"message":{"role":"assistant","tool_calls":[
+            {"id":"x","function":{"name":"a","arguments":"{}"}},
+            {"id":"x","function":{"name":"b","arguments":"{}"}}]}}]});
+        let r = parse("e", twice).expect("parses");
+        let ids: Vec<&str> = r.message.tool_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["x", "call_1"]);
+        assert_eq!(
+            r.message.raw.expect("raw").value["tool_calls"][1]["id"],
+            "call_1"
+        );
     }
 }
