@@ -33,6 +33,7 @@
 //! | [`model`] | the MCP types: tools, resources, prompts, content, capabilities |
 //! | [`handler`] | answering what a server asks: sampling, elicitation, notifications |
 //! | [`hub`] | the pieces of the multi-server layer |
+//! | [`agent`] | a model and the Hub's tools in one blocking loop: [`agent::Agent`], [`agent::Model`], built-in OpenAI and Anthropic models |
 //! | `testing` | (feature `testing`) an in-process server for your own unit tests |
 //! | [`error`] | [`Error`] and the types it carries ([`error::ConnectError`], [`error::ErrorCode`]) |
 //!
@@ -51,6 +52,7 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+pub mod agent;
 mod client;
 pub mod config;
 mod deadline;

@@ -17,6 +17,7 @@ mod builder;
 mod degrade;
 mod discovery;
 mod export;
+mod names;
 mod porter;
 mod registry;
 mod run;

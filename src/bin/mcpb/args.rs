@@ -23,6 +23,8 @@ Exit status:
   6 connection closed mid-request
   7 the server refused the credentials (HTTP 401 or 403) after connecting (while
     connecting it is 3)
+  8 run, chat: the turn limit (--max-turns) was reached before the model answered
+  9 run, chat: the model API failed (unreachable, refused, timed out, unreadable answer)
   130 interrupted (Ctrl-C): the request in flight was cancelled
 
 Examples:
@@ -190,11 +192,56 @@ pub(crate) enum Command {
     },
     /// Print the man page (roff)
     Man,
+    /// With --config: a model calls the servers' tools until it answers; prints the answer
+    /// (--server may be repeated; all the file's servers when left out)
+    Run(RunArgs),
+    /// Like run, one conversation: a message per line of stdin, each answer on stdout (ends at
+    /// EOF or /exit)
+    Chat(ChatArgs),
     /// Help on mcpb, a command, or `json` (the --json output of each command)
     Help {
         /// A command, or `json`
         topic: Option<String>,
     },
+}
+
+/// The model options of `run` and `chat`. Declared here for help and completions; the command
+/// line of `run` and `chat` is parsed by `run.rs`, which also takes `--server` more than once.
+#[derive(Debug, Clone, PartialEq, Args)]
+pub(crate) struct ModelArgs {
+    /// The model (default: gpt-4o-mini, or claude-sonnet-4-5 for Anthropic)
+    #[arg(long, value_name = "M")]
+    pub(crate) model: Option<String>,
+    /// The model API: default $OPENAI_BASE_URL, else OpenAI's; a URL with "anthropic" in it
+    /// speaks Anthropic Messages; a loopback URL needs no key
+    #[arg(long, value_name = "URL")]
+    pub(crate) model_url: Option<String>,
+    /// The variable holding the API key (default OPENAI_API_KEY, or ANTHROPIC_API_KEY for
+    /// Anthropic)
+    #[arg(long, value_name = "VAR")]
+    pub(crate) api_key_env: Option<String>,
+    /// Model turns before giving up (exit 8)
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub(crate) max_turns: usize,
+    /// A template file: the system prompt (its body) and settings (its front matter)
+    #[arg(long, value_name = "FILE")]
+    pub(crate) template: Option<String>,
+}
+
+/// `run [OPTIONS] MESSAGE`.
+#[derive(Debug, Clone, PartialEq, Args)]
+pub(crate) struct RunArgs {
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
+    /// The user's message (quote it)
+    pub(crate) message: String,
+}
+
+/// `chat [OPTIONS]`.
+#[derive(Debug, Clone, PartialEq, Args)]
+pub(crate) struct ChatArgs {
+    #[command(flatten)]
+    pub(crate) model: ModelArgs,
 }
 
 /// The shells `completions` writes for.
@@ -260,6 +307,8 @@ impl Command {
             Command::Shell => "shell",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
+            Command::Run(_) => "run",
+            Command::Chat(_) => "chat",
             Command::Help { .. } => "help",
         }
     }

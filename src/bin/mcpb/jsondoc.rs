@@ -10,7 +10,8 @@ Every command, on failure (any exit code but 0 and 1):
   {"error": {"exit": N, "kind": K, "server": NAME|null, "message": "one line",
              "detail": ["more lines"], ...}}
   kind: usage | config | unsupported | unknown_tool | unknown_prompt | invalid_argument |
-        output | connect | timeout | rpc | protocol | closed | unauthorized | interrupted
+        output | connect | timeout | rpc | protocol | closed | unauthorized | interrupted |
+        turn_limit | model
   connect adds "reason" (unreachable | auth | timed_out | closed | rejected | protocol | other)
   and "www_authenticate" when the server sent one; rpc adds "code" and "data";
   unauthorized adds "status" and "www_authenticate"; unsupported adds "capability";
@@ -42,6 +43,10 @@ servers --check
             | {"server", "ok": null, "disabled": true}]}
 subscribe  one JSON document per line (JSON Lines), one per update, until Ctrl-C:
            {"server": NAME, "updated": URI}
+run        {"text", "turns", "tool_calls": [{"server", "tool", "arguments", "is_error"}],
+            "usage": {"input_tokens", "output_tokens"}}; on failure kind turn_limit (exit 8,
+            with "turns", "tool_calls", "usage") or model (exit 9, "status" when the API answered)
+chat       one "run" document per message (JSON Lines)
 shell      each command prints its own document, as above
 help, completions, man
            {"help"|"script"|"man": TEXT}

@@ -16,6 +16,7 @@ mod interrupt;
 mod jsondoc;
 mod multi;
 mod render;
+mod run;
 mod save;
 mod schema;
 mod shell;
@@ -286,6 +287,13 @@ impl Output {
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    // `run` and `chat` parse their own command line (it names several servers); their help
+    // comes from the declaration in `args.rs`.
+    if matches!(run::command_word(&argv), Some("run" | "chat"))
+        && !argv.iter().any(|a| a == "-h" || a == "--help")
+    {
+        return run::main(&argv);
+    }
     let json_mode = args::wants_json(&argv);
     let cli = match args::parse(&argv) {
         Ok(Parsed::Run(cli)) => cli,
@@ -1094,6 +1102,8 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
         | Command::Shell
         | Command::Completions { .. }
         | Command::Man
+        | Command::Run(_)
+        | Command::Chat(_)
         | Command::Help { .. } => {
             return Err(FailureInfo::usage(format!(
                 "`{}` does not run on a connected server",
