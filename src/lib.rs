@@ -51,6 +51,7 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+pub mod auth;
 mod client;
 pub mod config;
 mod deadline;

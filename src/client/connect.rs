@@ -130,6 +130,12 @@ impl Client {
         )
     }
 
+    /// The OAuth settings and the server URL, when the server uses OAuth.
+    pub(super) fn oauth_hook(&self) -> Option<(crate::auth::OAuthConfig, String)> {
+        let oauth = self.config.oauth_config()?.clone();
+        Some((oauth, self.config.url()?.to_owned()))
+    }
+
     /// Runs the handshake on an opened transport.
     #[allow(clippy::too_many_arguments)] // The parts of a connection, handed over once.
     fn finish(
@@ -152,6 +158,7 @@ impl Client {
             init: None,
             default_timeout: timeout,
             private_poller,
+            oauth: self.oauth_hook(),
         };
         match self.handshake(&conn, &target) {
             Ok(init) => {
