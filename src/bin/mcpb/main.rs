@@ -16,6 +16,7 @@
 //! [`terminal`]), so it cannot drive the terminal.
 
 mod args;
+mod auth;
 mod render;
 mod terminal;
 
@@ -68,6 +69,10 @@ COMMANDS:
   ping                                 ping the server
   servers                              with --config: every server in the file, its
                                        transport and any error (exit 2 if any)
+  login [--paste] [--client-id ID] [--client-secret S] [--scope S]
+                                       with --url: sign in (OAuth) in the browser; later
+                                       commands on that URL use the stored token
+  logout | auth status                 with --url: forget or show the stored sign-in
 
 EXIT STATUS:
   0 ok   1 the tool returned isError   2 usage or config error   3 could not connect (a
@@ -262,6 +267,9 @@ impl Output {
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     let json_mode = args::wants_json(&argv);
+    if let Some(code) = auth::main(&argv) {
+        return code;
+    }
     let cli = match args::parse(&argv) {
         Ok(Parsed::Run(cli)) => cli,
         Ok(Parsed::Help) => {
@@ -450,12 +458,12 @@ fn build_config(cli: &Cli) -> Result<ServerConfig, Failure> {
         }
         Target::Url(url, transport) => {
             let name = host_of(url);
-            match transport {
+            auth::with_stored_tokens(match transport {
                 Some(UrlTransport::Http) => ServerConfig::http(name, url.clone()),
                 Some(UrlTransport::Sse) => ServerConfig::sse(name, url.clone()),
                 Some(UrlTransport::Ws) => ServerConfig::websocket(name, url.clone()),
                 None => detecting_http(ServerConfig::http(name, url.clone())),
-            }
+            })
         }
         Target::Config(..) => unreachable!("build_config is not called for --config"),
     };
