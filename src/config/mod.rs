@@ -23,6 +23,7 @@ mod json;
 mod jsonc;
 mod limits;
 mod load;
+mod oauth_entry;
 #[cfg(test)]
 mod property_tests;
 mod redact;
