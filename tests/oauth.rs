@@ -327,3 +327,20 @@ fn tokens_and_secrets_stay_out_of_debug_and_errors() {
     }
     client.close().unwrap();
 }
+
+#[test]
+fn a_request_authorizes_at_most_three_times() {
+    let server = AuthServer::start(AsOptions {
+        forbid_scope: Some("mcp:admin".into()),
+        ..AsOptions::default()
+    });
+    let err = connect(&server, headless_oauth()).unwrap_err();
+    match &err {
+        Error::Connect(c) => assert_eq!(c.http_status(), Some(403), "{err}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 3);
+    // The step-up asked for the challenged scope.
+    let last = server.requests_to("/authorize").pop().unwrap();
+    assert!(last.path.contains("scope=mcp%3Aadmin"), "{}", last.path);
+}

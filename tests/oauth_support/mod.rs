@@ -31,6 +31,8 @@ pub struct AsOptions {
     pub resource_metadata: Option<String>,
     /// The `scope` the 401 challenge names.
     pub challenge_scope: Option<String>,
+    /// Answer every request with a valid token 403 `insufficient_scope`, asking for this scope.
+    pub forbid_scope: Option<String>,
 }
 
 impl Default for AsOptions {
@@ -43,6 +45,7 @@ impl Default for AsOptions {
             reject_refresh: false,
             resource_metadata: None,
             challenge_scope: None,
+            forbid_scope: None,
         }
     }
 }
@@ -317,6 +320,14 @@ fn mcp(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn)
             401,
             &[("WWW-Authenticate", challenge.as_str())],
             &json!({"error": "invalid_token"}),
+        );
+    }
+    if let Some(scope) = &opts.forbid_scope {
+        let challenge = format!(r#"Bearer error="insufficient_scope", scope="{scope}""#);
+        return conn.json(
+            403,
+            &[("WWW-Authenticate", challenge.as_str())],
+            &json!({"error": "insufficient_scope"}),
         );
     }
     let msg = req.json();
