@@ -344,3 +344,36 @@ fn a_request_authorizes_at_most_three_times() {
     let last = server.requests_to("/authorize").pop().unwrap();
     assert!(last.path.contains("scope=mcp%3Aadmin"), "{}", last.path);
 }
+
+#[test]
+fn a_token_refreshed_elsewhere_is_picked_up_from_the_shared_file() {
+    let server = AuthServer::start(AsOptions::default());
+    let path = temp_path("shared").join("tokens.json");
+    let a = connect(
+        &server,
+        headless_oauth().token_store(FileTokenStore::new(&path)),
+    )
+    .expect("first client signs in");
+    // A second, independent config on the same file: it uses the stored sign-in.
+    let b = connect(
+        &server,
+        OAuthConfig::authorization_code(RedirectHandler::custom(
+            "http://localhost:3000/callback",
+            |_| Err("must not sign in again".into()),
+        ))
+        .token_store(FileTokenStore::new(&path)),
+    )
+    .expect("second client uses the stored token");
+    server.state.revoke_access_tokens();
+    a.list_tools()
+        .expect("the first refreshes (the refresh token rotates)");
+    // The second's refresh token is spent; it takes the first one's tokens from the file.
+    b.list_tools()
+        .expect("the second picks up the refreshed token");
+    let st = &server.state;
+    assert_eq!(st.refresh_grants.load(Ordering::SeqCst), 1);
+    assert_eq!(st.authorize_requests.load(Ordering::SeqCst), 1);
+    a.close().unwrap();
+    b.close().unwrap();
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}

@@ -74,6 +74,10 @@ pub(crate) enum Grant {
 /// Clones share the tokens (and the lock that makes one refresh at a time), so a config cloned
 /// into several clients of the same server authorizes once. `Debug` shows no secret.
 ///
+/// While an authorization runs (a person signing in may take minutes), other requests that need
+/// a token from this config wait for it; the [`RedirectHandler`] callback runs meanwhile, so it
+/// must not itself make requests through a client using this config.
+///
 /// ```
 /// use mcp_blocking::ServerConfig;
 /// use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
@@ -338,6 +342,19 @@ impl OAuthConfig {
             .is_some_and(|at| at <= util::now_secs() + REFRESH_MARGIN.as_secs());
         if !expiring {
             return Ok(format!("Bearer {}", t.access_token.expose()));
+        }
+        // Another process sharing the store may have refreshed already.
+        if let Some(stored) = self.pick(server_url).filter(|s| {
+            s.access_token != t.access_token
+                && s.expires_at
+                    .is_none_or(|at| at > util::now_secs() + REFRESH_MARGIN.as_secs())
+        }) {
+            let value = format!("Bearer {}", stored.access_token.expose());
+            if let Some(st) = inner.servers.get_mut(server_url) {
+                st.tokens = Some(stored);
+            }
+            self.bump();
+            return Ok(value);
         }
         if t.refresh_token.is_some() {
             match flow::refresh(self, &t) {

@@ -175,6 +175,9 @@ fn parse(argv: &[String]) -> Result<AuthArgs, String> {
     if a.url.is_none() {
         return Err(format!("`{}` needs --url URL", words.join(" ")));
     }
+    if a.client_secret.is_some() && a.client_id.is_none() {
+        return Err("--client-secret needs --client-id".into());
+    }
     if a.command != "login" && (a.paste || a.client_id.is_some() || !a.scopes.is_empty()) {
         return Err("--paste, --client-id, --client-secret and --scope apply to login".into());
     }
