@@ -377,3 +377,20 @@ fn a_token_refreshed_elsewhere_is_picked_up_from_the_shared_file() {
     b.close().unwrap();
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
+
+#[test]
+fn a_legacy_sse_server_is_authorized_on_its_stream() {
+    let server = AuthServer::start(AsOptions::default());
+    let config = ServerConfig::sse("legacy", format!("{}/sse", server.origin()))
+        .oauth(headless_oauth())
+        .timeout_secs(10.0);
+    let client = Client::connect(config).expect("connects after authorizing");
+    assert_eq!(client.list_tools().unwrap()[0].name, "hello");
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 1);
+    let stream = server.requests_to("/sse");
+    assert!(stream
+        .last()
+        .and_then(|r| r.header("authorization"))
+        .is_some_and(|v| v.starts_with("Bearer ")));
+    client.close().unwrap();
+}

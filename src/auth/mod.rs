@@ -438,6 +438,22 @@ pub(crate) fn auth_error(
     }
 }
 
+/// The status and challenge of an authentication failure: an [`Error::Unauthorized`], or a
+/// connect error of kind `Auth` that carries one.
+fn refusal(e: &Error) -> Option<(u16, Option<String>)> {
+    match e {
+        Error::Unauthorized {
+            status,
+            www_authenticate,
+            ..
+        } => Some((*status, www_authenticate.clone())),
+        Error::Connect(c) if c.kind() == crate::error::ConnectErrorKind::Auth => {
+            Some((c.http_status()?, c.www_authenticate().map(str::to_owned)))
+        }
+        _ => None,
+    }
+}
+
 /// Runs `attempt` and, while it fails with a 401 or 403 `insufficient_scope` and `oauth` is
 /// set, authorizes and runs it again (at most [`MAX_AUTHORIZATIONS_PER_REQUEST`] times).
 pub(crate) fn with_authorization<T>(
@@ -451,25 +467,22 @@ pub(crate) fn with_authorization<T>(
     let mut tries = 0;
     loop {
         let seen = oauth.generation();
-        match attempt() {
-            Err(Error::Unauthorized {
-                status,
-                www_authenticate,
-                detail,
-                server: s,
-            }) if tries < MAX_AUTHORIZATIONS_PER_REQUEST
-                && wants_authorization(status, www_authenticate.as_deref()) =>
-            {
-                tries += 1;
-                log::debug!("server `{server}`: HTTP {status}; authorizing (attempt {tries})");
-                if let Err(d) =
-                    oauth.on_unauthorized(url, seen, status, www_authenticate.as_deref())
-                {
-                    let _ = (detail, s);
-                    return Err(auth_error(server, status, d, www_authenticate));
-                }
-            }
-            other => return other,
+        let err = match attempt() {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let Some((status, challenge)) = refusal(&err) else {
+            return Err(err);
+        };
+        if tries >= MAX_AUTHORIZATIONS_PER_REQUEST
+            || !wants_authorization(status, challenge.as_deref())
+        {
+            return Err(err);
+        }
+        tries += 1;
+        log::debug!("server `{server}`: HTTP {status}; authorizing (attempt {tries})");
+        if let Err(d) = oauth.on_unauthorized(url, seen, status, challenge.as_deref()) {
+            return Err(auth_error(server, status, d, challenge));
         }
     }
 }

@@ -97,13 +97,19 @@ impl Client {
                 };
                 stdio::open(&server, cfg, self.config.limits(), &poller, sink.clone())?
             }
-            TransportConfig::Sse(cfg) => crate::transport::sse::open(
-                &server,
-                cfg,
-                timeout,
-                self.config.limits(),
-                sink.clone(),
-            )?,
+            // A 401 on the event stream itself authorizes too (one on `initialize` is handled
+            // with every other request).
+            TransportConfig::Sse(cfg) => {
+                crate::auth::with_authorization(self.oauth_hook().as_ref(), &server, || {
+                    crate::transport::sse::open(
+                        &server,
+                        cfg,
+                        timeout,
+                        self.config.limits(),
+                        sink.clone(),
+                    )
+                })?
+            }
             TransportConfig::WebSocket(cfg) => crate::transport::ws::open(
                 &server,
                 cfg,

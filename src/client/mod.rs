@@ -138,12 +138,7 @@ impl Client {
         if let Some(old) = self.take_connection() {
             let _ = old.shutdown();
         }
-        // A 401 on opening the transport itself (the legacy SSE stream) authorizes too; one on
-        // `initialize` is handled with every other request.
-        let hook = self.oauth_hook();
-        let conn =
-            crate::auth::with_authorization(hook.as_ref(), self.server_name(), || self.establish())
-                .map_err(|e| self.redacted(e))?;
+        let conn = self.establish().map_err(|e| self.redacted(e))?;
         *write_lock(&self.state) = Some(Arc::new(conn));
         Ok(())
     }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 
 use base64::Engine as _;
-use serde_json::json;
+use serde_json::{json, Value};
 
 use crate::support_remote::{result, Conn, HttpServer, Req};
 
@@ -51,8 +51,10 @@ impl Default for AsOptions {
 }
 
 /// What the server saw and holds.
-#[derive(Default)]
 pub struct AsState {
+    /// Answers for the legacy SSE stream.
+    sse_tx: crossbeam_channel::Sender<Value>,
+    sse_rx: crossbeam_channel::Receiver<Value>,
     /// Valid access tokens.
     pub access: Mutex<Vec<String>>,
     /// Valid refresh tokens.
@@ -67,6 +69,26 @@ pub struct AsState {
     /// The `redirect_uri` of the last authorization request.
     pub last_redirect_uri: Mutex<Option<String>>,
     counter: AtomicU64,
+}
+
+impl Default for AsState {
+    fn default() -> Self {
+        let (sse_tx, sse_rx) = crossbeam_channel::unbounded();
+        AsState {
+            sse_tx,
+            sse_rx,
+            access: Mutex::default(),
+            refresh: Mutex::default(),
+            codes: Mutex::default(),
+            authorize_requests: AtomicUsize::default(),
+            code_grants: AtomicUsize::default(),
+            refresh_grants: AtomicUsize::default(),
+            registrations: AtomicUsize::default(),
+            unauthorized: AtomicUsize::default(),
+            last_redirect_uri: Mutex::default(),
+            counter: AtomicU64::default(),
+        }
+    }
 }
 
 impl AsState {
@@ -189,6 +211,21 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
                 "scopes_supported": ["mcp:read"],
             }),
         ),
+        ("GET", "/.well-known/oauth-protected-resource/sse") => conn.json(
+            200,
+            &[],
+            &json!({"resource": format!("{origin}/sse"), "authorization_servers": [origin]}),
+        ),
+        ("GET", "/sse") => legacy_stream(opts, st, origin, req, conn),
+        ("POST", "/messages") => {
+            if refuse(opts, st, origin, "sse", req, conn) {
+                return;
+            }
+            conn.accepted();
+            if let Some(answer) = answer(&req.json()) {
+                let _ = st.sse_tx.send(answer);
+            }
+        }
         ("GET", "/.well-known/oauth-authorization-server") => conn.json(
             200,
             &[],
@@ -300,27 +337,84 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
     }
 }
 
-fn mcp(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn) {
+/// Answers 401 (with the challenge) for a request without a valid token; `true` when it did.
+fn refuse(
+    opts: &AsOptions,
+    st: &AsState,
+    origin: &str,
+    resource: &str,
+    req: &Req,
+    conn: &mut Conn,
+) -> bool {
     let token = req
         .header("authorization")
         .and_then(|v| v.strip_prefix("Bearer "))
         .map(str::to_owned);
-    let ok = token.is_some_and(|t| st.access.lock().unwrap().contains(&t));
-    if !ok {
-        st.unauthorized.fetch_add(1, Ordering::SeqCst);
-        let rm = opts
-            .resource_metadata
-            .clone()
-            .unwrap_or_else(|| format!("{origin}/.well-known/oauth-protected-resource/mcp"));
-        let mut challenge = format!(r#"Bearer error="invalid_token", resource_metadata="{rm}""#);
-        if let Some(s) = &opts.challenge_scope {
-            challenge.push_str(&format!(r#", scope="{s}""#));
+    if token.is_some_and(|t| st.access.lock().unwrap().contains(&t)) {
+        return false;
+    }
+    st.unauthorized.fetch_add(1, Ordering::SeqCst);
+    let rm = opts
+        .resource_metadata
+        .clone()
+        .unwrap_or_else(|| format!("{origin}/.well-known/oauth-protected-resource/{resource}"));
+    let mut challenge = format!(r#"Bearer error="invalid_token", resource_metadata="{rm}""#);
+    if let Some(s) = &opts.challenge_scope {
+        challenge.push_str(&format!(r#", scope="{s}""#));
+    }
+    conn.json(
+        401,
+        &[("WWW-Authenticate", challenge.as_str())],
+        &json!({"error": "invalid_token"}),
+    );
+    true
+}
+
+/// The JSON-RPC answer to a request (`None` for a notification).
+fn answer(msg: &Value) -> Option<Value> {
+    let id = msg.get("id")?.clone();
+    let r = match msg["method"].as_str().unwrap_or("") {
+        "initialize" => json!({
+            "protocolVersion": if msg["params"]["protocolVersion"] == "2024-11-05" { "2024-11-05" } else { "2025-11-25" },
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "oauth-test", "version": "1"},
+        }),
+        "tools/list" => json!({"tools": [{"name": "hello", "inputSchema": {"type": "object"}}]}),
+        "tools/call" => json!({"content": [{"type": "text", "text": "hi"}]}),
+        _ => json!({}),
+    };
+    Some(result(&id, r))
+}
+
+/// Legacy HTTP+SSE: the stream announces `/messages`, then carries the answers.
+fn legacy_stream(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn) {
+    if refuse(opts, st, origin, "sse", req, conn) {
+        return;
+    }
+    conn.sse_start(&[]);
+    let _ = conn.chunk("event: endpoint\ndata: /messages\n\n");
+    loop {
+        match st.sse_rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(msg) => {
+                if conn.event(None, &msg).is_err() {
+                    break;
+                }
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                // Probe the connection so a closed client ends this loop.
+                if conn.chunk(": ping\n\n").is_err() {
+                    break;
+                }
+            }
+            Err(_) => break,
         }
-        return conn.json(
-            401,
-            &[("WWW-Authenticate", challenge.as_str())],
-            &json!({"error": "invalid_token"}),
-        );
+    }
+    conn.set_keep_alive(false);
+}
+
+fn mcp(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn) {
+    if refuse(opts, st, origin, "mcp", req, conn) {
+        return;
     }
     if let Some(scope) = &opts.forbid_scope {
         let challenge = format!(r#"Bearer error="insufficient_scope", scope="{scope}""#);
@@ -331,35 +425,9 @@ fn mcp(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn)
         );
     }
     let msg = req.json();
-    let id = msg["id"].clone();
-    match msg["method"].as_str().unwrap_or("") {
-        "initialize" => conn.json(
-            200,
-            &[],
-            &result(
-                &id,
-                json!({
-                    "protocolVersion": "2025-11-25",
-                    "capabilities": {"tools": {}},
-                    "serverInfo": {"name": "oauth-test", "version": "1"},
-                }),
-            ),
-        ),
-        "tools/list" => conn.json(
-            200,
-            &[],
-            &result(
-                &id,
-                json!({"tools": [{"name": "hello", "inputSchema": {"type": "object"}}]}),
-            ),
-        ),
-        "tools/call" => conn.json(
-            200,
-            &[],
-            &result(&id, json!({"content": [{"type": "text", "text": "hi"}]})),
-        ),
-        m if m.starts_with("notifications/") => conn.accepted(),
-        _ => conn.json(200, &[], &result(&id, json!({}))),
+    match answer(&msg) {
+        Some(a) => conn.json(200, &[], &a),
+        None => conn.accepted(),
     }
 }
 
