@@ -167,3 +167,40 @@ fn auth_commands_need_a_url() {
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--url"));
 }
+
+#[test]
+fn client_id_and_secret_sign_in_as_a_machine_client() {
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let store = temp_store("m2m");
+    let out = mcpb(
+        &store,
+        &[
+            "--url",
+            &url,
+            "--client-id",
+            "m2m",
+            "--client-secret",
+            "m2m-secret",
+            "tools",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hello"));
+    assert_eq!(
+        server
+            .state
+            .client_credentials_grants
+            .load(Ordering::SeqCst),
+        1
+    );
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 0);
+
+    let out = mcpb(&store, &["--url", &url, "--client-id", "m2m", "tools"]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(store.parent().unwrap());
+}

@@ -250,25 +250,24 @@ fn choose_scope(
     (!out.is_empty()).then(|| out.join(" "))
 }
 
-/// The token endpoint authentication for a client with (or without) a secret: the first of
-/// the methods the server lists that this client can do.
+/// The token endpoint authentication for a client with (or without) a secret: the first
+/// secret method the server lists (`client_secret_basic` when it lists none), or `none` when
+/// the server accepts only public clients or there is no secret.
 fn choose_method(disc: &Discovered, has_secret: bool) -> String {
     if !has_secret {
         return "none".into();
     }
     let listed = disc.strings("token_endpoint_auth_methods_supported");
-    if listed.is_empty() {
-        return "client_secret_basic".into();
+    if let Some(m) = listed
+        .iter()
+        .find(|m| matches!(m.as_str(), "client_secret_basic" | "client_secret_post"))
+    {
+        return m.clone();
     }
-    listed
-        .into_iter()
-        .find(|m| {
-            matches!(
-                m.as_str(),
-                "client_secret_basic" | "client_secret_post" | "none"
-            )
-        })
-        .unwrap_or_else(|| "client_secret_basic".into())
+    if listed.iter().any(|m| m == "none") {
+        return "none".into();
+    }
+    "client_secret_basic".into()
 }
 
 fn client_for(
@@ -595,7 +594,11 @@ fn client_credentials(
     let method = if cfg.signing_key.is_some() {
         "private_key_jwt".to_owned()
     } else {
-        choose_method(disc, cfg.client_secret.is_some())
+        // The secret is the client's only credential here: always present it.
+        match choose_method(disc, cfg.client_secret.is_some()).as_str() {
+            "none" => "client_secret_basic".to_owned(),
+            m => m.to_owned(),
+        }
     };
     let token_endpoint = disc.endpoint("token_endpoint", "/token");
     let mut body = vec![

@@ -65,6 +65,8 @@ pub struct AsState {
     pub code_grants: AtomicUsize,
     pub refresh_grants: AtomicUsize,
     pub registrations: AtomicUsize,
+    /// `client_credentials` grants for client `m2m` (secret `m2m-secret`, Basic auth).
+    pub client_credentials_grants: AtomicUsize,
     pub unauthorized: AtomicUsize,
     /// The `redirect_uri` of the last authorization request.
     pub last_redirect_uri: Mutex<Option<String>>,
@@ -84,6 +86,7 @@ impl Default for AsState {
             code_grants: AtomicUsize::default(),
             refresh_grants: AtomicUsize::default(),
             registrations: AtomicUsize::default(),
+            client_credentials_grants: AtomicUsize::default(),
             unauthorized: AtomicUsize::default(),
             last_redirect_uri: Mutex::default(),
             counter: AtomicU64::default(),
@@ -331,6 +334,17 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
             if opts.reject_refresh || !known {
                 return bad(conn, "refresh token rejected");
             }
+            issue(conn)
+        }
+        Some("client_credentials") => {
+            let want = format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode("m2m:m2m-secret")
+            );
+            if req.header("authorization") != Some(want.as_str()) {
+                return conn.json(401, &[], &json!({"error": "invalid_client"}));
+            }
+            st.client_credentials_grants.fetch_add(1, Ordering::SeqCst);
             issue(conn)
         }
         _ => conn.json(400, &[], &json!({"error": "unsupported_grant_type"})),

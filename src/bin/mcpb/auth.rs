@@ -10,7 +10,7 @@
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::{Child, Command as Process, ExitCode, Stdio};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Mutex, OnceLock};
 
 use mcp_blocking::auth::{FileTokenStore, OAuthConfig, RedirectHandler, StoredTokens, TokenStore};
 use mcp_blocking::config::TransportConfig;
@@ -197,8 +197,71 @@ pub(crate) fn store_path() -> PathBuf {
     base.join("mcpb").join("tokens.json")
 }
 
+/// `--client-id ID --client-secret SECRET [--scope S]` on a command other than `login`: the
+/// client-credentials grant (machine to machine).
+struct MachineClient {
+    id: String,
+    secret: String,
+    scopes: Vec<String>,
+}
+
+static MACHINE_CLIENT: OnceLock<MachineClient> = OnceLock::new();
+
+/// Takes `--client-id`, `--client-secret` and `--scope` out of a command line that is not an
+/// auth command (they select the client-credentials grant for `--url`); the rest goes to the
+/// main parser.
+pub(crate) fn take_client_options(argv: Vec<String>) -> Result<Vec<String>, String> {
+    let (mut id, mut secret, mut scopes) = (None, None, Vec::new());
+    let mut rest = Vec::new();
+    let mut it = argv.into_iter();
+    while let Some(arg) = it.next() {
+        if arg == "--" {
+            rest.push(arg);
+            rest.extend(it.by_ref());
+            break;
+        }
+        let (name, inline) = match arg.split_once('=') {
+            Some((n, v)) if n.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
+            _ => (arg.clone(), None),
+        };
+        let slot = match name.as_str() {
+            "--client-id" => 0,
+            "--client-secret" => 1,
+            "--scope" => 2,
+            _ => {
+                rest.push(arg);
+                continue;
+            }
+        };
+        let value = inline
+            .or_else(|| it.next())
+            .ok_or(format!("{name} needs a value"))?;
+        match slot {
+            0 => id = Some(value),
+            1 => secret = Some(value),
+            _ => scopes.extend(value.split_whitespace().map(str::to_owned)),
+        }
+    }
+    match (id, secret) {
+        (None, None) if scopes.is_empty() => Ok(rest),
+        (Some(id), Some(secret)) => {
+            if !rest.iter().any(|a| a == "--url" || a.starts_with("--url=")) {
+                return Err("--client-id and --client-secret apply to --url".into());
+            }
+            let _ = MACHINE_CLIENT.set(MachineClient { id, secret, scopes });
+            Ok(rest)
+        }
+        _ => Err(
+            "--client-id with --client-secret (and optionally --scope) sign in as a machine \
+             client; for a person's sign-in use `login`"
+                .into(),
+        ),
+    }
+}
+
 /// A remote config with the stored sign-in of its URL, when there is one: requests carry the
 /// token and refresh it; a sign-in that can no longer be refreshed fails with a hint to log in.
+/// With `--client-id` and `--client-secret`, the client-credentials grant instead.
 pub(crate) fn with_stored_tokens(config: ServerConfig) -> ServerConfig {
     let url = match config.transport() {
         TransportConfig::StreamableHttp(h) => h.url.clone(),
@@ -206,6 +269,12 @@ pub(crate) fn with_stored_tokens(config: ServerConfig) -> ServerConfig {
         _ => return config,
     };
     let store = FileTokenStore::new(store_path());
+    if let Some(m) = MACHINE_CLIENT.get() {
+        let oauth = OAuthConfig::client_credentials(&m.id, &m.secret)
+            .scopes(m.scopes.clone())
+            .token_store(store);
+        return config.oauth(oauth);
+    }
     match store.load(&url) {
         Ok(found) if !found.is_empty() => {}
         _ => return config,

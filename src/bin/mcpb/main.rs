@@ -73,6 +73,9 @@ COMMANDS:
                                        with --url: sign in (OAuth) in the browser; later
                                        commands on that URL use the stored token
   logout | auth status                 with --url: forget or show the stored sign-in
+  (any command) --client-id ID --client-secret S [--scope S]
+                                       with --url: sign in as a machine client (OAuth
+                                       client credentials)
 
 EXIT STATUS:
   0 ok   1 the tool returned isError   2 usage or config error   3 could not connect (a
@@ -270,6 +273,14 @@ fn main() -> ExitCode {
     if let Some(code) = auth::main(&argv) {
         return code;
     }
+    let argv = match auth::take_client_options(argv) {
+        Ok(rest) => rest,
+        Err(msg) => {
+            let f = FailureInfo::usage(msg);
+            f.print(json_mode);
+            return ExitCode::from(f.exit);
+        }
+    };
     let cli = match args::parse(&argv) {
         Ok(Parsed::Run(cli)) => cli,
         Ok(Parsed::Help) => {
