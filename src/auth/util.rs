@@ -240,6 +240,26 @@ mod tests {
     }
 
     #[test]
+    fn odd_challenges_end_without_panicking() {
+        for h in [
+            "",
+            "\"",
+            "=",
+            ",,,",
+            "Bearer =",
+            "Bearer scope=\"unterminated",
+            "Bearer é=ü, scope=ö",
+            "Bearer scope",
+            "Bearer ,scope=\"a\\\"b\"",
+            "=\"x\" Bearer scope=y",
+        ] {
+            let _ = Challenge::parse(Some(h));
+        }
+        let c = Challenge::parse(Some(r#"Bearer scope="a\"b""#));
+        assert_eq!(c.scope.as_deref(), Some("a\"b"));
+    }
+
+    #[test]
     fn query_round_trip() {
         let q = form(&[("a b", "c&d=é")]);
         let p = query_params(&format!("http://x/cb?{q}"));
