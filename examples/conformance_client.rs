@@ -6,7 +6,12 @@
 //! | `tools_call`                            | list tools, call `add_numbers` with `{a: 5, b: 3}`             |
 //! | `elicitation-sep1034-client-defaults`   | call `test_client_elicitation_defaults`, accept with defaults  |
 //! | `sse-retry`                             | call `test_reconnection` (the reply is resumed on a GET)       |
-//! | anything else (auth scenarios, …)       | list tools and call the first one                              |
+//! | `auth/*`                                | authorize (OAuth, headless), list tools, call the first one    |
+//! | anything else                           | list tools and call the first one                              |
+//!
+//! Auth scenarios run without a browser: the authorization URL is fetched without following
+//! redirects and the code is read from the `Location` header (the mock server approves at
+//! once). `MCP_CONFORMANCE_CONTEXT` gives pre-registered and client-credentials identities.
 //!
 //! Contract: the server URL is the last argument; logs go to stderr; exit 0 on success.
 //!
@@ -16,6 +21,7 @@
 
 use std::process::ExitCode;
 
+use mcp_blocking::auth::{JwtAlgorithm, OAuthConfig, RedirectHandler, SigningKey};
 use mcp_blocking::model::{ElicitParams, ElicitResult, Implementation};
 use mcp_blocking::{Client, ServerConfig};
 use serde_json::{json, Map, Value};
@@ -39,8 +45,77 @@ fn main() -> ExitCode {
     }
 }
 
+/// The OAuth settings of an `auth/*` scenario.
+fn oauth_for(scenario: &str) -> Result<OAuthConfig, String> {
+    let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
+        .ok()
+        .and_then(|c| serde_json::from_str(&c).ok())
+        .unwrap_or(Value::Null);
+    let field = |k: &str| context.get(k).and_then(Value::as_str).map(str::to_owned);
+    match scenario {
+        "auth/client-credentials-basic" => Ok(OAuthConfig::client_credentials(
+            field("client_id").ok_or("no client_id in the context")?,
+            field("client_secret").ok_or("no client_secret in the context")?,
+        )),
+        "auth/client-credentials-jwt" => {
+            let alg = field("signing_algorithm").unwrap_or_else(|| "ES256".into());
+            let alg = JwtAlgorithm::parse(&alg).ok_or(format!("unknown algorithm {alg}"))?;
+            let key =
+                SigningKey::from_pem(&field("private_key_pem").ok_or("no private key")?, alg)?;
+            Ok(OAuthConfig::private_key_jwt(
+                field("client_id").ok_or("no client_id in the context")?,
+                key,
+            ))
+        }
+        _ => {
+            let mut oauth = OAuthConfig::authorization_code(RedirectHandler::custom(
+                "http://localhost:3000/callback",
+                headless_authorize,
+            ))
+            .client_metadata_url("https://conformance-test.local/client-metadata.json");
+            if let Some(id) = field("client_id") {
+                oauth = oauth.client_id(id);
+            }
+            if let Some(secret) = field("client_secret") {
+                oauth = oauth.client_secret(secret);
+            }
+            Ok(oauth)
+        }
+    }
+}
+
+/// Plays the browser: GETs the authorization URL without following the redirect and returns
+/// where the server sent it (carrying `code` and `state`).
+fn headless_authorize(url: &str) -> Result<String, String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let resp = agent.get(url).call().map_err(|e| e.to_string())?;
+    resp.headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .ok_or_else(|| {
+            format!(
+                "the authorization endpoint answered {} without a redirect",
+                resp.status()
+            )
+        })
+}
+
 fn run(scenario: &str, url: &str) -> Result<(), Box<mcp_blocking::Error>> {
-    let config = ServerConfig::http("conformance", url).timeout_secs(20.0);
+    let mut config = ServerConfig::http("conformance", url).timeout_secs(20.0);
+    if scenario.starts_with("auth/") {
+        let oauth = oauth_for(scenario).map_err(|detail| {
+            Box::new(mcp_blocking::Error::Protocol {
+                server: "conformance".into(),
+                detail,
+            })
+        })?;
+        config = config.oauth(oauth);
+    }
     let client = Client::builder(config)
         .client_info(Implementation::new(
             "mcp-blocking-conformance",

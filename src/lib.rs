@@ -53,6 +53,7 @@
 struct ReadmeDoctests;
 
 pub mod agent;
+pub mod auth;
 mod client;
 pub mod config;
 mod deadline;

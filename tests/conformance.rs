@@ -1,7 +1,8 @@
 //! Runs the official MCP conformance suite (`@modelcontextprotocol/conformance` 0.1.16, Node 22+)
 //! against `examples/conformance_client.rs`: the client scenarios `initialize`, `tools_call`,
 //! `elicitation-sep1034-client-defaults` and `sse-retry` must pass, and the `core` suite must
-//! match `tests/conformance-expected-failures.txt` exactly (no unlisted failure, no stale entry).
+//! match `tests/conformance-expected-failures.txt` exactly (no unlisted failure, no stale entry);
+//! the 14 `auth/*` scenarios and the `client-credentials` extensions pass with no warning.
 //! The suite and its Node are installed under `target/peers/` on first use (see `common/peers.rs`).
 
 mod common;
@@ -93,4 +94,29 @@ fn core_suite_matches_the_expected_failures() {
     let (ok, out) = suite.run(&["--suite", "core", "--expected-failures", baseline]);
     assert!(ok, "the core suite does not match {baseline}:\n{out}");
     assert!(out.contains("all failures are expected"), "{out}");
+}
+
+#[test]
+fn auth_scenarios_pass_without_warnings() {
+    let suite = Suite::new();
+    let (ok, out) = suite.run(&["--suite", "auth"]);
+    assert!(
+        ok && out.contains("0 failed, 0 warnings") && !out.contains("\u{2717}"),
+        "the auth suite failed:\n{out}"
+    );
+}
+
+#[test]
+fn client_credentials_extensions_pass() {
+    let suite = Suite::new();
+    for scenario in [
+        "auth/client-credentials-basic",
+        "auth/client-credentials-jwt",
+    ] {
+        let (ok, out) = suite.run(&["--scenario", scenario]);
+        assert!(
+            ok && out.contains("OVERALL: PASSED") && out.contains("0 failed, 0 warnings"),
+            "scenario {scenario} failed:\n{out}"
+        );
+    }
 }

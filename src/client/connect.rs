@@ -97,13 +97,19 @@ impl Client {
                 };
                 stdio::open(&server, cfg, self.config.limits(), &poller, sink.clone())?
             }
-            TransportConfig::Sse(cfg) => crate::transport::sse::open(
-                &server,
-                cfg,
-                timeout,
-                self.config.limits(),
-                sink.clone(),
-            )?,
+            // A 401 on the event stream itself authorizes too (one on `initialize` is handled
+            // with every other request).
+            TransportConfig::Sse(cfg) => {
+                crate::auth::with_authorization(self.oauth_hook().as_ref(), &server, || {
+                    crate::transport::sse::open(
+                        &server,
+                        cfg,
+                        timeout,
+                        self.config.limits(),
+                        sink.clone(),
+                    )
+                })?
+            }
             TransportConfig::WebSocket(cfg) => crate::transport::ws::open(
                 &server,
                 cfg,
@@ -130,6 +136,12 @@ impl Client {
         )
     }
 
+    /// The OAuth settings and the server URL, when the server uses OAuth.
+    pub(super) fn oauth_hook(&self) -> Option<(crate::auth::OAuthConfig, String)> {
+        let oauth = self.config.oauth_config()?.clone();
+        Some((oauth, self.config.url()?.to_owned()))
+    }
+
     /// Runs the handshake on an opened transport.
     #[allow(clippy::too_many_arguments)] // The parts of a connection, handed over once.
     fn finish(
@@ -152,6 +164,7 @@ impl Client {
             init: None,
             default_timeout: timeout,
             private_poller,
+            oauth: self.oauth_hook(),
         };
         match self.handshake(&conn, &target) {
             Ok(init) => {

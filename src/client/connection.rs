@@ -29,12 +29,27 @@ pub(crate) struct Connection {
     pub(crate) default_timeout: Duration,
     /// A poller this connection made for itself (no shared one was given); stopped on close.
     pub(crate) private_poller: Option<ConnectionPoller>,
+    /// OAuth and the server URL: a 401 or 403 `insufficient_scope` authorizes and retries.
+    pub(crate) oauth: Option<(crate::auth::OAuthConfig, String)>,
 }
 
 impl Connection {
+    /// Sends a request and waits for its answer (see [`request_once`](Self::request_once));
+    /// with OAuth, a 401 or 403 `insufficient_scope` authorizes and sends it again.
+    pub(crate) fn request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: &CallOptions,
+    ) -> Result<Payload, Error> {
+        crate::auth::with_authorization(self.oauth.as_ref(), &self.server, || {
+            self.request_once(method, params.clone(), opts)
+        })
+    }
+
     /// Sends a request and waits for its answer, enforcing the timeout and sending
     /// `notifications/cancelled` when it expires (never for `initialize`).
-    pub(crate) fn request(
+    fn request_once(
         &self,
         method: &str,
         params: Option<Value>,
@@ -149,9 +164,11 @@ impl Connection {
 
     /// Sends a notification.
     pub(crate) fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
-        let frame = encode_notification(method, params.as_ref());
-        self.transport
-            .send(frame, Some(deadline::after(self.default_timeout)))
+        crate::auth::with_authorization(self.oauth.as_ref(), &self.server, || {
+            let frame = encode_notification(method, params.as_ref());
+            self.transport
+                .send(frame, Some(deadline::after(self.default_timeout)))
+        })
     }
 
     fn timeout(&self, method: &str, start: Instant) -> Error {

@@ -48,7 +48,7 @@ pub(crate) enum Entry {
 }
 
 const TOP_KEYS: [&str; 5] = ["name", "description", "transport", "timeout", "disabled"];
-const TRANSPORT_KEYS: [&str; 12] = [
+const TRANSPORT_KEYS: [&str; 13] = [
     "type",
     "command",
     "args",
@@ -61,6 +61,7 @@ const TRANSPORT_KEYS: [&str; 12] = [
     "headers",
     "session_id",
     "detect_legacy_sse",
+    "oauth",
 ];
 const STDIO_ONLY: [&str; 7] = [
     "command",
@@ -73,14 +74,13 @@ const STDIO_ONLY: [&str; 7] = [
 ];
 const HTTP_ONLY: [&str; 2] = ["session_id", "detect_legacy_sse"];
 /// Keys other hosts write that this library has no use for; skipped in host files.
-const FOREIGN_KEYS: [&str; 10] = [
+const FOREIGN_KEYS: [&str; 9] = [
     "alwaysAllow",
     "autoApprove",
     "headersHelper",
     "dev",
     "gallery",
     "version",
-    "oauth",
     "trust",
     "includeTools",
     "excludeTools",
@@ -98,7 +98,11 @@ fn present<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
     map.get(key).filter(|v| !v.is_null())
 }
 
-fn get_str(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>, ConfigError> {
+pub(super) fn get_str(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Option<String>, ConfigError> {
     match present(map, key) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -106,7 +110,11 @@ fn get_str(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<Str
     }
 }
 
-fn get_bool(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, ConfigError> {
+pub(super) fn get_bool(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Option<bool>, ConfigError> {
     match present(map, key) {
         None => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -118,7 +126,11 @@ fn get_bool(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bo
     }
 }
 
-fn get_list(map: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<String>, ConfigError> {
+pub(super) fn get_list(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Vec<String>, ConfigError> {
     let path = join(path, key);
     match present(map, key) {
         None => Ok(Vec::new()),
@@ -472,9 +484,10 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
     };
 
     let not_for: &[&str] = match kind {
-        Kind::Stdio => &["url", "headers", "session_id", "detect_legacy_sse"],
+        Kind::Stdio => &["url", "headers", "session_id", "detect_legacy_sse", "oauth"],
         Kind::Http { .. } => &STDIO_ONLY,
-        Kind::Sse | Kind::WebSocket => &[],
+        Kind::Sse => &[],
+        Kind::WebSocket => &["oauth"],
     };
     let mut bad: Vec<&str> = not_for.to_vec();
     if matches!(kind, Kind::Sse | Kind::WebSocket) {
@@ -586,10 +599,17 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
             }
         }
     };
+    let oauth = match present(tobj, "oauth") {
+        Some(v) => super::oauth_entry::parse(v, &join(tp, "oauth"), ctx.dialect, &mut expand)?,
+        None => None,
+    };
     secrets.sort();
     secrets.dedup();
     let secrets = secrets.clone();
     let mut server = ServerConfig::with_transport(name, transport);
+    if let Some(oauth) = oauth {
+        server = server.oauth(oauth);
+    }
     server.description = description;
     server.timeout = timeout;
     if let Some(bytes) = max_message {

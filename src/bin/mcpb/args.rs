@@ -102,6 +102,26 @@ pub(crate) struct Global {
     /// Print exactly one JSON document on stdout, errors included (see `mcpb help json`)
     #[arg(long, global = true)]
     pub(crate) json: bool,
+    /// OAuth client id: with `login`, a pre-registered client; with --client-secret on any
+    /// other command, the client-credentials grant (machine to machine)
+    #[arg(long, value_name = "ID", global = true, help_heading = "OAuth (--url)")]
+    pub(crate) client_id: Option<String>,
+    /// OAuth client secret (needs --client-id)
+    #[arg(
+        long,
+        value_name = "SECRET",
+        global = true,
+        help_heading = "OAuth (--url)"
+    )]
+    pub(crate) client_secret: Option<String>,
+    /// OAuth scopes to ask for (space-separated; repeatable)
+    #[arg(
+        long,
+        value_name = "SCOPES",
+        global = true,
+        help_heading = "OAuth (--url)"
+    )]
+    pub(crate) scope: Vec<String>,
     /// Log at info (-v: server stderr, progress) or debug (-vv) level on stderr
     #[arg(short, long, action = ArgAction::Count, global = true)]
     pub(crate) verbose: u8,
@@ -195,6 +215,21 @@ pub(crate) enum Command {
     /// With --config: a model calls the servers' tools until it answers; prints the answer
     /// (--server may be repeated; all the file's servers when left out)
     Run(RunArgs),
+    /// With --url: sign in (OAuth) in the browser; later commands on that URL use the stored
+    /// token (--client-id, --client-secret, --scope choose the client and the scopes)
+    Login {
+        /// Headless: print the address to open and read the one the browser ends on from stdin
+        #[arg(long)]
+        paste: bool,
+    },
+    /// With --url: forget the stored sign-in
+    Logout,
+    /// With --url: the stored sign-in
+    Auth {
+        /// `status`: show the stored sign-in (never the tokens)
+        #[arg(value_enum)]
+        action: AuthAction,
+    },
     /// Like run, one conversation: a message per line of stdin, each answer on stdout (ends at
     /// EOF or /exit)
     Chat(ChatArgs),
@@ -242,6 +277,13 @@ pub(crate) struct RunArgs {
 pub(crate) struct ChatArgs {
     #[command(flatten)]
     pub(crate) model: ModelArgs,
+}
+
+/// What `auth` does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub(crate) enum AuthAction {
+    /// Show the stored sign-in
+    Status,
 }
 
 /// The shells `completions` writes for.
@@ -308,6 +350,9 @@ impl Command {
             Command::Completions { .. } => "completions",
             Command::Man => "man",
             Command::Run(_) => "run",
+            Command::Login { .. } => "login",
+            Command::Logout => "logout",
+            Command::Auth { .. } => "auth",
             Command::Chat(_) => "chat",
             Command::Help { .. } => "help",
         }

@@ -12,6 +12,7 @@
 //! [`terminal`]), so it cannot drive the terminal.
 
 mod args;
+mod auth;
 mod interrupt;
 mod jsondoc;
 mod multi;
@@ -285,16 +286,34 @@ impl Output {
     }
 }
 
+/// Whether a command line asks for help (`-h`, `--help`) rather than to run.
+fn wants_help(argv: &[String]) -> bool {
+    argv.iter().any(|a| a == "-h" || a == "--help")
+}
+
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
     // `run` and `chat` parse their own command line (it names several servers); their help
     // comes from the declaration in `args.rs`.
-    if matches!(run::command_word(&argv), Some("run" | "chat"))
-        && !argv.iter().any(|a| a == "-h" || a == "--help")
-    {
+    if matches!(run::command_word(&argv), Some("run" | "chat")) && !wants_help(&argv) {
         return run::main(&argv);
     }
     let json_mode = args::wants_json(&argv);
+    // `login`, `logout` and `auth status` parse their own command line too (help comes from
+    // `args.rs`), and the client-credentials options are taken out before the main parser.
+    if !wants_help(&argv) {
+        if let Some(code) = auth::main(&argv) {
+            return code;
+        }
+    }
+    let argv = match auth::take_client_options(argv) {
+        Ok(rest) => rest,
+        Err(msg) => {
+            let f = FailureInfo::usage(msg);
+            f.print(json_mode);
+            return ExitCode::from(f.exit);
+        }
+    };
     let cli = match args::parse(&argv) {
         Ok(Parsed::Run(cli)) => cli,
         Ok(Parsed::Text(text)) => {
@@ -676,11 +695,17 @@ fn build_config(global: &Global, target: &Target) -> Result<ServerConfig, Failur
             let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
             let is_ws = matches!(scheme.as_deref(), Some("ws" | "wss"));
             match transport {
-                Some(UrlTransport::Http) if !is_ws => ServerConfig::http(name, url.clone()),
-                Some(UrlTransport::Sse) if !is_ws => ServerConfig::sse(name, url.clone()),
+                Some(UrlTransport::Http) if !is_ws => {
+                    auth::with_stored_tokens(ServerConfig::http(name, url.clone()))
+                }
+                Some(UrlTransport::Sse) if !is_ws => {
+                    auth::with_stored_tokens(ServerConfig::sse(name, url.clone()))
+                }
                 Some(UrlTransport::Ws) => ServerConfig::websocket(name, url.clone()),
                 None if is_ws => ServerConfig::websocket(name, url.clone()),
-                None => detecting_http(ServerConfig::http(name, url.clone())),
+                None => {
+                    auth::with_stored_tokens(detecting_http(ServerConfig::http(name, url.clone())))
+                }
                 Some(_) => {
                     return Err(FailureInfo::usage(
                         "a ws:// or wss:// URL is a WebSocket server: drop --transport or use \
@@ -1104,6 +1129,9 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
         | Command::Man
         | Command::Run(_)
         | Command::Chat(_)
+        | Command::Login { .. }
+        | Command::Logout
+        | Command::Auth { .. }
         | Command::Help { .. } => {
             return Err(FailureInfo::usage(format!(
                 "`{}` does not run on a connected server",
