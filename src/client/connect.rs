@@ -152,6 +152,7 @@ impl Client {
             init: None,
             default_timeout: timeout,
             private_poller,
+            task_tools: Default::default(),
         };
         match self.handshake(&conn, &target) {
             Ok(init) => {

@@ -11,6 +11,7 @@ mod connect;
 mod connection;
 mod dispatch;
 mod options;
+mod tasks;
 
 use crate::sync::{lock, read_lock, write_lock};
 use std::sync::{Arc, Mutex, RwLock};
@@ -30,6 +31,7 @@ use crate::transport::poller::ConnectionPoller;
 pub use builder::ClientBuilder;
 use connection::Connection;
 pub use options::CallOptions;
+pub use tasks::{TaskErrorKind, TaskHandle};
 use options::Handlers;
 
 /// A connection to one MCP server.
@@ -264,7 +266,10 @@ impl Client {
     /// # Errors
     /// As [`ping`](Self::ping); [`Error::Protocol`] for a malformed result or a cursor loop.
     pub fn list_tools(&self) -> Result<Vec<Tool>, Error> {
-        self.collect_pages(|c| self.list_tools_page(c).map(|p| (p.tools, p.next_cursor)))
+        let tools =
+            self.collect_pages(|c| self.list_tools_page(c).map(|p| (p.tools, p.next_cursor)))?;
+        self.remember_task_support(&tools);
+        Ok(tools)
     }
 
     /// One page of `tools/list`.
@@ -279,13 +284,23 @@ impl Client {
     /// reports it in the result ([`CallToolResult::failed`]); a JSON-RPC error (unknown tool, bad
     /// arguments) is [`Error::Rpc`].
     ///
+    /// A tool whose `execution.taskSupport` is `required`, on a server that declares
+    /// task-augmented `tools/call`, runs as a task without the caller doing anything more: the
+    /// call creates the task, waits for its result (answering an `input_required` task's
+    /// elicitation or sampling request through the client's handlers), and returns the result,
+    /// within the call's timeout; when that passes, `tasks/cancel` is sent. The tools' task
+    /// support is learnt from `tools/list` (once per connection, and again on each
+    /// [`list_tools`](Self::list_tools)). See [`call_tool_as_task`](Self::call_tool_as_task)
+    /// to keep a handle on the task instead.
+    ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `arguments` is not an object; as [`ping`](Self::ping).
+    /// [`Error::InvalidArgument`] when `arguments` is not an object; as [`ping`](Self::ping);
+    /// for a task, [`Error::Task`] when it was cancelled.
     pub fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         self.call_tool_with(name, arguments, &CallOptions::default())
     }
 
-    /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress).
+    /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress, task status).
     ///
     /// # Errors
     /// As [`call_tool`](Self::call_tool); [`Error::InvalidArgument`] also when a timeout in `opts`
@@ -296,24 +311,23 @@ impl Client {
         arguments: Value,
         opts: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let mut params = Map::new();
-        params.insert("name".into(), Value::String(name.to_owned()));
-        match arguments {
-            Value::Null => {}
-            Value::Object(_) => {
-                params.insert("arguments".into(), arguments);
-            }
-            other => {
-                return Err(Error::InvalidArgument {
-                    server: self.server_name().to_owned(),
-                    detail: format!(
-                        "tool arguments must be a JSON object, got {}",
-                        json_kind(&other)
-                    ),
-                })
+        if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
+            return done;
+        }
+        let params = self.tool_params(name, arguments.clone())?;
+        let plain = self.typed("tools/call", Some(Value::Object(params)), opts);
+        // The tool list may be stale: a tool that now requires a task says so.
+        if tasks::says_task_required(&plain)
+            && self
+                .capabilities()
+                .is_some_and(|c| c.has_task_tool_calls())
+            && self.list_tools().is_ok()
+        {
+            if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
+                return done;
             }
         }
-        self.typed("tools/call", Some(Value::Object(params)), opts)
+        plain
     }
 
     /// Every resource, following `nextCursor` to the end.

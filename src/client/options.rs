@@ -7,10 +7,13 @@ use std::time::Duration;
 use crate::config::{show_duration, timeout_in_range, TIMEOUT_RANGE};
 use crate::error::Error;
 use crate::handler::{ElicitationHandler, NotificationHandler, SamplingHandler};
-use crate::model::Progress;
+use crate::model::{Progress, Task};
 
 /// A progress callback.
 pub(crate) type ProgressCallback = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// A task status callback.
+pub(crate) type TaskStatusCallback = Arc<dyn Fn(&Task) + Send + Sync>;
 
 /// Options for one call: timeout override, progress callback, timeout reset on progress.
 ///
@@ -31,6 +34,11 @@ pub struct CallOptions {
     pub(crate) on_progress: Option<ProgressCallback>,
     pub(crate) reset_timeout_on_progress: bool,
     pub(crate) max_total_timeout: Option<Duration>,
+    pub(crate) on_task_status: Option<TaskStatusCallback>,
+    /// Keep routing this call's progress here once it is answered (a task's progress).
+    pub(crate) progress_watch: Option<crossbeam_channel::Sender<Progress>>,
+    /// Told the request's id as soon as it is registered (so another thread may abandon it).
+    pub(crate) on_begin: Option<crossbeam_channel::Sender<i64>>,
 }
 
 impl fmt::Debug for CallOptions {
@@ -40,6 +48,7 @@ impl fmt::Debug for CallOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
             .field("max_total_timeout", &self.max_total_timeout)
+            .field("on_task_status", &self.on_task_status.is_some())
             .finish()
     }
 }
@@ -84,6 +93,13 @@ impl CallOptions {
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming this option.
     pub fn max_total_timeout(mut self, max: Duration) -> Self {
         self.max_total_timeout = Some(max);
+        self
+    }
+
+    /// For a tool that runs as a task (see [`Client::call_tool`](crate::Client::call_tool)):
+    /// `f` is given the task each time its status is read (`tasks/get`), on the calling thread.
+    pub fn on_task_status(mut self, f: impl Fn(&Task) + Send + Sync + 'static) -> Self {
+        self.on_task_status = Some(Arc::new(f));
         self
     }
 

@@ -1,0 +1,716 @@
+//! Tasks (revision 2025-11-25): a tool call the server runs on its own, polled and collected.
+//!
+//! ```text
+//!  call_tool_as_task ── tools/call {task} ──> CreateTaskResult ──> TaskHandle
+//!                                                                     │ wait(timeout)
+//!   ┌─ thread mcp-task-NAME: tasks/result (open at once: an input_required task sends its
+//!   │  elicitation or sampling request only while one is open; answered by the handlers)
+//!   └─ calling thread: progress to the callback; tasks/get every pollInterval (bounded by
+//!      Limits::task_poll_floor/ceiling) to the status callback, until the result, a
+//!      `cancelled` status or the deadline (then tasks/result is abandoned, and for
+//!      call_tool, tasks/cancel is sent); the thread is joined before returning
+//! ```
+//!
+//! [`Client::call_tool`] runs a tool whose `execution.taskSupport` is `required` this way by
+//! itself, when the server declares task-augmented `tools/call`.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::Receiver;
+use serde::de::DeserializeOwned;
+use serde_json::{json, Map, Value};
+
+use super::connection::Connection;
+use super::options::CallOptions;
+use super::Client;
+use crate::config::{Secrets, MAX_TIMEOUT};
+use crate::deadline;
+use crate::error::Error;
+use crate::model::{
+    CallToolResult, CreateTaskResult, ListTasksResult, Progress, Task, TaskStatus, TaskSupport,
+    TasksCapability, Tool,
+};
+use crate::sync::lock;
+
+/// Each tool's task support, from the last `tools/list` of a connection.
+pub(crate) type TaskTools = Mutex<Option<Arc<HashMap<String, TaskSupport>>>>;
+
+/// The progress updates of a task that may wait for its caller to read them.
+const MAX_QUEUED_TASK_PROGRESS: usize = 64;
+
+/// The longest a `tasks/cancel` sent because a call's time ran out may take.
+const CANCEL_WAIT: Duration = Duration::from_secs(5);
+
+/// What went wrong with a task: the kind of an [`Error::Task`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskErrorKind {
+    /// The server does not declare the part of the `tasks` capability the call needs
+    /// (`tasks.requests.tools.call`, `tasks.list` or `tasks.cancel`); nothing was sent.
+    Unsupported,
+    /// The task was cancelled (by this client, another one, or the server): it has no result.
+    Cancelled,
+    /// The server answered a task request with something this client cannot use as a task
+    /// (for example a plain result where a `CreateTaskResult` was due).
+    Invalid,
+}
+
+/// A running task: its id, its status, its result, its cancellation. `Send + Sync`: wait for it
+/// on one thread and cancel it from another.
+///
+/// It keeps the connection it was made on; once the client disconnects, its calls fail with
+/// [`Error::Closed`]. Progress for the task (when the call asked for it with
+/// [`CallOptions::on_progress`]) reaches the callback while [`wait`](Self::wait) runs.
+///
+/// ```no_run
+/// use std::time::Duration;
+/// use mcp_blocking::{CallOptions, Client, ServerConfig};
+/// let client = Client::connect(ServerConfig::stdio("research", "research-server"))?;
+/// let task = client.call_tool_as_task(
+///     "deep_research",
+///     serde_json::json!({"topic": "tides"}),
+///     &CallOptions::new().on_progress(|p| eprintln!("{:?}", p.message)),
+/// )?;
+/// println!("task {} is {}", task.id(), task.status()?.status);
+/// let result = task.wait(Duration::from_secs(600))?;
+/// println!("{}", result.text());
+/// # Ok::<(), mcp_blocking::Error>(())
+/// ```
+pub struct TaskHandle {
+    ctx: TaskCtx,
+    created: CreateTaskResult,
+    opts: CallOptions,
+    /// The progress token (the creating request's id) and where its updates arrive.
+    progress: Option<(i64, Receiver<Progress>)>,
+}
+
+impl std::fmt::Debug for TaskHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TaskHandle")
+            .field("server", &self.ctx.conn.server)
+            .field("task_id", &self.created.task.task_id)
+            .finish()
+    }
+}
+
+impl Drop for TaskHandle {
+    fn drop(&mut self) {
+        if let Some((token, _)) = &self.progress {
+            self.ctx.conn.session.unwatch_progress(*token);
+        }
+    }
+}
+
+/// A connection and what an error from it must hide.
+#[derive(Clone)]
+struct TaskCtx {
+    conn: Arc<Connection>,
+    secrets: Secrets,
+}
+
+impl TaskCtx {
+    fn server(&self) -> String {
+        self.conn.server.to_string()
+    }
+
+    fn typed<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: &CallOptions,
+    ) -> Result<T, Error> {
+        let payload = self
+            .conn
+            .request(method, params, opts)
+            .map_err(|e| e.redact(&self.secrets))?;
+        payload.parse().map_err(|e| {
+            Error::Protocol {
+                server: self.server(),
+                detail: format!("malformed `{method}` result: {e}"),
+            }
+            .redact(&self.secrets)
+        })
+    }
+
+    fn capability(&self) -> Option<TasksCapability> {
+        self.conn.init.as_ref()?.capabilities.tasks()
+    }
+
+    /// `Ok` when the server declares what `has` checks; else a typed error naming `what`.
+    fn require(&self, what: &str, has: impl Fn(&TasksCapability) -> bool) -> Result<(), Error> {
+        match self.capability() {
+            Some(t) if has(&t) => Ok(()),
+            Some(_) => Err(self.unsupported(&format!(
+                "the server's `tasks` capability does not include `{what}`"
+            ))),
+            None => Err(self.unsupported("the server does not support tasks (no `tasks` capability)")),
+        }
+    }
+
+    fn unsupported(&self, detail: &str) -> Error {
+        Error::Task {
+            server: self.server(),
+            kind: TaskErrorKind::Unsupported,
+            task_id: None,
+            detail: detail.to_owned(),
+        }
+    }
+
+    fn get(&self, task_id: &str, timeout: Option<Duration>) -> Result<Task, Error> {
+        let opts = CallOptions {
+            timeout,
+            ..CallOptions::default()
+        };
+        self.typed("tasks/get", Some(json!({ "taskId": task_id })), &opts)
+    }
+
+    fn cancel(&self, task_id: &str, timeout: Option<Duration>) -> Result<Task, Error> {
+        self.require("cancel", TasksCapability::has_cancel)?;
+        let opts = CallOptions {
+            timeout,
+            ..CallOptions::default()
+        };
+        self.typed("tasks/cancel", Some(json!({ "taskId": task_id })), &opts)
+    }
+
+    fn cancelled(&self, task: &Task) -> Error {
+        let note = task
+            .status_message
+            .as_deref()
+            .map(|m| format!(": {}", self.conn.sink.ctx.limits.echo(m)))
+            .unwrap_or_default();
+        Error::Task {
+            server: self.server(),
+            kind: TaskErrorKind::Cancelled,
+            task_id: Some(task.task_id.clone()),
+            detail: format!("task `{}` was cancelled{note}", task.task_id),
+        }
+        .redact(&self.secrets)
+    }
+}
+
+impl TaskHandle {
+    /// The task's id.
+    pub fn id(&self) -> &str {
+        &self.created.task.task_id
+    }
+
+    /// The task as the server described it when it created it.
+    pub fn task(&self) -> &Task {
+        &self.created.task
+    }
+
+    /// The server's whole answer to the creating `tools/call`.
+    pub fn created(&self) -> &CreateTaskResult {
+        &self.created
+    }
+
+    /// The task now (`tasks/get`).
+    ///
+    /// # Errors
+    /// As [`Client::get_task`].
+    pub fn status(&self) -> Result<Task, Error> {
+        self.ctx.get(self.id(), self.opts.timeout)
+    }
+
+    /// Waits for the task's result, at most `timeout`: opens `tasks/result` at once (so an
+    /// `input_required` task's elicitation or sampling request reaches the client's handlers),
+    /// passes progress to the call's progress callback and each polled status to its
+    /// [`on_task_status`](CallOptions::on_task_status) callback. A `failed` task gives its
+    /// result, which has `isError` set: its content is kept.
+    ///
+    /// The task is not cancelled when `timeout` passes: wait again, or [`cancel`](Self::cancel).
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] (method `tasks/result`) when `timeout` passes; [`Error::Task`] of kind
+    /// [`TaskErrorKind::Cancelled`] for a cancelled task; [`Error::Rpc`] when the tool call
+    /// ended in a JSON-RPC error; [`Error::InvalidArgument`] for a `timeout` out of range;
+    /// [`Error::Closed`] and the other errors of a request.
+    pub fn wait(&self, timeout: Duration) -> Result<CallToolResult, Error> {
+        check_timeout(&self.ctx, timeout)?;
+        let start = Instant::now();
+        self.drive(start, timeout, false)
+    }
+
+    /// The task's result (`tasks/result`): blocks until the task ends, at most the call's
+    /// timeout (its [`CallOptions`], else the server's). Progress and status callbacks are not
+    /// called: see [`wait`](Self::wait).
+    ///
+    /// # Errors
+    /// As [`Client::task_result`].
+    pub fn result(&self) -> Result<CallToolResult, Error> {
+        let opts = CallOptions {
+            timeout: self.opts.timeout,
+            ..CallOptions::default()
+        };
+        self.ctx
+            .typed("tasks/result", Some(json!({ "taskId": self.id() })), &opts)
+    }
+
+    /// Cancels the task (`tasks/cancel`) and returns it, now `cancelled`. A
+    /// [`wait`](Self::wait) running on another thread then returns an [`Error::Task`] of kind
+    /// [`TaskErrorKind::Cancelled`].
+    ///
+    /// # Errors
+    /// As [`Client::cancel_task`].
+    pub fn cancel(&self) -> Result<Task, Error> {
+        self.ctx.cancel(self.id(), self.opts.timeout)
+    }
+
+    /// Runs the task to its end or to `start + timeout` (moved on by progress when the options
+    /// say so); with `cancel_on_timeout`, sends `tasks/cancel` when the time runs out.
+    fn drive(
+        &self,
+        start: Instant,
+        timeout: Duration,
+        cancel_on_timeout: bool,
+    ) -> Result<CallToolResult, Error> {
+        let opts = &self.opts;
+        let reset = opts.reset_timeout_on_progress && opts.on_progress.is_some();
+        let hard_limit = opts
+            .max_total_timeout
+            .map(|m| deadline::add(start, m.max(timeout)));
+        let mut deadline = deadline::add(start, timeout);
+        // The result request outlives every reset of `deadline`; it is abandoned when the wait
+        // ends without it.
+        let result_timeout = match (reset, hard_limit) {
+            (false, _) => timeout,
+            (true, Some(limit)) => limit.saturating_duration_since(start),
+            (true, None) => MAX_TIMEOUT,
+        }
+        .max(Duration::from_millis(1));
+        let ctx = &self.ctx;
+        let limits = ctx.conn.sink.ctx.limits;
+        let task_id = self.id();
+        let (result_tx, result_rx) = crossbeam_channel::bounded(1);
+        let (id_tx, id_rx) = crossbeam_channel::bounded(1);
+        let result_opts = CallOptions {
+            timeout: Some(result_timeout.min(MAX_TIMEOUT)),
+            on_begin: Some(id_tx),
+            ..CallOptions::default()
+        };
+        let params = json!({ "taskId": task_id });
+        let never = crossbeam_channel::never();
+        let progress_rx = self.progress.as_ref().map_or(&never, |(_, rx)| rx);
+        std::thread::scope(|s| {
+            let reader = std::thread::Builder::new()
+                .name(format!("mcp-task-{}", ctx.conn.server))
+                .spawn_scoped(s, move || {
+                    let r = ctx.typed::<CallToolResult>("tasks/result", Some(params), &result_opts);
+                    let _ = result_tx.send(r);
+                });
+            if let Err(e) = reader {
+                return Err(Error::Transport {
+                    server: ctx.server(),
+                    status: None,
+                    detail: format!("cannot start a thread to wait for task `{task_id}`: {e}"),
+                    source: Some(Box::new(e)),
+                });
+            }
+            let mut poll = limits.task_poll_interval(self.created.task.poll_interval);
+            let mut next_poll = deadline::add(Instant::now(), poll);
+            let outcome = loop {
+                let wake = next_poll.min(deadline);
+                crossbeam_channel::select! {
+                    recv(result_rx) -> r => {
+                        let r = r.unwrap_or_else(|_| Err(ctx.unsupported("the task's result was lost")));
+                        break Some(self.settle(r));
+                    }
+                    recv(progress_rx) -> p => {
+                        if let (Ok(p), Some(cb)) = (p, &opts.on_progress) {
+                            cb(&p);
+                            if reset {
+                                let next = deadline::after(timeout);
+                                deadline = hard_limit.map_or(next, |h| next.min(h));
+                            }
+                        }
+                        continue;
+                    }
+                    default(wake.saturating_duration_since(Instant::now())) => {}
+                }
+                let now = Instant::now();
+                if now >= deadline {
+                    break None;
+                }
+                if now < next_poll {
+                    continue;
+                }
+                let left = deadline.saturating_duration_since(now);
+                match ctx.get(task_id, Some(left.min(ctx.conn.default_timeout))) {
+                    Ok(task) => {
+                        if let Some(cb) = &opts.on_task_status {
+                            cb(&task);
+                        }
+                        poll = limits.task_poll_interval(task.poll_interval);
+                        if task.status == TaskStatus::Cancelled {
+                            break Some(Err(ctx.cancelled(&task)));
+                        }
+                    }
+                    // The deadline is checked above; the result may still come.
+                    Err(Error::Timeout { .. }) => {}
+                    Err(e) => break Some(Err(e)),
+                }
+                next_poll = deadline::add(Instant::now(), poll);
+            };
+            let outcome = match outcome {
+                Some(done) => done,
+                None => {
+                    // The time ran out; the answer may have come with it.
+                    match result_rx.try_recv() {
+                        Ok(r) => self.settle(r),
+                        Err(_) => {
+                            if cancel_on_timeout && ctx.capability().is_some_and(|t| t.has_cancel()) {
+                                if let Err(e) = ctx.cancel(task_id, Some(CANCEL_WAIT)) {
+                                    log::debug!(
+                                        "server `{}`: tasks/cancel for `{task_id}` after the timeout: {e}",
+                                        ctx.conn.server
+                                    );
+                                }
+                            }
+                            Err(Error::Timeout {
+                                server: ctx.server(),
+                                method: if cancel_on_timeout { "tools/call" } else { "tasks/result" }
+                                    .to_owned(),
+                                after: start.elapsed(),
+                            })
+                        }
+                    }
+                }
+            };
+            // The reader must end before the scope does: abandon its request if it still waits.
+            if let Ok(id) = id_rx.recv() {
+                ctx.conn.session.abandon(id, "the wait for the task ended");
+            }
+            outcome
+        })
+    }
+
+    /// The outcome of `tasks/result`: a JSON-RPC error for a task that turns out cancelled is
+    /// reported as a cancellation.
+    fn settle(&self, r: Result<CallToolResult, Error>) -> Result<CallToolResult, Error> {
+        match r {
+            Err(e @ Error::Rpc { .. }) => match self.ctx.get(self.id(), Some(CANCEL_WAIT)) {
+                Ok(task) if task.status == TaskStatus::Cancelled => Err(self.ctx.cancelled(&task)),
+                _ => Err(e),
+            },
+            other => other,
+        }
+    }
+}
+
+fn check_timeout(ctx: &TaskCtx, timeout: Duration) -> Result<(), Error> {
+    CallOptions::new().timeout(timeout).check(&ctx.conn.server)
+}
+
+impl Client {
+    fn task_ctx(&self) -> Result<TaskCtx, Error> {
+        Ok(TaskCtx {
+            conn: self.connection()?,
+            secrets: self.config.secret_values(),
+        })
+    }
+
+    /// Starts a tool call as a task (a task-augmented `tools/call`) and returns at once with a
+    /// handle on it; see [`TaskHandle`]. The task is asked to live as long as the call's
+    /// timeout (the server may choose otherwise). Progress, when `opts` asks for it, reaches
+    /// the callback during the `tools/call` and then during [`TaskHandle::wait`].
+    ///
+    /// # Errors
+    /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server does not declare
+    /// task-augmented `tools/call` (nothing is sent); [`Error::Task`] of kind
+    /// [`TaskErrorKind::Invalid`] when the server answers with something else than a task;
+    /// as [`call_tool_with`](Self::call_tool_with).
+    pub fn call_tool_as_task(
+        &self,
+        name: &str,
+        arguments: Value,
+        opts: &CallOptions,
+    ) -> Result<TaskHandle, Error> {
+        let ctx = self.task_ctx()?;
+        ctx.require("requests.tools.call", TasksCapability::has_tool_calls)?;
+        opts.check(self.server_name())?;
+        let mut params = self.tool_params(name, arguments)?;
+        let ttl = opts
+            .max_total_timeout
+            .or(opts.timeout)
+            .unwrap_or(ctx.conn.default_timeout);
+        params.insert(
+            "task".into(),
+            json!({ "ttl": u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX) }),
+        );
+        let (watch_tx, watch_rx) = crossbeam_channel::bounded(MAX_QUEUED_TASK_PROGRESS);
+        let (id_tx, id_rx) = crossbeam_channel::bounded(1);
+        let create_opts = CallOptions {
+            progress_watch: opts.on_progress.is_some().then_some(watch_tx),
+            on_begin: Some(id_tx),
+            on_task_status: None,
+            ..opts.clone()
+        };
+        let created = ctx.typed::<Value>("tools/call", Some(Value::Object(params)), &create_opts);
+        let token = id_rx.try_recv().ok();
+        let unwatch = || {
+            if let (Some(t), true) = (token, opts.on_progress.is_some()) {
+                ctx.conn.session.unwatch_progress(t);
+            }
+        };
+        let created = match created {
+            Ok(v) => v,
+            Err(e) => {
+                unwatch();
+                return Err(e);
+            }
+        };
+        let created: CreateTaskResult = match serde_json::from_value(created) {
+            Ok(c) => c,
+            Err(e) => {
+                unwatch();
+                return Err(Error::Task {
+                    server: ctx.server(),
+                    kind: TaskErrorKind::Invalid,
+                    task_id: None,
+                    detail: format!(
+                        "the server did not answer the task-augmented call of `{}` with a task: {e}",
+                        ctx.conn.sink.ctx.limits.echo(name)
+                    ),
+                }
+                .redact(&ctx.secrets));
+            }
+        };
+        let progress = match (token, opts.on_progress.is_some()) {
+            (Some(t), true) => Some((t, watch_rx)),
+            _ => None,
+        };
+        Ok(TaskHandle {
+            ctx,
+            created,
+            opts: CallOptions {
+                progress_watch: None,
+                on_begin: None,
+                ..opts.clone()
+            },
+            progress,
+        })
+    }
+
+    /// Runs `name` as a task to its end, for [`call_tool_with`](Self::call_tool_with), when
+    /// the server declares task-augmented calls and the tool requires them; `None` otherwise.
+    pub(super) fn call_as_task_if_required(
+        &self,
+        name: &str,
+        arguments: &Value,
+        opts: &CallOptions,
+    ) -> Option<Result<CallToolResult, Error>> {
+        let conn = self.connection().ok()?;
+        let caps = conn.init.as_ref()?.capabilities.tasks()?;
+        if !caps.has_tool_calls() {
+            return None;
+        }
+        let known = lock(&conn.task_tools).clone();
+        let tools = match known {
+            Some(t) => t,
+            None => match self.list_tools() {
+                Ok(_) => lock(&conn.task_tools).clone()?,
+                Err(e) => {
+                    log::debug!(
+                        "server `{}`: cannot list tools to learn their task support: {e}",
+                        self.server_name()
+                    );
+                    return None;
+                }
+            },
+        };
+        if tools.get(name) != Some(&TaskSupport::Required) {
+            return None;
+        }
+        if let Err(e) = opts.check(self.server_name()) {
+            return Some(Err(e));
+        }
+        let start = Instant::now();
+        let timeout = opts.timeout.unwrap_or(conn.default_timeout);
+        Some(
+            self.call_tool_as_task(name, arguments.clone(), opts)
+                .and_then(|task| task.drive(start, timeout, true)),
+        )
+    }
+
+    /// Remembers the task support of `tools` (a whole `tools/list`) for the current connection,
+    /// when the server offers tasks.
+    pub(super) fn remember_task_support(&self, tools: &[Tool]) {
+        let Ok(conn) = self.connection() else { return };
+        if conn
+            .init
+            .as_ref()
+            .and_then(|i| i.capabilities.tasks())
+            .is_none()
+        {
+            return;
+        }
+        let map = tools
+            .iter()
+            .map(|t| (t.name.clone(), t.task_support()))
+            .collect();
+        *lock(&conn.task_tools) = Some(Arc::new(map));
+    }
+
+    /// A task (`tasks/get`).
+    ///
+    /// # Errors
+    /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server declares no
+    /// `tasks` capability; [`Error::Rpc`] (code -32602) for an unknown task; as
+    /// [`ping`](Self::ping).
+    pub fn get_task(&self, task_id: &str) -> Result<Task, Error> {
+        let ctx = self.task_ctx()?;
+        ctx.require("tasks", |_| true)?;
+        ctx.get(task_id, None)
+    }
+
+    /// A task's result (`tasks/result`): blocks until the task ends, at most the server's
+    /// timeout. A `failed` task's result has `isError` set.
+    ///
+    /// # Errors
+    /// As [`get_task`](Self::get_task); [`Error::Rpc`] when the tool call ended in a JSON-RPC
+    /// error or the task was cancelled.
+    pub fn task_result(&self, task_id: &str) -> Result<CallToolResult, Error> {
+        let ctx = self.task_ctx()?;
+        ctx.require("tasks", |_| true)?;
+        ctx.typed(
+            "tasks/result",
+            Some(json!({ "taskId": task_id })),
+            &CallOptions::default(),
+        )
+    }
+
+    /// Cancels a task (`tasks/cancel`); returns it, now `cancelled`.
+    ///
+    /// # Errors
+    /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server does not declare
+    /// `tasks.cancel`; [`Error::Rpc`] (code -32602) for an unknown task or one that already
+    /// ended; as [`ping`](Self::ping).
+    pub fn cancel_task(&self, task_id: &str) -> Result<Task, Error> {
+        self.task_ctx()?.cancel(task_id, None)
+    }
+
+    /// One page of `tasks/list`.
+    ///
+    /// # Errors
+    /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server does not declare
+    /// `tasks.list`; as [`list_tools`](Self::list_tools).
+    pub fn list_tasks_page(&self, cursor: Option<&str>) -> Result<ListTasksResult, Error> {
+        let ctx = self.task_ctx()?;
+        ctx.require("list", TasksCapability::has_list)?;
+        ctx.typed(
+            "tasks/list",
+            cursor.map(|c| json!({ "cursor": c })),
+            &CallOptions::default(),
+        )
+    }
+
+    /// Every task, following `nextCursor` to the end, at most
+    /// [`Limits::max_listed_tasks`](crate::config::Limits::max_listed_tasks).
+    ///
+    /// # Errors
+    /// As [`list_tasks_page`](Self::list_tasks_page); [`Error::Protocol`] for a cursor loop or
+    /// more tasks than the cap.
+    pub fn list_tasks(&self) -> Result<Vec<Task>, Error> {
+        let cap = self.config.limits().max_listed_tasks;
+        let mut count = 0usize;
+        self.collect_pages(|c| {
+            let page = self.list_tasks_page(c)?;
+            count = count.saturating_add(page.tasks.len());
+            if count > cap {
+                return Err(Error::Protocol {
+                    server: self.server_name().to_owned(),
+                    detail: format!(
+                        "the server lists more than {cap} tasks (`max_listed_tasks`); read them \
+                         page by page with `list_tasks_page`"
+                    ),
+                });
+            }
+            Ok((page.tasks, page.next_cursor))
+        })
+    }
+}
+
+/// Whether a plain call's answer says the tool must run as a task (the spec's -32601 or
+/// -32600, or a TypeScript server's `isError` text).
+pub(super) fn says_task_required(r: &Result<CallToolResult, Error>) -> bool {
+    const TEXT: &str = "requires task augmentation";
+    match r {
+        Ok(res) => res.failed() && res.text().contains(TEXT),
+        Err(Error::Rpc { code, message, .. }) => {
+            (code.0 == -32601 || code.0 == -32600)
+                && (message.contains(TEXT) || message.to_ascii_lowercase().contains("task"))
+        }
+        Err(_) => false,
+    }
+}
+
+/// The `arguments` member a tool call may carry, or why not.
+pub(super) fn tool_arguments(arguments: Value) -> Result<Option<Value>, &'static str> {
+    match arguments {
+        Value::Null => Ok(None),
+        Value::Object(_) => Ok(Some(arguments)),
+        other => Err(super::json_kind(&other)),
+    }
+}
+
+impl Client {
+    /// `{name, arguments?}` for `tools/call`.
+    pub(super) fn tool_params(
+        &self,
+        name: &str,
+        arguments: Value,
+    ) -> Result<Map<String, Value>, Error> {
+        let mut params = Map::new();
+        params.insert("name".into(), Value::String(name.to_owned()));
+        match tool_arguments(arguments) {
+            Ok(Some(a)) => {
+                params.insert("arguments".into(), a);
+            }
+            Ok(None) => {}
+            Err(kind) => {
+                return Err(Error::InvalidArgument {
+                    server: self.server_name().to_owned(),
+                    detail: format!("tool arguments must be a JSON object, got {kind}"),
+                })
+            }
+        }
+        Ok(params)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn task_required_answers_are_recognised() {
+        let ts = CallToolResult::error(vec![crate::model::Content::text(
+            "MCP error -32601: Tool x requires task augmentation (taskSupport: 'required')",
+        )]);
+        assert!(says_task_required(&Ok(ts)));
+        let rpc = Err(Error::Rpc {
+            server: "s".into(),
+            code: crate::error::ErrorCode(-32600),
+            message: "Task augmentation required for tools/call requests".into(),
+            data: None,
+        });
+        assert!(says_task_required(&rpc));
+        let other = Err(Error::Rpc {
+            server: "s".into(),
+            code: crate::error::ErrorCode(-32601),
+            message: "Method not found".into(),
+            data: None,
+        });
+        assert!(!says_task_required(&other));
+        assert!(!says_task_required(&Ok(CallToolResult::default())));
+    }
+
+    #[test]
+    fn a_handle_is_send_and_sync() {
+        fn is<T: Send + Sync>() {}
+        is::<TaskHandle>();
+    }
+}
