@@ -31,8 +31,8 @@ use crate::transport::poller::ConnectionPoller;
 pub use builder::ClientBuilder;
 use connection::Connection;
 pub use options::CallOptions;
-pub use tasks::{TaskErrorKind, TaskHandle};
 use options::Handlers;
+pub use tasks::{TaskErrorKind, TaskHandle};
 
 /// A connection to one MCP server.
 ///
@@ -318,9 +318,7 @@ impl Client {
         let plain = self.typed("tools/call", Some(Value::Object(params)), opts);
         // The tool list may be stale: a tool that now requires a task says so.
         if tasks::says_task_required(&plain)
-            && self
-                .capabilities()
-                .is_some_and(|c| c.has_task_tool_calls())
+            && self.capabilities().is_some_and(|c| c.has_task_tool_calls())
             && self.list_tools().is_ok()
         {
             if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {

@@ -145,7 +145,9 @@ impl TaskCtx {
             Some(_) => Err(self.unsupported(&format!(
                 "the server's `tasks` capability does not include `{what}`"
             ))),
-            None => Err(self.unsupported("the server does not support tasks (no `tasks` capability)")),
+            None => {
+                Err(self.unsupported("the server does not support tasks (no `tasks` capability)"))
+            }
         }
     }
 
@@ -361,7 +363,8 @@ impl TaskHandle {
                     match result_rx.try_recv() {
                         Ok(r) => self.settle(r),
                         Err(_) => {
-                            if cancel_on_timeout && ctx.capability().is_some_and(|t| t.has_cancel()) {
+                            if cancel_on_timeout && ctx.capability().is_some_and(|t| t.has_cancel())
+                            {
                                 if let Err(e) = ctx.cancel(task_id, Some(CANCEL_WAIT)) {
                                     log::debug!(
                                         "server `{}`: tasks/cancel for `{task_id}` after the timeout: {e}",
@@ -371,8 +374,12 @@ impl TaskHandle {
                             }
                             Err(Error::Timeout {
                                 server: ctx.server(),
-                                method: if cancel_on_timeout { "tools/call" } else { "tasks/result" }
-                                    .to_owned(),
+                                method: if cancel_on_timeout {
+                                    "tools/call"
+                                } else {
+                                    "tasks/result"
+                                }
+                                .to_owned(),
                                 after: start.elapsed(),
                             })
                         }

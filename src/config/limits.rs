@@ -137,7 +137,10 @@ impl Limits {
     /// How long to wait before the next poll of a task that suggested `suggested` ms.
     pub(crate) fn task_poll_interval(&self, suggested: Option<u64>) -> Duration {
         let wanted = suggested.map_or(Duration::from_secs(1), Duration::from_millis);
-        wanted.clamp(self.task_poll_floor, self.task_poll_ceiling.max(self.task_poll_floor))
+        wanted.clamp(
+            self.task_poll_floor,
+            self.task_poll_ceiling.max(self.task_poll_floor),
+        )
     }
 
     /// `text` as it may be echoed: cut to [`max_echo_bytes`](Limits::max_echo_bytes).
@@ -180,8 +183,14 @@ mod tests {
         let l = Limits::default();
         assert_eq!(l.task_poll_interval(None), Duration::from_secs(1));
         assert_eq!(l.task_poll_interval(Some(0)), Duration::from_millis(100));
-        assert_eq!(l.task_poll_interval(Some(u64::MAX)), Duration::from_secs(30));
-        assert_eq!(l.task_poll_interval(Some(1500)), Duration::from_millis(1500));
+        assert_eq!(
+            l.task_poll_interval(Some(u64::MAX)),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            l.task_poll_interval(Some(1500)),
+            Duration::from_millis(1500)
+        );
         let odd = l.with_task_poll_bounds(Duration::from_secs(2), Duration::from_secs(1));
         assert_eq!(odd.task_poll_interval(Some(5000)), Duration::from_secs(2));
     }

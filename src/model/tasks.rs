@@ -450,7 +450,10 @@ mod tests {
         assert_eq!(task.ttl, None);
         assert_eq!(task.poll_interval, Some(250));
         assert_eq!(task.status, TaskStatus::Unknown("paused".into()));
-        assert_eq!(serde_json::to_value(&task).expect("ser")["ttl"], json!(null));
+        assert_eq!(
+            serde_json::to_value(&task).expect("ser")["ttl"],
+            json!(null)
+        );
         let bad = serde_json::from_value::<Task>(json!({"taskId": "t", "status": "working",
             "ttl": -1}));
         assert!(bad.is_err());
@@ -498,8 +501,8 @@ mod tests {
             "nextCursor": "c2"
         }));
         assert_eq!(page.tasks[0].status, TaskStatus::Completed);
-        let meta: Map = serde_json::from_value(json!({RELATED_TASK_META: {"taskId": "a"}}))
-            .expect("meta");
+        let meta: Map =
+            serde_json::from_value(json!({RELATED_TASK_META: {"taskId": "a"}})).expect("meta");
         assert_eq!(related_task_id(Some(&meta)), Some("a"));
         assert_eq!(related_task_id(None), None);
     }
