@@ -38,6 +38,8 @@ pub(crate) enum Command {
     Prompt(String, Value),
     Ping,
     Servers,
+    Tasks,
+    TaskCancel(String),
 }
 
 impl Command {
@@ -54,6 +56,8 @@ impl Command {
             Command::Prompt(..) => "prompt",
             Command::Ping => "ping",
             Command::Servers => "servers",
+            Command::Tasks => "tasks",
+            Command::TaskCancel(_) => "task-cancel",
         }
     }
 }
@@ -248,7 +252,7 @@ fn set_once<T>(slot: &mut Option<T>, name: &str, value: T) -> Result<(), UsageEr
 fn parse_command(positional: Vec<String>) -> Result<Command, UsageError> {
     let mut it = positional.into_iter();
     let Some(cmd) = it.next() else {
-        return usage("no command given (info, tools, call, resources, templates, read, prompts, prompt, ping, servers)");
+        return usage("no command given (info, tools, call, resources, templates, read, prompts, prompt, ping, servers, tasks, task-cancel)");
     };
     let rest: Vec<String> = it.collect();
     let no_args = |c: Command| {
@@ -270,6 +274,11 @@ fn parse_command(positional: Vec<String>) -> Result<Command, UsageError> {
         "prompts" => no_args(Command::Prompts),
         "ping" => no_args(Command::Ping),
         "servers" => no_args(Command::Servers),
+        "tasks" => no_args(Command::Tasks),
+        "task-cancel" => match rest.as_slice() {
+            [id] => Ok(Command::TaskCancel(id.clone())),
+            _ => usage("usage: task-cancel TASK_ID"),
+        },
         "read" => match rest.as_slice() {
             [uri] => Ok(Command::Read(uri.clone())),
             _ => usage("usage: read URI"),
@@ -287,7 +296,7 @@ fn parse_command(positional: Vec<String>) -> Result<Command, UsageError> {
             Ok(Command::Prompt(name.clone(), parse_arguments(args, true)?))
         }
         other => usage(format!(
-            "unknown command `{other}` (info, tools, call, resources, templates, read, prompts, prompt, ping, servers)"
+            "unknown command `{other}` (info, tools, call, resources, templates, read, prompts, prompt, ping, servers, tasks, task-cancel)"
         )),
     }
 }

@@ -17,6 +17,7 @@
 
 mod args;
 mod render;
+mod tasks;
 mod terminal;
 
 use std::io::Write;
@@ -25,7 +26,7 @@ use std::time::Instant;
 
 use mcp_blocking::config::{LoadReport, TransportConfig};
 use mcp_blocking::error::ConnectErrorKind;
-use mcp_blocking::{CallOptions, Client, ConfigLoader, Error, ServerConfig};
+use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
 use serde_json::{json, Value};
 
 use args::{Cli, Command, Parsed, Target, UrlTransport, UsageError};
@@ -68,12 +69,16 @@ COMMANDS:
   ping                                 ping the server
   servers                              with --config: every server in the file, its
                                        transport and any error (exit 2 if any)
+  tasks                                list the server's tasks (a tool that requires a
+                                       task runs as one by itself; -v shows its status)
+  task-cancel TASK_ID                  cancel a task
 
 EXIT STATUS:
   0 ok   1 the tool returned isError   2 usage or config error   3 could not connect (a
   handshake that times out included)   4 timed out   5 the server answered with a JSON-RPC
-  error (or a malformed result)   6 connection closed mid-request   7 the server refused the
-  credentials (HTTP 401 or 403) after connecting; a refusal while connecting is 3
+  error (or a malformed result; or the task was cancelled, or tasks are not supported)
+  6 connection closed mid-request   7 the server refused the credentials (HTTP 401 or 403)
+  after connecting; a refusal while connecting is 3
 
 EXAMPLES:
   mcpb --stdio \"npx -y @modelcontextprotocol/server-everything\" call get-sum a=2 b=3
@@ -165,6 +170,10 @@ impl FailureInfo {
                 (5, "rpc")
             }
             Error::Protocol { .. } => (5, "protocol"),
+            Error::Task { kind, .. } => {
+                extra = json!({ "reason": format!("{kind:?}").to_ascii_lowercase() });
+                (5, "task")
+            }
             Error::Spawn { .. } => (3, "connect"),
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),
@@ -529,15 +538,7 @@ fn run_command(cli: &Cli, client: &Client, target: &str) -> Result<Output, Error
         Command::Info => render::info(client, target),
         Command::Tools => render::tools(&client.list_tools()?),
         Command::Call(tool, arguments) => {
-            let opts = CallOptions::new().on_progress(|p| {
-                let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-                let msg = p
-                    .message
-                    .as_deref()
-                    .map(|m| format!(" {m}"))
-                    .unwrap_or_default();
-                log::info!("progress {}{total}{msg}", p.progress);
-            });
+            let opts = tasks::call_options();
             let result = client.call_tool_with(tool, arguments.clone(), &opts)?;
             let mut out = render::call_result(&result);
             if result.failed() {
@@ -564,6 +565,8 @@ fn run_command(cli: &Cli, client: &Client, target: &str) -> Result<Output, Error
                 format!("pong from `{server}` in {ms:.1} ms"),
             )
         }
+        Command::Tasks => tasks::list(client)?,
+        Command::TaskCancel(id) => tasks::cancel(client, id)?,
         Command::Servers => unreachable!("`servers` needs --config and never connects"),
     })
 }
