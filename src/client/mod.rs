@@ -314,15 +314,19 @@ impl Client {
         if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
             return done;
         }
-        let params = self.tool_params(name, arguments.clone())?;
+        // Kept only for a server with tasks, whose tool list may be stale.
+        let retry = self
+            .init_part(|i| i.capabilities.has_task_tool_calls())
+            .unwrap_or(false)
+            .then(|| arguments.clone());
+        let params = self.tool_params(name, arguments)?;
         let plain = self.typed("tools/call", Some(Value::Object(params)), opts);
-        // The tool list may be stale: a tool that now requires a task says so.
-        if tasks::says_task_required(&plain)
-            && self.capabilities().is_some_and(|c| c.has_task_tool_calls())
-            && self.list_tools().is_ok()
-        {
-            if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
-                return done;
+        if let Some(arguments) = retry {
+            // A tool that now requires a task says so: learn the tools again, then retry.
+            if tasks::says_task_required(&plain) && self.list_tools().is_ok() {
+                if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
+                    return done;
+                }
             }
         }
         plain
