@@ -51,6 +51,35 @@ fn a_tool_that_requires_a_task_runs_as_one_with_progress_and_status() {
 }
 
 #[test]
+fn progress_keeps_a_task_alive_past_its_timeout_when_asked_to() {
+    let c = connect(&["--tasks"]);
+    let steps = Arc::new(Mutex::new(0));
+    let s = Arc::clone(&steps);
+    let opts = CallOptions::new()
+        .timeout(Duration::from_millis(400))
+        .on_progress(move |_| *s.lock().unwrap() += 1)
+        .reset_timeout_on_progress(true);
+    let start = Instant::now();
+    let r = c
+        .call_tool_with("task_steps", json!({"steps": 6, "ms": 150}), &opts)
+        .expect("progress every 150 ms keeps a 400 ms timeout from expiring");
+    assert_eq!(r.text(), "finished 6 steps");
+    assert!(start.elapsed() >= Duration::from_millis(800));
+    assert_eq!(*steps.lock().unwrap(), 6);
+    // Bounded by the maximum total: the task is cancelled when it passes.
+    let capped = opts.max_total_timeout(Duration::from_millis(500));
+    let e = c
+        .call_tool_with("task_steps", json!({"steps": 20, "ms": 150}), &capped)
+        .expect_err("over the maximum total");
+    assert!(matches!(e, Error::Timeout { .. }), "{e}");
+    let tasks = c.list_tasks().expect("list");
+    assert_eq!(
+        tasks.last().expect("the second task").status,
+        TaskStatus::Cancelled
+    );
+}
+
+#[test]
 fn a_handle_reports_status_and_waits_for_the_result() {
     let c = connect(&["--tasks"]);
     let task = c

@@ -263,6 +263,12 @@ impl TaskHandle {
 
     /// Runs the task to its end or to `start + timeout` (moved on by progress when the options
     /// say so); with `cancel_on_timeout`, sends `tasks/cancel` when the time runs out.
+    ///
+    /// A reader thread keeps one `tasks/result` open, bounded by the wait's deadline (or its
+    /// maximum total, when progress may move it); when it times out while the wait goes on (its
+    /// deadline moved), another takes over. On leaving, each reader's request is abandoned and
+    /// the reader joined (on Streamable HTTP, an exchange ends when the server answers or at its
+    /// deadline; a task that was cancelled is answered at once).
     fn drive(
         &self,
         start: Instant,
@@ -275,96 +281,108 @@ impl TaskHandle {
             .max_total_timeout
             .map(|m| deadline::add(start, m.max(timeout)));
         let mut deadline = deadline::add(start, timeout);
-        // The result request outlives every reset of `deadline`; it is abandoned when the wait
-        // ends without it.
-        let result_timeout = match (reset, hard_limit) {
-            (false, _) => timeout,
-            (true, Some(limit)) => limit.saturating_duration_since(start),
-            (true, None) => MAX_TIMEOUT,
-        }
-        .max(Duration::from_millis(1));
         let ctx = &self.ctx;
         let limits = ctx.conn.sink.ctx.limits;
         let task_id = self.id();
-        let (result_tx, result_rx) = crossbeam_channel::bounded(1);
-        let (id_tx, id_rx) = crossbeam_channel::bounded(1);
-        let result_opts = CallOptions {
-            timeout: Some(result_timeout.min(MAX_TIMEOUT)),
-            on_begin: Some(id_tx),
-            ..CallOptions::default()
-        };
-        let params = json!({ "taskId": task_id });
         let never = crossbeam_channel::never();
         let mut progress_rx = self.progress.as_ref().map_or(&never, |(_, rx)| rx);
+        let (result_tx, result_rx) = crossbeam_channel::unbounded();
+        // Each reader's request id, to abandon it on leaving.
+        let mut begun: Vec<Receiver<i64>> = Vec::new();
         std::thread::scope(|s| {
-            let reader = std::thread::Builder::new()
-                .name(format!("mcp-task-{}", ctx.conn.server))
-                .spawn_scoped(s, move || {
-                    let r = ctx.typed::<CallToolResult>("tasks/result", Some(params), &result_opts);
-                    let _ = result_tx.send(r);
-                });
-            if let Err(e) = reader {
-                return Err(Error::Transport {
-                    server: ctx.server(),
-                    status: None,
-                    detail: format!("cannot start a thread to wait for task `{task_id}`: {e}"),
-                    source: Some(Box::new(e)),
-                });
-            }
+            let spawn_reader = |until: Instant, begun: &mut Vec<Receiver<i64>>| {
+                let (id_tx, id_rx) = crossbeam_channel::bounded(1);
+                begun.push(id_rx);
+                let left = until.saturating_duration_since(Instant::now());
+                let reader_opts = CallOptions {
+                    timeout: Some(left.clamp(Duration::from_millis(1), MAX_TIMEOUT)),
+                    on_begin: Some(id_tx),
+                    ..CallOptions::default()
+                };
+                let tx = result_tx.clone();
+                let params = json!({ "taskId": task_id });
+                std::thread::Builder::new()
+                    .name(format!("mcp-task-{}", ctx.conn.server))
+                    .spawn_scoped(s, move || {
+                        let r =
+                            ctx.typed::<CallToolResult>("tasks/result", Some(params), &reader_opts);
+                        let _ = tx.send(r);
+                    })
+                    .map(|_| ())
+                    .map_err(|e| Error::Transport {
+                        server: ctx.server(),
+                        status: None,
+                        detail: format!("cannot start a thread to wait for task `{task_id}`: {e}"),
+                        source: Some(Box::new(e)),
+                    })
+            };
+            let reader_until = |deadline: Instant| match (reset, hard_limit) {
+                (true, Some(limit)) => limit,
+                _ => deadline,
+            };
             let mut poll = limits.task_poll_interval(self.created.task.poll_interval);
             let mut next_poll = deadline::add(Instant::now(), poll);
-            let outcome = loop {
-                let wake = next_poll.min(deadline);
-                crossbeam_channel::select! {
-                    recv(result_rx) -> r => match r {
-                        // Its own timeout, racing ours: the deadline decides below.
-                        Ok(Err(Error::Timeout { .. })) => break None,
-                        Ok(r) => break Some(self.settle(r)),
-                        Err(_) => break Some(Err(Error::Protocol {
-                            server: ctx.server(),
-                            detail: format!("the wait for task `{task_id}` ended without an answer"),
-                        })),
-                    },
-                    recv(progress_rx) -> p => {
-                        match (p, &opts.on_progress) {
-                            (Ok(p), Some(cb)) => {
-                                cb(&p);
-                                if reset {
-                                    let next = deadline::after(timeout);
-                                    deadline = hard_limit.map_or(next, |h| next.min(h));
+            let outcome = match spawn_reader(reader_until(deadline), &mut begun) {
+                Err(e) => Some(Err(e)),
+                Ok(()) => loop {
+                    let wake = next_poll.min(deadline);
+                    crossbeam_channel::select! {
+                        recv(result_rx) -> r => match r {
+                            // The reader's own deadline: the wait's may have moved on.
+                            Ok(Err(Error::Timeout { .. })) if Instant::now() < deadline => {
+                                if let Err(e) = spawn_reader(reader_until(deadline), &mut begun) {
+                                    break Some(Err(e));
                                 }
+                                continue;
                             }
-                            (Ok(_), None) => {}
-                            // No more progress can come.
-                            (Err(_), _) => progress_rx = &never,
+                            Ok(Err(Error::Timeout { .. })) => break None,
+                            Ok(r) => break Some(self.settle(r)),
+                            Err(_) => break Some(Err(Error::Protocol {
+                                server: ctx.server(),
+                                detail: format!("the wait for task `{task_id}` ended without an answer"),
+                            })),
+                        },
+                        recv(progress_rx) -> p => {
+                            match (p, &opts.on_progress) {
+                                (Ok(p), Some(cb)) => {
+                                    cb(&p);
+                                    if reset {
+                                        let next = deadline::after(timeout);
+                                        deadline = hard_limit.map_or(next, |h| next.min(h));
+                                    }
+                                }
+                                (Ok(_), None) => {}
+                                // No more progress can come.
+                                (Err(_), _) => progress_rx = &never,
+                            }
+                            continue;
                         }
+                        default(wake.saturating_duration_since(Instant::now())) => {}
+                    }
+                    let now = Instant::now();
+                    if now >= deadline {
+                        break None;
+                    }
+                    if now < next_poll {
                         continue;
                     }
-                    default(wake.saturating_duration_since(Instant::now())) => {}
-                }
-                let now = Instant::now();
-                if now >= deadline {
-                    break None;
-                }
-                if now < next_poll {
-                    continue;
-                }
-                let left = deadline.saturating_duration_since(now);
-                match ctx.get(task_id, Some(left.min(ctx.conn.default_timeout))) {
-                    Ok(task) => {
-                        if let Some(cb) = &opts.on_task_status {
-                            cb(&task);
+                    let left = deadline.saturating_duration_since(now);
+                    match ctx.get(task_id, Some(left.min(ctx.conn.default_timeout))) {
+                        Ok(task) => {
+                            if let Some(cb) = &opts.on_task_status {
+                                cb(&task);
+                            }
+                            poll = limits.task_poll_interval(task.poll_interval);
+                            if task.status == TaskStatus::Cancelled {
+                                break Some(Err(ctx.cancelled(&task)));
+                            }
                         }
-                        poll = limits.task_poll_interval(task.poll_interval);
-                        if task.status == TaskStatus::Cancelled {
-                            break Some(Err(ctx.cancelled(&task)));
-                        }
+                        // The deadline is checked above; the result may still come.
+                        Err(Error::Timeout { .. }) => {}
+                        Err(e) => break Some(Err(e)),
                     }
-                    // The deadline is checked above; the result may still come.
-                    Err(Error::Timeout { .. }) => {}
-                    Err(e) => break Some(Err(e)),
-                }
-                next_poll = deadline::add(Instant::now(), poll);
+                    next_poll = deadline::add(Instant::now(), poll);
+                },
             };
             let outcome = match outcome {
                 Some(done) => done,
@@ -396,8 +414,8 @@ impl TaskHandle {
                     }
                 }
             };
-            // The reader must end before the scope does: abandon its request if it still waits.
-            if let Ok(id) = id_rx.recv() {
+            // The readers must end before the scope does: abandon what they still wait for.
+            for id in begun.iter().filter_map(|rx| rx.recv().ok()) {
                 ctx.conn.session.abandon(id, "the wait for the task ended");
             }
             outcome
