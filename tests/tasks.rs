@@ -48,6 +48,16 @@ fn a_tool_that_requires_a_task_runs_as_one_with_progress_and_status() {
     assert!(statuses
         .iter()
         .all(|s| *s == TaskStatus::Working || *s == TaskStatus::Completed));
+    // The task was asked to live as long as the call may wait (the server's 10 s timeout).
+    assert_eq!(c.list_tasks().unwrap()[0].ttl, Some(10_000));
+    let kept = c
+        .call_tool_as_task(
+            "task_fail",
+            json!({}),
+            &CallOptions::new().task_ttl(Duration::from_secs(60)),
+        )
+        .expect("created");
+    assert_eq!(kept.task().ttl, Some(60_000));
 }
 
 #[test]
@@ -88,6 +98,11 @@ fn a_handle_reports_status_and_waits_for_the_result() {
     assert!(task.id().starts_with("task-"));
     assert_eq!(task.task().status, TaskStatus::Working);
     assert_eq!(task.task().poll_interval, Some(100));
+    assert_eq!(
+        task.task().ttl,
+        None,
+        "the server's choice: no ttl asked for"
+    );
     assert_eq!(task.status().expect("status").status, TaskStatus::Working);
     let r = task.wait(Duration::from_secs(10)).expect("result");
     assert_eq!(r.text(), "done after 300 ms");

@@ -448,8 +448,8 @@ impl Client {
     }
 
     /// Starts a tool call as a task (a task-augmented `tools/call`) and returns at once with a
-    /// handle on it; see [`TaskHandle`]. The task is asked to live as long as the call's
-    /// timeout (the server may choose otherwise). Progress, when `opts` asks for it, reaches
+    /// handle on it; see [`TaskHandle`]. How long the server keeps the task is its own choice,
+    /// unless [`CallOptions::task_ttl`] asks for one. Progress, when `opts` asks for it, reaches
     /// the callback during the `tools/call` and then during [`TaskHandle::wait`].
     ///
     /// # Errors
@@ -467,14 +467,11 @@ impl Client {
         ctx.require("requests.tools.call", TasksCapability::has_tool_calls)?;
         opts.check(self.server_name())?;
         let mut params = self.tool_params(name, arguments)?;
-        let ttl = opts
-            .max_total_timeout
-            .or(opts.timeout)
-            .unwrap_or(ctx.conn.default_timeout);
-        params.insert(
-            "task".into(),
-            json!({ "ttl": u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX) }),
-        );
+        let task = match opts.task_ttl {
+            Some(ttl) => json!({ "ttl": u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX) }),
+            None => json!({}),
+        };
+        params.insert("task".into(), task);
         let (watch_tx, watch_rx) = crossbeam_channel::bounded(MAX_QUEUED_TASK_PROGRESS);
         let (id_tx, id_rx) = crossbeam_channel::bounded(1);
         let create_opts = CallOptions {
@@ -564,8 +561,15 @@ impl Client {
         }
         let start = Instant::now();
         let timeout = opts.timeout.unwrap_or(conn.default_timeout);
+        // The task need not outlive the call.
+        let with_ttl = CallOptions {
+            task_ttl: opts
+                .task_ttl
+                .or(Some(opts.max_total_timeout.unwrap_or(timeout).max(timeout))),
+            ..opts.clone()
+        };
         Some(
-            self.call_tool_as_task(name, arguments.clone(), opts)
+            self.call_tool_as_task(name, arguments.clone(), &with_ttl)
                 .and_then(|task| task.drive(start, timeout, true)),
         )
     }
