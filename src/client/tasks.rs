@@ -322,6 +322,8 @@ impl TaskHandle {
             };
             let mut poll = limits.task_poll_interval(self.created.task.poll_interval);
             let mut next_poll = deadline::add(Instant::now(), poll);
+            // No `tasks/result` is open (the last one was answered early).
+            let mut reader_idle = false;
             let outcome = match spawn_reader(reader_until(deadline), &mut begun) {
                 Err(e) => Some(Err(e)),
                 Ok(()) => loop {
@@ -336,7 +338,21 @@ impl TaskHandle {
                                 continue;
                             }
                             Ok(Err(Error::Timeout { .. })) => break None,
-                            Ok(r) => break Some(self.settle(r)),
+                            Ok(r) => match self.settle(r) {
+                                // Answered before its time (a server that does not hold
+                                // `tasks/result` open): polls go on, and a new one is opened
+                                // once the task needs input or has ended.
+                                Settled::Early(e) => {
+                                    log::debug!(
+                                        "server `{}`: tasks/result for the running task \
+                                         `{task_id}` answered early ({e}); polling on",
+                                        ctx.conn.server
+                                    );
+                                    reader_idle = true;
+                                    continue;
+                                }
+                                Settled::Done(r) => break Some(r),
+                            },
                             Err(_) => break Some(Err(Error::Protocol {
                                 server: ctx.server(),
                                 detail: format!("the wait for task `{task_id}` ended without an answer"),
@@ -376,6 +392,14 @@ impl TaskHandle {
                             if task.status == TaskStatus::Cancelled {
                                 break Some(Err(ctx.cancelled(&task)));
                             }
+                            let ready = task.status.is_terminal()
+                                || task.status == TaskStatus::InputRequired;
+                            if reader_idle && ready {
+                                reader_idle = false;
+                                if let Err(e) = spawn_reader(reader_until(deadline), &mut begun) {
+                                    break Some(Err(e));
+                                }
+                            }
                         }
                         // The deadline is checked above; the result may still come.
                         Err(Error::Timeout { .. }) => {}
@@ -384,36 +408,34 @@ impl TaskHandle {
                     next_poll = deadline::add(Instant::now(), poll);
                 },
             };
-            let outcome = match outcome {
-                Some(done) => done,
-                None => {
-                    // The time ran out; the answer may have come with it.
-                    match result_rx.try_recv() {
-                        Ok(r) if !matches!(r, Err(Error::Timeout { .. })) => self.settle(r),
-                        _ => {
-                            if cancel_on_timeout && ctx.capability().is_some_and(|t| t.has_cancel())
-                            {
-                                if let Err(e) = ctx.cancel(task_id, Some(CANCEL_WAIT)) {
-                                    log::debug!(
-                                        "server `{}`: tasks/cancel for `{task_id}` after the timeout: {e}",
-                                        ctx.conn.server
-                                    );
-                                }
-                            }
-                            Err(Error::Timeout {
-                                server: ctx.server(),
-                                method: if cancel_on_timeout {
-                                    "tools/call"
-                                } else {
-                                    "tasks/result"
-                                }
-                                .to_owned(),
-                                after: start.elapsed(),
-                            })
-                        }
+            // The time ran out: the answer may have come with it.
+            let outcome = outcome.or_else(|| match result_rx.try_recv() {
+                Ok(r) if !matches!(r, Err(Error::Timeout { .. })) => match self.settle(r) {
+                    Settled::Done(r) => Some(r),
+                    Settled::Early(_) => None,
+                },
+                _ => None,
+            });
+            let outcome = outcome.unwrap_or_else(|| {
+                if cancel_on_timeout && ctx.capability().is_some_and(|t| t.has_cancel()) {
+                    if let Err(e) = ctx.cancel(task_id, Some(CANCEL_WAIT)) {
+                        log::debug!(
+                            "server `{}`: tasks/cancel for `{task_id}` after the timeout: {e}",
+                            ctx.conn.server
+                        );
                     }
                 }
-            };
+                let method = if cancel_on_timeout {
+                    "tools/call"
+                } else {
+                    "tasks/result"
+                };
+                Err(Error::Timeout {
+                    server: ctx.server(),
+                    method: method.to_owned(),
+                    after: start.elapsed(),
+                })
+            });
             // The readers must end before the scope does: abandon what they still wait for.
             for id in begun.iter().filter_map(|rx| rx.recv().ok()) {
                 ctx.conn.session.abandon(id, "the wait for the task ended");
@@ -423,16 +445,27 @@ impl TaskHandle {
     }
 
     /// The outcome of `tasks/result`: a JSON-RPC error for a task that turns out cancelled is
-    /// reported as a cancellation.
-    fn settle(&self, r: Result<CallToolResult, Error>) -> Result<CallToolResult, Error> {
+    /// reported as a cancellation, and one for a task still running was given too early.
+    fn settle(&self, r: Result<CallToolResult, Error>) -> Settled {
         match r {
             Err(e @ Error::Rpc { .. }) => match self.ctx.get(self.id(), Some(CANCEL_WAIT)) {
-                Ok(task) if task.status == TaskStatus::Cancelled => Err(self.ctx.cancelled(&task)),
-                _ => Err(e),
+                Ok(task) if task.status == TaskStatus::Cancelled => {
+                    Settled::Done(Err(self.ctx.cancelled(&task)))
+                }
+                Ok(task) if !task.status.is_terminal() => Settled::Early(e),
+                _ => Settled::Done(Err(e)),
             },
-            other => other,
+            other => Settled::Done(other),
         }
     }
+}
+
+/// What an answer to `tasks/result` means.
+enum Settled {
+    /// The call's outcome.
+    Done(Result<CallToolResult, Error>),
+    /// An error while the task still runs: not its outcome.
+    Early(Error),
 }
 
 fn check_timeout(ctx: &TaskCtx, timeout: Duration) -> Result<(), Error> {
@@ -888,6 +921,52 @@ mod tests {
             .expect("retried as a task");
         assert_eq!(r.text(), "report on y");
         assert_eq!(lists.load(Ordering::Relaxed), 2);
+    }
+
+    #[test]
+    fn a_result_refused_while_the_task_runs_is_asked_again_once_it_ends() {
+        use std::sync::atomic::{AtomicUsize, Ordering};
+        let polls = Arc::new(AtomicUsize::new(0));
+        let (p1, p2) = (Arc::clone(&polls), Arc::clone(&polls));
+        let task = |status: &str| {
+            json!({"taskId": "t1", "status": status, "createdAt": "", "lastUpdatedAt": "",
+                   "ttl": null, "pollInterval": 0})
+        };
+        let s = TestServer::new("early")
+            .capabilities(json!({"tools": {}, "tasks": {"requests": {"tools": {"call": {}}}}}))
+            .tool(
+                Tool::new("late", json!({"type": "object"}))
+                    .with_task_support(TaskSupport::Required),
+                |_| Ok(CallToolResult::default()),
+            )
+            .on_request("tools/call", move |_| {
+                Ok(json!({ "task": task("working") }))
+            })
+            .on_request("tasks/get", move |_| {
+                let n = p1.fetch_add(1, Ordering::Relaxed);
+                Ok(task(if n < 2 { "working" } else { "completed" }))
+            })
+            .on_request("tasks/result", move |_| {
+                if p2.load(Ordering::Relaxed) < 3 {
+                    Err(HandlerError::new(
+                        crate::error::ErrorCode(-32602),
+                        "not ready",
+                    ))
+                } else {
+                    Ok(json!({"content": [{"type": "text", "text": "late"}]}))
+                }
+            });
+        let c = s.connect().expect("connect");
+        let r = c
+            .call_tool("late", json!({}))
+            .expect("the result, once ready");
+        assert_eq!(r.text(), "late");
+        let asked = s
+            .received_methods()
+            .iter()
+            .filter(|m| *m == "tasks/result")
+            .count();
+        assert_eq!(asked, 2, "{:?}", s.received_methods());
     }
 
     #[test]
