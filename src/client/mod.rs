@@ -288,7 +288,8 @@ impl Client {
     /// task-augmented `tools/call`, runs as a task without the caller doing anything more: the
     /// call creates the task, waits for its result (answering an `input_required` task's
     /// elicitation or sampling request through the client's handlers), and returns the result,
-    /// within the call's timeout; when that passes, `tasks/cancel` is sent. The tools' task
+    /// within the call's timeout; when that passes, `tasks/cancel` is sent (the call returns at
+    /// most about a second later, the time that may take). The tools' task
     /// support is learnt from `tools/list` (once per connection, and again on each
     /// [`list_tools`](Self::list_tools)). See [`call_tool_as_task`](Self::call_tool_as_task)
     /// to keep a handle on the task instead.

@@ -40,8 +40,10 @@ pub(crate) type TaskTools = Mutex<Option<Arc<HashMap<String, TaskSupport>>>>;
 /// The progress updates of a task that may wait for its caller to read them.
 const MAX_QUEUED_TASK_PROGRESS: usize = 64;
 
-/// The longest a `tasks/cancel` sent because a call's time ran out may take.
-const CANCEL_WAIT: Duration = Duration::from_secs(5);
+/// The longest a request made after a call's time ran out (`tasks/cancel`, or the `tasks/get`
+/// that tells a cancelled task from a failed call) may take: a call returns at most this much
+/// after its timeout.
+const AFTER_DEADLINE: Duration = Duration::from_secs(1);
 
 /// What went wrong with a task: the kind of an [`Error::Task`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -338,7 +340,7 @@ impl TaskHandle {
                                 continue;
                             }
                             Ok(Err(Error::Timeout { .. })) => break None,
-                            Ok(r) => match self.settle(r) {
+                            Ok(r) => match self.settle(r, deadline) {
                                 // Answered before its time (a server that does not hold
                                 // `tasks/result` open): polls go on, and a new one is opened
                                 // once the task needs input or has ended.
@@ -410,7 +412,8 @@ impl TaskHandle {
             };
             // The time ran out: the answer may have come with it.
             let outcome = outcome.or_else(|| match result_rx.try_recv() {
-                Ok(r) if !matches!(r, Err(Error::Timeout { .. })) => match self.settle(r) {
+                Ok(r) if !matches!(r, Err(Error::Timeout { .. })) => match self.settle(r, deadline)
+                {
                     Settled::Done(r) => Some(r),
                     Settled::Early(_) => None,
                 },
@@ -418,7 +421,7 @@ impl TaskHandle {
             });
             let outcome = outcome.unwrap_or_else(|| {
                 if cancel_on_timeout && ctx.capability().is_some_and(|t| t.has_cancel()) {
-                    if let Err(e) = ctx.cancel(task_id, Some(CANCEL_WAIT)) {
+                    if let Err(e) = ctx.cancel(task_id, Some(AFTER_DEADLINE)) {
                         log::debug!(
                             "server `{}`: tasks/cancel for `{task_id}` after the timeout: {e}",
                             ctx.conn.server
@@ -446,9 +449,12 @@ impl TaskHandle {
 
     /// The outcome of `tasks/result`: a JSON-RPC error for a task that turns out cancelled is
     /// reported as a cancellation, and one for a task still running was given too early.
-    fn settle(&self, r: Result<CallToolResult, Error>) -> Settled {
+    fn settle(&self, r: Result<CallToolResult, Error>, deadline: Instant) -> Settled {
+        let wait = deadline
+            .saturating_duration_since(Instant::now())
+            .max(AFTER_DEADLINE);
         match r {
-            Err(e @ Error::Rpc { .. }) => match self.ctx.get(self.id(), Some(CANCEL_WAIT)) {
+            Err(e @ Error::Rpc { .. }) => match self.ctx.get(self.id(), Some(wait)) {
                 Ok(task) if task.status == TaskStatus::Cancelled => {
                     Settled::Done(Err(self.ctx.cancelled(&task)))
                 }
