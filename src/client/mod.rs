@@ -638,6 +638,8 @@ fn json_kind(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod memory_tests;
+#[cfg(test)]
+mod tasks_tests;
 
 #[cfg(test)]
 mod tests {
