@@ -11,6 +11,7 @@ mod connect;
 mod connection;
 mod dispatch;
 mod options;
+mod task_calls;
 mod tasks;
 
 use crate::sync::{lock, read_lock, write_lock};
@@ -324,7 +325,7 @@ impl Client {
         let plain = self.typed("tools/call", Some(Value::Object(params)), opts);
         if let Some(arguments) = retry {
             // A tool that now requires a task says so: learn the tools again, then retry.
-            if tasks::says_task_required(&plain) && self.list_tools().is_ok() {
+            if task_calls::says_task_required(&plain) && self.list_tools().is_ok() {
                 if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
                     return done;
                 }

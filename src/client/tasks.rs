@@ -11,7 +11,7 @@
 //!      call_tool, tasks/cancel is sent); the thread is joined before returning
 //! ```
 //!
-//! [`Client::call_tool`] runs a tool whose `execution.taskSupport` is `required` this way by
+//! [`Client::call_tool`](super::Client::call_tool) runs a tool whose `execution.taskSupport` is `required` this way by
 //! itself, when the server declares task-augmented `tools/call`.
 
 use std::collections::HashMap;
@@ -20,25 +20,22 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
 use serde::de::DeserializeOwned;
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 
 use super::connection::Connection;
 use super::options::CallOptions;
-use super::Client;
 use crate::config::{Secrets, MAX_TIMEOUT};
 use crate::deadline;
 use crate::error::Error;
 use crate::model::{
-    CallToolResult, CreateTaskResult, ListTasksResult, Progress, Task, TaskStatus, TaskSupport,
-    TasksCapability, Tool,
+    CallToolResult, CreateTaskResult, Progress, Task, TaskStatus, TaskSupport, TasksCapability,
 };
-use crate::sync::lock;
 
 /// Each tool's task support, from the last `tools/list` of a connection.
 pub(crate) type TaskTools = Mutex<Option<Arc<HashMap<String, TaskSupport>>>>;
 
 /// The progress updates of a task that may wait for its caller to read them.
-const MAX_QUEUED_TASK_PROGRESS: usize = 64;
+pub(super) const MAX_QUEUED_TASK_PROGRESS: usize = 64;
 
 /// The longest a request made after a call's time ran out (`tasks/cancel`, or the `tasks/get`
 /// that tells a cancelled task from a failed call) may take: a call returns at most this much
@@ -81,11 +78,11 @@ pub enum TaskErrorKind {
 /// # Ok::<(), mcp_blocking::Error>(())
 /// ```
 pub struct TaskHandle {
-    ctx: TaskCtx,
-    created: CreateTaskResult,
-    opts: CallOptions,
+    pub(super) ctx: TaskCtx,
+    pub(super) created: CreateTaskResult,
+    pub(super) opts: CallOptions,
     /// The progress token (the creating request's id) and where its updates arrive.
-    progress: Option<(i64, Receiver<Progress>)>,
+    pub(super) progress: Option<(i64, Receiver<Progress>)>,
 }
 
 impl std::fmt::Debug for TaskHandle {
@@ -107,17 +104,17 @@ impl Drop for TaskHandle {
 
 /// A connection and what an error from it must hide.
 #[derive(Clone)]
-struct TaskCtx {
-    conn: Arc<Connection>,
-    secrets: Secrets,
+pub(super) struct TaskCtx {
+    pub(super) conn: Arc<Connection>,
+    pub(super) secrets: Secrets,
 }
 
 impl TaskCtx {
-    fn server(&self) -> String {
+    pub(super) fn server(&self) -> String {
         self.conn.server.to_string()
     }
 
-    fn typed<T: DeserializeOwned>(
+    pub(super) fn typed<T: DeserializeOwned>(
         &self,
         method: &str,
         params: Option<Value>,
@@ -136,12 +133,16 @@ impl TaskCtx {
         })
     }
 
-    fn capability(&self) -> Option<TasksCapability> {
+    pub(super) fn capability(&self) -> Option<TasksCapability> {
         self.conn.init.as_ref()?.capabilities.tasks()
     }
 
     /// `Ok` when the server declares what `has` checks; else a typed error naming `what`.
-    fn require(&self, what: &str, has: impl Fn(&TasksCapability) -> bool) -> Result<(), Error> {
+    pub(super) fn require(
+        &self,
+        what: &str,
+        has: impl Fn(&TasksCapability) -> bool,
+    ) -> Result<(), Error> {
         match self.capability() {
             Some(t) if has(&t) => Ok(()),
             Some(_) => Err(self.unsupported(&format!(
@@ -153,7 +154,7 @@ impl TaskCtx {
         }
     }
 
-    fn unsupported(&self, detail: &str) -> Error {
+    pub(super) fn unsupported(&self, detail: &str) -> Error {
         Error::Task {
             server: self.server(),
             kind: TaskErrorKind::Unsupported,
@@ -162,7 +163,7 @@ impl TaskCtx {
         }
     }
 
-    fn get(&self, task_id: &str, timeout: Option<Duration>) -> Result<Task, Error> {
+    pub(super) fn get(&self, task_id: &str, timeout: Option<Duration>) -> Result<Task, Error> {
         let opts = CallOptions {
             timeout,
             ..CallOptions::default()
@@ -170,7 +171,7 @@ impl TaskCtx {
         self.typed("tasks/get", Some(json!({ "taskId": task_id })), &opts)
     }
 
-    fn cancel(&self, task_id: &str, timeout: Option<Duration>) -> Result<Task, Error> {
+    pub(super) fn cancel(&self, task_id: &str, timeout: Option<Duration>) -> Result<Task, Error> {
         self.require("cancel", TasksCapability::has_cancel)?;
         let opts = CallOptions {
             timeout,
@@ -179,7 +180,7 @@ impl TaskCtx {
         self.typed("tasks/cancel", Some(json!({ "taskId": task_id })), &opts)
     }
 
-    fn cancelled(&self, task: &Task) -> Error {
+    pub(super) fn cancelled(&self, task: &Task) -> Error {
         let note = task
             .status_message
             .as_deref()
@@ -214,7 +215,7 @@ impl TaskHandle {
     /// The task now (`tasks/get`).
     ///
     /// # Errors
-    /// As [`Client::get_task`].
+    /// As [`Client::get_task`](super::Client::get_task).
     pub fn status(&self) -> Result<Task, Error> {
         self.ctx.get(self.id(), self.opts.timeout)
     }
@@ -243,7 +244,7 @@ impl TaskHandle {
     /// called: see [`wait`](Self::wait).
     ///
     /// # Errors
-    /// As [`Client::task_result`].
+    /// As [`Client::task_result`](super::Client::task_result).
     pub fn result(&self) -> Result<CallToolResult, Error> {
         let opts = CallOptions {
             timeout: self.opts.timeout,
@@ -258,7 +259,7 @@ impl TaskHandle {
     /// [`TaskErrorKind::Cancelled`].
     ///
     /// # Errors
-    /// As [`Client::cancel_task`].
+    /// As [`Client::cancel_task`](super::Client::cancel_task).
     pub fn cancel(&self) -> Result<Task, Error> {
         self.ctx.cancel(self.id(), self.opts.timeout)
     }
@@ -271,7 +272,7 @@ impl TaskHandle {
     /// deadline moved), another takes over. On leaving, each reader's request is abandoned and
     /// the reader joined (on Streamable HTTP, an exchange ends when the server answers or at its
     /// deadline; a task that was cancelled is answered at once).
-    fn drive(
+    pub(super) fn drive(
         &self,
         start: Instant,
         timeout: Duration,
@@ -476,285 +477,4 @@ enum Settled {
 
 fn check_timeout(ctx: &TaskCtx, timeout: Duration) -> Result<(), Error> {
     CallOptions::new().timeout(timeout).check(&ctx.conn.server)
-}
-
-impl Client {
-    fn task_ctx(&self) -> Result<TaskCtx, Error> {
-        Ok(TaskCtx {
-            conn: self.connection()?,
-            secrets: self.config.secret_values(),
-        })
-    }
-
-    /// Starts a tool call as a task (a task-augmented `tools/call`) and returns at once with a
-    /// handle on it; see [`TaskHandle`]. How long the server keeps the task is its own choice,
-    /// unless [`CallOptions::task_ttl`] asks for one. Progress, when `opts` asks for it, reaches
-    /// the callback during the `tools/call` and then during [`TaskHandle::wait`].
-    ///
-    /// # Errors
-    /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server does not declare
-    /// task-augmented `tools/call` (nothing is sent); [`Error::Task`] of kind
-    /// [`TaskErrorKind::Invalid`] when the server answers with something else than a task;
-    /// as [`call_tool_with`](Self::call_tool_with).
-    pub fn call_tool_as_task(
-        &self,
-        name: &str,
-        arguments: Value,
-        opts: &CallOptions,
-    ) -> Result<TaskHandle, Error> {
-        let ctx = self.task_ctx()?;
-        ctx.require("requests.tools.call", TasksCapability::has_tool_calls)?;
-        opts.check(self.server_name())?;
-        let mut params = self.tool_params(name, arguments)?;
-        let task = match opts.task_ttl {
-            Some(ttl) => json!({ "ttl": u64::try_from(ttl.as_millis()).unwrap_or(u64::MAX) }),
-            None => json!({}),
-        };
-        params.insert("task".into(), task);
-        let (watch_tx, watch_rx) = crossbeam_channel::bounded(MAX_QUEUED_TASK_PROGRESS);
-        let (id_tx, id_rx) = crossbeam_channel::bounded(1);
-        let create_opts = CallOptions {
-            progress_watch: opts.on_progress.is_some().then_some(watch_tx),
-            on_begin: Some(id_tx),
-            on_task_status: None,
-            ..opts.clone()
-        };
-        let created = ctx.typed::<Value>("tools/call", Some(Value::Object(params)), &create_opts);
-        let token = id_rx.try_recv().ok();
-        let unwatch = || {
-            if let (Some(t), true) = (token, opts.on_progress.is_some()) {
-                ctx.conn.session.unwatch_progress(t);
-            }
-        };
-        let created = match created {
-            Ok(v) => v,
-            Err(e) => {
-                unwatch();
-                return Err(e);
-            }
-        };
-        let created: CreateTaskResult = match serde_json::from_value(created) {
-            Ok(c) => c,
-            Err(e) => {
-                unwatch();
-                return Err(Error::Task {
-                    server: ctx.server(),
-                    kind: TaskErrorKind::Invalid,
-                    task_id: None,
-                    detail: format!(
-                        "the server did not answer the task-augmented call of `{}` with a task: {e}",
-                        ctx.conn.sink.ctx.limits.echo(name)
-                    ),
-                }
-                .redact(&ctx.secrets));
-            }
-        };
-        let progress = match (token, opts.on_progress.is_some()) {
-            (Some(t), true) => Some((t, watch_rx)),
-            _ => None,
-        };
-        Ok(TaskHandle {
-            ctx,
-            created,
-            opts: CallOptions {
-                progress_watch: None,
-                on_begin: None,
-                ..opts.clone()
-            },
-            progress,
-        })
-    }
-
-    /// Runs `name` as a task to its end, for [`call_tool_with`](Self::call_tool_with), when
-    /// the server declares task-augmented calls and the tool requires them; `None` otherwise.
-    pub(super) fn call_as_task_if_required(
-        &self,
-        name: &str,
-        arguments: &Value,
-        opts: &CallOptions,
-    ) -> Option<Result<CallToolResult, Error>> {
-        let conn = self.connection().ok()?;
-        let caps = conn.init.as_ref()?.capabilities.tasks()?;
-        if !caps.has_tool_calls() {
-            return None;
-        }
-        let known = lock(&conn.task_tools).clone();
-        let tools = match known {
-            Some(t) => t,
-            None => match self.list_tools() {
-                Ok(_) => lock(&conn.task_tools).clone()?,
-                Err(e) => {
-                    log::debug!(
-                        "server `{}`: cannot list tools to learn their task support: {e}",
-                        self.server_name()
-                    );
-                    return None;
-                }
-            },
-        };
-        if tools.get(name) != Some(&TaskSupport::Required) {
-            return None;
-        }
-        if let Err(e) = opts.check(self.server_name()) {
-            return Some(Err(e));
-        }
-        let start = Instant::now();
-        let timeout = opts.timeout.unwrap_or(conn.default_timeout);
-        // The task need not outlive the call.
-        let with_ttl = CallOptions {
-            task_ttl: opts
-                .task_ttl
-                .or(Some(opts.max_total_timeout.unwrap_or(timeout).max(timeout))),
-            ..opts.clone()
-        };
-        Some(
-            self.call_tool_as_task(name, arguments.clone(), &with_ttl)
-                .and_then(|task| task.drive(start, timeout, true)),
-        )
-    }
-
-    /// Remembers the task support of `tools` (a whole `tools/list`) for the current connection,
-    /// when the server offers tasks.
-    pub(super) fn remember_task_support(&self, tools: &[Tool]) {
-        let Ok(conn) = self.connection() else { return };
-        if conn
-            .init
-            .as_ref()
-            .and_then(|i| i.capabilities.tasks())
-            .is_none()
-        {
-            return;
-        }
-        let map = tools
-            .iter()
-            .map(|t| (t.name.clone(), t.task_support()))
-            .collect();
-        *lock(&conn.task_tools) = Some(Arc::new(map));
-    }
-
-    /// A task (`tasks/get`).
-    ///
-    /// # Errors
-    /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server declares no
-    /// `tasks` capability; [`Error::Rpc`] (code -32602) for an unknown task; as
-    /// [`ping`](Self::ping).
-    pub fn get_task(&self, task_id: &str) -> Result<Task, Error> {
-        let ctx = self.task_ctx()?;
-        ctx.require("tasks", |_| true)?;
-        ctx.get(task_id, None)
-    }
-
-    /// A task's result (`tasks/result`): blocks until the task ends, at most the server's
-    /// timeout. A `failed` task's result has `isError` set.
-    ///
-    /// # Errors
-    /// As [`get_task`](Self::get_task); [`Error::Rpc`] when the tool call ended in a JSON-RPC
-    /// error or the task was cancelled.
-    pub fn task_result(&self, task_id: &str) -> Result<CallToolResult, Error> {
-        let ctx = self.task_ctx()?;
-        ctx.require("tasks", |_| true)?;
-        ctx.typed(
-            "tasks/result",
-            Some(json!({ "taskId": task_id })),
-            &CallOptions::default(),
-        )
-    }
-
-    /// Cancels a task (`tasks/cancel`); returns it, now `cancelled`.
-    ///
-    /// # Errors
-    /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server does not declare
-    /// `tasks.cancel`; [`Error::Rpc`] (code -32602) for an unknown task or one that already
-    /// ended; as [`ping`](Self::ping).
-    pub fn cancel_task(&self, task_id: &str) -> Result<Task, Error> {
-        self.task_ctx()?.cancel(task_id, None)
-    }
-
-    /// One page of `tasks/list`.
-    ///
-    /// # Errors
-    /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server does not declare
-    /// `tasks.list`; as [`list_tools`](Self::list_tools).
-    pub fn list_tasks_page(&self, cursor: Option<&str>) -> Result<ListTasksResult, Error> {
-        let ctx = self.task_ctx()?;
-        ctx.require("list", TasksCapability::has_list)?;
-        ctx.typed(
-            "tasks/list",
-            cursor.map(|c| json!({ "cursor": c })),
-            &CallOptions::default(),
-        )
-    }
-
-    /// Every task, following `nextCursor` to the end, at most
-    /// [`Limits::max_listed_tasks`](crate::config::Limits::max_listed_tasks).
-    ///
-    /// # Errors
-    /// As [`list_tasks_page`](Self::list_tasks_page); [`Error::Protocol`] for a cursor loop or
-    /// more tasks than the cap.
-    pub fn list_tasks(&self) -> Result<Vec<Task>, Error> {
-        let cap = self.config.limits().max_listed_tasks;
-        let mut count = 0usize;
-        self.collect_pages(|c| {
-            let page = self.list_tasks_page(c)?;
-            count = count.saturating_add(page.tasks.len());
-            if count > cap {
-                return Err(Error::Protocol {
-                    server: self.server_name().to_owned(),
-                    detail: format!(
-                        "the server lists more than {cap} tasks (`max_listed_tasks`); read them \
-                         page by page with `list_tasks_page`"
-                    ),
-                });
-            }
-            Ok((page.tasks, page.next_cursor))
-        })
-    }
-}
-
-/// Whether a plain call's answer says the tool must run as a task (the spec's -32601 or
-/// -32600, or a TypeScript server's `isError` text).
-pub(super) fn says_task_required(r: &Result<CallToolResult, Error>) -> bool {
-    const TEXT: &str = "requires task augmentation";
-    match r {
-        Ok(res) => res.failed() && res.text().contains(TEXT),
-        Err(Error::Rpc { code, message, .. }) => {
-            (code.0 == -32601 || code.0 == -32600)
-                && (message.contains(TEXT) || message.to_ascii_lowercase().contains("task"))
-        }
-        Err(_) => false,
-    }
-}
-
-/// The `arguments` member a tool call may carry, or why not.
-pub(super) fn tool_arguments(arguments: Value) -> Result<Option<Value>, &'static str> {
-    match arguments {
-        Value::Null => Ok(None),
-        Value::Object(_) => Ok(Some(arguments)),
-        other => Err(super::json_kind(&other)),
-    }
-}
-
-impl Client {
-    /// `{name, arguments?}` for `tools/call`.
-    pub(super) fn tool_params(
-        &self,
-        name: &str,
-        arguments: Value,
-    ) -> Result<Map<String, Value>, Error> {
-        let mut params = Map::new();
-        params.insert("name".into(), Value::String(name.to_owned()));
-        match tool_arguments(arguments) {
-            Ok(Some(a)) => {
-                params.insert("arguments".into(), a);
-            }
-            Ok(None) => {}
-            Err(kind) => {
-                return Err(Error::InvalidArgument {
-                    server: self.server_name().to_owned(),
-                    detail: format!("tool arguments must be a JSON object, got {kind}"),
-                })
-            }
-        }
-        Ok(params)
-    }
 }

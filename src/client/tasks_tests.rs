@@ -6,7 +6,7 @@ use std::sync::Arc;
 
 use serde_json::json;
 
-use super::tasks::says_task_required;
+use super::task_calls::says_task_required;
 use super::{CallOptions, TaskErrorKind, TaskHandle};
 use crate::error::Error;
 use crate::model::{CallToolResult, TaskStatus, TaskSupport, Tool};
