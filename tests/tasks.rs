@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use mcp_blocking::config::Limits;
 use mcp_blocking::error::TaskErrorKind;
+use mcp_blocking::handler::Notification;
 use mcp_blocking::model::{ElicitParams, ElicitResult, TaskStatus, RELATED_TASK_META};
 use mcp_blocking::{CallOptions, Client, Error, Hub, ServerConfig};
 use serde_json::json;
@@ -189,6 +190,24 @@ fn the_call_s_timeout_sends_tasks_cancel() {
         c.call_tool("echo", json!({"text": "ok"})).unwrap().text(),
         "ok"
     );
+}
+
+#[test]
+fn status_notifications_reach_the_notification_handlers_typed() {
+    let (builder, notes) = Client::builder(fixture("notes", &["--tasks"])).notification_channel();
+    let c = builder.connect().expect("connect");
+    c.call_tool("task_steps", json!({"steps": 1, "ms": 10}))
+        .expect("result");
+    // Notifications reach the handlers on the dispatcher's thread: wait for them.
+    let mut statuses = Vec::new();
+    while !statuses.contains(&TaskStatus::Completed) {
+        match notes.recv_timeout(Duration::from_secs(5)) {
+            Ok((_, Notification::TaskStatus(t))) => statuses.push(t.status),
+            Ok(_) => {}
+            Err(e) => panic!("no completed status among {statuses:?}: {e}"),
+        }
+    }
+    assert!(statuses.contains(&TaskStatus::Working), "{statuses:?}");
 }
 
 #[test]
