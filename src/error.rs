@@ -28,6 +28,7 @@ use crate::config::{ConfigError, Secrets};
 /// An underlying cause, kept for [`std::error::Error::source`].
 type Cause = Box<dyn std::error::Error + Send + Sync>;
 
+pub use crate::client::TaskErrorKind;
 pub use crate::protocol::jsonrpc::ErrorCode;
 
 /// Everything that can go wrong in `mcp-blocking`.
@@ -151,6 +152,21 @@ pub enum Error {
         /// What was wrong.
         detail: String,
     },
+
+    /// A task could not be run or ended without a result: the server does not offer tasks (or
+    /// the part of them asked for), the task was cancelled, or the server's answer was not a
+    /// task; see [`TaskErrorKind`].
+    #[error("server `{server}`: {detail}")]
+    Task {
+        /// The server's configured name.
+        server: String,
+        /// What went wrong.
+        kind: TaskErrorKind,
+        /// The task, when there was one.
+        task_id: Option<String>,
+        /// What went wrong, in words.
+        detail: String,
+    },
 }
 
 fn tail(stderr_tail: &str) -> String {
@@ -181,7 +197,8 @@ impl Error {
             | Error::Unauthorized { server, .. }
             | Error::Protocol { server, .. }
             | Error::NotConnected { server }
-            | Error::InvalidArgument { server, .. } => Some(server),
+            | Error::InvalidArgument { server, .. }
+            | Error::Task { server, .. } => Some(server),
         }
     }
 
@@ -383,6 +400,17 @@ impl Error {
             Error::NotConnected { server } => Error::NotConnected { server },
             Error::InvalidArgument { server, detail } => Error::InvalidArgument {
                 server,
+                detail: r(detail),
+            },
+            Error::Task {
+                server,
+                kind,
+                task_id,
+                detail,
+            } => Error::Task {
+                server,
+                kind,
+                task_id: task_id.map(r),
                 detail: r(detail),
             },
         }

@@ -165,6 +165,7 @@ impl Client {
             default_timeout: timeout,
             private_poller,
             oauth: self.oauth_hook(),
+            task_tools: Default::default(),
         };
         match self.handshake(&conn, &target) {
             Ok(init) => {

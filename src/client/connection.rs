@@ -31,6 +31,8 @@ pub(crate) struct Connection {
     pub(crate) private_poller: Option<ConnectionPoller>,
     /// OAuth and the server URL: a 401 or 403 `insufficient_scope` authorizes and retries.
     pub(crate) oauth: Option<(crate::auth::OAuthConfig, String)>,
+    /// Each tool's `execution.taskSupport`, from the last `tools/list` (servers with tasks only).
+    pub(crate) task_tools: super::tasks::TaskTools,
 }
 
 impl Connection {
@@ -66,6 +68,12 @@ impl Connection {
             .session
             .begin(method, params, opts.on_progress.is_some())
             .map_err(|f| self.failure(method, f))?;
+        if let Some(w) = &opts.progress_watch {
+            self.session.watch_progress(id, w.clone());
+        }
+        if let Some(tx) = &opts.on_begin {
+            let _ = tx.try_send(id);
+        }
         // Transports that read the answer inside `send` (Streamable HTTP event streams) cannot
         // restart the timer on progress; they get the maximum total instead, when there is one.
         let send_deadline = match (

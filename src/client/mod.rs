@@ -11,6 +11,8 @@ mod connect;
 mod connection;
 mod dispatch;
 mod options;
+mod task_calls;
+mod tasks;
 
 use crate::sync::{lock, read_lock, write_lock};
 use std::sync::{Arc, Mutex, RwLock};
@@ -34,6 +36,7 @@ use connection::Connection;
 const CANCEL_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 pub use options::CallOptions;
 use options::Handlers;
+pub use tasks::{TaskErrorKind, TaskHandle};
 
 /// A connection to one MCP server.
 ///
@@ -267,7 +270,10 @@ impl Client {
     /// # Errors
     /// As [`ping`](Self::ping); [`Error::Protocol`] for a malformed result or a cursor loop.
     pub fn list_tools(&self) -> Result<Vec<Tool>, Error> {
-        self.collect_pages(|c| self.list_tools_page(c).map(|p| (p.tools, p.next_cursor)))
+        let tools =
+            self.collect_pages(|c| self.list_tools_page(c).map(|p| (p.tools, p.next_cursor)))?;
+        self.remember_task_support(&tools);
+        Ok(tools)
     }
 
     /// One page of `tools/list`.
@@ -282,13 +288,24 @@ impl Client {
     /// reports it in the result ([`CallToolResult::failed`]); a JSON-RPC error (unknown tool, bad
     /// arguments) is [`Error::Rpc`].
     ///
+    /// A tool whose `execution.taskSupport` is `required`, on a server that declares
+    /// task-augmented `tools/call`, runs as a task without the caller doing anything more: the
+    /// call creates the task, waits for its result (answering an `input_required` task's
+    /// elicitation or sampling request through the client's handlers), and returns the result,
+    /// within the call's timeout; when that passes, `tasks/cancel` is sent (the call returns at
+    /// most about a second later, the time that may take). The tools' task
+    /// support is learnt from `tools/list` (once per connection, and again on each
+    /// [`list_tools`](Self::list_tools)). See [`call_tool_as_task`](Self::call_tool_as_task)
+    /// to keep a handle on the task instead.
+    ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `arguments` is not an object; as [`ping`](Self::ping).
+    /// [`Error::InvalidArgument`] when `arguments` is not an object; as [`ping`](Self::ping);
+    /// for a task, [`Error::Task`] when it was cancelled.
     pub fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         self.call_tool_with(name, arguments, &CallOptions::default())
     }
 
-    /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress).
+    /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress, task status).
     ///
     /// # Errors
     /// As [`call_tool`](Self::call_tool); [`Error::InvalidArgument`] also when a timeout in `opts`
@@ -299,24 +316,25 @@ impl Client {
         arguments: Value,
         opts: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let mut params = Map::new();
-        params.insert("name".into(), Value::String(name.to_owned()));
-        match arguments {
-            Value::Null => {}
-            Value::Object(_) => {
-                params.insert("arguments".into(), arguments);
-            }
-            other => {
-                return Err(Error::InvalidArgument {
-                    server: self.server_name().to_owned(),
-                    detail: format!(
-                        "tool arguments must be a JSON object, got {}",
-                        json_kind(&other)
-                    ),
-                })
+        if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
+            return done;
+        }
+        // Kept only for a server with tasks, whose tool list may be stale.
+        let retry = self
+            .init_part(|i| i.capabilities.has_task_tool_calls())
+            .unwrap_or(false)
+            .then(|| arguments.clone());
+        let params = self.tool_params(name, arguments)?;
+        let plain = self.typed("tools/call", Some(Value::Object(params)), opts);
+        if let Some(arguments) = retry {
+            // A tool that now requires a task says so: learn the tools again, then retry.
+            if task_calls::says_task_required(&plain) && self.list_tools().is_ok() {
+                if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
+                    return done;
+                }
             }
         }
-        self.typed("tools/call", Some(Value::Object(params)), opts)
+        plain
     }
 
     /// Every resource, following `nextCursor` to the end.
@@ -657,6 +675,8 @@ fn json_kind(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod memory_tests;
+#[cfg(test)]
+mod tasks_tests;
 
 #[cfg(test)]
 mod tests {

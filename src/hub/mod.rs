@@ -23,6 +23,7 @@ mod registry;
 mod run;
 mod settings;
 mod state;
+mod tasks;
 
 use crate::sync::{lock, read_lock, write_lock};
 use std::sync::mpsc;

@@ -16,6 +16,7 @@
 //! | `prompts.rs` | [`Prompt`], [`GetPromptResult`], completion |
 //! | `notifications.rs` | logging, progress, resource updates, cancellation |
 //! | `client.rs` | requests a server sends: roots, sampling, elicitation |
+//! | `tasks.rs` | tasks (2025-11-25): [`Task`], [`TaskStatus`], [`CreateTaskResult`], [`TasksCapability`] |
 
 /// Writes chainable `with_*` setters for `Option` fields: `method => field: Type`.
 macro_rules! setters {
@@ -39,6 +40,7 @@ mod init;
 mod notifications;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 pub use client::{
@@ -64,6 +66,11 @@ pub use prompts::{
 pub use resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource, ResourceLink,
     ResourceTemplate,
+};
+pub use tasks::{
+    related_task_id, CancelTaskResult, CreateTaskResult, GetTaskResult, ListTasksParams,
+    ListTasksResult, Task, TaskIdParams, TaskMetadata, TaskStatus, TaskSupport, TasksCapability,
+    MODEL_IMMEDIATE_RESPONSE_META, RELATED_TASK_META,
 };
 pub use tools::{CallToolResult, ListToolsResult, Tool, ToolAnnotations};
 

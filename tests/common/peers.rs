@@ -1,6 +1,6 @@
 //! Real MCP peer servers for tests, installed on first use under `target/peers/` (or
-//! `$CARGO_TARGET_DIR/peers/`), for every test file that runs one (`peers_stdio`, `remote_peers`,
-//! `conformance`):
+//! `$CARGO_TARGET_DIR/peers/`), for every test file that runs one (`peers_stdio`, `peers_tasks`,
+//! `remote_peers`, `conformance`):
 //!
 //! | what | installed into | how |
 //! |---|---|---|

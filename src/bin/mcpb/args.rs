@@ -19,7 +19,8 @@ Exit status:
   2 usage or config error, or a command the server's capabilities do not offer
   3 could not connect (a handshake that times out included)
   4 timed out
-  5 the server answered with a JSON-RPC error (or a malformed result)
+  5 the server answered with a JSON-RPC error (or a malformed result; or a task was
+    cancelled, or tasks are not supported)
   6 connection closed mid-request
   7 the server refused the credentials (HTTP 401 or 403) after connecting (while
     connecting it is 3)
@@ -193,6 +194,14 @@ pub(crate) enum Command {
         /// The resource's URI
         uri: String,
     },
+    /// List the server's tasks (a tool that requires a task runs as one by itself; -v shows
+    /// its status)
+    Tasks,
+    /// Cancel a task
+    TaskCancel {
+        /// The task's id
+        id: String,
+    },
     /// Ping the server
     Ping,
     /// With --config: every server in the file, its transport and any error
@@ -344,6 +353,8 @@ impl Command {
             Command::Prompt { .. } => "prompt",
             Command::Complete(_) => "complete",
             Command::Subscribe { .. } => "subscribe",
+            Command::Tasks => "tasks",
+            Command::TaskCancel { .. } => "task-cancel",
             Command::Ping => "ping",
             Command::Servers { .. } => "servers",
             Command::Shell => "shell",

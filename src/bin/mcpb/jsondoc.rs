@@ -11,7 +11,8 @@ Every command, on failure (any exit code but 0 and 1):
              "detail": ["more lines"], ...}}
   kind: usage | config | unsupported | unknown_tool | unknown_prompt | invalid_argument |
         output | connect | timeout | rpc | protocol | closed | unauthorized | interrupted |
-        turn_limit | model
+        turn_limit | model | task
+  task adds "reason" (unsupported | cancelled | invalid)
   connect adds "reason" (unreachable | auth | timed_out | closed | rejected | protocol | other)
   and "www_authenticate" when the server sent one; rpc adds "code" and "data";
   unauthorized adds "status" and "www_authenticate"; unsupported adds "capability";
@@ -41,6 +42,9 @@ servers --check
             "version"}, "protocolVersion", "tools": N|null}
             | {"server", "ok": false, "latencyMs"?, "error": {...}}
             | {"server", "ok": null, "disabled": true}]}
+tasks      {"server": NAME, "tasks": [Task]}
+task-cancel
+           {"server": NAME, "task": Task}
 subscribe  one JSON document per line (JSON Lines), one per update, until Ctrl-C:
            {"server": NAME, "updated": URI}
 run        {"text", "turns", "tool_calls": [{"server", "tool", "arguments", "is_error"}],

@@ -21,6 +21,7 @@ mod run;
 mod save;
 mod schema;
 mod shell;
+mod tasks;
 mod terminal;
 
 use std::collections::BTreeMap;
@@ -156,6 +157,10 @@ impl FailureInfo {
                 (5, "rpc")
             }
             Error::Protocol { .. } => (5, "protocol"),
+            Error::Task { kind, .. } => {
+                extra = json!({ "reason": format!("{kind:?}").to_ascii_lowercase() });
+                (5, "task")
+            }
             Error::Spawn { .. } => (3, "connect"),
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),
@@ -919,6 +924,7 @@ fn call_options(global: &Global, config: &ServerConfig) -> CallOptions {
                 PROGRESS_SHOWN.store(true, Ordering::SeqCst);
             }
         })
+        .on_task_status(tasks::status_logger())
         .reset_timeout_on_progress(true)
         .max_total_timeout(global.max_time(config.timeout()))
 }
@@ -1114,6 +1120,8 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
                 format!("server `{server}`: connection closed during the subscription"),
             ));
         }
+        Command::Tasks => tasks::list(client).map_err(fail)?,
+        Command::TaskCancel { id } => tasks::cancel(client, id).map_err(fail)?,
         Command::Ping => {
             let start = Instant::now();
             client.ping().map_err(fail)?;
