@@ -151,6 +151,21 @@ pub enum Error {
         /// What was wrong.
         detail: String,
     },
+
+    /// What was asked does not exist in the protocol era this connection speaks (see
+    /// [`ProtocolMode`](crate::config::ProtocolMode)): e.g. [`Client::ping`](crate::Client::ping),
+    /// [`Client::set_logging_level`](crate::Client::set_logging_level) (the level then goes with
+    /// every request instead) or [`Client::unsubscribe`](crate::Client::unsubscribe) on a modern
+    /// (2026-07-28) server. Nothing was sent.
+    #[error("server `{server}`: {feature} does not exist in the {era} protocol era")]
+    Unsupported {
+        /// The server's configured name.
+        server: String,
+        /// What was asked: a method (`ping`) or a feature.
+        feature: String,
+        /// The era the connection speaks.
+        era: crate::config::ProtocolEra,
+    },
 }
 
 fn tail(stderr_tail: &str) -> String {
@@ -181,7 +196,8 @@ impl Error {
             | Error::Unauthorized { server, .. }
             | Error::Protocol { server, .. }
             | Error::NotConnected { server }
-            | Error::InvalidArgument { server, .. } => Some(server),
+            | Error::InvalidArgument { server, .. }
+            | Error::Unsupported { server, .. } => Some(server),
         }
     }
 
@@ -384,6 +400,15 @@ impl Error {
             Error::InvalidArgument { server, detail } => Error::InvalidArgument {
                 server,
                 detail: r(detail),
+            },
+            Error::Unsupported {
+                server,
+                feature,
+                era,
+            } => Error::Unsupported {
+                server,
+                feature: r(feature),
+                era,
             },
         }
     }

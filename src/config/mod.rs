@@ -23,6 +23,7 @@ mod json;
 mod jsonc;
 mod limits;
 mod load;
+mod protocol;
 #[cfg(test)]
 mod property_tests;
 mod redact;
@@ -37,6 +38,7 @@ pub use input::InputLimits;
 pub use limits::Limits;
 pub(crate) use limits::{char_floor, cut_mark, echo};
 pub use load::{ConfigLoader, LoadReport};
+pub use protocol::{ProtocolEra, ProtocolMode, AUTO_PROBE_TIMEOUT, MODERN_PROTOCOL_VERSION};
 pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
 pub use remote::{ProxyConfig, SseConfig, WebSocketConfig};
@@ -456,6 +458,8 @@ pub struct ServerConfig {
     misapplied: Vec<Misapplied>,
     /// What this server can make the client hold.
     pub(crate) limits: Limits,
+    /// Which protocol era to speak.
+    pub(crate) protocol: ProtocolMode,
 }
 
 impl PartialEq for ServerConfig {
@@ -467,6 +471,7 @@ impl PartialEq for ServerConfig {
             && self.misapplied == other.misapplied
             && self.invalid_timeout == other.invalid_timeout
             && self.limits == other.limits
+            && self.protocol == other.protocol
     }
 }
 
@@ -490,6 +495,9 @@ impl fmt::Debug for ServerConfig {
         if self.limits != Limits::default() {
             d.field("limits", &self.limits);
         }
+        if self.protocol != ProtocolMode::default() {
+            d.field("protocol", &self.protocol);
+        }
         d.finish()
     }
 }
@@ -505,6 +513,7 @@ impl ServerConfig {
             secrets: Vec::new(),
             misapplied: Vec::new(),
             limits: Limits::default(),
+            protocol: ProtocolMode::default(),
         }
     }
 
@@ -1031,6 +1040,15 @@ impl ServerConfig {
         }
         if let Some(m) = self.misapplied.first() {
             return Err(self.not_applicable(*m));
+        }
+        if self.protocol == ProtocolMode::Modern && matches!(self.transport, TransportConfig::Sse(_)) {
+            return fail(
+                ConfigError::new(
+                    ConfigErrorKind::NotApplicable,
+                    "legacy HTTP+SSE speaks only the legacy protocol era; `protocol: modern` needs stdio, streamable-http or websocket",
+                )
+                .at("protocol"),
+            );
         }
         for (name, value) in self.transport.headers() {
             remote::header_pair(name, value).map_err(|e| e.for_server(server))?;
