@@ -239,6 +239,26 @@ impl Error {
         }
     }
 
+    /// Whether the server said the resource does not exist: error `-32002` (the legacy
+    /// revisions) or `-32602` with the `uri` in its data (2026-07-28).
+    ///
+    /// ```
+    /// use mcp_blocking::Error;
+    /// use mcp_blocking::error::ErrorCode;
+    /// let e = Error::Rpc { server: "s".into(), code: ErrorCode(-32002), message: "nope".into(), data: None };
+    /// assert!(e.is_resource_not_found());
+    /// ```
+    pub fn is_resource_not_found(&self) -> bool {
+        match self {
+            Error::Rpc { code, data, .. } => {
+                *code == ErrorCode::RESOURCE_NOT_FOUND
+                    || (*code == ErrorCode::INVALID_PARAMS
+                        && data.as_deref().is_some_and(|d| d.get("uri").is_some()))
+            }
+            _ => false,
+        }
+    }
+
     /// Whether the server did not answer in time: a request's [`Error::Timeout`], or a
     /// connection attempt that timed out ([`ConnectErrorKind::TimedOut`]).
     pub fn is_timeout(&self) -> bool {

@@ -29,6 +29,8 @@ pub(crate) struct Connection {
     pub(crate) default_timeout: Duration,
     /// A poller this connection made for itself (no shared one was given); stopped on close.
     pub(crate) private_poller: Option<ConnectionPoller>,
+    /// Set when the connection speaks the modern era (2026-07-28).
+    pub(crate) modern: Option<Arc<super::modern::Modern>>,
 }
 
 impl Connection {
@@ -41,6 +43,10 @@ impl Connection {
         opts: &CallOptions,
     ) -> Result<Payload, Error> {
         opts.check(&self.server)?;
+        let params = match &self.modern {
+            Some(m) => Some(crate::protocol::era::with_meta(params, &m.meta())),
+            None => params,
+        };
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
         let start = Instant::now();
         let hard_limit = opts
@@ -205,6 +211,9 @@ impl Connection {
         self.session
             .fail_all("the client closed the connection", "");
         self.sink.finish_stop(grace);
+        if let Some(m) = &self.modern {
+            m.join_listens();
+        }
         if let Some(p) = &self.private_poller {
             let _ = p.stop(Duration::from_secs(5));
         }

@@ -216,6 +216,8 @@ pub(crate) struct DispatchCtx {
     notes: Lane<InNotification>,
     replies: Lane<Reply>,
     warn: Warnings,
+    /// Modern-era subscriptions: acknowledgements and the messages of ended ones.
+    pub(crate) subscriptions: super::modern::Subscriptions,
 }
 
 impl DispatchCtx {
@@ -241,6 +243,7 @@ impl DispatchCtx {
             notes: Lane::new(lane().0, lane().1),
             replies: Lane::new(lane().0, lane().1),
             warn: Warnings::default(),
+            subscriptions: super::modern::Subscriptions::default(),
         }
     }
 }
@@ -432,6 +435,9 @@ impl ClientSink {
 
     fn take_notification(&self, n: InNotification) {
         let ctx = &self.ctx;
+        if ctx.subscriptions.intercept(&n) {
+            return;
+        }
         let is_log = n.method == "notifications/message";
         if ctx.handlers.notifications.is_empty() && !is_log {
             // Nobody to tell: no thread, no queue.
@@ -682,7 +688,7 @@ impl DispatchCtx {
         }
     }
 
-    fn serve(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    pub(crate) fn serve(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         let invalid = |e: serde_json::Error| RpcError {
             code: ErrorCode::INVALID_PARAMS,
             message: format!("Invalid params: {e}"),

@@ -438,12 +438,21 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
         Some(Value::String(s)) => super::ProtocolMode::parse(s).ok_or_else(|| {
             ConfigError::new(
                 ConfigErrorKind::InvalidValue,
-                format!("`protocol` must be `auto`, `legacy` or `modern`, found `{}`", super::echo(s, 64)),
+                format!(
+                    "`protocol` must be `auto`, `legacy` or `modern`, found `{}`",
+                    super::echo(s, 64)
+                ),
             )
             .at(pkey.clone())
             .found_expected(super::echo(s, 64).into_owned(), "auto, legacy or modern")
         })?,
-        Some(other) => return Err(ConfigError::wrong_type(&pkey, "a string (auto, legacy or modern)", other)),
+        Some(other) => {
+            return Err(ConfigError::wrong_type(
+                &pkey,
+                "a string (auto, legacy or modern)",
+                other,
+            ))
+        }
     };
 
     let tp = tpath.as_str();

@@ -53,6 +53,11 @@ pub struct Limits {
     /// open, and what is queued is written as the server reads. One message is always taken
     /// when nothing is queued, whatever its size. Default: 64 MiB.
     pub max_queued_write_bytes: usize,
+    /// Modern era (2026-07-28): how many times one call is retried with the answers to the
+    /// server's input requests (`InputRequiredResult`, answered by the elicitation, sampling
+    /// and roots handlers) before it fails with [`Error::Protocol`](crate::Error::Protocol).
+    /// Default: 8.
+    pub max_input_rounds: usize,
 }
 
 impl Default for Limits {
@@ -63,6 +68,7 @@ impl Default for Limits {
             stderr_tail_lines: 20,
             max_echo_bytes: 1024,
             max_queued_write_bytes: 64 * 1024 * 1024,
+            max_input_rounds: 8,
         }
     }
 }
@@ -93,6 +99,13 @@ impl Limits {
     #[must_use]
     pub fn with_max_echo_bytes(mut self, bytes: usize) -> Self {
         self.max_echo_bytes = bytes;
+        self
+    }
+
+    /// Sets [`max_input_rounds`](Limits::max_input_rounds).
+    #[must_use]
+    pub fn with_max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds;
         self
     }
 

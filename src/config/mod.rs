@@ -23,9 +23,9 @@ mod json;
 mod jsonc;
 mod limits;
 mod load;
-mod protocol;
 #[cfg(test)]
 mod property_tests;
+mod protocol;
 mod redact;
 mod remote;
 mod suggest;
@@ -963,6 +963,21 @@ impl ServerConfig {
         self
     }
 
+    /// Which protocol era to speak: [`ProtocolMode::Auto`] (the default) probes with
+    /// `server/discover` and falls back to `initialize`; see [`ProtocolMode`].
+    ///
+    /// Legacy HTTP+SSE speaks only the legacy era: [`ProtocolMode::Modern`] on an SSE server is
+    /// a [`ConfigErrorKind::NotApplicable`] error from [`validate`](Self::validate).
+    pub fn protocol_mode(mut self, mode: ProtocolMode) -> Self {
+        self.protocol = mode;
+        self
+    }
+
+    /// The protocol mode (see [`protocol_mode`](Self::protocol_mode)).
+    pub fn protocol(&self) -> ProtocolMode {
+        self.protocol
+    }
+
     /// The server's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -1041,7 +1056,9 @@ impl ServerConfig {
         if let Some(m) = self.misapplied.first() {
             return Err(self.not_applicable(*m));
         }
-        if self.protocol == ProtocolMode::Modern && matches!(self.transport, TransportConfig::Sse(_)) {
+        if self.protocol == ProtocolMode::Modern
+            && matches!(self.transport, TransportConfig::Sse(_))
+        {
             return fail(
                 ConfigError::new(
                     ConfigErrorKind::NotApplicable,

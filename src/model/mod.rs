@@ -35,6 +35,7 @@ macro_rules! setters {
 
 mod client;
 mod content;
+mod discover;
 mod init;
 mod notifications;
 mod prompts;
@@ -49,6 +50,7 @@ pub use content::{
     Annotations, AudioContent, BlobResourceContents, Content, EmbeddedResource, ImageContent,
     ResourceContents, Role, TextContent, TextResourceContents,
 };
+pub use discover::DiscoverResult;
 pub use init::{
     ClientCapabilities, Implementation, InitializeResult, ListChangedCapability,
     ResourcesCapability, RootsCapability, ServerCapabilities,

@@ -22,16 +22,16 @@ pub(crate) const META_SERVER_INFO: &str = "io.modelcontextprotocol/serverInfo";
 pub(crate) const META_SUBSCRIPTION_ID: &str = "io.modelcontextprotocol/subscriptionId";
 
 /// `-32020`: the HTTP headers do not match the body.
-pub(crate) const HEADER_MISMATCH: i64 = -32020;
+pub(crate) const HEADER_MISMATCH: i32 = -32020;
 /// `-32021`: the server needs a client capability that was not declared.
-pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i64 = -32021;
+pub(crate) const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
 /// `-32022`: the server does not speak the requested version (`data.supported` lists those it
 /// does).
-pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i64 = -32022;
+pub(crate) const UNSUPPORTED_PROTOCOL_VERSION: i32 = -32022;
 
 /// Whether `code` is a modern server's refusal: the server is modern, so an `Auto` probe that
 /// meets it must not fall back to `initialize`.
-pub(crate) fn is_modern_rejection(code: i64) -> bool {
+pub(crate) fn is_modern_rejection(code: i32) -> bool {
     matches!(
         code,
         HEADER_MISMATCH | MISSING_REQUIRED_CLIENT_CAPABILITY | UNSUPPORTED_PROTOCOL_VERSION
@@ -45,9 +45,10 @@ pub(crate) const MODERN_VERSIONS: [&str; 1] = [crate::config::MODERN_PROTOCOL_VE
 /// lists, other than `tried`.
 pub(crate) fn pick_supported(data: Option<&Value>, tried: &str) -> Option<&'static str> {
     let supported = data?.get("supported")?.as_array()?;
-    MODERN_VERSIONS.iter().copied().find(|v| {
-        *v != tried && supported.iter().any(|s| s.as_str() == Some(v))
-    })
+    MODERN_VERSIONS
+        .iter()
+        .copied()
+        .find(|v| *v != tried && supported.iter().any(|s| s.as_str() == Some(v)))
 }
 
 /// `params` with the modern `_meta` fields merged into its `_meta` (what it had there, e.g. a
@@ -118,8 +119,7 @@ pub(crate) fn encode_header_value(v: &str) -> String {
 
 /// Standard base64 with padding.
 pub(crate) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] =
-        b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
     let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
     for chunk in bytes.chunks(3) {
         let b = [
@@ -165,7 +165,10 @@ pub(crate) fn param_headers(schema: &Value) -> Result<Vec<ParamHeader>, String> 
     let mut seen: HashMap<String, ()> = HashMap::new();
     for h in &found {
         if seen.insert(h.name.to_ascii_lowercase(), ()).is_some() {
-            return Err(format!("the `x-mcp-header` name `{}` is used twice", h.name));
+            return Err(format!(
+                "the `x-mcp-header` name `{}` is used twice",
+                h.name
+            ));
         }
     }
     Ok(found)
@@ -250,7 +253,10 @@ pub(crate) fn param_header_values(
                 Value::String(s) => s.clone(),
                 Value::Bool(b) => b.to_string(),
                 Value::Number(n) if n.is_i64() || n.is_u64() => n.to_string(),
-                Value::Number(n) => n.as_f64().filter(|f| f.fract() == 0.0).map(|f| format!("{f:.0}"))?,
+                Value::Number(n) => n
+                    .as_f64()
+                    .filter(|f| f.fract() == 0.0)
+                    .map(|f| format!("{f:.0}"))?,
                 _ => return None,
             };
             Some((format!("Mcp-Param-{}", h.name), encode_header_value(&text)))
@@ -286,10 +292,16 @@ mod tests {
     fn meta_merges_into_params_and_keeps_a_progress_token() {
         let mut meta = Map::new();
         meta.insert(META_PROTOCOL_VERSION.into(), json!("2026-07-28"));
-        let p = with_meta(Some(json!({"name": "x", "_meta": {"progressToken": 3}})), &meta);
+        let p = with_meta(
+            Some(json!({"name": "x", "_meta": {"progressToken": 3}})),
+            &meta,
+        );
         assert_eq!(p["_meta"]["progressToken"], json!(3));
         assert_eq!(p["_meta"][META_PROTOCOL_VERSION], json!("2026-07-28"));
-        assert_eq!(with_meta(None, &meta)["_meta"][META_PROTOCOL_VERSION], json!("2026-07-28"));
+        assert_eq!(
+            with_meta(None, &meta)["_meta"][META_PROTOCOL_VERSION],
+            json!("2026-07-28")
+        );
     }
 
     #[test]
@@ -330,14 +342,20 @@ mod tests {
             assert!(param_headers(&bad).is_err(), "{bad}");
         }
         let null = json!({"verbose": null});
-        let h = param_headers(&json!({"properties": {"verbose": {"type": "boolean", "x-mcp-header": "Verbose"}}})).unwrap();
+        let h = param_headers(
+            &json!({"properties": {"verbose": {"type": "boolean", "x-mcp-header": "Verbose"}}}),
+        )
+        .unwrap();
         assert!(param_header_values(&h, Some(&null)).is_empty());
     }
 
     #[test]
     fn a_supported_version_is_picked_from_the_error_data() {
         let data = json!({"supported": ["2026-07-28"], "requested": "2027-01-01"});
-        assert_eq!(pick_supported(Some(&data), "2027-01-01"), Some("2026-07-28"));
+        assert_eq!(
+            pick_supported(Some(&data), "2027-01-01"),
+            Some("2026-07-28")
+        );
         assert_eq!(pick_supported(Some(&data), "2026-07-28"), None);
         assert_eq!(pick_supported(None, "x"), None);
     }

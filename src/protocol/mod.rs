@@ -1,6 +1,6 @@
 //! The I/O-free protocol core.
+pub(crate) mod era;
 #[cfg(test)]
 mod fuzz_tests;
-pub(crate) mod era;
 pub(crate) mod jsonrpc;
 pub(crate) mod session;
