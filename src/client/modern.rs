@@ -225,8 +225,8 @@ impl Client {
                 Err(Error::Rpc { code, data, .. })
                     if code.0 == era::UNSUPPORTED_PROTOCOL_VERSION =>
                 {
-                    match era::pick_supported(data.as_deref(), &version) {
-                        Some(v) if !tried.iter().any(|t| t == v) => {
+                    match era::pick_supported(data.as_deref()) {
+                        Some(v) if tried.len() <= era::MAX_VERSION_RETRIES => {
                             *write_lock(&modern.version) = v.to_owned();
                         }
                         _ => {

@@ -41,15 +41,19 @@ pub(crate) fn is_modern_rejection(code: i32) -> bool {
 /// The modern versions this client speaks, newest first.
 pub(crate) const MODERN_VERSIONS: [&str; 1] = [crate::config::MODERN_PROTOCOL_VERSION];
 
-/// The first version of ours that an `UnsupportedProtocolVersion` error's `data.supported`
-/// lists, other than `tried`.
-pub(crate) fn pick_supported(data: Option<&Value>, tried: &str) -> Option<&'static str> {
+/// The first version of ours (newest first) that an `UnsupportedProtocolVersion` error's
+/// `data.supported` lists. It may be the one just refused: a server may refuse a first request
+/// whatever it carries, so the caller bounds its retries ([`MAX_VERSION_RETRIES`]).
+pub(crate) fn pick_supported(data: Option<&Value>) -> Option<&'static str> {
     let supported = data?.get("supported")?.as_array()?;
     MODERN_VERSIONS
         .iter()
         .copied()
-        .find(|v| *v != tried && supported.iter().any(|s| s.as_str() == Some(v)))
+        .find(|v| supported.iter().any(|s| s.as_str() == Some(v)))
 }
+
+/// How many times `server/discover` is sent again after an `UnsupportedProtocolVersion` error.
+pub(crate) const MAX_VERSION_RETRIES: usize = 2;
 
 /// `params` with the modern `_meta` fields merged into its `_meta` (what it had there, e.g. a
 /// progress token, stays).
@@ -352,11 +356,9 @@ mod tests {
     #[test]
     fn a_supported_version_is_picked_from_the_error_data() {
         let data = json!({"supported": ["2026-07-28"], "requested": "2027-01-01"});
-        assert_eq!(
-            pick_supported(Some(&data), "2027-01-01"),
-            Some("2026-07-28")
-        );
-        assert_eq!(pick_supported(Some(&data), "2026-07-28"), None);
-        assert_eq!(pick_supported(None, "x"), None);
+        assert_eq!(pick_supported(Some(&data)), Some("2026-07-28"));
+        let none = json!({"supported": ["2030-01-01"]});
+        assert_eq!(pick_supported(Some(&none)), None);
+        assert_eq!(pick_supported(None), None);
     }
 }

