@@ -349,7 +349,7 @@ impl Client {
             }
             let payload = match conn.request(method, sent, opts) {
                 Ok(p) => p,
-                Err(Error::Closed { .. })
+                Err(Error::Closed { .. } | Error::Transport { status: None, .. })
                     if !reissued && !conn.session.is_closed() && self.config.url().is_some() =>
                 {
                     log::debug!(
