@@ -1,0 +1,81 @@
+//! The official Python SDK 2.x (`mcp` 2.3, `MCPServer`), which speaks both protocol eras, over
+//! stdio and Streamable HTTP: the same calls give the same results in the legacy era
+//! (`initialize`), the modern one (2026-07-28, `server/discover`) and `Auto` (which finds the
+//! modern one). The SDK is installed under `target/peers/py2` on first use (see
+//! `common/peers.rs`).
+
+mod common;
+
+use std::process::Command;
+use std::time::Duration;
+
+use common::launch::{self, Peer};
+use common::peers;
+use mcp_blocking::config::{ProtocolEra, ProtocolMode};
+use mcp_blocking::{Client, ServerConfig};
+use serde_json::{json, Value};
+
+fn http_peer() -> Peer {
+    let py2 = peers::python2();
+    let mut cmd = Command::new(py2.python());
+    cmd.arg("-u").arg(py2.script()).arg("streamable-http");
+    launch::start(cmd, Duration::from_secs(60), |line| {
+        line.strip_prefix("PORT ").and_then(|p| p.trim().parse().ok())
+    })
+    .unwrap_or_else(|e| panic!("python 2.x peer: {e}"))
+}
+
+/// What the calls return, as JSON, for comparison across eras.
+fn exercise(client: &Client) -> Vec<Value> {
+    let tools: Vec<String> = client
+        .list_tools()
+        .expect("tools/list")
+        .into_iter()
+        .map(|t| t.name)
+        .collect();
+    let add = client.call_tool("add", json!({"a": 2, "b": 40})).expect("add");
+    assert!(add.text().contains("42"), "{}", add.text());
+    let shout = client.call_tool("shout", json!({"text": "hi"})).expect("shout");
+    let note = client.read_resource("note://today").expect("read");
+    let prompt = client
+        .get_prompt("review", json!({"code": "x = 1"}))
+        .expect("prompt");
+    vec![
+        json!(tools),
+        json!(add.content),
+        json!(shout.content),
+        json!(note.contents),
+        json!(prompt.messages),
+        json!(client.server_info().map(|i| i.name)),
+        json!(client.instructions()),
+    ]
+}
+
+fn across_eras(config: impl Fn() -> ServerConfig) {
+    let mut results = Vec::new();
+    for (mode, era) in [
+        (ProtocolMode::Legacy, ProtocolEra::Legacy),
+        (ProtocolMode::Modern, ProtocolEra::Modern),
+        (ProtocolMode::Auto, ProtocolEra::Modern),
+    ] {
+        let client = Client::connect(config().protocol_mode(mode))
+            .unwrap_or_else(|e| panic!("{mode}: {e}"));
+        assert_eq!(client.protocol_era(), Some(era), "{mode}");
+        results.push(exercise(&client));
+        client.close().expect("close");
+    }
+    assert_eq!(results[0], results[1], "legacy and modern differ");
+    assert_eq!(results[1], results[2], "modern and auto differ");
+}
+
+#[test]
+fn python_sdk_2_over_stdio_in_both_eras() {
+    across_eras(|| peers::python2().stdio("py2"));
+}
+
+#[test]
+fn python_sdk_2_over_streamable_http_in_both_eras() {
+    let peer = http_peer();
+    let url = format!("http://127.0.0.1:{}/mcp", peer.port);
+    across_eras(|| ServerConfig::http("py2-http", &url).timeout_secs(peers::PEER_TIMEOUT_SECS));
+}
