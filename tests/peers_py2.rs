@@ -20,7 +20,8 @@ fn http_peer() -> Peer {
     let mut cmd = Command::new(py2.python());
     cmd.arg("-u").arg(py2.script()).arg("streamable-http");
     launch::start(cmd, Duration::from_secs(60), |line| {
-        line.strip_prefix("PORT ").and_then(|p| p.trim().parse().ok())
+        line.strip_prefix("PORT ")
+            .and_then(|p| p.trim().parse().ok())
     })
     .unwrap_or_else(|e| panic!("python 2.x peer: {e}"))
 }
@@ -33,9 +34,13 @@ fn exercise(client: &Client) -> Vec<Value> {
         .into_iter()
         .map(|t| t.name)
         .collect();
-    let add = client.call_tool("add", json!({"a": 2, "b": 40})).expect("add");
+    let add = client
+        .call_tool("add", json!({"a": 2, "b": 40}))
+        .expect("add");
     assert!(add.text().contains("42"), "{}", add.text());
-    let shout = client.call_tool("shout", json!({"text": "hi"})).expect("shout");
+    let shout = client
+        .call_tool("shout", json!({"text": "hi"}))
+        .expect("shout");
     let note = client.read_resource("note://today").expect("read");
     let prompt = client
         .get_prompt("review", json!({"code": "x = 1"}))
@@ -58,8 +63,8 @@ fn across_eras(config: impl Fn() -> ServerConfig) {
         (ProtocolMode::Modern, ProtocolEra::Modern),
         (ProtocolMode::Auto, ProtocolEra::Modern),
     ] {
-        let client = Client::connect(config().protocol_mode(mode))
-            .unwrap_or_else(|e| panic!("{mode}: {e}"));
+        let client =
+            Client::connect(config().protocol_mode(mode)).unwrap_or_else(|e| panic!("{mode}: {e}"));
         assert_eq!(client.protocol_era(), Some(era), "{mode}");
         results.push(exercise(&client));
         client.close().expect("close");

@@ -277,7 +277,7 @@ impl Client {
         };
         let version = modern.version();
         if !discovered.supported_versions.is_empty()
-            && !discovered.supported_versions.iter().any(|v| *v == version)
+            && !discovered.supported_versions.contains(&version)
         {
             let ours = era::MODERN_VERSIONS
                 .iter()

@@ -231,8 +231,14 @@ pub fn python2() -> &'static Python2Peers {
             run(venv)?;
             let python = scratch.join("bin/python");
             let mut pip = Command::new(&python);
-            pip.args(["-m", "pip", "install", "--disable-pip-version-check", "--quiet"])
-                .args(PY2_PACKAGES);
+            pip.args([
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--quiet",
+            ])
+            .args(PY2_PACKAGES);
             run(pip)?;
             let mut check = Command::new(&python);
             check.args(["-c", "import mcp.server.mcpserver, uvicorn"]);
