@@ -605,3 +605,125 @@ fn falls_back(e: &Error) -> bool {
         _ => false,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The modern era against a scripted in-process server.
+
+    use serde_json::{json, Value};
+
+    use crate::config::{ProtocolMode, ServerConfig};
+    use crate::model::Root;
+    use crate::testing::TestServer;
+    use crate::Error;
+
+    fn reply(msg: &Value, result: Value) -> Vec<Value> {
+        vec![json!({"jsonrpc": "2.0", "id": msg["id"], "result": result})]
+    }
+
+    /// A modern server whose `tools/call` always asks for the roots again, and whose
+    /// `tools/list` has an unknown result type.
+    fn stubborn() -> TestServer {
+        TestServer::from_fn("stubborn", |msg: &Value| match msg["method"].as_str() {
+            Some("server/discover") => reply(
+                msg,
+                json!({"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}}}),
+            ),
+            Some("tools/call") => reply(
+                msg,
+                json!({"resultType": "input_required",
+                           "inputRequests": {"r": {"method": "roots/list", "params": {}}},
+                           "requestState": "s"}),
+            ),
+            Some("tools/list") => reply(msg, json!({"resultType": "later", "tools": []})),
+            Some(_) if msg.get("id").is_some() => vec![json!({"jsonrpc": "2.0",
+                    "id": msg["id"], "error": {"code": -32601, "message": "no"}})],
+            _ => vec![],
+        })
+    }
+
+    #[test]
+    fn input_rounds_are_bounded_and_an_unknown_result_type_is_refused() {
+        let server = stubborn();
+        let config = ServerConfig::stdio("stubborn", "unused")
+            .protocol_mode(ProtocolMode::Modern)
+            .with_limits(crate::config::Limits::default().with_max_input_rounds(3));
+        let client = server
+            .client_builder_for(config)
+            .roots(vec![Root::new("file:///r")])
+            .connect()
+            .expect("connect");
+        let e = client.call_tool("t", json!({})).unwrap_err();
+        assert!(
+            matches!(&e, Error::Protocol { detail, .. } if detail.contains("3 rounds")),
+            "{e}"
+        );
+        let calls: Vec<Value> = server
+            .received()
+            .into_iter()
+            .filter(|m| m["method"] == "tools/call")
+            .collect();
+        assert_eq!(calls.len(), 4, "the first call and three retries");
+        assert!(calls[0]["params"].get("inputResponses").is_none());
+        assert_eq!(calls[1]["params"]["requestState"], json!("s"));
+        assert_eq!(
+            calls[1]["params"]["inputResponses"]["r"]["roots"][0]["uri"],
+            json!("file:///r")
+        );
+        assert_ne!(calls[0]["id"], calls[1]["id"], "a retry has a new id");
+        assert_eq!(
+            calls[1]["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            json!("2026-07-28")
+        );
+        let e = client.list_tools().unwrap_err();
+        assert!(e.to_string().contains("`later`"), "{e}");
+    }
+
+    /// A legacy server that answers `initialize` and ignores `server/discover`, or answers it
+    /// with `code`.
+    fn legacy_ignoring_discover(code: Option<i64>) -> TestServer {
+        TestServer::from_fn("old", move |msg: &Value| match msg["method"].as_str() {
+            Some("server/discover") => match code {
+                Some(code) => vec![json!({"jsonrpc": "2.0", "id": msg["id"],
+                    "error": {"code": code, "message": "refused"}})],
+                None => vec![],
+            },
+            Some("initialize") => reply(
+                msg,
+                json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                       "serverInfo": {"name": "old", "version": "1"}}),
+            ),
+            Some(_) if msg.get("id").is_some() => reply(msg, json!({})),
+            _ => vec![],
+        })
+    }
+
+    /// An `Auto` client of `server` (not through `client_builder_for`, which makes `Auto`
+    /// legacy for the built-in in-process server).
+    fn auto(server: &TestServer, timeout: f64) -> crate::ClientBuilder {
+        let config = ServerConfig::stdio("old", "unused")
+            .timeout_secs(timeout)
+            .protocol_mode(ProtocolMode::Auto);
+        crate::Client::builder(config).in_process(std::sync::Arc::new(server.clone()))
+    }
+
+    #[test]
+    fn auto_falls_back_on_silence_and_on_a_legacy_error_but_not_on_a_modern_refusal() {
+        use crate::config::ProtocolEra;
+        let silent = legacy_ignoring_discover(None);
+        let c = auto(&silent, 0.3).connect().expect("falls back");
+        assert_eq!(c.protocol_era(), Some(ProtocolEra::Legacy));
+        let methods = silent.received_methods();
+        assert_eq!(methods[0], "server/discover");
+        assert!(methods.contains(&"initialize".to_owned()), "{methods:?}");
+
+        let confused = legacy_ignoring_discover(Some(-32600));
+        let c = auto(&confused, 5.0).connect().expect("falls back");
+        assert_eq!(c.protocol_era(), Some(ProtocolEra::Legacy));
+
+        let modern = legacy_ignoring_discover(Some(-32021));
+        let e = auto(&modern, 5.0).connect().unwrap_err();
+        assert!(e.to_string().contains("-32021"), "{e}");
+        assert!(!modern.received_methods().contains(&"initialize".to_owned()));
+    }
+}
