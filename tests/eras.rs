@@ -5,8 +5,11 @@
 //! same handlers; `subscribe` works in both; what one era lacks is `Error::Unsupported`.
 
 mod common;
+mod support_remote;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::mpsc::Receiver;
+use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_blocking::config::{ProtocolEra, ProtocolMode, MODERN_PROTOCOL_VERSION};
@@ -301,4 +304,122 @@ fn the_protocol_mode_is_a_config_file_key() {
     );
     let sse = ServerConfig::sse("s", "http://127.0.0.1:1/sse").protocol_mode(ProtocolMode::Modern);
     assert!(sse.validate().is_err());
+}
+
+/// A modern Streamable HTTP server: refuses the first request with 400 and `-32022` (as a server
+/// that wants another version would), answers `server/discover`, and breaks the SSE reply of the
+/// first `tools/call` after an event id, without the response.
+fn modern_http() -> support_remote::HttpServer {
+    let calls = Arc::new(AtomicUsize::new(0));
+    let first = Arc::new(AtomicUsize::new(0));
+    support_remote::HttpServer::start(move |req, conn| {
+        if req.method != "POST" {
+            conn.respond(405, &[], b"");
+            return;
+        }
+        let msg = req.json();
+        let id = msg["id"].clone();
+        if msg.get("id").is_none() {
+            conn.accepted();
+            return;
+        }
+        if first.fetch_add(1, Ordering::SeqCst) == 0 {
+            let body = json!({"jsonrpc": "2.0", "id": id, "error": {"code": -32022,
+                "message": "Unsupported protocol version",
+                "data": {"supported": ["2026-07-28"], "requested": "x"}}});
+            conn.json(400, &[], &body);
+            return;
+        }
+        let result = match msg["method"].as_str().unwrap_or("") {
+            "server/discover" => json!({"supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}}, "resultType": "complete"}),
+            "tools/list" => json!({"tools": [{"name": "where", "inputSchema": {"type": "object",
+                "properties": {"region": {"type": "string", "x-mcp-header": "Region"}}}},
+                {"name": "bad", "inputSchema": {"type": "object",
+                "properties": {"r": {"type": "object", "x-mcp-header": "R"}}}}]}),
+            "tools/call" => {
+                if calls.fetch_add(1, Ordering::SeqCst) == 0 {
+                    conn.sse_start(&[]);
+                    let _ = conn.chunk("id: e1\ndata: \n\n");
+                    conn.sse_end();
+                    return;
+                }
+                json!({"content": [{"type": "text", "text": "here"}], "resultType": "complete"})
+            }
+            other => {
+                let body = json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": format!("no {other}")}});
+                conn.json(404, &[], &body);
+                return;
+            }
+        };
+        conn.json(
+            200,
+            &[],
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        );
+    })
+}
+
+#[test]
+fn modern_streamable_http_headers_refusals_and_a_broken_reply() {
+    let srv = modern_http();
+    let cfg = ServerConfig::http("web", srv.url("/mcp"))
+        .timeout_secs(5.0)
+        .protocol_mode(ProtocolMode::Auto);
+    let c = Client::connect(cfg).expect("connect after the version refusal");
+    assert_eq!(c.protocol_era(), Some(ProtocolEra::Modern));
+    let tools = c.list_tools().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t.name.as_str()).collect();
+    assert_eq!(
+        names,
+        ["where"],
+        "the tool with an invalid x-mcp-header is left out"
+    );
+    let r = c
+        .call_tool("where", json!({"region": " eu "}))
+        .expect("re-issued");
+    assert_eq!(r.text(), "here");
+    // A 404 with a JSON-RPC error is that error.
+    let e = c
+        .request("nothing/here", None, &CallOptions::new())
+        .unwrap_err();
+    assert!(
+        matches!(&e, Error::Rpc { code, .. } if code.0 == -32601),
+        "{e:?}"
+    );
+    c.close().unwrap();
+
+    let reqs = srv.requests();
+    assert!(
+        reqs.iter().all(|r| r.method == "POST"),
+        "no GET stream, no DELETE"
+    );
+    assert!(reqs.iter().all(|r| r.header("mcp-session-id").is_none()));
+    for r in &reqs {
+        let m = r.json();
+        if m.get("id").is_none() {
+            continue;
+        }
+        assert_eq!(r.header("mcp-protocol-version"), Some("2026-07-28"));
+        assert_eq!(r.header("mcp-method"), m["method"].as_str());
+        assert_eq!(
+            m["params"]["_meta"]["io.modelcontextprotocol/protocolVersion"],
+            json!("2026-07-28")
+        );
+    }
+    let calls: Vec<_> = reqs
+        .iter()
+        .filter(|r| r.rpc_method() == "tools/call")
+        .collect();
+    assert_eq!(calls.len(), 2, "the broken call was sent again");
+    assert_ne!(
+        calls[0].json()["id"],
+        calls[1].json()["id"],
+        "with a new id"
+    );
+    for call in calls {
+        assert_eq!(call.header("mcp-name"), Some("where"));
+        assert_eq!(call.header("mcp-param-region"), Some("=?base64?IGV1IA==?="));
+    }
 }
