@@ -423,3 +423,25 @@ fn modern_streamable_http_headers_refusals_and_a_broken_reply() {
         assert_eq!(call.header("mcp-param-region"), Some("=?base64?IGV1IA==?="));
     }
 }
+
+fn list_changed(notes: &Receiver<ServerNotification>) -> bool {
+    loop {
+        match notes.recv_timeout(Duration::from_secs(5)) {
+            Ok((_, Notification::ToolsListChanged)) => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+#[test]
+fn list_changes_reach_the_handlers_in_both_eras() {
+    for modern in [false, true] {
+        let (c, notes) = connect(modern, ProtocolMode::Auto);
+        let added = c.call_tool("add_tool", json!({"name": "fresh"})).unwrap();
+        assert_eq!(added.text(), "added fresh");
+        assert!(list_changed(&notes), "modern: {modern}");
+        assert!(c.list_tools().unwrap().iter().any(|t| t.name == "fresh"));
+        c.close().unwrap();
+    }
+}

@@ -221,6 +221,11 @@ pub(crate) struct DispatchCtx {
 }
 
 impl DispatchCtx {
+    /// Whether notification handlers are installed.
+    pub(crate) fn has_notification_handlers(&self) -> bool {
+        !self.handlers.notifications.is_empty()
+    }
+
     pub(crate) fn new(
         server: Arc<str>,
         handlers: Arc<Handlers>,

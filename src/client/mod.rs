@@ -139,8 +139,9 @@ impl Client {
         if let Some(old) = self.take_connection() {
             let _ = old.shutdown();
         }
-        let conn = self.establish().map_err(|e| self.redacted(e))?;
-        *write_lock(&self.state) = Some(Arc::new(conn));
+        let conn = Arc::new(self.establish().map_err(|e| self.redacted(e))?);
+        *write_lock(&self.state) = Some(Arc::clone(&conn));
+        self.listen_for_list_changes(&conn);
         Ok(())
     }
 

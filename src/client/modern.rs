@@ -15,6 +15,7 @@
 //! ```
 
 use std::collections::{HashMap, HashSet};
+use std::ops::Not;
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 
@@ -29,6 +30,9 @@ use crate::model::{DiscoverResult, Implementation, InitializeResult, LoggingLeve
 use crate::protocol::era::{self, ParamHeader};
 use crate::protocol::jsonrpc::InNotification;
 use crate::sync::{lock, read_lock, write_lock};
+
+/// The key of the listen for list changes among the subscriptions (never a uri: no scheme).
+const LIST_CHANGES: &str = "*list changes*";
 
 /// Methods whose result may be an `InputRequiredResult`.
 const MRTR_METHODS: [&str; 3] = ["tools/call", "prompts/get", "resources/read"];
@@ -448,14 +452,80 @@ impl Client {
         modern: &Arc<Modern>,
         uri: &str,
     ) -> Result<(), Error> {
+        let asked = json!({ "resourceSubscriptions": [uri] });
+        let granted = |ack: &Value| {
+            ack.get("notifications")
+                .unwrap_or(ack)
+                .get("resourceSubscriptions")
+                .and_then(Value::as_array)
+                .is_some_and(|a| a.iter().any(|u| u.as_str() == Some(uri)))
+        };
+        self.listen(conn, modern, uri, asked, &granted)
+    }
+
+    /// Modern era, right after connecting, when notification handlers are installed: a
+    /// `subscriptions/listen` for the list changes the server announces (`listChanged` in its
+    /// capabilities), so the handlers hear of them as the legacy era's GET stream tells them.
+    /// A failure is logged; the connection is usable without it.
+    pub(super) fn listen_for_list_changes(&self, conn: &Arc<Connection>) {
+        let (Some(modern), Some(init)) = (conn.modern.clone(), conn.init.as_ref()) else {
+            return;
+        };
+        if conn.sink.ctx.has_notification_handlers().not() {
+            return;
+        }
+        let caps = &init.capabilities;
+        let mut asked = Map::new();
+        if caps
+            .tools
+            .as_ref()
+            .is_some_and(|t| t.list_changed == Some(true))
+        {
+            asked.insert("toolsListChanged".into(), json!(true));
+        }
+        if caps
+            .prompts
+            .as_ref()
+            .is_some_and(|p| p.list_changed == Some(true))
+        {
+            asked.insert("promptsListChanged".into(), json!(true));
+        }
+        if caps
+            .resources
+            .as_ref()
+            .is_some_and(|r| r.list_changed == Some(true))
+        {
+            asked.insert("resourcesListChanged".into(), json!(true));
+        }
+        if asked.is_empty() {
+            return;
+        }
+        if let Err(e) = self.listen(conn, &modern, LIST_CHANGES, Value::Object(asked), &|_| true) {
+            log::warn!(
+                "server `{}`: could not listen for list changes: {e}",
+                self.server_name()
+            );
+        }
+    }
+
+    /// Opens a `subscriptions/listen` for `notifications` (kept under `key`), waits for its
+    /// acknowledgement and checks it with `granted`.
+    fn listen(
+        &self,
+        conn: &Arc<Connection>,
+        modern: &Arc<Modern>,
+        key: &str,
+        notifications: Value,
+        granted: &dyn Fn(&Value) -> bool,
+    ) -> Result<(), Error> {
         let _one = lock(&modern.subscribing);
-        if lock(&modern.listens).iter().any(|l| l.uri == uri) {
+        if lock(&modern.listens).iter().any(|l| l.uri == key) {
             return Ok(());
         }
         let subs = &conn.sink.ctx.subscriptions;
         let (tx, rx): (Sender<ListenEvent>, Receiver<ListenEvent>) = crossbeam_channel::bounded(4);
         *lock(&subs.waiter) = Some(tx.clone());
-        let params = json!({ "notifications": { "resourceSubscriptions": [uri] } });
+        let params = json!({ "notifications": notifications });
         let listener = Arc::clone(conn);
         let thread = std::thread::Builder::new()
             .name(format!("mcp-listen-{}", self.server_name()))
@@ -500,12 +570,6 @@ impl Client {
             .get("_meta")
             .and_then(|m| m.get(era::META_SUBSCRIPTION_ID))
             .and_then(Value::as_i64);
-        let granted = ack
-            .get("notifications")
-            .unwrap_or(&ack)
-            .get("resourceSubscriptions")
-            .and_then(Value::as_array)
-            .is_some_and(|a| a.iter().any(|u| u.as_str() == Some(uri)));
         let Some(id) = id else {
             return fail(
                 thread,
@@ -516,11 +580,14 @@ impl Client {
             );
         };
         lock(&subs.opened).insert(id);
-        if !granted {
+        if !granted(&ack) {
             let _ = conn.notify(
                 "notifications/cancelled",
                 Some(json!({ "requestId": id, "reason": "not granted" })),
             );
+            if self.config.url().is_none() {
+                conn.session.forget(id);
+            }
             return fail(
                 thread,
                 Error::Rpc {
@@ -528,7 +595,7 @@ impl Client {
                     code: ErrorCode::INVALID_PARAMS,
                     message: format!(
                         "the server did not grant a subscription to `{}`",
-                        conn.sink.ctx.limits.echo(uri)
+                        conn.sink.ctx.limits.echo(key)
                     ),
                     data: None,
                 },
@@ -536,7 +603,7 @@ impl Client {
         }
         lock(&subs.active).insert(id);
         lock(&modern.listens).push(Listen {
-            uri: uri.to_owned(),
+            uri: key.to_owned(),
             id,
             thread,
         });
