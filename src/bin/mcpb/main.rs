@@ -165,6 +165,7 @@ impl FailureInfo {
                 (5, "rpc")
             }
             Error::Protocol { .. } => (5, "protocol"),
+            Error::Unsupported { .. } => (5, "unsupported"),
             Error::Spawn { .. } => (3, "connect"),
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),
