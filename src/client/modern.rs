@@ -131,7 +131,11 @@ impl Modern {
                     true
                 }
                 Err(why) => {
-                    log::warn!("server `{server}`: leaving out the tool `{name}`: {why}");
+                    log::warn!(
+                        "server `{server}`: leaving out the tool `{}`: {}",
+                        crate::config::echo(name, 256),
+                        crate::config::echo(&why, 256)
+                    );
                     map.remove(name);
                     false
                 }
@@ -237,7 +241,7 @@ impl Client {
                             let supported = data
                                 .as_deref()
                                 .and_then(|d| d.get("supported"))
-                                .map(Value::to_string)
+                                .map(|v| conn.sink.ctx.limits.echo(&v.to_string()).into_owned())
                                 .unwrap_or_else(|| "none".into());
                             if probe {
                                 break Err(None);
@@ -296,7 +300,10 @@ impl Client {
                     return Err(protocol(format!(
                         "{target} supports only {}, none of which this client speaks in the \
                          modern era",
-                        discovered.supported_versions.join(", ")
+                        conn.sink
+                            .ctx
+                            .limits
+                            .echo(&discovered.supported_versions.join(", "))
                     )))
                 }
             }
@@ -581,13 +588,7 @@ impl Client {
         };
         lock(&subs.opened).insert(id);
         if !granted(&ack) {
-            let _ = conn.notify(
-                "notifications/cancelled",
-                Some(json!({ "requestId": id, "reason": "not granted" })),
-            );
-            if self.config.url().is_none() {
-                conn.session.forget(id);
-            }
+            self.end_listen(conn, id, "not granted");
             return fail(
                 thread,
                 Error::Rpc {
@@ -630,16 +631,29 @@ impl Client {
             return Ok(());
         };
         lock(&conn.sink.ctx.subscriptions.active).remove(&listen.id);
-        let r = conn.notify(
-            "notifications/cancelled",
-            Some(json!({ "requestId": listen.id, "reason": "unsubscribed" })),
-        );
-        if self.config.url().is_none() {
-            // stdio and in-process: the listen request is pending here; ending it wakes its thread.
-            conn.session.forget(listen.id);
-        }
+        self.end_listen(conn, listen.id, "unsubscribed");
         lock(&modern.ended).push(listen.thread);
-        r
+        Ok(())
+    }
+
+    /// Ends a listen request on our side. On stdio (and in-process) the server is told with
+    /// `notifications/cancelled` and the request stops waiting, which ends its thread; over HTTP
+    /// the spec ends a listen by closing its stream, which this transport does when the
+    /// connection closes (its messages are dropped meanwhile).
+    fn end_listen(&self, conn: &Connection, id: i64, reason: &str) {
+        if self.config.url().is_some() {
+            return;
+        }
+        if let Err(e) = conn.notify(
+            "notifications/cancelled",
+            Some(json!({ "requestId": id, "reason": reason })),
+        ) {
+            log::debug!(
+                "server `{}`: could not cancel a subscription: {e}",
+                self.server_name()
+            );
+        }
+        conn.session.forget(id);
     }
 
     /// Stores the level sent with every later request.
