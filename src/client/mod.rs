@@ -3,6 +3,7 @@
 //! ```text
 //!   new() ──open()──> connected ──disconnect()/close()/drop──> disconnected ──open()──> ...
 //!            │  spawn or reach the server, `initialize`, check the version, `initialized`
+//!            │  (modern era, 2026-07-28: `server/discover` instead; see `modern.rs`)
 //!            └─ Err: the server, the command or url, and the server's last stderr lines
 //! ```
 
@@ -90,7 +91,10 @@ impl Client {
         }
     }
 
-    /// Connects to the server: starts or reaches it and completes the `initialize` handshake.
+    /// Connects to the server: starts or reaches it and completes the handshake of its
+    /// [protocol mode](crate::config::ProtocolMode): `initialize` (legacy era),
+    /// `server/discover` (modern era), or, by default, a `server/discover` probe that falls back
+    /// to `initialize`.
     ///
     /// # Errors
     /// [`Error::Config`] for an invalid config ([`ServerConfig::validate`], e.g. a timeout out of
