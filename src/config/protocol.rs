@@ -6,6 +6,27 @@
 //! carries the protocol version and the client's capabilities in its `_meta`, and the server
 //! describes itself through `server/discover`. The client's public API is the same in both;
 //! what one era lacks is an [`Error::Unsupported`](crate::Error::Unsupported) naming it.
+//!
+//! # What the modern era covers
+//!
+//! Built: the `server/discover` handshake (retried at a version the server lists after
+//! `-32022`), `_meta` protocol version, client capabilities, client info and log level on every
+//! request, `resultType` (absent means complete; an unknown one is an error), multi-round-trip
+//! requests (the elicitation, sampling and roots handlers answer `inputRequests`; the request is
+//! sent again with a new id, `inputResponses` and `requestState` as received, at most
+//! [`Limits::max_input_rounds`](crate::config::Limits::max_input_rounds) times),
+//! `subscriptions/listen` behind `subscribe` (acknowledged, demultiplexed by subscription id)
+//! and for list changes when notification handlers are installed, on HTTP the
+//! `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*` (`x-mcp-header`) headers,
+//! a JSON-RPC error in a 4xx body taken as the answer, no session and no GET stream, a broken
+//! reply re-issued once with a new id, and a `-32020` tools call retried after listing the tools
+//! again; `-32002` and `-32602` both read as resource-not-found
+//! ([`Error::is_resource_not_found`](crate::Error::is_resource_not_found)).
+//!
+//! Not built: caching by `ttlMs`/`cacheScope` (nothing is cached), re-opening a subscription
+//! whose stream dropped or after a reconnect, ending one HTTP listen stream before the
+//! connection closes, remembering the era found per server between connections, URL-mode
+//! elicitation, and the tasks extension.
 
 use std::fmt;
 use std::time::Duration;
