@@ -138,7 +138,35 @@ fn everything(c: &Client) -> Vec<(String, Value)> {
     put("server_info", json!(c.server_info()));
     put("capabilities", json!(c.capabilities()));
     put("instructions", json!(c.instructions()));
+    let init = c.initialize_result().expect("connected");
+    put(
+        "initialize_result",
+        json!([init.server_info, init.capabilities, init.instructions]),
+    );
+    put("server_name", json!(c.server_name()));
+    put("config_mode_json", json!(c.to_json()["connected"]));
     c.notify("notifications/whatever", None).unwrap();
+    // Closing and opening again: the same era, the same answers.
+    let era = c.protocol_era();
+    c.disconnect().unwrap();
+    put(
+        "after_disconnect",
+        json!([c.is_connected(), c.protocol_era().is_none()]),
+    );
+    assert!(matches!(c.list_tools(), Err(Error::NotConnected { .. })));
+    c.open().unwrap();
+    assert_eq!(c.protocol_era(), era);
+    put(
+        "reopened",
+        json!([
+            c.is_connected(),
+            c.call_tool("echo", json!({"text": "again"})).unwrap()
+        ]),
+    );
+    put(
+        "stderr_tail_is_text",
+        json!(c.stderr_tail().len() < 1 << 20),
+    );
     out
 }
 
