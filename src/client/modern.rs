@@ -100,6 +100,8 @@ impl Modern {
     pub(crate) fn header_hook(self: &Arc<Self>) -> crate::transport::HeaderHook {
         let me = Arc::downgrade(self);
         Arc::new(move |frame: &[u8]| {
+            // Cheap first: a frame without the modern `_meta` key is not a modern request.
+            memchr::memmem::find(frame, era::META_PROTOCOL_VERSION.as_bytes())?;
             let msg: Value = serde_json::from_slice(frame).ok()?;
             let mut headers = era::standard_headers(&msg)?;
             if msg.get("method").and_then(Value::as_str) == Some("tools/call") {
@@ -211,7 +213,7 @@ impl Client {
         let server = self.server_name().to_owned();
         let caps = serde_json::to_value(self.capabilities_to_declare_modern()).unwrap_or_default();
         let modern = Arc::new(Modern::new(caps, &self.client_info));
-        conn.transport.set_header_hook(modern.header_hook());
+        conn.transport.set_header_hook(Some(modern.header_hook()));
         conn.modern = Some(Arc::clone(&modern));
         let timeout = if probe {
             AUTO_PROBE_TIMEOUT.min(self.config.timeout())
@@ -271,6 +273,7 @@ impl Client {
             Ok(Err(e)) => {
                 log::debug!("server `{server}`: not a discover result ({e}); trying initialize");
                 conn.modern = None;
+                conn.transport.set_header_hook(None);
                 return Ok(None);
             }
             Err(why) => {
@@ -280,6 +283,7 @@ impl Client {
                     );
                 }
                 conn.modern = None;
+                conn.transport.set_header_hook(None);
                 return Ok(None);
             }
         };
@@ -294,6 +298,7 @@ impl Client {
                 Some(v) => *write_lock(&modern.version) = (*v).to_owned(),
                 None if probe => {
                     conn.modern = None;
+                    conn.transport.set_header_hook(None);
                     return Ok(None);
                 }
                 None => {

@@ -60,8 +60,9 @@ pub(crate) trait Transport: Send + Sync {
 
     /// Installs the function that gives an outbound frame's extra HTTP headers (the modern
     /// era's `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`; `None` for a
-    /// frame that is not a modern request). Only Streamable HTTP uses it.
-    fn set_header_hook(&self, _hook: HeaderHook) {}
+    /// frame that is not a modern request); `None` removes it (a connection that turned out
+    /// legacy). Only Streamable HTTP uses it.
+    fn set_header_hook(&self, _hook: Option<HeaderHook>) {}
 
     /// Leader/follower: a caller may read the connection itself until `done()` (its answer has
     /// been routed) or `deadline`, instead of waiting for an I/O thread's hand-off. On leaving,

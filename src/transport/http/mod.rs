@@ -108,7 +108,7 @@ struct Inner {
     /// The drain thread, started with the first SSE reply.
     drain: Mutex<Drain>,
     /// The modern era's per-request headers (see `Transport::set_header_hook`).
-    header_hook: OnceLock<super::HeaderHook>,
+    header_hook: RwLock<Option<super::HeaderHook>>,
 }
 
 /// The Streamable HTTP connection handle.
@@ -193,7 +193,7 @@ impl HttpTransport {
                 stop_rx,
                 answered_elsewhere: Mutex::new(Vec::new()),
                 drain: Mutex::new(Drain::default()),
-                header_hook: OnceLock::new(),
+                header_hook: RwLock::new(None),
             }),
             fallback: OnceLock::new(),
             stream: Mutex::new(None),
@@ -264,8 +264,8 @@ impl Transport for HttpTransport {
         lock(&self.inner.state).protocol_version = Some(version.to_owned());
     }
 
-    fn set_header_hook(&self, hook: super::HeaderHook) {
-        let _ = self.inner.header_hook.set(hook);
+    fn set_header_hook(&self, hook: Option<super::HeaderHook>) {
+        *crate::sync::write_lock(&self.inner.header_hook) = hook;
     }
 
     fn close(&self) -> Result<(), Error> {

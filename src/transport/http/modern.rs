@@ -3,12 +3,13 @@
 //! (400 with `-32022`, `-32602` or `-32020`; 404 with `-32601`), which answers the request like
 //! any error response.
 
-use std::time::Instant;
-
 use super::frames::{deliver_frame, read_capped, Outbound};
 use super::post::Exchange;
 use super::{status_error, Inner};
 use crate::error::Error;
+
+/// What every modern request's body holds (the `_meta` protocol version key).
+const META_MARK: &[u8] = b"io.modelcontextprotocol/protocolVersion";
 
 /// The most of a refusal's body read to look for a JSON-RPC error in it.
 const MAX_REFUSAL_BYTES: usize = 64 * 1024;
@@ -16,7 +17,14 @@ const MAX_REFUSAL_BYTES: usize = 64 * 1024;
 impl Inner {
     /// The modern headers of `frame`, when a hook is installed and the frame is a modern request.
     pub(super) fn modern_headers(&self, frame: &[u8]) -> Option<Vec<(String, String)>> {
-        (self.header_hook.get()?)(frame)
+        let hook = crate::sync::read_lock(&self.header_hook).clone()?;
+        hook(frame)
+    }
+
+    /// Whether `frame` is a modern request (it carries the modern `_meta` version).
+    pub(super) fn is_modern(&self, frame: &[u8]) -> bool {
+        crate::sync::read_lock(&self.header_hook).is_some()
+            && memchr::memmem::find(frame, META_MARK).is_some()
     }
 
     /// A non-2xx reply to a modern request: a JSON-RPC error in its body is delivered as the
@@ -25,8 +33,6 @@ impl Inner {
         &self,
         resp: ureq::http::Response<ureq::Body>,
         out: &Outbound,
-        _started: Instant,
-        _deadline: Instant,
     ) -> Result<(), Exchange> {
         let status = resp.status().as_u16();
         let what = format!("POST {}", self.shown_url());

@@ -157,9 +157,10 @@ impl Inner {
             drain(resp);
             return Err(Exchange::Legacy(status));
         }
-        if !(200..300).contains(&status) && self.modern_headers(frame).is_some() {
+        let modern = self.is_modern(frame);
+        if !(200..300).contains(&status) && modern {
             // A modern server refuses with a JSON-RPC error in the body (400 -32022, 404 -32601).
-            return self.modern_refusal(resp, out, started, deadline);
+            return self.modern_refusal(resp, out);
         }
         if !(200..300).contains(&status) {
             return Err(
@@ -179,7 +180,7 @@ impl Inner {
             started,
             deadline,
             deliver: true,
-            resumable: self.modern_headers(frame).is_none(),
+            resumable: !modern,
         };
         self.read_reply(resp, &call)?;
         Ok(())
