@@ -237,7 +237,7 @@ fn a_legacy_client_cannot_reach_a_modern_only_server_and_a_modern_one_no_legacy_
     let e = Client::connect(server("m", true).protocol_mode(ProtocolMode::Legacy)).unwrap_err();
     assert!(e.to_string().contains("initialize"), "{e}");
     let e = Client::connect(server("l", false).protocol_mode(ProtocolMode::Modern)).unwrap_err();
-    assert!(e.to_string().contains("server/discover"), "{e}");
+    assert!(e.to_string().contains("refused `server/discover`"), "{e}");
 }
 
 fn updated(notes: &Receiver<ServerNotification>) -> Option<String> {

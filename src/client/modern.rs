@@ -257,10 +257,10 @@ impl Client {
                     }
                 }
                 Err(e @ Error::Rpc { code, .. }) if era::is_modern_rejection(code.0) => {
-                    return Err(e.into_connect(target, || conn.transport.stderr_tail()));
+                    return Err(refused(e, &server, target, conn));
                 }
                 Err(e) if probe && falls_back(&e) => break Err(Some(e)),
-                Err(e) => return Err(e.into_connect(target, || conn.transport.stderr_tail())),
+                Err(e) => return Err(refused(e, &server, target, conn)),
             }
         };
         let discovered = match outcome {
@@ -673,6 +673,25 @@ impl Client {
             feature: feature.to_owned(),
             era,
         }
+    }
+}
+
+/// A failed `server/discover` as a connect error: the server's JSON-RPC error is a refusal of
+/// `server/discover` (kind `Rejected`); anything else as any handshake failure.
+fn refused(e: Error, server: &str, target: &str, conn: &Connection) -> Error {
+    match e {
+        Error::Rpc {
+            ref code,
+            ref message,
+            ..
+        } => {
+            let detail = format!("{target} refused `server/discover`: error {code}: {message}");
+            ConnectError::new(server, target, ConnectErrorKind::Rejected, detail)
+                .with_stderr_tail(conn.transport.stderr_tail())
+                .with_source(e)
+                .into()
+        }
+        e => e.into_connect(target, || conn.transport.stderr_tail()),
     }
 }
 
