@@ -416,6 +416,15 @@ impl Client {
                     }
                     answers = Some((responses, value.get("requestState").cloned()));
                 }
+                "input_required" => {
+                    return Err(Error::Protocol {
+                        server: self.server_name().to_owned(),
+                        detail: format!(
+                            "`{method}` asked for input, which only `tools/call`, `prompts/get` \
+                             and `resources/read` may do"
+                        ),
+                    })
+                }
                 other => {
                     return Err(Error::Protocol {
                         server: self.server_name().to_owned(),
