@@ -1,5 +1,6 @@
 //! The official Python SDK 2.x (`mcp` 2.3, `MCPServer`), which speaks both protocol eras, over
-//! stdio and Streamable HTTP: the same calls give the same results in the legacy era
+//! stdio and Streamable HTTP: the same calls (one of them asks the client to confirm, answered
+//! by the same elicitation handler) give the same results in the legacy era
 //! (`initialize`), the modern one (2026-07-28, `server/discover`) and `Auto` (which finds the
 //! modern one). The SDK is installed under `target/peers/py2` on first use (see
 //! `common/peers.rs`).
@@ -12,8 +13,9 @@ use std::time::Duration;
 use common::launch::{self, Peer};
 use common::peers;
 use mcp_blocking::config::{ProtocolEra, ProtocolMode};
+use mcp_blocking::model::{ElicitParams, ElicitResult};
 use mcp_blocking::{Client, ServerConfig};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
 fn http_peer() -> Peer {
     let py2 = peers::python2();
@@ -42,6 +44,10 @@ fn exercise(client: &Client) -> Vec<Value> {
         .call_tool("shout", json!({"text": "hi"}))
         .expect("shout");
     let note = client.read_resource("note://today").expect("read");
+    let confirm = client
+        .call_tool("confirm", json!({"question": "sure?"}))
+        .expect("confirm");
+    assert_eq!(confirm.text(), "confirmed: true (state asked)");
     let prompt = client
         .get_prompt("review", json!({"code": "x = 1"}))
         .expect("prompt");
@@ -49,6 +55,7 @@ fn exercise(client: &Client) -> Vec<Value> {
         json!(tools),
         json!(add.content),
         json!(shout.content),
+        json!(confirm.content),
         json!(note.contents),
         json!(prompt.messages),
         json!(client.server_info().map(|i| i.name)),
@@ -63,8 +70,14 @@ fn across_eras(config: impl Fn() -> ServerConfig) {
         (ProtocolMode::Modern, ProtocolEra::Modern),
         (ProtocolMode::Auto, ProtocolEra::Modern),
     ] {
-        let client =
-            Client::connect(config().protocol_mode(mode)).unwrap_or_else(|e| panic!("{mode}: {e}"));
+        let client = Client::builder(config().protocol_mode(mode))
+            .elicitation(|_server: &str, p: ElicitParams| {
+                let mut content = Map::new();
+                content.insert("confirmed".into(), json!(p.message == "sure?"));
+                Ok(ElicitResult::accept(content))
+            })
+            .connect()
+            .unwrap_or_else(|e| panic!("{mode}: {e}"));
         assert_eq!(client.protocol_era(), Some(era), "{mode}");
         results.push(exercise(&client));
         client.close().expect("close");

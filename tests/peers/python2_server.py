@@ -4,14 +4,18 @@
 `python2_server.py stdio` serves stdio; `python2_server.py streamable-http` binds 127.0.0.1 on
 port 0 and prints `PORT <n>` once it listens.
 
-Tools: `add(a, b)`, `shout(text)`. Resource `note://today`. Prompt `review(code)`.
+Tools: `add(a, b)`, `shout(text)`, `confirm(question)` (asks the client to confirm: an
+`elicitation/create` request in the legacy era, an `input_required` result in the modern one;
+text `confirmed: true|false`). Resource `note://today`. Prompt `review(code)`.
 """
 
 import socket
 import sys
 
 import uvicorn
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
+from mcp_types import InputRequiredResult
+from pydantic import BaseModel
 
 server = MCPServer("python2-peer", instructions="A Python SDK 2.x server used by mcp-blocking's tests.")
 
@@ -24,6 +28,38 @@ def add(a: int, b: int) -> int:
 @server.tool(description="Upper-cases its text.")
 def shout(text: str) -> str:
     return text.upper() + "!"
+
+
+class Confirmation(BaseModel):
+    confirmed: bool
+
+
+@server.tool(description="Asks the client to confirm.")
+async def confirm(question: str, ctx: Context):
+    if (ctx.protocol_version or "") >= "2026-07-28":
+        answers = ctx.input_responses
+        if not answers:
+            return InputRequiredResult.model_validate(
+                {
+                    "inputRequests": {
+                        "confirm": {
+                            "method": "elicitation/create",
+                            "params": {
+                                "mode": "form",
+                                "message": question,
+                                "requestedSchema": Confirmation.model_json_schema(),
+                            },
+                        }
+                    },
+                    "requestState": "asked",
+                }
+            )
+        answer = answers["confirm"]
+        content = answer.get("content") if isinstance(answer, dict) else getattr(answer, "content", None)
+        return f"confirmed: {str(bool((content or {}).get('confirmed'))).lower()} (state {ctx.request_state})"
+    result = await ctx.elicit(question, Confirmation)
+    confirmed = result.action == "accept" and result.data.confirmed
+    return f"confirmed: {str(confirmed).lower()} (state asked)"
 
 
 @server.resource("note://today", mime_type="text/plain")
