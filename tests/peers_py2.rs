@@ -8,11 +8,13 @@
 mod common;
 
 use std::process::Command;
+use std::sync::mpsc::Receiver;
 use std::time::Duration;
 
 use common::launch::{self, Peer};
 use common::peers;
 use mcp_blocking::config::{ProtocolEra, ProtocolMode};
+use mcp_blocking::handler::{Notification, ServerNotification};
 use mcp_blocking::model::{ElicitParams, ElicitResult};
 use mcp_blocking::{Client, ServerConfig};
 use serde_json::{json, Map, Value};
@@ -96,4 +98,56 @@ fn python_sdk_2_over_streamable_http_in_both_eras() {
     let peer = http_peer();
     let url = format!("http://127.0.0.1:{}/mcp", peer.port);
     across_eras(|| ServerConfig::http("py2-http", &url).timeout_secs(peers::PEER_TIMEOUT_SECS));
+}
+
+/// Waits for a notification `want` accepts.
+fn wait_for(notes: &Receiver<ServerNotification>, want: impl Fn(&Notification) -> bool) -> bool {
+    loop {
+        match notes.recv_timeout(Duration::from_secs(10)) {
+            Ok((_, n)) if want(&n) => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+}
+
+/// Modern era: `subscribe` (a `subscriptions/listen`) brings `resources/updated`; in both eras
+/// the notification handlers hear of list changes (the SDK does not implement the legacy
+/// `resources/subscribe`).
+fn subscriptions(config: impl Fn() -> ServerConfig) {
+    for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
+        let (builder, notes) = Client::builder(config().protocol_mode(mode)).notification_channel();
+        let client = builder.connect().unwrap_or_else(|e| panic!("{mode}: {e}"));
+        if mode == ProtocolMode::Modern {
+            client.subscribe("note://today").expect("subscribe");
+            let touched = client.call_tool("touch", json!({"uri": "note://today"}));
+            assert_eq!(touched.expect("touch").text(), "touched");
+            assert!(
+                wait_for(
+                    &notes,
+                    |n| matches!(n, Notification::ResourceUpdated(u) if u.uri == "note://today")
+                ),
+                "{mode}: no resources/updated"
+            );
+            client.unsubscribe("note://today").expect("unsubscribe");
+        }
+        assert_eq!(client.call_tool("grow", json!({})).unwrap().text(), "grown");
+        assert!(
+            wait_for(&notes, |n| matches!(n, Notification::ToolsListChanged)),
+            "{mode}: no tools/list_changed"
+        );
+        client.close().expect("close");
+    }
+}
+
+#[test]
+fn python_sdk_2_subscriptions_over_stdio_in_both_eras() {
+    subscriptions(|| peers::python2().stdio("py2"));
+}
+
+#[test]
+fn python_sdk_2_subscriptions_over_streamable_http_in_both_eras() {
+    let peer = http_peer();
+    let url = format!("http://127.0.0.1:{}/mcp", peer.port);
+    subscriptions(|| ServerConfig::http("py2-http", &url).timeout_secs(peers::PEER_TIMEOUT_SECS));
 }

@@ -6,7 +6,10 @@ port 0 and prints `PORT <n>` once it listens.
 
 Tools: `add(a, b)`, `shout(text)`, `confirm(question)` (asks the client to confirm: an
 `elicitation/create` request in the legacy era, an `input_required` result in the modern one;
-text `confirmed: true|false`). Resource `note://today`. Prompt `review(code)`.
+text `confirmed: true|false`), `touch(uri)` (tells the subscribers `uri` changed: through
+`subscriptions/listen` in the modern era, `notifications/resources/updated` on the session in
+the legacy one), `grow()` (announces a tools list change). Resource `note://today`. Prompt
+`review(code)`.
 """
 
 import socket
@@ -60,6 +63,24 @@ async def confirm(question: str, ctx: Context):
     result = await ctx.elicit(question, Confirmation)
     confirmed = result.action == "accept" and result.data.confirmed
     return f"confirmed: {str(confirmed).lower()} (state asked)"
+
+
+@server.tool(description="Tells the subscribers that `uri` changed.")
+async def touch(uri: str, ctx: Context) -> str:
+    if (ctx.protocol_version or "") >= "2026-07-28":
+        await ctx.notify_resource_updated(uri)
+    else:
+        await ctx.session.send_resource_updated(uri)
+    return "touched"
+
+
+@server.tool(description="Announces a tools list change.")
+async def grow(ctx: Context) -> str:
+    if (ctx.protocol_version or "") >= "2026-07-28":
+        await ctx.notify_tools_changed()
+    else:
+        await ctx.session.send_tool_list_changed()
+    return "grown"
 
 
 @server.resource("note://today", mime_type="text/plain")
