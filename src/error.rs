@@ -167,6 +167,21 @@ pub enum Error {
         /// What went wrong, in words.
         detail: String,
     },
+
+    /// What was asked does not exist in the protocol era this connection speaks (see
+    /// [`ProtocolMode`](crate::config::ProtocolMode)): e.g. [`Client::ping`](crate::Client::ping),
+    /// [`Client::set_logging_level`](crate::Client::set_logging_level) (the level then goes with
+    /// every request instead) or [`Client::unsubscribe`](crate::Client::unsubscribe) on a modern
+    /// (2026-07-28) server. Nothing was sent.
+    #[error("server `{server}`: {feature} does not exist in the {era} protocol era")]
+    Unsupported {
+        /// The server's configured name.
+        server: String,
+        /// What was asked: a method (`ping`) or a feature.
+        feature: String,
+        /// The era the connection speaks.
+        era: crate::config::ProtocolEra,
+    },
 }
 
 fn tail(stderr_tail: &str) -> String {
@@ -198,7 +213,8 @@ impl Error {
             | Error::Protocol { server, .. }
             | Error::NotConnected { server }
             | Error::InvalidArgument { server, .. }
-            | Error::Task { server, .. } => Some(server),
+            | Error::Task { server, .. }
+            | Error::Unsupported { server, .. } => Some(server),
         }
     }
 
@@ -237,6 +253,26 @@ impl Error {
             } => www_authenticate.as_deref(),
             Error::Connect(c) => c.www_authenticate(),
             _ => None,
+        }
+    }
+
+    /// Whether the server said the resource does not exist: error `-32002` (the legacy
+    /// revisions) or `-32602` with the `uri` in its data (2026-07-28).
+    ///
+    /// ```
+    /// use mcp_blocking::Error;
+    /// use mcp_blocking::error::ErrorCode;
+    /// let e = Error::Rpc { server: "s".into(), code: ErrorCode(-32002), message: "nope".into(), data: None };
+    /// assert!(e.is_resource_not_found());
+    /// ```
+    pub fn is_resource_not_found(&self) -> bool {
+        match self {
+            Error::Rpc { code, data, .. } => {
+                *code == ErrorCode::RESOURCE_NOT_FOUND
+                    || (*code == ErrorCode::INVALID_PARAMS
+                        && data.as_deref().is_some_and(|d| d.get("uri").is_some()))
+            }
+            _ => false,
         }
     }
 
@@ -412,6 +448,15 @@ impl Error {
                 kind,
                 task_id: task_id.map(r),
                 detail: r(detail),
+            },
+            Error::Unsupported {
+                server,
+                feature,
+                era,
+            } => Error::Unsupported {
+                server,
+                feature: r(feature),
+                era,
             },
         }
     }

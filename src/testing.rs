@@ -258,7 +258,17 @@ impl TestServer {
 
     /// Like [`client_builder`](Self::client_builder), for a given config: its name and timeout
     /// apply; its transport is replaced by this in-process server.
+    ///
+    /// This server speaks the legacy protocol era (`initialize`), so a config left at
+    /// [`ProtocolMode::Auto`](crate::config::ProtocolMode::Auto) is set to
+    /// [`ProtocolMode::Legacy`](crate::config::ProtocolMode::Legacy): no `server/discover`
+    /// probe shows in [`received`](Self::received).
     pub fn client_builder_for(&self, config: ServerConfig) -> ClientBuilder {
+        use crate::config::ProtocolMode;
+        let config = match config.protocol() {
+            ProtocolMode::Auto => config.protocol_mode(ProtocolMode::Legacy),
+            _ => config,
+        };
         Client::builder(config).in_process(Arc::new(self.clone()))
     }
 

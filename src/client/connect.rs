@@ -8,7 +8,7 @@ use serde_json::json;
 use super::connection::Connection;
 use super::dispatch::{ClientSink, DispatchCtx};
 use super::{CallOptions, Client};
-use crate::config::TransportConfig;
+use crate::config::{ProtocolMode, TransportConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
 use crate::protocol::session::{initialize_params, initialized_frame, negotiate, Session};
@@ -166,8 +166,9 @@ impl Client {
             private_poller,
             oauth: self.oauth_hook(),
             task_tools: Default::default(),
+            modern: None,
         };
-        match self.handshake(&conn, &target) {
+        match self.open_era(&mut conn, &target) {
             Ok(init) => {
                 conn.init = Some(init);
                 Ok(conn)
@@ -176,6 +177,29 @@ impl Client {
                 let _ = conn.shutdown();
                 Err(e)
             }
+        }
+    }
+
+    /// The handshake of the configured protocol mode: `server/discover` (modern), `initialize`
+    /// (legacy), or the probe and its fallback (auto; legacy HTTP+SSE and WebSocket servers are
+    /// not probed).
+    fn open_era(&self, conn: &mut Connection, target: &str) -> Result<InitializeResult, Error> {
+        let probe = match self.config.protocol() {
+            ProtocolMode::Legacy => return self.handshake(conn, target),
+            ProtocolMode::Modern => false,
+            _ => {
+                if matches!(
+                    self.config.transport(),
+                    TransportConfig::Sse(_) | TransportConfig::WebSocket(_)
+                ) {
+                    return self.handshake(conn, target);
+                }
+                true
+            }
+        };
+        match self.discover(conn, target, probe)? {
+            Some(init) => Ok(init),
+            None => self.handshake(conn, target),
         }
     }
 

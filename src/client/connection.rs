@@ -33,6 +33,8 @@ pub(crate) struct Connection {
     pub(crate) oauth: Option<(crate::auth::OAuthConfig, String)>,
     /// Each tool's `execution.taskSupport`, from the last `tools/list` (servers with tasks only).
     pub(crate) task_tools: super::tasks::TaskTools,
+    /// Set when the connection speaks the modern era (2026-07-28).
+    pub(crate) modern: Option<Arc<super::modern::Modern>>,
 }
 
 impl Connection {
@@ -58,6 +60,10 @@ impl Connection {
         opts: &CallOptions,
     ) -> Result<Payload, Error> {
         opts.check(&self.server)?;
+        let params = match &self.modern {
+            Some(m) => Some(crate::protocol::era::with_meta(params, &m.meta())),
+            None => params,
+        };
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
         let start = Instant::now();
         let hard_limit = opts
@@ -230,6 +236,9 @@ impl Connection {
         self.session
             .fail_all("the client closed the connection", "");
         self.sink.finish_stop(grace);
+        if let Some(m) = &self.modern {
+            m.join_listens();
+        }
         if let Some(p) = &self.private_poller {
             let _ = p.stop(Duration::from_secs(5));
         }

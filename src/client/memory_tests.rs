@@ -15,7 +15,11 @@ type Sent = crate::testing::TestServer;
 /// A client whose server is `f`; returns it with the log of what the client sent.
 fn client(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client, Sent) {
     client_with(
-        Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(1.0)),
+        Client::builder(
+            ServerConfig::stdio("mem", "unused")
+                .protocol_mode(crate::config::ProtocolMode::Legacy)
+                .timeout_secs(1.0),
+        ),
         f,
     )
 }
@@ -304,8 +308,12 @@ fn server_ping_is_answered_with_an_empty_object() {
 
 #[test]
 fn url_mode_elicitation_is_refused_with_invalid_params() {
-    let builder = Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(1.0))
-        .elicitation(|_: &str, _| Ok(crate::model::ElicitResult::decline()));
+    let builder = Client::builder(
+        ServerConfig::stdio("mem", "unused")
+            .protocol_mode(crate::config::ProtocolMode::Legacy)
+            .timeout_secs(1.0),
+    )
+    .elicitation(|_: &str, _| Ok(crate::model::ElicitResult::decline()));
     let (c, sent) = client_with(
         builder,
         asks(
@@ -323,8 +331,12 @@ fn url_mode_elicitation_is_refused_with_invalid_params() {
 
 #[test]
 fn a_handler_error_reaches_the_server() {
-    let builder = Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(1.0))
-        .sampling(|_: &str, _| Err(crate::handler::HandlerError::rejected("no thanks")));
+    let builder = Client::builder(
+        ServerConfig::stdio("mem", "unused")
+            .protocol_mode(crate::config::ProtocolMode::Legacy)
+            .timeout_secs(1.0),
+    )
+    .sampling(|_: &str, _| Err(crate::handler::HandlerError::rejected("no thanks")));
     let (c, _) = client_with(
         builder,
         asks(
@@ -393,7 +405,11 @@ fn an_out_of_range_call_timeout_sends_nothing() {
 /// shows as a call that takes 30 s (and fails the `prompt` check) rather than an error.
 fn patient(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client, Sent) {
     client_with(
-        Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(30.0)),
+        Client::builder(
+            ServerConfig::stdio("mem", "unused")
+                .protocol_mode(crate::config::ProtocolMode::Legacy)
+                .timeout_secs(30.0),
+        ),
         f,
     )
 }
@@ -554,6 +570,7 @@ fn an_error_without_an_id_has_its_message_cut_to_the_echo_limit() {
     let (c, _) = client_with(
         Client::builder(
             ServerConfig::stdio("mem", "unused")
+                .protocol_mode(crate::config::ProtocolMode::Legacy)
                 .timeout_secs(30.0)
                 .with_limits(limits),
         ),

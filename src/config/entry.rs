@@ -47,7 +47,14 @@ pub(crate) enum Entry {
     Disabled(String),
 }
 
-const TOP_KEYS: [&str; 5] = ["name", "description", "transport", "timeout", "disabled"];
+const TOP_KEYS: [&str; 6] = [
+    "name",
+    "description",
+    "transport",
+    "timeout",
+    "disabled",
+    "protocol",
+];
 const TRANSPORT_KEYS: [&str; 13] = [
     "type",
     "command",
@@ -437,6 +444,28 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
         }
     };
     let timeout = normalize_timeout(timeout).map_err(|e| e.at(tkey))?;
+    let pkey = join(prefix, "protocol");
+    let protocol = match present(obj, "protocol") {
+        None => super::ProtocolMode::default(),
+        Some(Value::String(s)) => super::ProtocolMode::parse(s).ok_or_else(|| {
+            ConfigError::new(
+                ConfigErrorKind::InvalidValue,
+                format!(
+                    "`protocol` must be `auto`, `legacy` or `modern`, found `{}`",
+                    super::echo(s, 64)
+                ),
+            )
+            .at(pkey.clone())
+            .found_expected(super::echo(s, 64).into_owned(), "auto, legacy or modern")
+        })?,
+        Some(other) => {
+            return Err(ConfigError::wrong_type(
+                &pkey,
+                "a string (auto, legacy or modern)",
+                other,
+            ))
+        }
+    };
 
     let tp = tpath.as_str();
     let mut expand = |s: String, path: String| -> Result<String, ConfigError> {
@@ -612,6 +641,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
     }
     server.description = description;
     server.timeout = timeout;
+    server.protocol = protocol;
     if let Some(bytes) = max_message {
         server.limits.max_message_bytes = bytes;
     }

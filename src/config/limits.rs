@@ -64,6 +64,11 @@ pub struct Limits {
     /// pages; past it, it fails with [`Error::Protocol`](crate::Error::Protocol) naming this
     /// cap (read the pages one by one with `list_tasks_page` to see more). Default: 10 000.
     pub max_listed_tasks: usize,
+    /// Modern era (2026-07-28): how many times one call is retried with the answers to the
+    /// server's input requests (`InputRequiredResult`, answered by the elicitation, sampling
+    /// and roots handlers) before it fails with [`Error::Protocol`](crate::Error::Protocol).
+    /// Default: 8.
+    pub max_input_rounds: usize,
 }
 
 impl Default for Limits {
@@ -77,6 +82,7 @@ impl Default for Limits {
             task_poll_floor: Duration::from_millis(100),
             task_poll_ceiling: Duration::from_secs(30),
             max_listed_tasks: 10_000,
+            max_input_rounds: 8,
         }
     }
 }
@@ -107,6 +113,13 @@ impl Limits {
     #[must_use]
     pub fn with_max_echo_bytes(mut self, bytes: usize) -> Self {
         self.max_echo_bytes = bytes;
+        self
+    }
+
+    /// Sets [`max_input_rounds`](Limits::max_input_rounds).
+    #[must_use]
+    pub fn with_max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds;
         self
     }
 

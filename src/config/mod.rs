@@ -26,6 +26,7 @@ mod load;
 mod oauth_entry;
 #[cfg(test)]
 mod property_tests;
+mod protocol;
 mod redact;
 mod remote;
 mod suggest;
@@ -38,6 +39,7 @@ pub use input::InputLimits;
 pub use limits::Limits;
 pub(crate) use limits::{char_floor, cut_mark, echo};
 pub use load::{ConfigLoader, LoadReport};
+pub use protocol::{ProtocolEra, ProtocolMode, AUTO_PROBE_TIMEOUT, MODERN_PROTOCOL_VERSION};
 pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
 pub use remote::{ProxyConfig, SseConfig, WebSocketConfig};
@@ -459,6 +461,8 @@ pub struct ServerConfig {
     pub(crate) limits: Limits,
     /// OAuth authorization (Streamable HTTP and legacy SSE), see [`ServerConfig::oauth`].
     pub(crate) oauth: Option<crate::auth::OAuthConfig>,
+    /// Which protocol era to speak.
+    pub(crate) protocol: ProtocolMode,
 }
 
 impl PartialEq for ServerConfig {
@@ -471,6 +475,7 @@ impl PartialEq for ServerConfig {
             && self.invalid_timeout == other.invalid_timeout
             && self.limits == other.limits
             && self.oauth.is_some() == other.oauth.is_some()
+            && self.protocol == other.protocol
     }
 }
 
@@ -497,6 +502,9 @@ impl fmt::Debug for ServerConfig {
         if let Some(oauth) = &self.oauth {
             d.field("oauth", oauth);
         }
+        if self.protocol != ProtocolMode::default() {
+            d.field("protocol", &self.protocol);
+        }
         d.finish()
     }
 }
@@ -513,6 +521,7 @@ impl ServerConfig {
             misapplied: Vec::new(),
             limits: Limits::default(),
             oauth: None,
+            protocol: ProtocolMode::default(),
         }
     }
 
@@ -1001,6 +1010,21 @@ impl ServerConfig {
         self
     }
 
+    /// Which protocol era to speak: [`ProtocolMode::Auto`] (the default) probes with
+    /// `server/discover` and falls back to `initialize`; see [`ProtocolMode`].
+    ///
+    /// Legacy HTTP+SSE speaks only the legacy era: [`ProtocolMode::Modern`] on an SSE server is
+    /// a [`ConfigErrorKind::NotApplicable`] error from [`validate`](Self::validate).
+    pub fn protocol_mode(mut self, mode: ProtocolMode) -> Self {
+        self.protocol = mode;
+        self
+    }
+
+    /// The protocol mode (see [`protocol_mode`](Self::protocol_mode)).
+    pub fn protocol(&self) -> ProtocolMode {
+        self.protocol
+    }
+
     /// The server's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -1078,6 +1102,17 @@ impl ServerConfig {
         }
         if let Some(m) = self.misapplied.first() {
             return Err(self.not_applicable(*m));
+        }
+        if self.protocol == ProtocolMode::Modern
+            && matches!(self.transport, TransportConfig::Sse(_))
+        {
+            return fail(
+                ConfigError::new(
+                    ConfigErrorKind::NotApplicable,
+                    "legacy HTTP+SSE speaks only the legacy protocol era; `protocol: modern` needs stdio, streamable-http or websocket",
+                )
+                .at("protocol"),
+            );
         }
         for (name, value) in self.transport.headers() {
             remote::header_pair(name, value).map_err(|e| e.for_server(server))?;

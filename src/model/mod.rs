@@ -36,6 +36,7 @@ macro_rules! setters {
 
 mod client;
 mod content;
+mod discover;
 mod init;
 mod notifications;
 mod prompts;
@@ -51,6 +52,7 @@ pub use content::{
     Annotations, AudioContent, BlobResourceContents, Content, EmbeddedResource, ImageContent,
     ResourceContents, Role, TextContent, TextResourceContents,
 };
+pub use discover::DiscoverResult;
 pub use init::{
     ClientCapabilities, Implementation, InitializeResult, ListChangedCapability,
     ResourcesCapability, RootsCapability, ServerCapabilities,

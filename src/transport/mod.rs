@@ -42,6 +42,10 @@ pub(crate) trait Sink: Send + Sync {
     }
 }
 
+/// Computes the extra HTTP headers of an outbound frame (see [`Transport::set_header_hook`]).
+pub(crate) type HeaderHook =
+    std::sync::Arc<dyn Fn(&[u8]) -> Option<Vec<(String, String)>> + Send + Sync>;
+
 /// The writing half of a connection.
 pub(crate) trait Transport: Send + Sync {
     /// Sends one serialised JSON-RPC message (no trailing newline). Must return by `deadline`
@@ -53,6 +57,12 @@ pub(crate) trait Transport: Send + Sync {
 
     /// Called once the handshake has negotiated a protocol version (HTTP sends it as a header).
     fn set_protocol_version(&self, _version: &str) {}
+
+    /// Installs the function that gives an outbound frame's extra HTTP headers (the modern
+    /// era's `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`; `None` for a
+    /// frame that is not a modern request); `None` removes it (a connection that turned out
+    /// legacy). Only Streamable HTTP uses it.
+    fn set_header_hook(&self, _hook: Option<HeaderHook>) {}
 
     /// Leader/follower: a caller may read the connection itself until `done()` (its answer has
     /// been routed) or `deadline`, instead of waiting for an I/O thread's hand-off. On leaving,

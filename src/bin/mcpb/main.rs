@@ -161,6 +161,7 @@ impl FailureInfo {
                 extra = json!({ "reason": format!("{kind:?}").to_ascii_lowercase() });
                 (5, "task")
             }
+            Error::Unsupported { .. } => (5, "unsupported"),
             Error::Spawn { .. } => (3, "connect"),
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),

@@ -139,8 +139,8 @@ pub(crate) fn info(client: &Client, shown: &str, target: &str) -> Output {
         "transport:    {} {target}",
         client.config().transport_type()
     );
-    if let Some(v) = client.protocol_version() {
-        let _ = writeln!(text, "protocol:     {v}");
+    if let (Some(v), Some(era)) = (client.protocol_version(), client.protocol_era()) {
+        let _ = writeln!(text, "protocol:     {v} ({})", era.as_str());
     }
     if let Value::Object(m) = &caps {
         let list: Vec<String> = m
@@ -166,6 +166,7 @@ pub(crate) fn info(client: &Client, shown: &str, target: &str) -> Output {
         "transport": client.config().transport_type(),
         "target": target,
         "protocolVersion": client.protocol_version(),
+        "protocolEra": client.protocol_era().map(|e| e.as_str()),
         "serverInfo": info.as_ref().map(to_json),
         "capabilities": caps,
         "instructions": client.instructions(),

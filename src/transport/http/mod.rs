@@ -50,6 +50,7 @@ mod errors;
 mod fallback;
 mod frames;
 mod headers;
+mod modern;
 mod pool;
 mod post;
 mod redirect;
@@ -106,6 +107,8 @@ struct Inner {
     answered_elsewhere: Mutex<Vec<RequestId>>,
     /// The drain thread, started with the first SSE reply.
     drain: Mutex<Drain>,
+    /// The modern era's per-request headers (see `Transport::set_header_hook`).
+    header_hook: RwLock<Option<super::HeaderHook>>,
 }
 
 /// The Streamable HTTP connection handle.
@@ -190,6 +193,7 @@ impl HttpTransport {
                 stop_rx,
                 answered_elsewhere: Mutex::new(Vec::new()),
                 drain: Mutex::new(Drain::default()),
+                header_hook: RwLock::new(None),
             }),
             fallback: OnceLock::new(),
             stream: Mutex::new(None),
@@ -258,6 +262,10 @@ impl Transport for HttpTransport {
             legacy.set_protocol_version(version);
         }
         lock(&self.inner.state).protocol_version = Some(version.to_owned());
+    }
+
+    fn set_header_hook(&self, hook: Option<super::HeaderHook>) {
+        *crate::sync::write_lock(&self.inner.header_hook) = hook;
     }
 
     fn close(&self) -> Result<(), Error> {
