@@ -28,6 +28,7 @@ use crate::config::{ConfigError, Secrets};
 /// An underlying cause, kept for [`std::error::Error::source`].
 type Cause = Box<dyn std::error::Error + Send + Sync>;
 
+pub use crate::client::TaskErrorKind;
 pub use crate::protocol::jsonrpc::ErrorCode;
 
 /// Everything that can go wrong in `mcp-blocking`.
@@ -151,6 +152,36 @@ pub enum Error {
         /// What was wrong.
         detail: String,
     },
+
+    /// A task could not be run or ended without a result: the server does not offer tasks (or
+    /// the part of them asked for), the task was cancelled, or the server's answer was not a
+    /// task; see [`TaskErrorKind`].
+    #[error("server `{server}`: {detail}")]
+    Task {
+        /// The server's configured name.
+        server: String,
+        /// What went wrong.
+        kind: TaskErrorKind,
+        /// The task, when there was one.
+        task_id: Option<String>,
+        /// What went wrong, in words.
+        detail: String,
+    },
+
+    /// What was asked does not exist in the protocol era this connection speaks (see
+    /// [`ProtocolMode`](crate::config::ProtocolMode)): e.g. [`Client::ping`](crate::Client::ping),
+    /// [`Client::set_logging_level`](crate::Client::set_logging_level) (the level then goes with
+    /// every request instead) or [`Client::unsubscribe`](crate::Client::unsubscribe) on a modern
+    /// (2026-07-28) server. Nothing was sent.
+    #[error("server `{server}`: {feature} does not exist in the {era} protocol era")]
+    Unsupported {
+        /// The server's configured name.
+        server: String,
+        /// What was asked: a method (`ping`) or a feature.
+        feature: String,
+        /// The era the connection speaks.
+        era: crate::config::ProtocolEra,
+    },
 }
 
 fn tail(stderr_tail: &str) -> String {
@@ -181,7 +212,9 @@ impl Error {
             | Error::Unauthorized { server, .. }
             | Error::Protocol { server, .. }
             | Error::NotConnected { server }
-            | Error::InvalidArgument { server, .. } => Some(server),
+            | Error::InvalidArgument { server, .. }
+            | Error::Task { server, .. }
+            | Error::Unsupported { server, .. } => Some(server),
         }
     }
 
@@ -220,6 +253,26 @@ impl Error {
             } => www_authenticate.as_deref(),
             Error::Connect(c) => c.www_authenticate(),
             _ => None,
+        }
+    }
+
+    /// Whether the server said the resource does not exist: error `-32002` (the legacy
+    /// revisions) or `-32602` with the `uri` in its data (2026-07-28).
+    ///
+    /// ```
+    /// use mcp_blocking::Error;
+    /// use mcp_blocking::error::ErrorCode;
+    /// let e = Error::Rpc { server: "s".into(), code: ErrorCode(-32002), message: "nope".into(), data: None };
+    /// assert!(e.is_resource_not_found());
+    /// ```
+    pub fn is_resource_not_found(&self) -> bool {
+        match self {
+            Error::Rpc { code, data, .. } => {
+                *code == ErrorCode::RESOURCE_NOT_FOUND
+                    || (*code == ErrorCode::INVALID_PARAMS
+                        && data.as_deref().is_some_and(|d| d.get("uri").is_some()))
+            }
+            _ => false,
         }
     }
 
@@ -384,6 +437,26 @@ impl Error {
             Error::InvalidArgument { server, detail } => Error::InvalidArgument {
                 server,
                 detail: r(detail),
+            },
+            Error::Task {
+                server,
+                kind,
+                task_id,
+                detail,
+            } => Error::Task {
+                server,
+                kind,
+                task_id: task_id.map(r),
+                detail: r(detail),
+            },
+            Error::Unsupported {
+                server,
+                feature,
+                era,
+            } => Error::Unsupported {
+                server,
+                feature: r(feature),
+                era,
             },
         }
     }

@@ -60,7 +60,7 @@ use serde_json::Value;
 
 use crate::model::{
     Cancelled, CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult,
-    LoggingMessage, Progress, ResourceUpdated,
+    LoggingMessage, Progress, ResourceUpdated, Task,
 };
 use crate::protocol::jsonrpc::ErrorCode;
 use crate::sync::lock;
@@ -271,6 +271,9 @@ pub enum Notification {
     ResourceUpdated(ResourceUpdated),
     /// `notifications/cancelled`: the server cancelled one of its own requests.
     Cancelled(Cancelled),
+    /// `notifications/tasks/status`: a task changed (optional for servers; may arrive before
+    /// the task's creation is answered).
+    TaskStatus(Box<Task>),
     /// Any other notification, kept as it came.
     Other {
         /// The method name.
@@ -294,6 +297,7 @@ impl Notification {
             "notifications/resources/list_changed" => Some(Notification::ResourcesListChanged),
             "notifications/resources/updated" => typed(&params).map(Notification::ResourceUpdated),
             "notifications/cancelled" => typed(&params).map(Notification::Cancelled),
+            "notifications/tasks/status" => typed(&params).map(Notification::TaskStatus),
             _ => None,
         };
         n.unwrap_or_else(|| Notification::Other {

@@ -33,8 +33,10 @@
 //! | [`model`] | the MCP types: tools, resources, prompts, content, capabilities |
 //! | [`handler`] | answering what a server asks: sampling, elicitation, notifications |
 //! | [`hub`] | the pieces of the multi-server layer |
+//! | [`agent`] | a model and the Hub's tools in one blocking loop: [`agent::Agent`], [`agent::Model`], built-in OpenAI and Anthropic models |
 //! | `testing` | (feature `testing`) an in-process server for your own unit tests |
 //! | [`error`] | [`Error`] and the types it carries ([`error::ConnectError`], [`error::ErrorCode`]) |
+//! | [`tasks`] | [`tasks::TaskHandle`]: a tool call running as a task (see [`Client::call_tool_as_task`]) |
 //!
 //! # Logging
 //!
@@ -51,6 +53,8 @@
 #[doc = include_str!("../README.md")]
 struct ReadmeDoctests;
 
+pub mod agent;
+pub mod auth;
 mod client;
 pub mod config;
 mod deadline;
@@ -60,6 +64,14 @@ pub mod hub;
 pub mod model;
 mod protocol;
 mod sync;
+pub mod tasks {
+    //! Tool calls that run as tasks (MCP revision 2025-11-25): [`TaskHandle`], returned by
+    //! [`Client::call_tool_as_task`](crate::Client::call_tool_as_task). The wire types are in
+    //! [`model`](crate::model) ([`Task`](crate::model::Task),
+    //! [`TaskStatus`](crate::model::TaskStatus)); the error kind is
+    //! [`error::TaskErrorKind`](crate::error::TaskErrorKind).
+    pub use crate::client::TaskHandle;
+}
 #[cfg(test)]
 mod test_rng;
 #[cfg(any(test, feature = "testing"))]

@@ -34,6 +34,12 @@
 //!   handler to answer;
 //! - outside any call: push a notification to every connected client with
 //!   [`TestServer::notify`];
+//! - tasks: a tool whose `execution.taskSupport` is `optional` or `required`
+//!   ([`Tool::with_task_support`](crate::model::Tool::with_task_support)) runs as a task when
+//!   the call asks for one, and the server then declares the `tasks` capability; the handler
+//!   runs inside the creating call, and the task reads `completed` (or `failed`) from the first
+//!   `tasks/get` on, so [`Client::call_tool`] on a `required` tool works as against a real
+//!   server;
 //! - or take the wire in hand with [`TestServer::from_fn`]: every message the client sends goes
 //!   to your function, and what it returns goes back.
 //!
@@ -57,6 +63,8 @@ use crate::model::{
 };
 use crate::sync::lock;
 use crate::transport::memory::{InProcessServer, Peer, WeakPeer};
+
+mod tasks;
 
 type ToolFn = dyn Fn(&ToolCall<'_>) -> Result<CallToolResult, HandlerError> + Send + Sync;
 type RequestFn = dyn Fn(Option<&Value>) -> Result<Value, HandlerError> + Send + Sync;
@@ -92,6 +100,7 @@ struct Script {
 struct Shared {
     received: Mutex<Vec<Value>>,
     peers: Mutex<Vec<WeakPeer>>,
+    tasks: Mutex<Vec<tasks::StoredTask>>,
 }
 
 impl fmt::Debug for TestServer {
@@ -249,7 +258,17 @@ impl TestServer {
 
     /// Like [`client_builder`](Self::client_builder), for a given config: its name and timeout
     /// apply; its transport is replaced by this in-process server.
+    ///
+    /// This server speaks the legacy protocol era (`initialize`), so a config left at
+    /// [`ProtocolMode::Auto`](crate::config::ProtocolMode::Auto) is set to
+    /// [`ProtocolMode::Legacy`](crate::config::ProtocolMode::Legacy): no `server/discover`
+    /// probe shows in [`received`](Self::received).
     pub fn client_builder_for(&self, config: ServerConfig) -> ClientBuilder {
+        use crate::config::ProtocolMode;
+        let config = match config.protocol() {
+            ProtocolMode::Auto => config.protocol_mode(ProtocolMode::Legacy),
+            _ => config,
+        };
         Client::builder(config).in_process(Arc::new(self.clone()))
     }
 
@@ -424,6 +443,9 @@ impl Script {
             if !self.prompts.is_empty() {
                 caps.insert("prompts".into(), json!({"listChanged": true}));
             }
+            if tasks::any_task_tool(self.tools.iter().map(|(t, _)| t)) {
+                caps.insert("tasks".into(), tasks::capability());
+            }
             Value::Object(caps)
         });
         let mut result = json!({
@@ -437,11 +459,14 @@ impl Script {
         result
     }
 
-    fn answer(&self, msg: &Value, peer: &Peer) -> Result<Value, HandlerError> {
+    fn answer(&self, msg: &Value, peer: &Peer, shared: &Shared) -> Result<Value, HandlerError> {
         let method = msg["method"].as_str().unwrap_or_default();
         let params = msg.get("params");
         if let Some(handler) = self.requests.get(method) {
             return handler(params);
+        }
+        if let Some(answer) = tasks::answer(&lock(&shared.tasks), method, params) {
+            return answer;
         }
         let param = |key: &str| params.and_then(|p| p[key].as_str()).unwrap_or_default();
         match method {
@@ -452,11 +477,12 @@ impl Script {
             })),
             "tools/call" => {
                 let name = param("name");
-                let (_, handler) = self
+                let (tool, handler) = self
                     .tools
                     .iter()
                     .find(|(t, _)| t.name == name)
                     .ok_or_else(|| invalid_params(format!("Unknown tool: {name}")))?;
+                let as_task = tasks::check_call(tool, params)?;
                 let empty = json!({});
                 let call = ToolCall {
                     name,
@@ -464,6 +490,10 @@ impl Script {
                     request: msg,
                     peer,
                 };
+                if as_task {
+                    let outcome = handler(&call).and_then(to_value);
+                    return Ok(tasks::create(&mut lock(&shared.tasks), outcome));
+                }
                 to_value(handler(&call)?)
             }
             "resources/list" => Ok(json!({
@@ -515,7 +545,7 @@ impl InProcessServer for TestServer {
         }
         // Notifications (no id) need no answer.
         let Some(id) = msg.get("id") else { return };
-        peer.send(&reply(id, self.script.answer(msg, peer)));
+        peer.send(&reply(id, self.script.answer(msg, peer, &self.shared)));
     }
 
     fn connected(&self, peer: &Peer) {

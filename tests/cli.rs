@@ -206,7 +206,7 @@ fn help_prints_the_contract() {
     let o = mcpb(&["--help"]);
     assert_exit(&o, 0);
     let out = stdout(&o);
-    assert!(out.contains("--config FILE"), "{out}");
+    assert!(out.contains("--config <FILE>"), "{out}");
     assert!(out.contains("6 connection closed mid-request"), "{out}");
 }
 
@@ -743,12 +743,24 @@ fn control_characters_in_tool_output_are_shown_escaped() {
 
 #[test]
 fn control_characters_in_errors_and_logs_are_shown_escaped() {
-    // A JSON-RPC error: the fixture names the unknown tool in its message.
+    // An unknown tool: mcpb names it (it is refused before anything is sent).
     let o = on_fixture(&["call", "title\u{1b}]0;pwned\u{7}"]);
-    assert_exit(&o, 5);
+    assert_exit(&o, 2);
     let err = stderr(&o);
     assert!(!err.contains('\u{1b}') && !err.contains('\u{7}'), "{err:?}");
     assert!(err.contains("title\\u{1b}]0;pwned\\u{7}"), "{err}");
+
+    // A JSON-RPC error whose message quotes what was sent (an unknown log level).
+    // (One JSON object is sent as it is; k=v values would be checked against the enum.)
+    let o = on_fixture(&[
+        "call",
+        "log",
+        r#"{"level": "\u001b[2Jloud", "message": "m"}"#,
+    ]);
+    assert_exit(&o, 5);
+    let err = stderr(&o);
+    assert!(!err.contains('\u{1b}'), "{err:?}");
+    assert!(err.contains("\\u{1b}[2Jloud"), "{err}");
 
     // A log notification, shown with -v.
     let line = fixture("");

@@ -106,6 +106,18 @@ fn websocket() {
 }
 
 #[test]
+fn a_ws_url_is_websocket_without_transport() {
+    let srv = WsServer::start(true);
+    let url = srv.url();
+    assert!(url.starts_with("ws://"), "{url}");
+    let names = tool_names(&mcpb(&["--url", &url, "--json", "tools"]));
+    assert!(!names.is_empty());
+    let o = mcpb(&["--url", &url, "--json", "info"]);
+    let doc: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
+    assert_eq!(doc["transport"], "websocket");
+}
+
+#[test]
 fn header_goes_to_sse_and_websocket_servers() {
     let sse = McpSse::start("/messages?sid=1");
     let url = sse.server.url("/sse");

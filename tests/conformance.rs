@@ -1,8 +1,17 @@
-//! Runs the official MCP conformance suite (`@modelcontextprotocol/conformance` 0.1.16, Node 22+)
-//! against `examples/conformance_client.rs`: the client scenarios `initialize`, `tools_call`,
-//! `elicitation-sep1034-client-defaults` and `sse-retry` must pass, and the `core` suite must
-//! match `tests/conformance-expected-failures.txt` exactly (no unlisted failure, no stale entry).
-//! The suite and its Node are installed under `target/peers/` on first use (see `common/peers.rs`).
+//! Runs the official MCP conformance suite (`@modelcontextprotocol/conformance`, Node 22+) against
+//! `examples/conformance_client.rs`:
+//! - 0.1.16: the client scenarios `initialize`, `tools_call`, `elicitation-sep1034-client-defaults`
+//!   and `sse-retry` must pass, and the `core` suite must match
+//!   `tests/conformance-expected-failures.txt` exactly (no unlisted failure, no stale entry);
+//! - 0.2.0-alpha.12: `--suite all` at `--spec-version 2025-11-25` (legacy era) and at
+//!   `--spec-version 2026-07-28` (modern era; the client picks it from
+//!   `MCP_CONFORMANCE_PROTOCOL_VERSION`) must match `tests/conformance-expected-failures-2025-11-25.yml`
+//!   and `tests/conformance-expected-failures-2026-07-28.yml`;
+//! - 0.1.16: the 14 `auth/*` scenarios and the `client-credentials` extensions pass with no warning.
+//!
+//! The suites and their Node are installed under `target/peers/` on first use (see
+//! `common/peers.rs`). The suite runs a `--suite` in parallel itself, and the test harness runs
+//! these tests on parallel threads.
 
 mod common;
 
@@ -41,8 +50,13 @@ struct Suite {
 
 impl Suite {
     fn new() -> Suite {
+        Suite::of(peers::CONFORMANCE)
+    }
+
+    /// The suite of the npm package `package` (see `peers::NPM_PACKAGES`).
+    fn of(package: &str) -> Suite {
         Suite {
-            cli: peers::npm().entry(peers::CONFORMANCE),
+            cli: peers::npm().entry(package),
             client: client_binary(),
         }
     }
@@ -93,4 +107,64 @@ fn core_suite_matches_the_expected_failures() {
     let (ok, out) = suite.run(&["--suite", "core", "--expected-failures", baseline]);
     assert!(ok, "the core suite does not match {baseline}:\n{out}");
     assert!(out.contains("all failures are expected"), "{out}");
+}
+
+#[test]
+fn auth_scenarios_pass_without_warnings() {
+    let suite = Suite::new();
+    let (ok, out) = suite.run(&["--suite", "auth"]);
+    assert!(
+        ok && out.contains("0 failed, 0 warnings") && !out.contains("\u{2717}"),
+        "the auth suite failed:\n{out}"
+    );
+}
+
+/// Runs alpha.12's `--suite all` at `spec_version` against its expected-failures file.
+fn alpha_suite_matches_its_expected_failures(spec_version: &str) {
+    let suite = Suite::of(peers::CONFORMANCE_NEXT);
+    let baseline = format!(
+        "{}/tests/conformance-expected-failures-{spec_version}.yml",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    let (ok, out) = suite.run(&[
+        "--suite",
+        "all",
+        "--spec-version",
+        spec_version,
+        "--expected-failures",
+        &baseline,
+    ]);
+    assert!(
+        ok,
+        "`--suite all --spec-version {spec_version}` does not match {baseline}:\n{out}"
+    );
+    assert!(
+        out.contains("all failures are expected") || out.contains("0 failed"),
+        "{out}"
+    );
+}
+
+#[test]
+fn client_credentials_extensions_pass() {
+    let suite = Suite::new();
+    for scenario in [
+        "auth/client-credentials-basic",
+        "auth/client-credentials-jwt",
+    ] {
+        let (ok, out) = suite.run(&["--scenario", scenario]);
+        assert!(
+            ok && out.contains("OVERALL: PASSED") && out.contains("0 failed, 0 warnings"),
+            "scenario {scenario} failed:\n{out}"
+        );
+    }
+}
+
+#[test]
+fn alpha_suite_matches_the_expected_failures_at_2025_11_25() {
+    alpha_suite_matches_its_expected_failures("2025-11-25");
+}
+
+#[test]
+fn alpha_suite_matches_the_expected_failures_at_2026_07_28() {
+    alpha_suite_matches_its_expected_failures("2026-07-28");
 }

@@ -10,7 +10,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::settle::settled;
-use mcp_blocking::config::AuthProvider;
+use mcp_blocking::config::{AuthProvider, ProtocolMode};
 use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode};
 use mcp_blocking::handler::Notification;
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
@@ -23,8 +23,13 @@ fn text(r: &mcp_blocking::model::CallToolResult) -> String {
     v["content"][0]["text"].as_str().unwrap_or("").to_owned()
 }
 
+/// A legacy-era client (these tests check the 2025-11-25 session rules; `tests/eras.rs` checks
+/// the protocol modes).
 fn connect(url: &str, timeout: f64) -> Client {
-    Client::connect(ServerConfig::http("loop", url).timeout_secs(timeout)).expect("connect")
+    let cfg = ServerConfig::http("loop", url)
+        .timeout_secs(timeout)
+        .protocol_mode(ProtocolMode::Legacy);
+    Client::connect(cfg).expect("connect")
 }
 
 /// The connect error inside `err`, or a panic naming what came instead.
@@ -199,7 +204,8 @@ fn a_configured_session_the_server_forgot_is_replaced() {
     });
     let cfg = ServerConfig::http("resume", srv.url())
         .session_id("s-old")
-        .timeout_secs(5.0);
+        .timeout_secs(5.0)
+        .protocol_mode(ProtocolMode::Legacy);
     let client = Client::connect(cfg).expect("connect");
     client.list_tools().expect("list");
     client.close().expect("close");

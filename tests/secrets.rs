@@ -290,6 +290,10 @@ fn what_a_connected_server_says_is_hidden_too() {
             json!({"level": "debug", "message": {"token": TOKEN}}),
         )
         .expect("log");
+    // The log notifications are handled on their own thread: wait for the first to be logged
+    // before the server goes away.
+    let logged = |l: &String| l.contains("[talks] fixture: key <redacted>");
+    common::settle::settled(logs, |all| all.iter().any(logged));
     // The process dies, leaving a stderr tail; the error is hidden.
     let err = client
         .call_tool("crash", json!({}))
@@ -297,13 +301,7 @@ fn what_a_connected_server_says_is_hidden_too() {
     assert!(matches!(err, Error::Closed { .. }), "{err}");
     assert_error_hidden(&err);
     assert_hidden("the stderr tail", &client.stderr_tail());
-    assert!(
-        logs()
-            .iter()
-            .any(|l| l.contains("[talks] fixture: key <redacted>")),
-        "{:#?}",
-        logs()
-    );
+    assert!(logs().iter().any(logged), "{:#?}", logs());
     assert_logs_hidden();
 }
 

@@ -8,7 +8,7 @@ use serde_json::json;
 use super::connection::Connection;
 use super::dispatch::{ClientSink, DispatchCtx};
 use super::{CallOptions, Client};
-use crate::config::TransportConfig;
+use crate::config::{ProtocolMode, TransportConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
 use crate::protocol::session::{initialize_params, negotiate, Session};
@@ -89,13 +89,19 @@ impl Client {
                 };
                 stdio::open(&server, cfg, self.config.limits(), &poller, sink.clone())?
             }
-            TransportConfig::Sse(cfg) => crate::transport::sse::open(
-                &server,
-                cfg,
-                timeout,
-                self.config.limits(),
-                sink.clone(),
-            )?,
+            // A 401 on the event stream itself authorizes too (one on `initialize` is handled
+            // with every other request).
+            TransportConfig::Sse(cfg) => {
+                crate::auth::with_authorization(self.oauth_hook().as_ref(), &server, || {
+                    crate::transport::sse::open(
+                        &server,
+                        cfg,
+                        timeout,
+                        self.config.limits(),
+                        sink.clone(),
+                    )
+                })?
+            }
             TransportConfig::WebSocket(cfg) => crate::transport::ws::open(
                 &server,
                 cfg,
@@ -213,6 +219,12 @@ impl Client {
         )
     }
 
+    /// The OAuth settings and the server URL, when the server uses OAuth.
+    pub(super) fn oauth_hook(&self) -> Option<(crate::auth::OAuthConfig, String)> {
+        let oauth = self.config.oauth_config()?.clone();
+        Some((oauth, self.config.url()?.to_owned()))
+    }
+
     /// Runs the handshake on an opened transport.
     #[allow(clippy::too_many_arguments)] // The parts of a connection, handed over once.
     fn finish(
@@ -235,8 +247,11 @@ impl Client {
             init: None,
             default_timeout: timeout,
             private_poller,
+            oauth: self.oauth_hook(),
+            task_tools: Default::default(),
+            modern: None,
         };
-        match self.handshake(&conn, &target) {
+        match self.open_era(&mut conn, &target) {
             Ok(init) => {
                 conn.init = Some(init);
                 Ok(conn)
@@ -245,6 +260,29 @@ impl Client {
                 let _ = conn.shutdown();
                 Err(e)
             }
+        }
+    }
+
+    /// The handshake of the configured protocol mode: `server/discover` (modern), `initialize`
+    /// (legacy), or the probe and its fallback (auto; legacy HTTP+SSE and WebSocket servers are
+    /// not probed).
+    fn open_era(&self, conn: &mut Connection, target: &str) -> Result<InitializeResult, Error> {
+        let probe = match self.config.protocol() {
+            ProtocolMode::Legacy => return self.handshake(conn, target),
+            ProtocolMode::Modern => false,
+            _ => {
+                if matches!(
+                    self.config.transport(),
+                    TransportConfig::Sse(_) | TransportConfig::WebSocket(_)
+                ) {
+                    return self.handshake(conn, target);
+                }
+                true
+            }
+        };
+        match self.discover(conn, target, probe)? {
+            Some(init) => Ok(init),
+            None => self.handshake(conn, target),
         }
     }
 

@@ -29,18 +29,41 @@ pub(crate) struct Connection {
     pub(crate) default_timeout: Duration,
     /// A poller this connection made for itself (no shared one was given); stopped on close.
     pub(crate) private_poller: Option<ConnectionPoller>,
+    /// OAuth and the server URL: a 401 or 403 `insufficient_scope` authorizes and retries.
+    pub(crate) oauth: Option<(crate::auth::OAuthConfig, String)>,
+    /// Each tool's `execution.taskSupport`, from the last `tools/list` (servers with tasks only).
+    pub(crate) task_tools: super::tasks::TaskTools,
+    /// Set when the connection speaks the modern era (2026-07-28).
+    pub(crate) modern: Option<Arc<super::modern::Modern>>,
 }
 
 impl Connection {
-    /// Sends a request and waits for its answer, enforcing the timeout and sending
-    /// `notifications/cancelled` when it expires (never for `initialize`).
+    /// Sends a request and waits for its answer (see [`request_once`](Self::request_once));
+    /// with OAuth, a 401 or 403 `insufficient_scope` authorizes and sends it again.
     pub(crate) fn request(
         &self,
         method: &str,
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<Payload, Error> {
+        crate::auth::with_authorization(self.oauth.as_ref(), &self.server, || {
+            self.request_once(method, params.clone(), opts)
+        })
+    }
+
+    /// Sends a request and waits for its answer, enforcing the timeout and sending
+    /// `notifications/cancelled` when it expires (never for `initialize`).
+    fn request_once(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        opts: &CallOptions,
+    ) -> Result<Payload, Error> {
         opts.check(&self.server)?;
+        let params = match &self.modern {
+            Some(m) => Some(crate::protocol::era::with_meta(params, &m.meta())),
+            None => params,
+        };
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
         let start = Instant::now();
         let hard_limit = opts
@@ -52,6 +75,12 @@ impl Connection {
             .begin_request(method, params, opts.on_progress.is_some())
             .map_err(|f| self.failure(method, f))?;
         let id = begun.id;
+        if let Some(w) = &opts.progress_watch {
+            self.session.watch_progress(id, w.clone());
+        }
+        if let Some(tx) = &opts.on_begin {
+            let _ = tx.try_send(id);
+        }
         // Transports that read the answer inside `send` (Streamable HTTP event streams) cannot
         // restart the timer on progress; they get the maximum total instead, when there is one.
         let send_deadline = match (
@@ -126,9 +155,11 @@ impl Connection {
 
     /// Sends a notification.
     pub(crate) fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
-        let out = Outgoing::notification(method, params.as_ref());
-        self.transport
-            .send(out.by(deadline::after(self.default_timeout)))
+        crate::auth::with_authorization(self.oauth.as_ref(), &self.server, || {
+            let out = Outgoing::notification(method, params.as_ref());
+            self.transport
+                .send(out.by(deadline::after(self.default_timeout)))
+        })
     }
 
     fn timeout(&self, method: &str, start: Instant) -> Error {
@@ -182,6 +213,9 @@ impl Connection {
         self.session
             .fail_all("the client closed the connection", "");
         self.sink.finish_stop(grace);
+        if let Some(m) = &self.modern {
+            m.join_listens();
+        }
         if let Some(p) = &self.private_poller {
             let _ = p.stop(Duration::from_secs(5));
         }

@@ -216,9 +216,16 @@ pub(crate) struct DispatchCtx {
     notes: Lane<InNotification>,
     replies: Lane<Reply>,
     warn: Warnings,
+    /// Modern-era subscriptions: acknowledgements and the messages of ended ones.
+    pub(crate) subscriptions: super::modern::Subscriptions,
 }
 
 impl DispatchCtx {
+    /// Whether notification handlers are installed.
+    pub(crate) fn has_notification_handlers(&self) -> bool {
+        !self.handlers.notifications.is_empty()
+    }
+
     pub(crate) fn new(
         server: Arc<str>,
         handlers: Arc<Handlers>,
@@ -241,6 +248,7 @@ impl DispatchCtx {
             notes: Lane::new(lane().0, lane().1),
             replies: Lane::new(lane().0, lane().1),
             warn: Warnings::default(),
+            subscriptions: super::modern::Subscriptions::default(),
         }
     }
 }
@@ -432,6 +440,9 @@ impl ClientSink {
 
     fn take_notification(&self, n: InNotification) {
         let ctx = &self.ctx;
+        if ctx.subscriptions.intercept(&n) {
+            return;
+        }
         let is_log = n.method == "notifications/message";
         if ctx.handlers.notifications.is_empty() && !is_log {
             // Nobody to tell: no thread, no queue.
@@ -681,7 +692,7 @@ impl DispatchCtx {
         }
     }
 
-    fn serve(&self, method: &str, params: Value) -> Result<Value, RpcError> {
+    pub(crate) fn serve(&self, method: &str, params: Value) -> Result<Value, RpcError> {
         let invalid = |e: serde_json::Error| RpcError {
             code: ErrorCode::INVALID_PARAMS,
             message: format!("Invalid params: {e}"),

@@ -15,7 +15,11 @@ type Sent = crate::testing::TestServer;
 /// A client whose server is `f`; returns it with the log of what the client sent.
 fn client(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client, Sent) {
     client_with(
-        Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(1.0)),
+        Client::builder(
+            ServerConfig::stdio("mem", "unused")
+                .protocol_mode(crate::config::ProtocolMode::Legacy)
+                .timeout_secs(1.0),
+        ),
         f,
     )
 }
@@ -168,6 +172,50 @@ fn a_timeout_sends_cancelled_with_the_request_id() {
 }
 
 #[test]
+fn cancel_pending_cancels_the_call_in_flight_and_close_ends_it() {
+    let (seen_tx, seen_rx) = std::sync::mpsc::channel::<Value>();
+    let seen_tx = Mutex::new(seen_tx);
+    let (c, sent) = client(server(move |m| {
+        if m["method"] == "tools/call" {
+            let _ = seen_tx.lock().unwrap().send(m["id"].clone());
+        }
+        vec![]
+    }));
+    c.open().unwrap();
+    assert_eq!(c.cancel_pending("nothing to cancel").unwrap(), 0);
+    let c = Arc::new(c);
+    let caller = {
+        let c = Arc::clone(&c);
+        std::thread::Builder::new()
+            .name("cancel-test-call".into())
+            .spawn(move || {
+                c.call_tool_with(
+                    "t",
+                    json!({}),
+                    &CallOptions::new().timeout(Duration::from_secs(30)),
+                )
+            })
+            .unwrap()
+    };
+    let id = seen_rx.recv_timeout(Duration::from_secs(10)).unwrap();
+    assert_eq!(c.cancel_pending("interrupted").unwrap(), 1);
+    let cancel = sent
+        .received()
+        .into_iter()
+        .find(|m| m["method"] == "notifications/cancelled")
+        .expect("a cancellation was sent");
+    assert_eq!(cancel["params"]["requestId"], id);
+    assert_eq!(cancel["params"]["reason"], "interrupted");
+    c.close().unwrap();
+    let err = caller.join().unwrap().unwrap_err();
+    assert!(matches!(err, Error::Closed { .. }), "{err:?}");
+    assert!(matches!(
+        c.cancel_pending("closed").unwrap_err(),
+        Error::NotConnected { .. }
+    ));
+}
+
+#[test]
 fn rpc_errors_are_errors() {
     let (c, _) = client(server(|m| {
         vec![
@@ -260,8 +308,12 @@ fn server_ping_is_answered_with_an_empty_object() {
 
 #[test]
 fn url_mode_elicitation_is_refused_with_invalid_params() {
-    let builder = Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(1.0))
-        .elicitation(|_: &str, _| Ok(crate::model::ElicitResult::decline()));
+    let builder = Client::builder(
+        ServerConfig::stdio("mem", "unused")
+            .protocol_mode(crate::config::ProtocolMode::Legacy)
+            .timeout_secs(1.0),
+    )
+    .elicitation(|_: &str, _| Ok(crate::model::ElicitResult::decline()));
     let (c, sent) = client_with(
         builder,
         asks(
@@ -279,8 +331,12 @@ fn url_mode_elicitation_is_refused_with_invalid_params() {
 
 #[test]
 fn a_handler_error_reaches_the_server() {
-    let builder = Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(1.0))
-        .sampling(|_: &str, _| Err(crate::handler::HandlerError::rejected("no thanks")));
+    let builder = Client::builder(
+        ServerConfig::stdio("mem", "unused")
+            .protocol_mode(crate::config::ProtocolMode::Legacy)
+            .timeout_secs(1.0),
+    )
+    .sampling(|_: &str, _| Err(crate::handler::HandlerError::rejected("no thanks")));
     let (c, _) = client_with(
         builder,
         asks(
@@ -349,7 +405,11 @@ fn an_out_of_range_call_timeout_sends_nothing() {
 /// shows as a call that takes 30 s (and fails the `prompt` check) rather than an error.
 fn patient(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client, Sent) {
     client_with(
-        Client::builder(ServerConfig::stdio("mem", "unused").timeout_secs(30.0)),
+        Client::builder(
+            ServerConfig::stdio("mem", "unused")
+                .protocol_mode(crate::config::ProtocolMode::Legacy)
+                .timeout_secs(30.0),
+        ),
         f,
     )
 }
@@ -510,6 +570,7 @@ fn an_error_without_an_id_has_its_message_cut_to_the_echo_limit() {
     let (c, _) = client_with(
         Client::builder(
             ServerConfig::stdio("mem", "unused")
+                .protocol_mode(crate::config::ProtocolMode::Legacy)
                 .timeout_secs(30.0)
                 .with_limits(limits),
         ),

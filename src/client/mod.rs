@@ -3,6 +3,7 @@
 //! ```text
 //!   new() ──open()──> connected ──disconnect()/close()/drop──> disconnected ──open()──> ...
 //!            │  spawn or reach the server, `initialize`, check the version, `initialized`
+//!            │  (modern era, 2026-07-28: `server/discover` instead; see `modern.rs`)
 //!            └─ Err: the server, the command or url, and the server's last stderr lines
 //! ```
 
@@ -10,7 +11,10 @@ mod builder;
 mod connect;
 mod connection;
 mod dispatch;
+mod modern;
 mod options;
+mod task_calls;
+mod tasks;
 
 use crate::sync::{lock, read_lock, write_lock};
 use std::sync::{Arc, Mutex, RwLock};
@@ -18,19 +22,23 @@ use std::sync::{Arc, Mutex, RwLock};
 use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
-use crate::config::ServerConfig;
+use crate::config::{ProtocolEra, ServerConfig};
 use crate::error::Error;
 use crate::model::{
-    CallToolResult, CompleteResult, CompletionReference, GetPromptResult, Implementation,
-    InitializeResult, ListPromptsResult, ListResourceTemplatesResult, ListResourcesResult,
-    ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, Resource, ResourceTemplate, Root,
-    ServerCapabilities, Tool,
+    CallToolResult, CompleteResult, CompletionReference, DiscoverResult, GetPromptResult,
+    Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
+    ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Root, ServerCapabilities, Tool,
 };
 use crate::transport::stdio::ConnectionPoller;
 pub use builder::ClientBuilder;
 use connection::Connection;
+
+/// How long [`Client::cancel_pending`] waits to send each `notifications/cancelled`.
+const CANCEL_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 pub use options::CallOptions;
 use options::Handlers;
+pub use tasks::{TaskErrorKind, TaskHandle};
 
 /// A connection to one MCP server.
 ///
@@ -89,7 +97,10 @@ impl Client {
         }
     }
 
-    /// Connects to the server: starts or reaches it and completes the `initialize` handshake.
+    /// Connects to the server: starts or reaches it and completes the handshake of its
+    /// [protocol mode](crate::config::ProtocolMode): `initialize` (legacy era),
+    /// `server/discover` (modern era), or, by default, a `server/discover` probe that falls back
+    /// to `initialize`.
     ///
     /// # Errors
     /// [`Error::Config`] for an invalid config ([`ServerConfig::validate`], e.g. a timeout out of
@@ -138,8 +149,9 @@ impl Client {
         if let Some(old) = self.take_connection() {
             let _ = old.shutdown();
         }
-        let conn = self.establish().map_err(|e| self.redacted(e))?;
-        *write_lock(&self.state) = Some(Arc::new(conn));
+        let conn = Arc::new(self.establish().map_err(|e| self.redacted(e))?);
+        *write_lock(&self.state) = Some(Arc::clone(&conn));
+        self.listen_for_list_changes(&conn);
         Ok(())
     }
 
@@ -202,9 +214,34 @@ impl Client {
         self.init_part(InitializeResult::clone)
     }
 
-    /// The negotiated protocol version, when connected.
+    /// The negotiated protocol version, when connected: the one `initialize` settled on
+    /// (legacy era), or the one every request carries (modern era, e.g. `2026-07-28`).
     pub fn protocol_version(&self) -> Option<String> {
         self.init_part(|i| i.protocol_version.clone())
+    }
+
+    /// The protocol era the connection speaks, when connected: what
+    /// [`ProtocolMode::Auto`](crate::config::ProtocolMode::Auto) found, or the configured one.
+    ///
+    /// In the modern era, [`initialize_result`](Self::initialize_result),
+    /// [`server_info`](Self::server_info), [`capabilities`](Self::capabilities) and
+    /// [`instructions`](Self::instructions) report what `server/discover` said (see
+    /// [`discover_result`](Self::discover_result) for all of it).
+    pub fn protocol_era(&self) -> Option<ProtocolEra> {
+        let conn = self.connection().ok()?;
+        Some(if conn.modern.is_some() {
+            ProtocolEra::Modern
+        } else {
+            ProtocolEra::Legacy
+        })
+    }
+
+    /// The server's `server/discover` result, when connected in the modern era.
+    pub fn discover_result(&self) -> Option<DiscoverResult> {
+        let conn = self.connection().ok()?;
+        let modern = conn.modern.as_ref()?;
+        let found = crate::sync::read_lock(&modern.discover).clone();
+        found
     }
 
     /// The server's `serverInfo`, when connected.
@@ -236,13 +273,16 @@ impl Client {
             .unwrap_or_default()
     }
 
-    /// Replaces the roots offered to the server and sends `notifications/roots/list_changed`.
+    /// Replaces the roots offered to the server and sends `notifications/roots/list_changed`
+    /// (legacy era; in the modern era the notification does not exist: the server asks for the
+    /// roots when it needs them).
     ///
     /// # Errors
     /// A transport error while notifying.
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
         *write_lock(&self.roots) = Some(roots);
         match self.connection() {
+            Ok(c) if c.modern.is_some() => Ok(()),
             Ok(c) => c
                 .notify("notifications/roots/list_changed", None)
                 .map_err(|e| self.redacted(e)),
@@ -253,8 +293,12 @@ impl Client {
     /// Sends `ping` and waits for the answer.
     ///
     /// # Errors
-    /// [`Error::Timeout`], [`Error::Closed`], [`Error::Rpc`], [`Error::NotConnected`].
+    /// [`Error::Timeout`], [`Error::Closed`], [`Error::Rpc`], [`Error::NotConnected`];
+    /// [`Error::Unsupported`] in the modern era, which has no `ping`.
     pub fn ping(&self) -> Result<(), Error> {
+        if self.connection()?.modern.is_some() {
+            return Err(self.unsupported("`ping`", ProtocolEra::Modern));
+        }
         self.request("ping", None, &CallOptions::default())
             .map(|_| ())
     }
@@ -264,14 +308,35 @@ impl Client {
     /// # Errors
     /// As [`ping`](Self::ping); [`Error::Protocol`] for a malformed result or a cursor loop.
     pub fn list_tools(&self) -> Result<Vec<Tool>, Error> {
-        self.collect_pages(|c| self.list_tools_page(c).map(|p| (p.tools, p.next_cursor)))
+        let tools =
+            self.collect_pages(|c| self.list_tools_page(c).map(|p| (p.tools, p.next_cursor)))?;
+        self.remember_task_support(&tools);
+        Ok(tools)
     }
 
     /// One page of `tools/list`.
     ///
     /// # Errors
     /// As [`list_tools`](Self::list_tools).
+    ///
+    /// In the modern era, a tool whose `x-mcp-header` annotations are invalid is left out (it
+    /// could not be called correctly over HTTP), with a warning logged.
     pub fn list_tools_page(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
+        let conn = self.connection()?;
+        if let Some(m) = conn.modern.clone() {
+            let mut v = self
+                .modern_request(
+                    &conn,
+                    "tools/list",
+                    cursor_params(cursor),
+                    &CallOptions::default(),
+                )
+                .map_err(|e| self.redacted(e))?;
+            if let Some(Value::Array(tools)) = v.get_mut("tools") {
+                m.check_tools(self.server_name(), tools);
+            }
+            return serde_json::from_value(v).map_err(|e| self.malformed("tools/list", &e));
+        }
         self.typed("tools/list", cursor_params(cursor), &CallOptions::default())
     }
 
@@ -279,13 +344,24 @@ impl Client {
     /// reports it in the result ([`CallToolResult::failed`]); a JSON-RPC error (unknown tool, bad
     /// arguments) is [`Error::Rpc`].
     ///
+    /// A tool whose `execution.taskSupport` is `required`, on a server that declares
+    /// task-augmented `tools/call`, runs as a task without the caller doing anything more: the
+    /// call creates the task, waits for its result (answering an `input_required` task's
+    /// elicitation or sampling request through the client's handlers), and returns the result,
+    /// within the call's timeout; when that passes, `tasks/cancel` is sent (the call returns at
+    /// most about a second later, the time that may take). The tools' task
+    /// support is learnt from `tools/list` (once per connection, and again on each
+    /// [`list_tools`](Self::list_tools)). See [`call_tool_as_task`](Self::call_tool_as_task)
+    /// to keep a handle on the task instead.
+    ///
     /// # Errors
-    /// [`Error::InvalidArgument`] when `arguments` is not an object; as [`ping`](Self::ping).
+    /// [`Error::InvalidArgument`] when `arguments` is not an object; as [`ping`](Self::ping);
+    /// for a task, [`Error::Task`] when it was cancelled.
     pub fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         self.call_tool_with(name, arguments, &CallOptions::default())
     }
 
-    /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress).
+    /// [`call_tool`](Self::call_tool) with per-call options (timeout, progress, task status).
     ///
     /// # Errors
     /// As [`call_tool`](Self::call_tool); [`Error::InvalidArgument`] also when a timeout in `opts`
@@ -296,24 +372,25 @@ impl Client {
         arguments: Value,
         opts: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let mut params = Map::new();
-        params.insert("name".into(), Value::String(name.to_owned()));
-        match arguments {
-            Value::Null => {}
-            Value::Object(_) => {
-                params.insert("arguments".into(), arguments);
-            }
-            other => {
-                return Err(Error::InvalidArgument {
-                    server: self.server_name().to_owned(),
-                    detail: format!(
-                        "tool arguments must be a JSON object, got {}",
-                        json_kind(&other)
-                    ),
-                })
+        if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
+            return done;
+        }
+        // Kept only for a server with tasks, whose tool list may be stale.
+        let retry = self
+            .init_part(|i| i.capabilities.has_task_tool_calls())
+            .unwrap_or(false)
+            .then(|| arguments.clone());
+        let params = self.tool_params(name, arguments)?;
+        let plain = self.typed("tools/call", Some(Value::Object(params)), opts);
+        if let Some(arguments) = retry {
+            // A tool that now requires a task says so: learn the tools again, then retry.
+            if task_calls::says_task_required(&plain) && self.list_tools().is_ok() {
+                if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
+                    return done;
+                }
             }
         }
-        self.typed("tools/call", Some(Value::Object(params)), opts)
+        plain
     }
 
     /// Every resource, following `nextCursor` to the end.
@@ -368,7 +445,8 @@ impl Client {
     /// Reads a resource.
     ///
     /// # Errors
-    /// As [`ping`](Self::ping); a missing resource is [`Error::Rpc`] (code -32002).
+    /// As [`ping`](Self::ping); a missing resource is [`Error::Rpc`] (code -32002 in the
+    /// legacy era, -32602 from 2026-07-28 on: [`Error::is_resource_not_found`] accepts both).
     pub fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
         self.typed(
             "resources/read",
@@ -379,9 +457,22 @@ impl Client {
 
     /// Subscribes to `notifications/resources/updated` for `uri`.
     ///
+    /// Legacy era: `resources/subscribe`. Modern era: a `subscriptions/listen` for `uri`, kept
+    /// open on its own thread (`mcp-listen-NAME`) until [`unsubscribe`](Self::unsubscribe),
+    /// the server ends it or the client closes; this returns once the server has acknowledged
+    /// it. The updates reach the notification handlers in both eras.
+    ///
     /// # Errors
-    /// As [`ping`](Self::ping).
+    /// As [`ping`](Self::ping); in the modern era, [`Error::Rpc`] with code -32602 when the
+    /// server acknowledged the listen without granting `uri`, and [`Error::Timeout`] when it
+    /// did not acknowledge it within the server's timeout.
     pub fn subscribe(&self, uri: &str) -> Result<(), Error> {
+        let conn = self.connection()?;
+        if let Some(m) = conn.modern.clone() {
+            return self
+                .subscribe_modern(&conn, &m, uri)
+                .map_err(|e| self.redacted(e));
+        }
         self.request(
             "resources/subscribe",
             Some(json!({ "uri": uri })),
@@ -390,11 +481,18 @@ impl Client {
         .map(|_| ())
     }
 
-    /// Ends a subscription.
+    /// Ends a subscription (modern era: its updates stop reaching the handlers at once, and its
+    /// listen request is cancelled).
     ///
     /// # Errors
     /// As [`ping`](Self::ping).
     pub fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
+        let conn = self.connection()?;
+        if let Some(m) = conn.modern.clone() {
+            return self
+                .unsubscribe_modern(&conn, &m, uri)
+                .map_err(|e| self.redacted(e));
+        }
         self.request(
             "resources/unsubscribe",
             Some(json!({ "uri": uri })),
@@ -483,11 +581,17 @@ impl Client {
         self.typed("completion/complete", Some(params), &CallOptions::default())
     }
 
-    /// Sets the minimum level of the server's log notifications.
+    /// Sets the minimum level of the server's log notifications: `logging/setLevel` in the
+    /// legacy era; in the modern era the level goes in the `_meta` of every later request
+    /// (without one, a modern server sends no log messages).
     ///
     /// # Errors
     /// As [`ping`](Self::ping).
     pub fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
+        if let Some(m) = self.connection()?.modern.clone() {
+            Self::set_log_level_modern(&m, level);
+            return Ok(());
+        }
         self.request(
             "logging/setLevel",
             Some(json!({ "level": level })),
@@ -507,8 +611,13 @@ impl Client {
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<Value, Error> {
-        let payload = self
-            .connection()?
+        let conn = self.connection()?;
+        if conn.modern.is_some() {
+            return self
+                .modern_request(&conn, method, params, opts)
+                .map_err(|e| self.redacted(e));
+        }
+        let payload = conn
             .request(method, params, opts)
             .map_err(|e| self.redacted(e))?;
         payload.parse().map_err(|e| self.malformed(method, &e))
@@ -524,14 +633,54 @@ impl Client {
             .map_err(|e| self.redacted(e))
     }
 
+    /// Asks the server to stop every request of this client still waiting for its answer (a
+    /// user pressed Ctrl-C, say): sends `notifications/cancelled` with `reason` for each, and
+    /// returns how many were cancelled. The calls themselves keep waiting (the server sends no
+    /// answer to a cancelled request, so they end at their timeout); close the client, from any
+    /// thread, to end them at once with [`Error::Closed`].
+    ///
+    /// ```no_run
+    /// use mcp_blocking::{Client, ServerConfig};
+    /// let client = Client::connect(ServerConfig::stdio("fs", "mcp-server-filesystem"))?;
+    /// // On another thread, while a call runs:
+    /// let cancelled = client.cancel_pending("interrupted by the user")?;
+    /// client.close()?;
+    /// # let _ = cancelled;
+    /// # Ok::<(), mcp_blocking::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::NotConnected`]; a transport error while sending (the remaining requests are
+    /// not cancelled then).
+    pub fn cancel_pending(&self, reason: &str) -> Result<usize, Error> {
+        let conn = self.connection()?;
+        let ids = conn.session.pending_ids();
+        for &id in &ids {
+            conn.transport
+                .send(crate::transport::Outgoing::cancellation(
+                    &crate::protocol::jsonrpc::RequestId::Number(id),
+                    reason,
+                    CANCEL_SEND_TIMEOUT,
+                ))
+                .map_err(|e| self.redacted(e))?;
+        }
+        Ok(ids.len())
+    }
+
     fn typed<T: DeserializeOwned>(
         &self,
         method: &str,
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<T, Error> {
-        let payload = self
-            .connection()?
+        let conn = self.connection()?;
+        if conn.modern.is_some() {
+            let v = self
+                .modern_request(&conn, method, params, opts)
+                .map_err(|e| self.redacted(e))?;
+            return serde_json::from_value(v).map_err(|e| self.malformed(method, &e));
+        }
+        let payload = conn
             .request(method, params, opts)
             .map_err(|e| self.redacted(e))?;
         payload.parse().map_err(|e| self.malformed(method, &e))
@@ -621,6 +770,8 @@ fn json_kind(v: &Value) -> &'static str {
 
 #[cfg(test)]
 mod memory_tests;
+#[cfg(test)]
+mod tasks_tests;
 
 #[cfg(test)]
 mod tests {

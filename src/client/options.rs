@@ -7,10 +7,13 @@ use std::time::Duration;
 use crate::config::{show_duration, timeout_in_range, TIMEOUT_RANGE};
 use crate::error::Error;
 use crate::handler::{ElicitationHandler, NotificationHandler, SamplingHandler};
-use crate::model::Progress;
+use crate::model::{Progress, Task};
 
 /// A progress callback.
 pub(crate) type ProgressCallback = Arc<dyn Fn(&Progress) + Send + Sync>;
+
+/// A task status callback.
+pub(crate) type TaskStatusCallback = Arc<dyn Fn(&Task) + Send + Sync>;
 
 /// Options for one call: timeout override, progress callback, timeout reset on progress.
 ///
@@ -31,6 +34,12 @@ pub struct CallOptions {
     pub(crate) on_progress: Option<ProgressCallback>,
     pub(crate) reset_timeout_on_progress: bool,
     pub(crate) max_total_timeout: Option<Duration>,
+    pub(crate) on_task_status: Option<TaskStatusCallback>,
+    pub(crate) task_ttl: Option<Duration>,
+    /// Keep routing this call's progress here once it is answered (a task's progress).
+    pub(crate) progress_watch: Option<crossbeam_channel::Sender<Progress>>,
+    /// Told the request's id as soon as it is registered (so another thread may abandon it).
+    pub(crate) on_begin: Option<crossbeam_channel::Sender<i64>>,
 }
 
 impl fmt::Debug for CallOptions {
@@ -40,6 +49,8 @@ impl fmt::Debug for CallOptions {
             .field("on_progress", &self.on_progress.is_some())
             .field("reset_timeout_on_progress", &self.reset_timeout_on_progress)
             .field("max_total_timeout", &self.max_total_timeout)
+            .field("on_task_status", &self.on_task_status.is_some())
+            .field("task_ttl", &self.task_ttl)
             .finish()
     }
 }
@@ -84,6 +95,23 @@ impl CallOptions {
     /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) naming this option.
     pub fn max_total_timeout(mut self, max: Duration) -> Self {
         self.max_total_timeout = Some(max);
+        self
+    }
+
+    /// For a tool that runs as a task (see [`Client::call_tool`](crate::Client::call_tool)):
+    /// `f` is given the task each time its status is read (`tasks/get`), on the calling thread.
+    pub fn on_task_status(mut self, f: impl Fn(&Task) + Send + Sync + 'static) -> Self {
+        self.on_task_status = Some(Arc::new(f));
+        self
+    }
+
+    /// How long the server should keep a task this call creates, and its result (the `ttl` the
+    /// server is asked for; it may choose another). Without it, a tool that
+    /// [`Client::call_tool`](crate::Client::call_tool) runs as a task asks for the call's
+    /// timeout (its maximum total, when longer), and
+    /// [`Client::call_tool_as_task`](crate::Client::call_tool_as_task) leaves it to the server.
+    pub fn task_ttl(mut self, ttl: Duration) -> Self {
+        self.task_ttl = Some(ttl);
         self
     }
 

@@ -47,8 +47,15 @@ pub(crate) enum Entry {
     Disabled(String),
 }
 
-const TOP_KEYS: [&str; 5] = ["name", "description", "transport", "timeout", "disabled"];
-const TRANSPORT_KEYS: [&str; 12] = [
+const TOP_KEYS: [&str; 6] = [
+    "name",
+    "description",
+    "transport",
+    "timeout",
+    "disabled",
+    "protocol",
+];
+const TRANSPORT_KEYS: [&str; 13] = [
     "type",
     "command",
     "args",
@@ -61,6 +68,7 @@ const TRANSPORT_KEYS: [&str; 12] = [
     "headers",
     "session_id",
     "detect_legacy_sse",
+    "oauth",
 ];
 const STDIO_ONLY: [&str; 7] = [
     "command",
@@ -73,14 +81,13 @@ const STDIO_ONLY: [&str; 7] = [
 ];
 const HTTP_ONLY: [&str; 2] = ["session_id", "detect_legacy_sse"];
 /// Keys other hosts write that this library has no use for; skipped in host files.
-const FOREIGN_KEYS: [&str; 10] = [
+const FOREIGN_KEYS: [&str; 9] = [
     "alwaysAllow",
     "autoApprove",
     "headersHelper",
     "dev",
     "gallery",
     "version",
-    "oauth",
     "trust",
     "includeTools",
     "excludeTools",
@@ -98,7 +105,11 @@ fn present<'v>(map: &'v Map<String, Value>, key: &str) -> Option<&'v Value> {
     map.get(key).filter(|v| !v.is_null())
 }
 
-fn get_str(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<String>, ConfigError> {
+pub(super) fn get_str(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Option<String>, ConfigError> {
     match present(map, key) {
         None => Ok(None),
         Some(Value::String(s)) => Ok(Some(s.clone())),
@@ -106,7 +117,11 @@ fn get_str(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<Str
     }
 }
 
-fn get_bool(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bool>, ConfigError> {
+pub(super) fn get_bool(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Option<bool>, ConfigError> {
     match present(map, key) {
         None => Ok(None),
         Some(Value::Bool(b)) => Ok(Some(*b)),
@@ -118,7 +133,11 @@ fn get_bool(map: &Map<String, Value>, key: &str, path: &str) -> Result<Option<bo
     }
 }
 
-fn get_list(map: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<String>, ConfigError> {
+pub(super) fn get_list(
+    map: &Map<String, Value>,
+    key: &str,
+    path: &str,
+) -> Result<Vec<String>, ConfigError> {
     let path = join(path, key);
     match present(map, key) {
         None => Ok(Vec::new()),
@@ -425,6 +444,28 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
         }
     };
     let timeout = normalize_timeout(timeout).map_err(|e| e.at(tkey))?;
+    let pkey = join(prefix, "protocol");
+    let protocol = match present(obj, "protocol") {
+        None => super::ProtocolMode::default(),
+        Some(Value::String(s)) => super::ProtocolMode::parse(s).ok_or_else(|| {
+            ConfigError::new(
+                ConfigErrorKind::InvalidValue,
+                format!(
+                    "`protocol` must be `auto`, `legacy` or `modern`, found `{}`",
+                    super::echo(s, 64)
+                ),
+            )
+            .at(pkey.clone())
+            .found_expected(super::echo(s, 64).into_owned(), "auto, legacy or modern")
+        })?,
+        Some(other) => {
+            return Err(ConfigError::wrong_type(
+                &pkey,
+                "a string (auto, legacy or modern)",
+                other,
+            ))
+        }
+    };
 
     let tp = tpath.as_str();
     let mut expand = |s: String, path: String| -> Result<String, ConfigError> {
@@ -472,9 +513,10 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
     };
 
     let not_for: &[&str] = match kind {
-        Kind::Stdio => &["url", "headers", "session_id", "detect_legacy_sse"],
+        Kind::Stdio => &["url", "headers", "session_id", "detect_legacy_sse", "oauth"],
         Kind::Http { .. } => &STDIO_ONLY,
-        Kind::Sse | Kind::WebSocket => &[],
+        Kind::Sse => &[],
+        Kind::WebSocket => &["oauth"],
     };
     let mut bad: Vec<&str> = not_for.to_vec();
     if matches!(kind, Kind::Sse | Kind::WebSocket) {
@@ -586,12 +628,20 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
             }
         }
     };
+    let oauth = match present(tobj, "oauth") {
+        Some(v) => super::oauth_entry::parse(v, &join(tp, "oauth"), ctx.dialect, &mut expand)?,
+        None => None,
+    };
     secrets.sort();
     secrets.dedup();
     let secrets = secrets.clone();
     let mut server = ServerConfig::with_transport(name, transport);
+    if let Some(oauth) = oauth {
+        server = server.oauth(oauth);
+    }
     server.description = description;
     server.timeout = timeout;
+    server.protocol = protocol;
     if let Some(bytes) = max_message {
         server.limits.max_message_bytes = bytes;
     }

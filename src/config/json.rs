@@ -122,12 +122,16 @@ impl ServerConfig {
         }
         let secs = self.timeout.as_secs_f64();
         let timeout = if secs >= 1000.0 { secs * 1000.0 } else { secs };
-        json!({
+        let mut out = json!({
             "name": self.name,
             "description": self.description,
             "transport": Value::Object(t),
             "timeout": timeout,
-        })
+        });
+        if self.protocol != super::ProtocolMode::default() {
+            out["protocol"] = self.protocol.as_str().into();
+        }
+        out
     }
 }
 

@@ -1,6 +1,7 @@
 //! [`Limits`]: what one server can make the client hold.
 
 use std::borrow::Cow;
+use std::time::Duration;
 
 /// What one server can make its client hold, and so how much memory a hostile or broken server
 /// can cost. Every cap has a default; each is checked where the data arrives, and going over it
@@ -53,6 +54,21 @@ pub struct Limits {
     /// open, and what is queued is written as the server reads. One message is always taken
     /// when nothing is queued, whatever its size. Default: 64 MiB.
     pub max_queued_write_bytes: usize,
+    /// The shortest wait between two `tasks/get` polls of a task, whatever `pollInterval` the
+    /// server suggests. Default: 100 ms.
+    pub task_poll_floor: Duration,
+    /// The longest wait between two `tasks/get` polls of a task (also used when the server
+    /// suggests no `pollInterval`, if shorter than 1 s). Default: 30 s.
+    pub task_poll_ceiling: Duration,
+    /// The most tasks [`Client::list_tasks`](crate::Client::list_tasks) collects over all
+    /// pages; past it, it fails with [`Error::Protocol`](crate::Error::Protocol) naming this
+    /// cap (read the pages one by one with `list_tasks_page` to see more). Default: 10 000.
+    pub max_listed_tasks: usize,
+    /// Modern era (2026-07-28): how many times one call is retried with the answers to the
+    /// server's input requests (`InputRequiredResult`, answered by the elicitation, sampling
+    /// and roots handlers) before it fails with [`Error::Protocol`](crate::Error::Protocol).
+    /// Default: 8.
+    pub max_input_rounds: usize,
 }
 
 impl Default for Limits {
@@ -63,6 +79,10 @@ impl Default for Limits {
             stderr_tail_lines: 20,
             max_echo_bytes: 1024,
             max_queued_write_bytes: 64 * 1024 * 1024,
+            task_poll_floor: Duration::from_millis(100),
+            task_poll_ceiling: Duration::from_secs(30),
+            max_listed_tasks: 10_000,
+            max_input_rounds: 8,
         }
     }
 }
@@ -96,11 +116,44 @@ impl Limits {
         self
     }
 
+    /// Sets [`max_input_rounds`](Limits::max_input_rounds).
+    #[must_use]
+    pub fn with_max_input_rounds(mut self, rounds: usize) -> Self {
+        self.max_input_rounds = rounds;
+        self
+    }
+
     /// Sets [`max_queued_write_bytes`](Limits::max_queued_write_bytes).
     #[must_use]
     pub fn with_max_queued_write_bytes(mut self, bytes: usize) -> Self {
         self.max_queued_write_bytes = bytes;
         self
+    }
+
+    /// Sets [`task_poll_floor`](Limits::task_poll_floor) and
+    /// [`task_poll_ceiling`](Limits::task_poll_ceiling) (a ceiling below the floor is raised
+    /// to it).
+    #[must_use]
+    pub fn with_task_poll_bounds(mut self, floor: Duration, ceiling: Duration) -> Self {
+        self.task_poll_floor = floor;
+        self.task_poll_ceiling = ceiling.max(floor);
+        self
+    }
+
+    /// Sets [`max_listed_tasks`](Limits::max_listed_tasks).
+    #[must_use]
+    pub fn with_max_listed_tasks(mut self, count: usize) -> Self {
+        self.max_listed_tasks = count;
+        self
+    }
+
+    /// How long to wait before the next poll of a task that suggested `suggested` ms.
+    pub(crate) fn task_poll_interval(&self, suggested: Option<u64>) -> Duration {
+        let wanted = suggested.map_or(Duration::from_secs(1), Duration::from_millis);
+        wanted.clamp(
+            self.task_poll_floor,
+            self.task_poll_ceiling.max(self.task_poll_floor),
+        )
     }
 
     /// `text` as it may be echoed: cut to [`max_echo_bytes`](Limits::max_echo_bytes).
@@ -135,7 +188,25 @@ pub(crate) fn cut_mark(kept: &str, cut: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::echo;
+    use super::{echo, Limits};
+    use std::time::Duration;
+
+    #[test]
+    fn task_polls_stay_between_the_floor_and_the_ceiling() {
+        let l = Limits::default();
+        assert_eq!(l.task_poll_interval(None), Duration::from_secs(1));
+        assert_eq!(l.task_poll_interval(Some(0)), Duration::from_millis(100));
+        assert_eq!(
+            l.task_poll_interval(Some(u64::MAX)),
+            Duration::from_secs(30)
+        );
+        assert_eq!(
+            l.task_poll_interval(Some(1500)),
+            Duration::from_millis(1500)
+        );
+        let odd = l.with_task_poll_bounds(Duration::from_secs(2), Duration::from_secs(1));
+        assert_eq!(odd.task_poll_interval(Some(5000)), Duration::from_secs(2));
+    }
 
     #[test]
     fn echo_cuts_at_a_character_boundary_and_says_how_much() {

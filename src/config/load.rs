@@ -21,6 +21,8 @@ const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
 /// loader is lenient: a bad server is reported in [`LoadReport::errors`] and the rest still load.
 /// A server's `timeout` follows the host-config rule (`5000` is 5 s): see
 /// [timeouts](ServerConfig#timeouts).
+/// A server's `protocol` (`auto`, the default, `legacy` or `modern`) picks its protocol era:
+/// see [`ProtocolMode`](crate::config::ProtocolMode).
 ///
 /// A config file is data from wherever it came from: what it can make the loader read and build
 /// is bounded by [`InputLimits`] (see [`with_input_limits`](ConfigLoader::with_input_limits)),

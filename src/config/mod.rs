@@ -23,8 +23,10 @@ mod json;
 mod jsonc;
 mod limits;
 mod load;
+mod oauth_entry;
 #[cfg(test)]
 mod property_tests;
+mod protocol;
 mod redact;
 mod remote;
 mod suggest;
@@ -37,6 +39,7 @@ pub use input::InputLimits;
 pub use limits::Limits;
 pub(crate) use limits::{char_floor, cut_mark, echo};
 pub use load::{ConfigLoader, LoadReport};
+pub use protocol::{ProtocolEra, ProtocolMode, AUTO_PROBE_TIMEOUT, MODERN_PROTOCOL_VERSION};
 pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
 pub use remote::{ProxyConfig, SseConfig, WebSocketConfig};
@@ -75,7 +78,7 @@ pub(crate) const REDACTED: &str = "<redacted>";
 /// (Streamable HTTP and legacy SSE: every request; WebSocket: the handshake). Its value replaces
 /// any `Authorization` header set with [`ServerConfig::header`] or [`ServerConfig::bearer_token`].
 /// An `Err` fails that request (or the connect) with [`Error::Transport`](crate::Error::Transport)
-/// naming the server.
+/// naming the server. An empty value sends no `Authorization` header (nor a configured one).
 #[derive(Clone)]
 pub struct AuthProvider(pub(crate) Arc<dyn Fn() -> Result<String, String> + Send + Sync>);
 
@@ -456,6 +459,10 @@ pub struct ServerConfig {
     misapplied: Vec<Misapplied>,
     /// What this server can make the client hold.
     pub(crate) limits: Limits,
+    /// OAuth authorization (Streamable HTTP and legacy SSE), see [`ServerConfig::oauth`].
+    pub(crate) oauth: Option<crate::auth::OAuthConfig>,
+    /// Which protocol era to speak.
+    pub(crate) protocol: ProtocolMode,
 }
 
 impl PartialEq for ServerConfig {
@@ -467,6 +474,8 @@ impl PartialEq for ServerConfig {
             && self.misapplied == other.misapplied
             && self.invalid_timeout == other.invalid_timeout
             && self.limits == other.limits
+            && self.oauth.is_some() == other.oauth.is_some()
+            && self.protocol == other.protocol
     }
 }
 
@@ -490,6 +499,12 @@ impl fmt::Debug for ServerConfig {
         if self.limits != Limits::default() {
             d.field("limits", &self.limits);
         }
+        if let Some(oauth) = &self.oauth {
+            d.field("oauth", oauth);
+        }
+        if self.protocol != ProtocolMode::default() {
+            d.field("protocol", &self.protocol);
+        }
         d.finish()
     }
 }
@@ -505,6 +520,8 @@ impl ServerConfig {
             secrets: Vec::new(),
             misapplied: Vec::new(),
             limits: Limits::default(),
+            oauth: None,
+            protocol: ProtocolMode::default(),
         }
     }
 
@@ -758,6 +775,45 @@ impl ServerConfig {
         self.remote_setting("auth_provider", |r| *r.auth = Some(auth))
     }
 
+    /// Authorizes with OAuth 2.1 (see [`auth`](crate::auth)): a Streamable HTTP or legacy SSE
+    /// server that answers 401 (or 403 `insufficient_scope`) is authorized and the request sent
+    /// again; every request then carries the access token, refreshed as needed. Replaces an
+    /// [`auth_provider`](ServerConfig::auth_provider). On other transports, an error at
+    /// [`validate`](ServerConfig::validate) (the specification keeps stdio and WebSocket
+    /// outside OAuth).
+    ///
+    /// ```
+    /// use mcp_blocking::ServerConfig;
+    /// use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
+    /// use mcp_blocking::config::ConfigErrorKind;
+    /// let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|url| eprintln!("{url}")));
+    /// ServerConfig::http("api", "https://example.com/mcp").oauth(oauth.clone()).validate()?;
+    /// let err = ServerConfig::websocket("w", "wss://example.com/mcp").oauth(oauth).validate().unwrap_err();
+    /// assert_eq!(err.kind, ConfigErrorKind::NotApplicable);
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    pub fn oauth(mut self, oauth: crate::auth::OAuthConfig) -> Self {
+        let url = match &mut self.transport {
+            TransportConfig::StreamableHttp(h) => h.url.clone(),
+            TransportConfig::Sse(s) => s.url.clone(),
+            _ => return self.misapplied("oauth", HTTP_AND_SSE_SERVERS),
+        };
+        let source = oauth.clone();
+        let provider = AuthProvider::new(move || source.header_value(&url));
+        match &mut self.transport {
+            TransportConfig::StreamableHttp(h) => h.auth = Some(provider),
+            TransportConfig::Sse(s) => s.auth = Some(provider),
+            _ => {}
+        }
+        self.oauth = Some(oauth);
+        self
+    }
+
+    /// The OAuth settings, when set with [`oauth`](ServerConfig::oauth).
+    pub fn oauth_config(&self) -> Option<&crate::auth::OAuthConfig> {
+        self.oauth.as_ref()
+    }
+
     /// Lets a Streamable HTTP or legacy SSE server redirect requests to another origin (scheme,
     /// host and port). By default such a redirect is refused: the request fails with
     /// [`Error::Transport`](crate::Error::Transport) naming the target (without its query),
@@ -954,6 +1010,21 @@ impl ServerConfig {
         self
     }
 
+    /// Which protocol era to speak: [`ProtocolMode::Auto`] (the default) probes with
+    /// `server/discover` and falls back to `initialize`; see [`ProtocolMode`].
+    ///
+    /// Legacy HTTP+SSE speaks only the legacy era: [`ProtocolMode::Modern`] on an SSE server is
+    /// a [`ConfigErrorKind::NotApplicable`] error from [`validate`](Self::validate).
+    pub fn protocol_mode(mut self, mode: ProtocolMode) -> Self {
+        self.protocol = mode;
+        self
+    }
+
+    /// The protocol mode (see [`protocol_mode`](Self::protocol_mode)).
+    pub fn protocol(&self) -> ProtocolMode {
+        self.protocol
+    }
+
     /// The server's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -1031,6 +1102,17 @@ impl ServerConfig {
         }
         if let Some(m) = self.misapplied.first() {
             return Err(self.not_applicable(*m));
+        }
+        if self.protocol == ProtocolMode::Modern
+            && matches!(self.transport, TransportConfig::Sse(_))
+        {
+            return fail(
+                ConfigError::new(
+                    ConfigErrorKind::NotApplicable,
+                    "legacy HTTP+SSE speaks only the legacy protocol era; `protocol: modern` needs stdio, streamable-http or websocket",
+                )
+                .at("protocol"),
+            );
         }
         for (name, value) in self.transport.headers() {
             remote::header_pair(name, value).map_err(|e| e.for_server(server))?;

@@ -17,11 +17,13 @@ mod builder;
 mod degrade;
 mod discovery;
 mod export;
+mod names;
 mod porter;
 mod registry;
 mod run;
 mod settings;
 mod state;
+mod tasks;
 
 use crate::sync::{lock, read_lock, write_lock};
 use std::sync::mpsc;

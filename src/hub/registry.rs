@@ -7,10 +7,18 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::names;
 use crate::client::Client;
 use crate::model::Tool;
 
 /// What to do when two servers offer a tool of the same name.
+///
+/// Whatever the policy, every offered name matches `^[a-zA-Z0-9_-]{1,64}$`, the rule of the
+/// OpenAI and Anthropic APIs: a name that does not (`files.read`, a 70-character name, a long
+/// `server__tool`) has its other characters replaced by `_` and, when still too long or taken,
+/// is cut and given a stable 8-hex suffix (a hash of the server and tool names), as in
+/// `files_read` or `very_long_server__echo_1a2b3c4d`. Calls by the offered name reach the right
+/// server and tool.
 ///
 /// ```
 /// use mcp_blocking::Hub;
@@ -37,7 +45,8 @@ pub enum CollisionPolicy {
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub struct HubTool {
-    /// The name the tool is offered and called by (`server__tool` after a collision).
+    /// The name the tool is offered and called by (`server__tool` after a collision); always
+    /// matches `^[a-zA-Z0-9_-]{1,64}$` (see [`CollisionPolicy`]).
     pub name: String,
     /// The server that runs it.
     pub server: String,
@@ -58,7 +67,9 @@ impl HubTool {
 }
 
 /// Names every tool of `servers` (in order) under `policy`; the result keeps server order, then
-/// each server's tool order. Offered names are unique.
+/// each server's tool order. Offered names are unique and all match `^[a-zA-Z0-9_-]{1,64}$`
+/// (see [`names`](super::names)): names that already do are kept first, then the others are
+/// sanitised and, when still too long or taken, shortened with a stable hash suffix.
 pub(crate) fn assign_names(
     servers: &[(&str, &[Tool])],
     policy: CollisionPolicy,
@@ -73,49 +84,87 @@ pub(crate) fn assign_names(
             }
         }
     }
-    let mut out = Vec::new();
-    let mut taken: HashSet<String> = HashSet::new();
+    // The name each tool asks for, before the API rule; `None` for a tool left out.
+    let mut wanted: Vec<(&str, &Tool, String)> = Vec::new();
+    let mut seen: HashSet<(&str, &str)> = HashSet::new();
+    let mut first_owner: HashMap<&str, &str> = HashMap::new();
     for (server, tools) in servers {
         for t in *tools {
+            if !seen.insert((server, t.name.as_str())) {
+                log::warn!(
+                    "server `{server}`: tool `{}` is listed twice; the second is left out",
+                    t.name
+                );
+                continue;
+            }
             let colliding = owners.get(t.name.as_str()).copied().unwrap_or(0) > 1;
             let name = match policy {
                 CollisionPolicy::PrefixAll => prefixed(server, &t.name, separator),
                 CollisionPolicy::PrefixColliding if colliding => {
                     prefixed(server, &t.name, separator)
                 }
+                CollisionPolicy::FirstWins if colliding => {
+                    let owner = *first_owner.entry(t.name.as_str()).or_insert(server);
+                    if owner != *server {
+                        log::warn!(
+                            "server `{server}`: tool `{}` left out: server `{owner}` offers a \
+                             tool of the same name",
+                            t.name
+                        );
+                        continue;
+                    }
+                    t.name.clone()
+                }
                 _ => t.name.clone(),
             };
-            if !taken.insert(name.clone()) {
-                log::warn!(
-                    "server `{server}`: tool `{}` left out: the name `{name}` is already taken",
-                    t.name
-                );
-                continue;
-            }
-            out.push(HubTool {
-                name,
-                server: (*server).to_owned(),
-                tool: t.clone(),
-            });
+            wanted.push((server, t, name));
         }
     }
-    out
+    let mut taken: HashSet<String> = HashSet::new();
+    let mut offered: Vec<Option<String>> = vec![None; wanted.len()];
+    // Names the APIs already accept are kept, first come first served.
+    for (i, (_, _, name)) in wanted.iter().enumerate() {
+        if names::is_api_name(name) && taken.insert(name.clone()) {
+            offered[i] = Some(name.clone());
+        }
+    }
+    for (i, (server, t, name)) in wanted.iter().enumerate() {
+        if offered[i].is_some() {
+            continue;
+        }
+        let clean = names::sanitize(name);
+        let mut candidate = clean.clone();
+        let mut salt = 0;
+        while !names::is_api_name(&candidate) || taken.contains(&candidate) {
+            candidate = names::hashed(&clean, server, &t.name, salt);
+            salt += 1;
+        }
+        if &candidate != name {
+            log::debug!(
+                "server `{server}`: tool `{}` is offered as `{candidate}`",
+                t.name
+            );
+        }
+        taken.insert(candidate.clone());
+        offered[i] = Some(candidate);
+    }
+    wanted
+        .into_iter()
+        .zip(offered)
+        .filter_map(|((server, t, _), name)| {
+            Some(HubTool {
+                name: name?,
+                server: server.to_owned(),
+                tool: t.clone(),
+            })
+        })
+        .collect()
 }
 
 /// `server<sep>tool`, with characters LLM APIs refuse in tool names (anything but ASCII
 /// letters, digits, `_` and `-`) in the server name replaced by `_`.
 pub(crate) fn prefixed(server: &str, tool: &str, separator: &str) -> String {
-    let clean: String = server
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '_' || c == '-' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .collect();
-    format!("{clean}{separator}{tool}")
+    format!("{}{separator}{tool}", names::sanitize(server))
 }
 
 /// Where a call goes.
@@ -227,7 +276,7 @@ mod tests {
     }
 
     #[test]
-    fn a_prefixed_name_that_clashes_with_a_real_one_is_left_out() {
+    fn a_prefixed_name_that_clashes_with_a_real_one_gets_a_hash_suffix() {
         let a = tools(&["echo", "b__echo"]);
         let b = tools(&["echo"]);
         let got = assign_names(
@@ -235,10 +284,149 @@ mod tests {
             CollisionPolicy::PrefixColliding,
             "__",
         );
+        let hashed = names::hashed("b__echo", "b", "echo", 0);
         assert_eq!(
             names(&got),
-            [n("a__echo", "a", "echo"), n("b__echo", "a", "b__echo")]
+            [
+                n("a__echo", "a", "echo"),
+                n("b__echo", "a", "b__echo"),
+                n(&hashed, "b", "echo")
+            ]
         );
+    }
+
+    #[test]
+    fn names_the_apis_refuse_are_mapped_and_long_prefixes_shortened() {
+        let long_tool = "t".repeat(70);
+        let a = tools(&["files.read", &long_tool, "echo"]);
+        let s1 = "s".repeat(60);
+        let s2 = format!("{}x", "s".repeat(59));
+        let got = assign_names(
+            &[
+                ("a", &a),
+                (&s1, &tools(&["echo"])),
+                (&s2, &tools(&["echo"])),
+            ],
+            CollisionPolicy::PrefixColliding,
+            "__",
+        );
+        let offered: Vec<&str> = got.iter().map(|t| t.name.as_str()).collect();
+        assert_eq!(offered[0], "files_read");
+        assert!(offered.iter().all(|n| names::is_api_name(n)), "{offered:?}");
+        let unique: HashSet<&&str> = offered.iter().collect();
+        assert_eq!(unique.len(), offered.len());
+        // The two 60-character servers' `echo` differ although their first 55 characters agree.
+        assert_eq!(
+            (got[3].server.as_str(), got[4].server.as_str()),
+            (s1.as_str(), s2.as_str())
+        );
+        assert_ne!(got[3].name, got[4].name);
+        assert!(got[3].name.starts_with("sss") && got[3].name.len() == 64);
+    }
+
+    #[test]
+    fn a_sanitised_name_does_not_take_a_real_one() {
+        // `files_read` is offered verbatim by b, even though a's `files.read` comes first.
+        let a = tools(&["files.read"]);
+        let b = tools(&["files_read"]);
+        let got = assign_names(
+            &[("a", &a), ("b", &b)],
+            CollisionPolicy::PrefixColliding,
+            "__",
+        );
+        assert_eq!(got[1].name, "files_read");
+        assert_eq!(
+            got[0].name,
+            names::hashed("files_read", "a", "files.read", 0)
+        );
+    }
+
+    /// Generated tool names (1–128 characters: ASCII, dots, spaces, unicode) on generated server
+    /// names: every offered name matches the API rule, names are unique, every tool is offered
+    /// once and routes back to its server and own name, and naming again gives the same names.
+    #[test]
+    fn generated_names_are_valid_unique_stable_and_route_back() {
+        use crate::test_rng::{cases, seed, Rng};
+        const ALPHABET: &[char] = &[
+            'a', 'b', 'Z', '0', '9', '_', '-', '.', ' ', '/', ':', 'é', 'ß', '中', '🙂', '\u{0}',
+        ];
+        let start = seed(0x6e61_6d65);
+        for case in 0..cases(300) {
+            let mut rng = Rng::new(start.wrapping_add(case));
+            let text = |rng: &mut Rng, min: usize, max: usize| -> String {
+                let len = min + rng.below(max - min + 1);
+                // Few letters, so names collide often.
+                (0..len).map(|_| *rng.pick(ALPHABET)).collect()
+            };
+            let n_servers = 1 + rng.below(4);
+            let mut servers: Vec<(String, Vec<Tool>)> = Vec::new();
+            for s in 0..n_servers {
+                let name = if rng.chance(50) {
+                    format!("s{s}")
+                } else {
+                    format!("{}{s}", text(&mut rng, 0, 70))
+                };
+                let n_tools = rng.below(6);
+                let mut ts: Vec<String> = (0..n_tools)
+                    .map(|_| {
+                        if rng.chance(30) {
+                            text(&mut rng, 1, 3)
+                        } else {
+                            text(&mut rng, 1, 128)
+                        }
+                    })
+                    .collect();
+                if rng.chance(30) {
+                    ts.push("echo".into());
+                }
+                ts.sort();
+                ts.dedup();
+                servers.push((
+                    name,
+                    ts.iter().map(|n| Tool::new(n.clone(), json!({}))).collect(),
+                ));
+            }
+            let policy = *rng.pick(&[
+                CollisionPolicy::PrefixColliding,
+                CollisionPolicy::PrefixAll,
+                CollisionPolicy::FirstWins,
+            ]);
+            let refs: Vec<(&str, &[Tool])> = servers
+                .iter()
+                .map(|(s, t)| (s.as_str(), t.as_slice()))
+                .collect();
+            let got = assign_names(&refs, policy, "__");
+            let ctx = format!("seed {start:#x} case {case}: {servers:?}");
+            // FirstWins leaves out the later servers' tools of a name already offered.
+            let total: usize = if policy == CollisionPolicy::FirstWins {
+                let mut names = HashSet::new();
+                servers
+                    .iter()
+                    .flat_map(|(_, t)| t)
+                    .filter(|t| names.insert(t.name.clone()))
+                    .count()
+            } else {
+                servers.iter().map(|(_, t)| t.len()).sum()
+            };
+            assert_eq!(got.len(), total, "{ctx}");
+            let mut seen = HashSet::new();
+            for t in &got {
+                assert!(names::is_api_name(&t.name), "{ctx}: {:?}", t.name);
+                assert!(seen.insert(t.name.clone()), "{ctx}: {:?} twice", t.name);
+                assert!(
+                    servers
+                        .iter()
+                        .any(|(s, ts)| *s == t.server && ts.iter().any(|x| x.name == t.tool.name)),
+                    "{ctx}"
+                );
+            }
+            let routed: HashSet<(&str, &str)> = got
+                .iter()
+                .map(|t| (t.server.as_str(), t.tool.name.as_str()))
+                .collect();
+            assert_eq!(routed.len(), total, "{ctx}");
+            assert_eq!(assign_names(&refs, policy, "__"), got, "{ctx}: not stable");
+        }
     }
 
     #[test]

@@ -403,7 +403,15 @@ impl Inner {
                 }
             };
         }
-        match route.client.ping() {
+        // A modern (2026-07-28) server has no `ping`: `server/discover` is as cheap.
+        let alive = match route.client.ping() {
+            Err(Error::Unsupported { .. }) => route
+                .client
+                .request("server/discover", None, &crate::CallOptions::default())
+                .map(|_| ()),
+            other => other,
+        };
+        match alive {
             Ok(()) => true,
             Err(e) => {
                 log::warn!(

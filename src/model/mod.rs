@@ -16,6 +16,7 @@
 //! | `prompts.rs` | [`Prompt`], [`GetPromptResult`], completion |
 //! | `notifications.rs` | logging, progress, resource updates, cancellation |
 //! | `client.rs` | requests a server sends: roots, sampling, elicitation |
+//! | `tasks.rs` | tasks (2025-11-25): [`Task`], [`TaskStatus`], [`CreateTaskResult`], [`TasksCapability`] |
 
 /// Writes chainable `with_*` setters for `Option` fields: `method => field: Type`.
 macro_rules! setters {
@@ -35,10 +36,12 @@ macro_rules! setters {
 
 mod client;
 mod content;
+mod discover;
 mod init;
 mod notifications;
 mod prompts;
 mod resources;
+mod tasks;
 mod tools;
 
 pub use client::{
@@ -49,6 +52,7 @@ pub use content::{
     Annotations, AudioContent, BlobResourceContents, Content, EmbeddedResource, ImageContent,
     ResourceContents, Role, TextContent, TextResourceContents,
 };
+pub use discover::DiscoverResult;
 pub use init::{
     ClientCapabilities, Implementation, InitializeResult, ListChangedCapability,
     ResourcesCapability, RootsCapability, ServerCapabilities,
@@ -64,6 +68,11 @@ pub use prompts::{
 pub use resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource, ResourceLink,
     ResourceTemplate,
+};
+pub use tasks::{
+    related_task_id, CancelTaskResult, CreateTaskResult, GetTaskResult, ListTasksParams,
+    ListTasksResult, Task, TaskIdParams, TaskMetadata, TaskStatus, TaskSupport, TasksCapability,
+    MODEL_IMMEDIATE_RESPONSE_META, RELATED_TASK_META,
 };
 pub use tools::{CallToolResult, ListToolsResult, Tool, ToolAnnotations};
 

@@ -1,4 +1,5 @@
 //! The I/O-free protocol core.
+pub(crate) mod era;
 #[cfg(test)]
 mod fuzz_tests;
 pub(crate) mod jsonrpc;

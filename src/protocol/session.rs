@@ -133,6 +133,9 @@ impl std::hash::Hasher for IdHasher {
 #[derive(Default)]
 struct Pending {
     slots: HashMap<i64, Slot, std::hash::BuildHasherDefault<IdHasher>>,
+    /// Progress tokens still listened to after their request was answered (a task's progress
+    /// continues after the `CreateTaskResult`): the token's id and where its updates go.
+    watches: HashMap<i64, Sender<Progress>>,
     closed: Option<(String, String)>,
 }
 
@@ -228,8 +231,42 @@ impl Session {
     }
 
     /// Forgets a pending request (timeout, or its send failed). Returns whether it was pending.
+    /// Only for the request's own caller: its waiter keeps a sender to its slot (for wakes), so
+    /// removing the slot does not end a wait on another thread; use [`abandon`](Self::abandon).
     pub(crate) fn forget(&self, id: i64) -> bool {
         self.lock().slots.remove(&id).is_some()
+    }
+
+    /// The ids of the requests waiting for an answer, in increasing order.
+    pub(crate) fn pending_ids(&self) -> Vec<i64> {
+        let mut ids: Vec<i64> = self.lock().slots.keys().copied().collect();
+        ids.sort_unstable();
+        ids
+    }
+
+    /// Keeps routing progress for `token` (a request id sent as a progress token) to `to` once
+    /// that request has been answered, until [`unwatch_progress`](Self::unwatch_progress).
+    /// Updates that find `to` full are dropped.
+    pub(crate) fn watch_progress(&self, token: i64, to: Sender<Progress>) {
+        self.lock().watches.insert(token, to);
+    }
+
+    /// Stops [`watch_progress`](Self::watch_progress) for `token`.
+    pub(crate) fn unwatch_progress(&self, token: i64) {
+        self.lock().watches.remove(&token);
+    }
+
+    /// Ends the pending request `id` at once with `detail` (its caller stops waiting); `false`
+    /// when it was not pending.
+    pub(crate) fn abandon(&self, id: i64, detail: &str) -> bool {
+        let slot = self.lock().slots.remove(&id);
+        match slot {
+            Some(slot) => {
+                Self::finish(slot, Err(Failure::Unusable(detail.to_owned())));
+                true
+            }
+            None => false,
+        }
     }
 
     /// How many requests are waiting for an answer.
@@ -290,17 +327,14 @@ impl Session {
                             // beyond the queue are dropped (progress only grows, so the next one
                             // says as much), and the text is cut.
                             if slot.tx.len() < MAX_QUEUED_PROGRESS {
-                                if let Some(m) = &progress.message {
-                                    if m.len() > self.max_echo_bytes {
-                                        let cut = crate::config::echo(m, self.max_echo_bytes);
-                                        progress.message = Some(cut.into_owned());
-                                    }
-                                }
-                                progress
-                                    .extra
-                                    .retain(|_, v| v.to_string().len() <= self.max_echo_bytes);
+                                self.trim(&mut progress);
                                 let _ = slot.tx.try_send(Event::Progress(progress));
                             }
+                            return Routed::Delivered;
+                        }
+                        if let Some(to) = pending.watches.get(&token) {
+                            self.trim(&mut progress);
+                            let _ = to.try_send(progress);
                             return Routed::Delivered;
                         }
                     }
@@ -310,6 +344,19 @@ impl Session {
             Inbound::Notification(n) => Routed::Notification(n),
             Inbound::Request(r) => Routed::Request(r),
         }
+    }
+
+    /// Cuts a progress update's text to the echo limit and drops its large unknown members.
+    fn trim(&self, progress: &mut Progress) {
+        if let Some(m) = &progress.message {
+            if m.len() > self.max_echo_bytes {
+                let cut = crate::config::echo(m, self.max_echo_bytes);
+                progress.message = Some(cut.into_owned());
+            }
+        }
+        progress
+            .extra
+            .retain(|_, v| v.to_string().len() <= self.max_echo_bytes);
     }
 
     /// Hands a waiting caller its answer.

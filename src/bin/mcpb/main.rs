@@ -1,14 +1,10 @@
-//! `mcpb`: talk to one MCP server from the command line.
+//! `mcpb`: talk to Model Context Protocol servers from the command line.
 //!
-//! ```text
-//! mcpb (--stdio "CMD ARGS" | --url URL [--transport http|sse|ws] | --config FILE --server NAME)
-//!      [--timeout SECS] [--header 'K: V']... [--env K=V]... [--json] [-v|-vv] COMMAND
-//! ```
-//!
-//! One run: parse the command line, build a [`ServerConfig`], connect, run one command, close,
-//! and exit with a code that says how it went (see [`HELP`]). Errors go to stderr as one line
-//! naming the server, then detail lines; with `--json`, stdout always holds exactly one JSON
-//! document (the result, or `{"error": ...}`).
+//! One run: parse the command line ([`args`], clap), build a [`ServerConfig`] (or several, from
+//! `--config`), connect, run one command (or a [`shell`] of them), close, and exit with a code
+//! that says how it went (see [`args::EXIT_CODES`]). Errors go to stderr as one line naming the
+//! server, then detail lines; with `--json`, stdout always holds exactly one JSON document (the
+//! result, or `{"error": ...}`; see [`jsondoc`]).
 //!
 //! Nothing it prints shows a secret of the server (see [`ServerConfig::redact`]): its errors,
 //! notes and log lines pass through the library's redaction rule. Text a server chose (tool
@@ -16,70 +12,33 @@
 //! [`terminal`]), so it cannot drive the terminal.
 
 mod args;
+mod auth;
+mod interrupt;
+mod jsondoc;
+mod multi;
 mod render;
+mod run;
+mod save;
+mod schema;
+mod shell;
+mod tasks;
 mod terminal;
 
-use std::io::Write;
+use std::collections::BTreeMap;
+use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_blocking::config::{LoadReport, TransportConfig};
+use mcp_blocking::config::{ConfigError, LoadReport, TransportConfig};
 use mcp_blocking::error::ConnectErrorKind;
+use mcp_blocking::handler::Notification;
+use mcp_blocking::model::{CompletionReference, LoggingLevel, Tool};
 use mcp_blocking::{CallOptions, Client, ConfigLoader, Error, ServerConfig};
-use serde_json::{json, Value};
+use serde_json::{json, Map, Value};
 
-use args::{Cli, Command, Parsed, Target, UrlTransport, UsageError};
-
-const HELP: &str = "\
-mcpb: talk to one Model Context Protocol server
-
-USAGE:
-  mcpb (--stdio \"CMD ARGS\" | --url URL [--transport http|sse|ws] | --config FILE --server NAME)
-       [--timeout SECS] [--header 'K: V']... [--env K=V]... [--json] [-v|-vv] COMMAND
-
-SERVER:
-  --stdio \"CMD ARGS\"   start CMD (split like a shell would, quotes honoured, no shell run)
-                       and speak MCP over its stdin/stdout
-  --url URL            a remote server; --transport http (Streamable HTTP), sse (legacy
-                       HTTP+SSE) or ws (WebSocket); without it, Streamable HTTP falling back
-                       to legacy SSE
-  --config FILE        a host config file (.mcp.json, Claude Desktop, VS Code, YAML list);
-  --server NAME        the server in it (may be left out when the file has just one)
-
-OPTIONS:
-  --timeout SECS       per-request timeout in seconds, handshake included; more than 0, at
-                       most 86400 (24 h) (default: the config's, else 15)
-  --header 'K: V'      add an HTTP header (repeatable; remote servers only)
-  --env K=V            add an environment variable for a stdio server (repeatable); the
-                       server otherwise sees only HOME, LOGNAME, PATH, SHELL, TERM and USER
-  --json               print exactly one JSON document on stdout, errors included
-  -v, -vv              log at info (server stderr, progress) or debug level on stderr
-  -h, --help           this text;  -V, --version  the version
-
-COMMANDS:
-  info                                 server name, version, protocol, capabilities
-  tools                                list tools
-  call TOOL [JSON_OBJECT | k=v ...]    call a tool; k=v values are JSON when they parse
-                                       (n=3, on=true, o={\"a\":1}), else strings (name=Ada)
-  resources | templates                list resources or resource templates
-  read URI                             read a resource
-  prompts                              list prompts
-  prompt NAME [JSON_OBJECT | k=v ...]  get a prompt (values are strings)
-  ping                                 ping the server
-  servers                              with --config: every server in the file, its
-                                       transport and any error (exit 2 if any)
-
-EXIT STATUS:
-  0 ok   1 the tool returned isError   2 usage or config error   3 could not connect (a
-  handshake that times out included)   4 timed out   5 the server answered with a JSON-RPC
-  error (or a malformed result)   6 connection closed mid-request   7 the server refused the
-  credentials (HTTP 401 or 403) after connecting; a refusal while connecting is 3
-
-EXAMPLES:
-  mcpb --stdio \"npx -y @modelcontextprotocol/server-everything\" call get-sum a=2 b=3
-  mcpb --url http://localhost:3001/mcp --json tools
-  mcpb --config .mcp.json --server fs read file:///tmp/notes.txt
-";
+use args::{Cli, Command, Global, Parsed, Target, UrlTransport, UsageError};
 
 /// A failed run (boxed: it travels up through every step of a run).
 type Failure = Box<FailureInfo>;
@@ -94,35 +53,64 @@ struct FailureInfo {
     headline: String,
     detail: Vec<String>,
     extra: Value,
+    /// Already printed (a timeout is reported before the server is shut down).
+    printed: bool,
 }
 
 impl FailureInfo {
-    fn usage(msg: impl Into<String>) -> Failure {
+    fn new(exit: u8, kind: &'static str, server: Option<&str>, headline: String) -> Failure {
         Box::new(FailureInfo {
-            exit: 2,
-            kind: "usage",
-            server: None,
-            headline: format!("usage: {}", msg.into()),
-            detail: vec!["run `mcpb --help` for the syntax".into()],
+            exit,
+            kind,
+            server: server.map(str::to_owned),
+            headline,
+            detail: Vec::new(),
             extra: Value::Null,
+            printed: false,
         })
     }
 
+    fn usage(msg: impl Into<String>) -> Failure {
+        let mut f = Self::new(2, "usage", None, format!("usage: {}", msg.into()));
+        f.detail = vec!["run `mcpb --help` for the syntax".into()];
+        f
+    }
+
     fn config(server: Option<&str>, headline: String, detail: Vec<String>) -> Failure {
-        Box::new(FailureInfo {
-            exit: 2,
-            kind: "config",
-            server: server.map(str::to_owned),
-            headline,
-            detail,
-            extra: Value::Null,
-        })
+        let mut f = Self::new(2, "config", server, headline);
+        f.detail = detail;
+        f
+    }
+
+    /// A command the server's capabilities do not offer (exit 2, nothing sent).
+    fn unsupported(server: &str, what: &str, capability: &str) -> Failure {
+        let mut f = Self::new(
+            2,
+            "unsupported",
+            Some(server),
+            format!("server `{server}` offers no {what} (its capabilities do not include `{capability}`)"),
+        );
+        f.extra = json!({ "capability": capability });
+        f
     }
 
     /// Classifies a library error. `connected` tells a failure to connect (3) from a failure
     /// of a request on a live connection.
     fn from_error(e: &Error, connected: bool) -> Failure {
-        let text = e.to_string();
+        let text = match e {
+            // TypeScript servers repeat the code in the message (`MCP error -32602: ...`).
+            Error::Rpc {
+                server,
+                code,
+                message,
+                ..
+            } => {
+                let prefix = format!("MCP error {code}: ");
+                let message = message.strip_prefix(&prefix).unwrap_or(message);
+                format!("server `{server}`: error {code}: {message}")
+            }
+            _ => e.to_string(),
+        };
         let mut lines = text.lines().map(str::to_owned);
         let headline = lines.next().unwrap_or_default();
         let mut detail: Vec<String> = lines.filter(|l| !l.is_empty()).collect();
@@ -154,7 +142,11 @@ impl FailureInfo {
             }
             _ if !connected => (3, "connect"),
             Error::Timeout { .. } => {
-                detail.push("use --timeout SECS to wait longer".into());
+                detail.push(
+                    "use --timeout SECS to wait longer (--max-time SECS when progress keeps \
+                     coming)"
+                        .into(),
+                );
                 (4, "timeout")
             }
             Error::Rpc { code, data, .. } => {
@@ -165,18 +157,19 @@ impl FailureInfo {
                 (5, "rpc")
             }
             Error::Protocol { .. } => (5, "protocol"),
+            Error::Task { kind, .. } => {
+                extra = json!({ "reason": format!("{kind:?}").to_ascii_lowercase() });
+                (5, "task")
+            }
+            Error::Unsupported { .. } => (5, "unsupported"),
             Error::Spawn { .. } => (3, "connect"),
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),
         };
-        Box::new(FailureInfo {
-            exit,
-            kind,
-            server: e.server().map(str::to_owned),
-            headline,
-            detail,
-            extra,
-        })
+        let mut f = Self::new(exit, kind, e.server(), headline);
+        f.detail = detail;
+        f.extra = extra;
+        f
     }
 
     /// This failure with the secrets of `config` hidden in everything it prints.
@@ -189,29 +182,51 @@ impl FailureInfo {
         self
     }
 
+    /// This failure naming the server `shown` where the library named it `configured`.
+    fn renamed(mut self: Failure, configured: &str, shown: &str) -> Failure {
+        if configured != shown {
+            let (from, to) = (
+                format!("server `{configured}`"),
+                format!("server `{shown}`"),
+            );
+            self.headline = self.headline.replace(&from, &to);
+            if self.server.as_deref() == Some(configured) {
+                self.server = Some(shown.to_owned());
+            }
+        }
+        self
+    }
+
     fn print(&self, json_mode: bool) {
+        if self.printed {
+            return;
+        }
         let mut err = std::io::stderr().lock();
         let _ = writeln!(err, "mcpb: {}", terminal::escaped(&self.headline));
         for line in &self.detail {
             let _ = writeln!(err, "  {}", terminal::escaped(line));
         }
         if json_mode {
-            let mut doc = json!({
-                "error": {
-                    "exit": self.exit,
-                    "kind": self.kind,
-                    "server": self.server,
-                    "message": self.headline,
-                    "detail": self.detail,
-                }
-            });
-            if let Value::Object(m) = &self.extra {
-                for (k, v) in m {
-                    doc["error"][k] = v.clone();
-                }
-            }
-            print_json(&doc);
+            print_json(&self.to_json());
         }
+    }
+
+    fn to_json(&self) -> Value {
+        let mut doc = json!({
+            "error": {
+                "exit": self.exit,
+                "kind": self.kind,
+                "server": self.server,
+                "message": self.headline,
+                "detail": self.detail,
+            }
+        });
+        if let Value::Object(m) = &self.extra {
+            for (k, v) in m {
+                doc["error"][k] = v.clone();
+            }
+        }
+        doc
     }
 }
 
@@ -257,19 +272,58 @@ impl Output {
             note: None,
         }
     }
+
+    fn print(&self, json_mode: bool) {
+        if let Some(note) = &self.note {
+            eprintln!("mcpb: {}", terminal::escaped(note));
+        }
+        if json_mode {
+            if !self.json.is_null() {
+                print_json(&self.json);
+            }
+        } else {
+            let mut stdout = std::io::stdout().lock();
+            let _ = stdout.write_all(terminal::escaped(&self.text).as_bytes());
+            if !self.text.is_empty() && !self.text.ends_with('\n') {
+                let _ = stdout.write_all(b"\n");
+            }
+            let _ = stdout.flush();
+        }
+    }
+}
+
+/// Whether a command line asks for help (`-h`, `--help`) rather than to run.
+fn wants_help(argv: &[String]) -> bool {
+    argv.iter().any(|a| a == "-h" || a == "--help")
 }
 
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
+    // `run` and `chat` parse their own command line (it names several servers); their help
+    // comes from the declaration in `args.rs`.
+    if matches!(run::command_word(&argv), Some("run" | "chat")) && !wants_help(&argv) {
+        return run::main(&argv);
+    }
     let json_mode = args::wants_json(&argv);
+    // `login`, `logout` and `auth status` parse their own command line too (help comes from
+    // `args.rs`), and the client-credentials options are taken out before the main parser.
+    if !wants_help(&argv) {
+        if let Some(code) = auth::main(&argv) {
+            return code;
+        }
+    }
+    let argv = match auth::take_client_options(argv) {
+        Ok(rest) => rest,
+        Err(msg) => {
+            let f = FailureInfo::usage(msg);
+            f.print(json_mode);
+            return ExitCode::from(f.exit);
+        }
+    };
     let cli = match args::parse(&argv) {
         Ok(Parsed::Run(cli)) => cli,
-        Ok(Parsed::Help) => {
-            print!("{HELP}");
-            return ExitCode::SUCCESS;
-        }
-        Ok(Parsed::Version) => {
-            println!("mcpb {}", env!("CARGO_PKG_VERSION"));
+        Ok(Parsed::Text(text)) => {
+            print!("{text}");
             return ExitCode::SUCCESS;
         }
         Err(UsageError(msg)) => {
@@ -278,32 +332,23 @@ fn main() -> ExitCode {
             return ExitCode::from(f.exit);
         }
     };
-    init_logging(cli.verbosity);
-    match run(&cli) {
+    init_logging(cli.global.verbose, cli.global.log_level.is_some());
+    interrupt::install();
+    let result = run(&cli);
+    clear_progress();
+    match result {
         Ok(out) => {
-            if let Some(note) = &out.note {
-                eprintln!("mcpb: {}", terminal::escaped(note));
-            }
-            if cli.json {
-                print_json(&out.json);
-            } else {
-                let mut stdout = std::io::stdout().lock();
-                let _ = stdout.write_all(terminal::escaped(&out.text).as_bytes());
-                if !out.text.is_empty() && !out.text.ends_with('\n') {
-                    let _ = stdout.write_all(b"\n");
-                }
-                let _ = stdout.flush();
-            }
+            out.print(cli.global.json);
             ExitCode::from(out.exit)
         }
         Err(f) => {
-            f.print(cli.json);
+            f.print(cli.global.json);
             ExitCode::from(f.exit)
         }
     }
 }
 
-fn init_logging(verbosity: u8) {
+fn init_logging(verbosity: u8, server_logs: bool) {
     let level = match verbosity {
         0 => log::LevelFilter::Warn,
         1 => log::LevelFilter::Info,
@@ -324,8 +369,10 @@ fn init_logging(verbosity: u8) {
     });
     if verbosity == 0 {
         // The config loader warns about each bad server; `servers` and `--server` report
-        // those themselves, so the warnings would only repeat them (-v shows them).
+        // those themselves, so the warnings would only repeat them (-v shows them). The Hub
+        // warns about each server it cannot connect; mcpb reports those too.
         builder.filter_module("mcp_blocking::config", log::LevelFilter::Error);
+        builder.filter_module("mcp_blocking::hub", log::LevelFilter::Error);
     }
     // RUST_LOG refines the default (e.g. RUST_LOG=mcp_blocking::stderr=off); -v still raises it.
     if let Ok(spec) = std::env::var("RUST_LOG") {
@@ -333,6 +380,10 @@ fn init_logging(verbosity: u8) {
         if verbosity > 0 {
             builder.filter_level(level);
         }
+    }
+    if server_logs {
+        // The server filters its log messages by the level --log-level asked for.
+        builder.filter_module("mcp_blocking::server_log", log::LevelFilter::Trace);
     }
     // The HTTP client shows a request's path and query (where credentials may be) at trace
     // level; mcpb never prints them.
@@ -350,31 +401,211 @@ fn print_json(doc: &Value) {
     let _ = stdout.flush();
 }
 
+/// Commands that need no server, then the server's commands.
 fn run(cli: &Cli) -> Result<Output, Failure> {
-    if let Target::Config(file, _) = &cli.target {
-        let report = load_config(file)?;
-        if cli.command == Command::Servers {
+    let Some(command) = &cli.command else {
+        return Err(FailureInfo::usage(format!(
+            "no command given ({})",
+            args::command_names().join(", ")
+        )));
+    };
+    match command {
+        Command::Help { topic } => return help(topic.as_deref()),
+        Command::Completions { shell } => return Ok(completions(*shell)),
+        Command::Man => return man(),
+        Command::Call(call) if call.tool.is_none() => {
+            if call.help {
+                return help(Some("call"));
+            }
+            return Err(FailureInfo::usage(
+                "`call` needs a tool: mcpb call TOOL [ARGS] (mcpb help call)",
+            ));
+        }
+        _ => {}
+    }
+    // Arguments that cannot be read are refused before anything starts.
+    match command {
+        Command::Call(call) if !call.help => {
+            args::raw_arguments(&call.args).map_err(|UsageError(m)| FailureInfo::usage(m))?;
+        }
+        Command::Prompt { args, .. } => {
+            args::raw_arguments(args).map_err(|UsageError(m)| FailureInfo::usage(m))?;
+        }
+        _ => {}
+    }
+    let global = &cli.global;
+    let target = global
+        .target()
+        .map_err(|UsageError(m)| FailureInfo::usage(m))?;
+    if let Target::Config(file, wanted) = &target {
+        let report = load_config(file, &global.inputs)?;
+        if let Command::Servers { check } = command {
+            if *check {
+                return Ok(multi::check(global, file, &report));
+            }
             return Ok(render::servers(file, &report));
         }
-        let config = pick_server(cli, file, &report)?;
-        return connect_and_run(cli, config);
+        let many = wanted.is_none() && report.servers.len() + report.errors.len() > 1;
+        if many {
+            match command {
+                Command::Tools | Command::Resources | Command::Templates | Command::Prompts => {
+                    return Ok(multi::list(global, command, &report));
+                }
+                Command::Call(call) => return multi::call(global, call, &report),
+                _ => {}
+            }
+        }
+        let config = pick_server(global, file, wanted.as_deref(), &report, command)?;
+        // `call SERVER/TOOL` names the one server too.
+        if let Command::Call(call) = command {
+            let prefix = format!("{}/", config.name());
+            if let Some(tool) = call.tool.as_deref().and_then(|t| t.strip_prefix(&prefix)) {
+                let mut call = call.clone();
+                call.tool = Some(tool.to_owned());
+                return connect_and_run(global, config, Named::Config, &Command::Call(call));
+            }
+        }
+        return connect_and_run(global, config, Named::Config, command);
     }
-    let config = build_config(cli)?;
-    connect_and_run(cli, config)
+    if let Command::Servers { .. } = command {
+        return Err(FailureInfo::usage(
+            "`servers` lists the servers of a config file: use --config FILE servers",
+        ));
+    }
+    let config = build_config(global, &target)?;
+    connect_and_run(global, config, Named::ByServer, command)
 }
 
-fn load_config(file: &str) -> Result<LoadReport, Failure> {
-    ConfigLoader::new().load(file).map_err(|e| {
-        FailureInfo::config(
-            e.server.as_deref(),
-            format!("config `{file}`: {e}"),
-            expected_found(&e),
-        )
-    })
+fn help(topic: Option<&str>) -> Result<Output, Failure> {
+    let mut cmd = args::command();
+    let text = match topic {
+        None => cmd.render_long_help().to_string(),
+        Some("json") => jsondoc::TEXT.to_owned(),
+        Some(name) => match cmd.find_subcommand_mut(name) {
+            Some(sub) => {
+                let mut sub = sub.clone().bin_name(format!("mcpb {name}"));
+                sub.render_long_help().to_string()
+            }
+            None => {
+                let mut names = args::command_names();
+                names.push("json".into());
+                let hint = schema::closest(name, names.iter().map(String::as_str))
+                    .map(|s| format!(" (did you mean `{s}`?)"))
+                    .unwrap_or_default();
+                return Err(FailureInfo::usage(format!(
+                    "no help topic `{name}`{hint}; topics: the commands and `json`"
+                )));
+            }
+        },
+    };
+    Ok(Output::ok(json!({ "help": text }), text))
 }
 
-fn expected_found(e: &mcp_blocking::config::ConfigError) -> Vec<String> {
+fn completions(shell: args::CompletionShell) -> Output {
+    use clap_complete::Shell;
+    let shell = match shell {
+        args::CompletionShell::Bash => Shell::Bash,
+        args::CompletionShell::Zsh => Shell::Zsh,
+        args::CompletionShell::Fish => Shell::Fish,
+    };
+    let mut buf = Vec::new();
+    clap_complete::generate(shell, &mut args::command(), "mcpb", &mut buf);
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    Output::ok(json!({ "script": text }), text)
+}
+
+fn man() -> Result<Output, Failure> {
+    let mut buf = Vec::new();
+    clap_mangen::Man::new(args::command())
+        .render(&mut buf)
+        .map_err(|e| FailureInfo::new(2, "internal", None, format!("man page: {e}")))?;
+    let text = String::from_utf8_lossy(&buf).into_owned();
+    Ok(Output::ok(json!({ "man": text }), text))
+}
+
+/// Loads a config file, asking for `${input:ID}` values on a terminal when they are missing.
+fn load_config(file: &str, given: &[(String, String)]) -> Result<LoadReport, Failure> {
+    let mut inputs: BTreeMap<String, String> = given.iter().cloned().collect();
+    let interactive = std::io::stdin().is_terminal();
+    loop {
+        let loaded = ConfigLoader::new().with_inputs(inputs.clone()).load(file);
+        let missing: Vec<String> = match &loaded {
+            Ok(report) => report.errors.iter().filter_map(missing_input).collect(),
+            Err(e) => missing_input(e).into_iter().collect(),
+        };
+        let missing: Vec<String> = missing
+            .into_iter()
+            .filter(|id| !inputs.contains_key(id))
+            .collect();
+        if missing.is_empty() || !interactive {
+            return loaded.map_err(|e| config_failure(file, &e));
+        }
+        for id in missing {
+            let value = ask(&format!("value for ${{input:{id}}}: "))
+                .map_err(|e| FailureInfo::config(None, format!("config `{file}`: {e}"), vec![]))?;
+            inputs.insert(id, value);
+        }
+    }
+}
+
+/// The id of the `${input:ID}` an error says has no value.
+fn missing_input(e: &ConfigError) -> Option<String> {
+    let found = e.found.as_deref()?;
+    let id = found.strip_prefix("${input:")?.strip_suffix('}')?;
+    Some(id.to_owned())
+}
+
+/// A config error as one sentence: it names the file once, and points at `--input` rather than
+/// at the library.
+pub(crate) fn config_error_text(e: &ConfigError) -> String {
+    let text = e.to_string();
+    match missing_input(e) {
+        Some(id) => {
+            let cut = text.find("inputs are not prompted").unwrap_or(text.len());
+            let head = text[..cut].trim_end_matches([' ', ':', ';']);
+            format!("{head}: give it with --input {id}=VALUE")
+        }
+        None => text,
+    }
+}
+
+fn config_failure(file: &str, e: &ConfigError) -> Failure {
+    let text = config_error_text(e);
+    let headline = if e.file.is_some() {
+        format!("config {text}")
+    } else {
+        format!("config `{file}`: {text}")
+    };
+    FailureInfo::config(e.server.as_deref(), headline, expected_found(e))
+}
+
+/// Asks on the terminal (stderr) for one line, without echoing it (input values are often
+/// tokens).
+fn ask(prompt: &str) -> Result<String, String> {
+    use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
+    let stdin = std::io::stdin();
+    let saved = tcgetattr(&stdin).ok();
+    if let Some(mut quiet) = saved.clone() {
+        quiet.local_modes.remove(LocalModes::ECHO);
+        let _ = tcsetattr(&stdin, OptionalActions::Now, &quiet);
+    }
+    // Echo goes off before the prompt shows, so a value typed as soon as it appears is hidden.
+    eprint!("{prompt}");
+    let mut line = String::new();
+    let read = stdin.read_line(&mut line);
+    if let Some(saved) = saved {
+        let _ = tcsetattr(&stdin, OptionalActions::Now, &saved);
+        eprintln!();
+    }
+    read.map_err(|e| format!("cannot read the terminal: {e}"))?;
+    Ok(line.trim_end_matches(['\n', '\r']).to_owned())
+}
+
+fn expected_found(e: &ConfigError) -> Vec<String> {
     let mut v = Vec::new();
+    if missing_input(e).is_some() {
+        return v;
+    }
     if let Some(f) = &e.found {
         v.push(format!("found: {f}"));
     }
@@ -384,43 +615,56 @@ fn expected_found(e: &mcp_blocking::config::ConfigError) -> Vec<String> {
     v
 }
 
-fn pick_server(cli: &Cli, file: &str, report: &LoadReport) -> Result<ServerConfig, Failure> {
-    let Target::Config(_, wanted) = &cli.target else {
-        unreachable!("pick_server is only called for --config");
-    };
-    let names = || {
-        let mut all: Vec<&str> = report.servers.iter().map(|s| s.name()).collect();
-        all.extend(report.errors.iter().filter_map(|e| e.server.as_deref()));
-        if all.is_empty() {
-            "the file defines no server".to_owned()
-        } else {
-            format!("servers in the file: {}", all.join(", "))
-        }
-    };
+/// The names of a config's servers, for messages.
+fn server_names(report: &LoadReport) -> String {
+    let mut all: Vec<&str> = report.servers.iter().map(|s| s.name()).collect();
+    all.extend(report.errors.iter().filter_map(|e| e.server.as_deref()));
+    if all.is_empty() {
+        "the file defines no server".to_owned()
+    } else {
+        format!("servers in the file: {}", all.join(", "))
+    }
+}
+
+/// The server of a config file a command runs on.
+fn pick_server(
+    global: &Global,
+    file: &str,
+    wanted: Option<&str>,
+    report: &LoadReport,
+    command: &Command,
+) -> Result<ServerConfig, Failure> {
     let name = match wanted {
-        Some(n) => n.clone(),
+        Some(n) => n.to_owned(),
         None if report.servers.len() == 1 && report.errors.is_empty() => {
             report.servers[0].name().to_owned()
         }
+        None if report.servers.is_empty() && report.errors.len() == 1 => {
+            report.errors[0].server.clone().unwrap_or_default()
+        }
         None => {
             return Err(FailureInfo::usage(format!(
-                "--config needs --server NAME ({})",
-                names()
+                "`{}` runs on one server: add --server NAME ({})",
+                command.name(),
+                server_names(report)
             )))
         }
     };
     if let Some(s) = report.server(&name) {
-        return apply_overrides(cli, s.clone());
+        return apply_overrides(global, s.clone());
     }
     if let Some(e) = report
         .errors
         .iter()
         .find(|e| e.server.as_deref() == Some(&name))
     {
+        let mut here = e.clone();
+        here.file = None;
+        here.server = None;
         return Err(FailureInfo::config(
             Some(&name),
             format!("server `{name}`: invalid configuration in `{file}`"),
-            std::iter::once(e.to_string())
+            std::iter::once(config_error_text(&here))
                 .chain(expected_found(e))
                 .collect(),
         ));
@@ -432,34 +676,53 @@ fn pick_server(cli: &Cli, file: &str, report: &LoadReport) -> Result<ServerConfi
             vec!["remove `disabled: true` to use it".into()],
         ));
     }
+    let all: Vec<&str> = report.servers.iter().map(|s| s.name()).collect();
+    let hint = schema::closest(&name, all)
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default();
     Err(FailureInfo::config(
         Some(&name),
-        format!("server `{name}`: not found in `{file}`"),
-        vec![names()],
+        format!("server `{name}`: not found in `{file}`{hint}"),
+        vec![server_names(report)],
     ))
 }
 
 /// The config for `--stdio` or `--url`.
-fn build_config(cli: &Cli) -> Result<ServerConfig, Failure> {
-    let config = match &cli.target {
+fn build_config(global: &Global, target: &Target) -> Result<ServerConfig, Failure> {
+    let config = match target {
         Target::Stdio(words) => {
             let (cmd, rest) = words
                 .split_first()
                 .expect("split_command_line never returns empty");
-            ServerConfig::stdio(program_name(cmd), cmd.clone()).args(rest.iter().cloned())
+            ServerConfig::stdio(launched_name(words), cmd.clone()).args(rest.iter().cloned())
         }
         Target::Url(url, transport) => {
             let name = host_of(url);
+            let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+            let is_ws = matches!(scheme.as_deref(), Some("ws" | "wss"));
             match transport {
-                Some(UrlTransport::Http) => ServerConfig::http(name, url.clone()),
-                Some(UrlTransport::Sse) => ServerConfig::sse(name, url.clone()),
+                Some(UrlTransport::Http) if !is_ws => {
+                    auth::with_stored_tokens(ServerConfig::http(name, url.clone()))
+                }
+                Some(UrlTransport::Sse) if !is_ws => {
+                    auth::with_stored_tokens(ServerConfig::sse(name, url.clone()))
+                }
                 Some(UrlTransport::Ws) => ServerConfig::websocket(name, url.clone()),
-                None => detecting_http(ServerConfig::http(name, url.clone())),
+                None if is_ws => ServerConfig::websocket(name, url.clone()),
+                None => {
+                    auth::with_stored_tokens(detecting_http(ServerConfig::http(name, url.clone())))
+                }
+                Some(_) => {
+                    return Err(FailureInfo::usage(
+                        "a ws:// or wss:// URL is a WebSocket server: drop --transport or use \
+                         --transport ws",
+                    ))
+                }
             }
         }
         Target::Config(..) => unreachable!("build_config is not called for --config"),
     };
-    apply_overrides(cli, config)
+    apply_overrides(global, config)
 }
 
 /// Turns on the Streamable HTTP to legacy SSE fallback, as for a host-file `url` with no type.
@@ -478,17 +741,17 @@ fn detecting_http(config: ServerConfig) -> ServerConfig {
 }
 
 /// Applies `--timeout`, `--env` and `--header` on top of a config.
-fn apply_overrides(cli: &Cli, mut config: ServerConfig) -> Result<ServerConfig, Failure> {
+fn apply_overrides(global: &Global, mut config: ServerConfig) -> Result<ServerConfig, Failure> {
     let kind = config.transport_type();
     let server = config.name().to_owned();
-    if !cli.env.is_empty() && kind != "stdio" {
+    if !global.env.is_empty() && kind != "stdio" {
         return Err(FailureInfo::config(
             Some(&server),
             format!("server `{server}`: --env applies only to stdio servers, this one is {kind}"),
             vec![],
         ));
     }
-    if !cli.headers.is_empty() && kind == "stdio" {
+    if !global.headers.is_empty() && kind == "stdio" {
         return Err(FailureInfo::config(
             Some(&server),
             format!(
@@ -498,78 +761,586 @@ fn apply_overrides(cli: &Cli, mut config: ServerConfig) -> Result<ServerConfig, 
             vec![],
         ));
     }
-    for (k, v) in &cli.env {
+    for (k, v) in &global.env {
         config = config.env(k, v);
     }
-    for (k, v) in &cli.headers {
+    for (k, v) in &global.headers {
         config = config.header(k, v);
     }
-    if let Some(secs) = cli.timeout {
+    if let Some(secs) = global.timeout {
         config = config.timeout_secs(secs);
     }
     Ok(config)
 }
 
-fn connect_and_run(cli: &Cli, config: ServerConfig) -> Result<Output, Failure> {
-    let target = render::target_of(&config);
-    log::info!("connecting to `{}` ({target})", config.name());
-    let client = Client::connect(config.clone())
-        .map_err(|e| FailureInfo::from_error(&e, false).redacted(&config))?;
-    let result = run_command(cli, &client, &target);
-    if let Err(e) = client.close() {
-        log::debug!("closing: {}", config.redact(&e.to_string()));
-    }
-    result.map_err(|e| FailureInfo::from_error(&e, true).redacted(&config))
+/// How a server is named in messages once connected.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Named {
+    /// By its config entry.
+    Config,
+    /// By its `serverInfo.name` (for `--stdio` and `--url`, whose names are only guesses).
+    ByServer,
 }
 
-// The library's `Error` is returned as it is, to be classified in one place.
-fn run_command(cli: &Cli, client: &Client, target: &str) -> Result<Output, Error> {
-    let server = client.server_name().to_owned();
-    Ok(match &cli.command {
-        Command::Info => render::info(client, target),
-        Command::Tools => render::tools(&client.list_tools()?),
-        Command::Call(tool, arguments) => {
-            let opts = CallOptions::new().on_progress(|p| {
-                let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
-                let msg = p
-                    .message
-                    .as_deref()
-                    .map(|m| format!(" {m}"))
-                    .unwrap_or_default();
-                log::info!("progress {}{total}{msg}", p.progress);
-            });
-            let result = client.call_tool_with(tool, arguments.clone(), &opts)?;
-            let mut out = render::call_result(&result);
-            if result.failed() {
-                out.exit = 1;
-                out.note = Some(format!(
-                    "server `{server}`: tool `{tool}` returned an error (isError)"
-                ));
+/// A connected server, with the name to show for it.
+struct Session {
+    client: Arc<Client>,
+    /// The name messages use.
+    shown: String,
+    /// Where it is (command line or URL), redacted.
+    target: String,
+}
+
+/// Connects, with the notification printer and the Ctrl-C handler in place.
+fn connect(global: &Global, config: ServerConfig, named: Named) -> Result<Session, Failure> {
+    let target = render::target_of(&config);
+    log::info!("connecting to `{}` ({target})", config.name());
+    let json_mode = global.json;
+    let builder = Client::builder(config.clone())
+        .on_notification(move |server, n| print_notification(server, n, json_mode));
+    let client = Arc::new(
+        builder
+            .connect()
+            .map_err(|e| FailureInfo::from_error(&e, false).redacted(&config))?,
+    );
+    interrupt::register(&client);
+    let shown = match (named, client.server_info()) {
+        (Named::ByServer, Some(info)) if !info.name.trim().is_empty() => info.name.clone(),
+        _ => config.name().to_owned(),
+    };
+    let session = Session {
+        client,
+        shown,
+        target,
+    };
+    if let Some(level) = global.log_level {
+        set_log_level(&session, level).inspect_err(|_| session.close())?;
+    }
+    Ok(session)
+}
+
+impl Session {
+    fn server(&self) -> &str {
+        &self.shown
+    }
+
+    /// A library error of this session as a failure: redacted, naming the server as shown.
+    fn failure(&self, e: &Error) -> Failure {
+        let f = if interrupt::interrupted() {
+            let mut f = FailureInfo::new(
+                interrupt::EXIT,
+                "interrupted",
+                Some(&self.shown),
+                format!(
+                    "server `{}`: interrupted; the request was cancelled (notifications/cancelled)",
+                    self.shown
+                ),
+            );
+            f.extra = json!({ "reason": interrupt::REASON });
+            f
+        } else {
+            FailureInfo::from_error(e, true)
+        };
+        f.redacted(self.client.config())
+            .renamed(self.client.server_name(), &self.shown)
+    }
+
+    fn close(&self) {
+        interrupt::unregister(&self.client);
+        if let Err(e) = self.client.close() {
+            log::debug!("closing: {}", self.client.config().redact(&e.to_string()));
+        }
+    }
+}
+
+fn set_log_level(session: &Session, level: args::LogLevel) -> Result<(), Failure> {
+    let caps = session.client.capabilities().unwrap_or_default();
+    if caps.logging.is_none() {
+        return Err(FailureInfo::unsupported(
+            session.server(),
+            "log messages",
+            "logging",
+        ));
+    }
+    let level = match level {
+        args::LogLevel::Debug => LoggingLevel::Debug,
+        args::LogLevel::Info => LoggingLevel::Info,
+        args::LogLevel::Notice => LoggingLevel::Notice,
+        args::LogLevel::Warning => LoggingLevel::Warning,
+        args::LogLevel::Error => LoggingLevel::Error,
+        args::LogLevel::Critical => LoggingLevel::Critical,
+        args::LogLevel::Alert => LoggingLevel::Alert,
+        args::LogLevel::Emergency => LoggingLevel::Emergency,
+    };
+    session
+        .client
+        .set_logging_level(level)
+        .map_err(|e| session.failure(&e))
+}
+
+/// Prints the resource updates a server sends (after `subscribe`) on stdout. (Its log
+/// messages reach stderr through the library's `mcp_blocking::server_log` log target, shown
+/// with `--log-level` or `-v`.)
+fn print_notification(server: &str, n: Notification, json_mode: bool) {
+    if let Notification::ResourceUpdated(u) = n {
+        clear_progress();
+        let line = if json_mode {
+            json!({ "server": server, "updated": u.uri }).to_string()
+        } else {
+            format!("updated {}", u.uri)
+        };
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{}", terminal::escaped(&line));
+        let _ = out.flush();
+    }
+}
+
+/// Whether a progress line is on stderr now.
+static PROGRESS_SHOWN: AtomicBool = AtomicBool::new(false);
+
+/// Removes the progress line, if one is shown.
+fn clear_progress() {
+    if PROGRESS_SHOWN.swap(false, Ordering::SeqCst) {
+        eprint!("\r\x1b[2K");
+    }
+}
+
+/// Call options: progress shown (a line on a terminal, a log line with -v) and extending the
+/// timeout up to `--max-time`.
+fn call_options(global: &Global, config: &ServerConfig) -> CallOptions {
+    let on_terminal = std::io::stderr().is_terminal();
+    CallOptions::new()
+        .on_progress(move |p| {
+            let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();
+            let msg = p
+                .message
+                .as_deref()
+                .map(|m| format!(" {m}"))
+                .unwrap_or_default();
+            log::info!("progress {}{total}{msg}", p.progress);
+            if on_terminal {
+                let line = format!("progress {}{total}{msg}", p.progress);
+                let line: String = terminal::escaped(&line).chars().take(200).collect();
+                eprint!("\r\x1b[2K{line}");
+                PROGRESS_SHOWN.store(true, Ordering::SeqCst);
+            }
+        })
+        .on_task_status(tasks::status_logger())
+        .reset_timeout_on_progress(true)
+        .max_total_timeout(global.max_time(config.timeout()))
+}
+
+fn connect_and_run(
+    global: &Global,
+    config: ServerConfig,
+    named: Named,
+    command: &Command,
+) -> Result<Output, Failure> {
+    let session = connect(global, config, named)?;
+    if let Command::Shell = command {
+        let result = shell::run(global, &session);
+        session.close();
+        return result;
+    }
+    let result = run_command(global, &session, command);
+    clear_progress();
+    let result = result.map_err(|mut f| {
+        // Reported now: closing may wait for the server to end (a slow tool may keep it busy).
+        f.print(global.json);
+        f.printed = true;
+        f
+    });
+    session.close();
+    result
+}
+
+/// Checks that the server's capabilities offer `capability`.
+fn require(session: &Session, capability: &str, what: &str) -> Result<(), Failure> {
+    let caps = session.client.capabilities().unwrap_or_default();
+    let offered = match capability {
+        "tools" => caps.tools.is_some(),
+        "resources" => caps.resources.is_some(),
+        "resources.subscribe" => caps
+            .resources
+            .as_ref()
+            .is_some_and(|r| r.subscribe == Some(true)),
+        "prompts" => caps.prompts.is_some(),
+        "completions" => caps.completions.is_some(),
+        "logging" => caps.logging.is_some(),
+        _ => true,
+    };
+    if offered {
+        Ok(())
+    } else {
+        Err(FailureInfo::unsupported(session.server(), what, capability))
+    }
+}
+
+/// The tools of a server, for schema-aware arguments, help and "did you mean".
+fn tool_named(session: &Session, name: &str) -> Result<Tool, Failure> {
+    let tools = session
+        .client
+        .list_tools()
+        .map_err(|e| session.failure(&e))?;
+    if let Some(t) = tools.iter().find(|t| t.name == name) {
+        return Ok(t.clone());
+    }
+    let hint = schema::closest(name, tools.iter().map(|t| t.name.as_str()))
+        .map(|s| format!(" (did you mean `{s}`?)"))
+        .unwrap_or_default();
+    let mut f = FailureInfo::new(
+        2,
+        "unknown_tool",
+        Some(session.server()),
+        format!("server `{}` has no tool `{name}`{hint}", session.server()),
+    );
+    f.detail = vec!["`mcpb tools` lists them".into()];
+    Err(f)
+}
+
+/// Turns argument problems into one failure (exit 2, nothing sent).
+fn argument_failure(server: &str, what: &str, problems: Vec<String>) -> Failure {
+    let mut f = FailureInfo::new(
+        2,
+        "invalid_argument",
+        Some(server),
+        format!("server `{server}`: {what}: {}", problems.join("; ")),
+    );
+    f.detail = vec![format!(
+        "mcpb call {} --help shows its arguments",
+        what.trim_start_matches("tool `").trim_end_matches('`')
+    )];
+    f.extra = json!({ "problems": problems });
+    f
+}
+
+/// Runs one command on a connected server.
+fn run_command(global: &Global, session: &Session, command: &Command) -> Result<Output, Failure> {
+    let client = &session.client;
+    let server = session.server();
+    let fail = |e: Error| session.failure(&e);
+    Ok(match command {
+        Command::Info => render::info(client, server, &session.target),
+        Command::Tools => {
+            require(session, "tools", "tools")?;
+            render::tools(&client.list_tools().map_err(fail)?)
+        }
+        Command::Call(call) => {
+            let name = call.tool.as_deref().unwrap_or_default();
+            require(session, "tools", "tools")?;
+            let tool = tool_named(session, name)?;
+            if call.help {
+                let text = schema::tool_help(&tool, server);
+                return Ok(Output::ok(json!({ "server": server, "tool": tool }), text));
+            }
+            let raw =
+                args::raw_arguments(&call.args).map_err(|UsageError(m)| FailureInfo::usage(m))?;
+            let arguments = schema::tool_arguments(&raw, &tool.input_schema)
+                .map_err(|p| argument_failure(server, &format!("tool `{name}`"), p))?;
+            let opts = call_options(global, client.config());
+            let result = client
+                .call_tool_with(name, arguments, &opts)
+                .map_err(fail)?;
+            clear_progress();
+            finish_call(&result, name, server, call.output.as_deref())?
+        }
+        Command::Resources => {
+            require(session, "resources", "resources")?;
+            render::resources(&client.list_resources().map_err(fail)?)
+        }
+        Command::Templates => {
+            require(session, "resources", "resources")?;
+            render::templates(&client.list_resource_templates().map_err(fail)?)
+        }
+        Command::Read { uri, output } => {
+            require(session, "resources", "resources")?;
+            let result = client.read_resource(uri).map_err(fail)?;
+            let mut out = render::read(&result);
+            if let Some(path) = output {
+                let contents = out.json["contents"].as_array().cloned().unwrap_or_default();
+                let saved = save::save_contents(&contents, std::path::Path::new(path))
+                    .map_err(|e| save_failure(server, e))?;
+                out.text = saved_lines(&saved);
+                out.json["saved"] = saved_json(&saved);
             }
             out
         }
-        Command::Resources => render::resources(&client.list_resources()?),
-        Command::Templates => render::templates(&client.list_resource_templates()?),
-        Command::Read(uri) => render::read(&client.read_resource(uri)?),
-        Command::Prompts => render::prompts(&client.list_prompts()?),
-        Command::Prompt(name, arguments) => {
-            render::prompt(&client.get_prompt(name, arguments.clone())?)
+        Command::Prompts => {
+            require(session, "prompts", "prompts")?;
+            render::prompts(&client.list_prompts().map_err(fail)?)
         }
+        Command::Prompt { name, args } => {
+            require(session, "prompts", "prompts")?;
+            let raw = args::raw_arguments(args).map_err(|UsageError(m)| FailureInfo::usage(m))?;
+            let arguments = prompt_arguments(session, name, &raw)?;
+            render::prompt(&client.get_prompt(name, arguments).map_err(fail)?)
+        }
+        Command::Complete(c) => {
+            require(session, "completions", "argument completion")?;
+            let reference = match (&c.prompt, &c.template) {
+                (Some(p), _) => CompletionReference::prompt(p.clone()),
+                (None, Some(t)) => CompletionReference::resource(t.clone()),
+                (None, None) => unreachable!("clap requires --prompt or --template"),
+            };
+            let context: Option<Map<String, Value>> = (!c.context.is_empty()).then(|| {
+                c.context
+                    .iter()
+                    .map(|(k, v)| (k.clone(), Value::String(v.clone())))
+                    .collect()
+            });
+            let result = client
+                .complete(reference, &c.argument, &c.value, context)
+                .map_err(fail)?;
+            render::completion(&result)
+        }
+        Command::Subscribe { uri } => {
+            require(session, "resources.subscribe", "resource subscriptions")?;
+            client.subscribe(uri).map_err(fail)?;
+            if !global.json {
+                eprintln!(
+                    "mcpb: server `{server}`: subscribed to {}; updates follow until Ctrl-C",
+                    terminal::escaped(uri)
+                );
+            }
+            while !interrupt::interrupted() && client.is_connected() {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            if interrupt::interrupted() {
+                return Err(session.failure(&Error::NotConnected {
+                    server: server.to_owned(),
+                }))
+                .map_err(|mut f| {
+                    f.headline = format!("server `{server}`: subscription ended (Ctrl-C)");
+                    f
+                });
+            }
+            return Err(FailureInfo::new(
+                6,
+                "closed",
+                Some(server),
+                format!("server `{server}`: connection closed during the subscription"),
+            ));
+        }
+        Command::Tasks => tasks::list(client).map_err(fail)?,
+        Command::TaskCancel { id } => tasks::cancel(client, id).map_err(fail)?,
         Command::Ping => {
             let start = Instant::now();
-            client.ping()?;
+            client.ping().map_err(fail)?;
             let ms = start.elapsed().as_secs_f64() * 1000.0;
             Output::ok(
                 json!({ "server": server, "ok": true, "elapsedMs": ms }),
                 format!("pong from `{server}` in {ms:.1} ms"),
             )
         }
-        Command::Servers => unreachable!("`servers` needs --config and never connects"),
+        Command::Servers { .. }
+        | Command::Shell
+        | Command::Completions { .. }
+        | Command::Man
+        | Command::Run(_)
+        | Command::Chat(_)
+        | Command::Login { .. }
+        | Command::Logout
+        | Command::Auth { .. }
+        | Command::Help { .. } => {
+            return Err(FailureInfo::usage(format!(
+                "`{}` does not run on a connected server",
+                command.name()
+            )))
+        }
     })
 }
 
-/// The server name for `--stdio`: the program's file name.
-fn program_name(cmd: &str) -> String {
+/// A tool result printed, its binary contents saved with `-o DIR`, isError as exit 1.
+fn finish_call(
+    result: &mcp_blocking::model::CallToolResult,
+    tool: &str,
+    server: &str,
+    output: Option<&str>,
+) -> Result<Output, Failure> {
+    let mut out = render::call_result(result);
+    if let Some(dir) = output {
+        let content = out.json["content"].as_array().cloned().unwrap_or_default();
+        let saved = save::save_blocks(&content, std::path::Path::new(dir), tool)
+            .map_err(|e| save_failure(server, e))?;
+        if !saved.is_empty() {
+            let files: Vec<save::Saved> = saved.into_iter().map(|(_, s)| s).collect();
+            out.json["saved"] = saved_json(&files);
+            out.text = render::call_text_with_saved(&out.json, &files);
+        }
+    }
+    if result.failed() {
+        out.exit = 1;
+        out.note = Some(format!(
+            "server `{server}`: tool `{tool}` returned an error (isError)"
+        ));
+    }
+    Ok(out)
+}
+
+fn save_failure(server: &str, e: String) -> Failure {
+    FailureInfo::new(2, "output", Some(server), format!("-o: {e}"))
+}
+
+fn saved_lines(saved: &[save::Saved]) -> String {
+    saved
+        .iter()
+        .map(|s| {
+            let mime = if s.mime.is_empty() { "?" } else { &s.mime };
+            format!("saved {} ({} bytes, {mime})\n", s.path.display(), s.bytes)
+        })
+        .collect()
+}
+
+fn saved_json(saved: &[save::Saved]) -> Value {
+    saved
+        .iter()
+        .map(|s| json!({ "path": s.path.display().to_string(), "bytes": s.bytes, "mimeType": s.mime }))
+        .collect()
+}
+
+/// Prompt arguments (strings), checked against the prompt's declared arguments.
+fn prompt_arguments(session: &Session, name: &str, raw: &args::RawArgs) -> Result<Value, Failure> {
+    let prompts = session
+        .client
+        .list_prompts()
+        .map_err(|e| session.failure(&e))?;
+    let server = session.server();
+    let Some(prompt) = prompts.iter().find(|p| p.name == name) else {
+        let hint = schema::closest(name, prompts.iter().map(|p| p.name.as_str()))
+            .map(|s| format!(" (did you mean `{s}`?)"))
+            .unwrap_or_default();
+        return Err(FailureInfo::new(
+            2,
+            "unknown_prompt",
+            Some(server),
+            format!("server `{server}` has no prompt `{name}`{hint}"),
+        ));
+    };
+    let map: Map<String, Value> = match raw {
+        args::RawArgs::Object(m) => m.clone(),
+        args::RawArgs::Pairs(pairs) => pairs
+            .iter()
+            .map(|(k, v)| {
+                // A quoted JSON string loses its quotes; anything else is kept as typed.
+                let value = match serde_json::from_str::<Value>(v) {
+                    Ok(Value::String(s)) => s,
+                    _ => v.clone(),
+                };
+                (k.clone(), Value::String(value))
+            })
+            .collect(),
+    };
+    let declared: Vec<&str> = prompt
+        .arguments
+        .iter()
+        .flatten()
+        .map(|a| a.name.as_str())
+        .collect();
+    let mut problems = Vec::new();
+    for k in map.keys() {
+        if !declared.is_empty() && !declared.contains(&k.as_str()) {
+            let hint = schema::closest(k, declared.iter().copied())
+                .map(|s| format!(" (did you mean `{s}`?)"))
+                .unwrap_or_default();
+            problems.push(format!("the prompt takes no argument `{k}`{hint}"));
+        }
+    }
+    let missing: Vec<String> = prompt
+        .arguments
+        .iter()
+        .flatten()
+        .filter(|a| a.required == Some(true) && !map.contains_key(&a.name))
+        .map(|a| format!("{} (string)", a.name))
+        .collect();
+    if !missing.is_empty() {
+        problems.push(format!(
+            "missing required argument{}: {}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        ));
+    }
+    if !problems.is_empty() {
+        let mut f = argument_failure(server, &format!("prompt `{name}`"), problems);
+        f.detail = vec!["`mcpb prompts` lists the prompts and their arguments".into()];
+        return Err(f);
+    }
+    Ok(if raw.is_empty() {
+        Value::Null
+    } else {
+        Value::Object(map)
+    })
+}
+
+/// The name of a `--stdio` server before it says its own: the package or script a launcher
+/// (npx, uvx, python, node, docker...) runs, else the program's file name.
+fn launched_name(words: &[String]) -> String {
+    const LAUNCHERS: &[&str] = &[
+        "npx", "bunx", "pnpx", "uvx", "uv", "pipx", "python", "python3", "node", "deno", "bun",
+        "npm", "pnpm", "yarn", "docker", "podman", "java", "ruby", "go", "cargo", "sh", "bash",
+        "env", "dotnet", "php",
+    ];
+    /// Words of a launcher that are not the thing launched.
+    const VERBS: &[&str] = &["run", "exec", "dlx", "tool", "x", "start", "--"];
+    let program = file_name(&words[0]);
+    let stem = program.trim_end_matches(".exe");
+    if !LAUNCHERS.contains(&stem) && !stem.starts_with("python3.") {
+        return program;
+    }
+    let mut it = words[1..].iter().peekable();
+    while let Some(w) = it.next() {
+        if w == "-m" || w == "--from" || w == "--package" || w == "-p" {
+            if let Some(next) = it.next() {
+                if w == "-m" {
+                    return next.clone();
+                }
+            }
+            continue;
+        }
+        if w.starts_with('-') || VERBS.contains(&w.as_str()) || w.contains('=') {
+            continue;
+        }
+        return package_name(w);
+    }
+    program
+}
+
+/// `@scope/server-x@1.2` → `server-x`; `/a/server-x/dist/index.js` → `server-x`;
+/// `/srv/weather.py` → `weather`; `mcp/fetch:latest` → `fetch`.
+fn package_name(word: &str) -> String {
+    const GENERIC: &[&str] = &["index", "main", "server", "cli", "app", "run"];
+    const BUILD_DIRS: &[&str] = &["dist", "build", "src", "lib", "bin", "out"];
+    let name = if let Some(scoped) = word.strip_prefix('@') {
+        let bare = scoped.split('@').next().unwrap_or(scoped);
+        bare.rsplit('/').next().unwrap_or(bare).to_owned()
+    } else {
+        let segments: Vec<&str> = word.split('/').filter(|s| !s.is_empty()).collect();
+        let last = segments.last().copied().unwrap_or(word);
+        let last = last.split([':', '@']).next().unwrap_or(last);
+        let stem = [".js", ".mjs", ".cjs", ".ts", ".py", ".jar"]
+            .iter()
+            .find_map(|ext| last.strip_suffix(ext))
+            .unwrap_or(last);
+        if GENERIC.contains(&stem) && segments.len() > 1 {
+            // `.../server-x/dist/index.js`: the package's folder says more.
+            segments[..segments.len() - 1]
+                .iter()
+                .rev()
+                .find(|s| !BUILD_DIRS.contains(s))
+                .map_or(stem, |s| *s)
+                .to_owned()
+        } else {
+            stem.to_owned()
+        }
+    };
+    if name.is_empty() {
+        word.to_owned()
+    } else {
+        name
+    }
+}
+
+/// A path's file name.
+fn file_name(cmd: &str) -> String {
     std::path::Path::new(cmd)
         .file_name()
         .and_then(|n| n.to_str())
@@ -595,15 +1366,75 @@ mod tests {
     use super::*;
     use std::time::Duration;
 
+    fn words(line: &str) -> Vec<String> {
+        args::split_command_line(line).unwrap()
+    }
+
     #[test]
-    fn names_servers_after_the_program_or_host() {
-        assert_eq!(program_name("/usr/bin/node"), "node");
-        assert_eq!(program_name("npx"), "npx");
+    fn names_servers_after_what_a_launcher_runs() {
+        assert_eq!(
+            launched_name(&words("/usr/bin/mcp-server --x")),
+            "mcp-server"
+        );
+        assert_eq!(
+            launched_name(&words("npx -y @modelcontextprotocol/server-everything")),
+            "server-everything"
+        );
+        assert_eq!(
+            launched_name(&words(
+                "npx -y @modelcontextprotocol/server-filesystem@2025.1 /tmp"
+            )),
+            "server-filesystem"
+        );
+        assert_eq!(
+            launched_name(&words("uvx mcp-server-fetch")),
+            "mcp-server-fetch"
+        );
+        assert_eq!(
+            launched_name(&words("python -m weather_server")),
+            "weather_server"
+        );
+        assert_eq!(launched_name(&words("python3 /srv/weather.py")), "weather");
+        assert_eq!(
+            launched_name(&words("python3 /srv/tools/server.py")),
+            "tools"
+        );
+        assert_eq!(
+            launched_name(&words(
+                "/opt/node /n/node_modules/@modelcontextprotocol/server-filesystem/dist/index.js"
+            )),
+            "server-filesystem"
+        );
+        assert_eq!(
+            launched_name(&words("node /n/@scope/server-x/dist/index.js /tmp")),
+            "server-x"
+        );
+        assert_eq!(
+            launched_name(&words("docker run -i --rm mcp/fetch:latest")),
+            "fetch"
+        );
+        assert_eq!(launched_name(&words("npx")), "npx");
         assert_eq!(
             host_of("https://user:pw@api.example.com:8443/mcp?k=v"),
             "api.example.com:8443"
         );
         assert_eq!(host_of("ws://127.0.0.1:9/"), "127.0.0.1:9");
+    }
+
+    #[test]
+    fn ws_urls_are_websocket_without_transport() {
+        let global = Global::default();
+        let c = build_config(&global, &Target::Url("ws://127.0.0.1:9/mcp".into(), None)).unwrap();
+        assert_eq!(c.transport_type(), "websocket");
+        let c = build_config(&global, &Target::Url("WSS://h/mcp".into(), None)).unwrap();
+        assert_eq!(c.transport_type(), "websocket");
+        let c = build_config(&global, &Target::Url("http://h/mcp".into(), None)).unwrap();
+        assert_eq!(c.transport_type(), "streamable-http");
+        assert!(build_config(
+            &global,
+            &Target::Url("ws://h/".into(), Some(UrlTransport::Sse))
+        )
+        .is_err());
     }
 
     #[test]
@@ -620,29 +1451,6 @@ mod tests {
                 true
             ),
             4
-        );
-        assert_eq!(
-            code(
-                Error::Rpc {
-                    server: s(),
-                    code: mcp_blocking::error::ErrorCode(-1),
-                    message: "m".into(),
-                    data: None
-                },
-                true
-            ),
-            5
-        );
-        assert_eq!(
-            code(
-                Error::Closed {
-                    server: s(),
-                    detail: "d".into(),
-                    stderr_tail: String::new()
-                },
-                true
-            ),
-            6
         );
         assert_eq!(
             code(
@@ -667,16 +1475,24 @@ mod tests {
             ),
             7
         );
-        assert_eq!(
-            code(
-                Error::InvalidArgument {
-                    server: s(),
-                    detail: "d".into()
-                },
-                true
-            ),
-            2
+    }
+
+    #[test]
+    fn rpc_messages_do_not_repeat_the_code() {
+        let f = FailureInfo::from_error(
+            &Error::Rpc {
+                server: "everything".into(),
+                code: mcp_blocking::error::ErrorCode(-32602),
+                message: "MCP error -32602: Invalid arguments for tool echo".into(),
+                data: None,
+            },
+            true,
         );
+        assert_eq!(
+            f.headline,
+            "server `everything`: error -32602: Invalid arguments for tool echo"
+        );
+        assert_eq!(f.exit, 5);
     }
 
     #[test]
@@ -688,8 +1504,14 @@ mod tests {
                 stderr_tail: "boom".into(),
             },
             true,
+        )
+        .renamed("fx", "fixture");
+        assert!(
+            f.headline.starts_with("server `fixture`:"),
+            "{}",
+            f.headline
         );
-        assert!(f.headline.starts_with("server `fx`:"), "{}", f.headline);
+        assert_eq!(f.server.as_deref(), Some("fixture"));
         assert!(f.detail.iter().any(|l| l == "boom"), "{:?}", f.detail);
     }
 }

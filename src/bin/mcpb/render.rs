@@ -7,7 +7,8 @@ use std::fmt::Write;
 
 use mcp_blocking::config::{LoadReport, TransportConfig};
 use mcp_blocking::model::{
-    CallToolResult, GetPromptResult, Prompt, ReadResourceResult, Resource, ResourceTemplate, Tool,
+    CallToolResult, CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource,
+    ResourceTemplate, Tool,
 };
 use mcp_blocking::{Client, ServerConfig};
 use serde::Serialize;
@@ -80,11 +81,13 @@ pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
         // The file is said once, in the header of the JSON and in the command line.
         let mut e_here = e.clone();
         e_here.file = None;
-        let _ = writeln!(text, "{name:width$}  {:15}  {e_here}", "error");
+        e_here.server = None;
+        let message = crate::config_error_text(&e_here);
+        let _ = writeln!(text, "{name:width$}  {:15}  {message}", "error");
         errors.push(json!({
             "server": e.server,
             "path": e.path,
-            "message": e_here.to_string(),
+            "message": message,
             "suggestion": e.suggestion,
         }));
     }
@@ -114,7 +117,7 @@ pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
     }
 }
 
-pub(crate) fn info(client: &Client, target: &str) -> Output {
+pub(crate) fn info(client: &Client, shown: &str, target: &str) -> Output {
     let init = client.initialize_result();
     let info = client.server_info();
     let caps = client
@@ -130,14 +133,14 @@ pub(crate) fn info(client: &Client, target: &str) -> Output {
             .unwrap_or_default();
         let _ = writeln!(text, "server:       {} {}{title}", i.name, i.version);
     }
-    let _ = writeln!(text, "name:         {}", client.server_name());
+    let _ = writeln!(text, "name:         {shown}");
     let _ = writeln!(
         text,
         "transport:    {} {target}",
         client.config().transport_type()
     );
-    if let Some(v) = client.protocol_version() {
-        let _ = writeln!(text, "protocol:     {v}");
+    if let (Some(v), Some(era)) = (client.protocol_version(), client.protocol_era()) {
+        let _ = writeln!(text, "protocol:     {v} ({})", era.as_str());
     }
     if let Value::Object(m) = &caps {
         let list: Vec<String> = m
@@ -159,10 +162,11 @@ pub(crate) fn info(client: &Client, target: &str) -> Output {
         }
     }
     let json = json!({
-        "server": client.server_name(),
+        "server": shown,
         "transport": client.config().transport_type(),
         "target": target,
         "protocolVersion": client.protocol_version(),
+        "protocolEra": client.protocol_era().map(|e| e.as_str()),
         "serverInfo": info.as_ref().map(to_json),
         "capabilities": caps,
         "instructions": client.instructions(),
@@ -264,6 +268,56 @@ pub(crate) fn call_result(result: &CallToolResult) -> Output {
             text.push('\n');
         }
         text.push_str(&serde_json::to_string_pretty(sc).unwrap_or_default());
+    }
+    Output::ok(json, text)
+}
+
+/// The text of a tool result whose binary contents were saved: each saved block is replaced
+/// by a `saved PATH (N bytes, MIME)` line.
+pub(crate) fn call_text_with_saved(json: &Value, saved: &[crate::save::Saved]) -> String {
+    let mut saved = saved.iter();
+    let lines: Vec<String> = json["content"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|block| {
+            let binary = matches!(block["type"].as_str(), Some("image" | "audio"))
+                || block["resource"]["blob"].is_string();
+            let file = if binary { saved.next() } else { None };
+            match file {
+                Some(s) => format!(
+                    "saved {} ({} bytes, {})",
+                    s.path.display(),
+                    s.bytes,
+                    if s.mime.is_empty() { "?" } else { &s.mime }
+                ),
+                None => content_text(block),
+            }
+        })
+        .collect();
+    lines.join("\n")
+}
+
+/// The values a server proposes for an argument, one per line.
+pub(crate) fn completion(result: &CompleteResult) -> Output {
+    let json = to_json(result);
+    let mut text = String::new();
+    for v in json["completion"]["values"]
+        .as_array()
+        .into_iter()
+        .flatten()
+    {
+        let _ = writeln!(text, "{}", v.as_str().unwrap_or(""));
+    }
+    if json["completion"]["hasMore"] == true {
+        let total = json["completion"]["total"]
+            .as_u64()
+            .map(|t| format!(" ({t} in all)"))
+            .unwrap_or_default();
+        let _ = writeln!(text, "...{total}");
+    }
+    if text.is_empty() {
+        text.push_str("(no completions)\n");
     }
     Output::ok(json, text)
 }

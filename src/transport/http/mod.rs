@@ -44,6 +44,7 @@
 
 mod drain;
 mod fallback;
+mod modern;
 mod post;
 mod reply;
 mod session;
@@ -94,6 +95,8 @@ struct Inner {
     answered_elsewhere: Mutex<Vec<RequestId>>,
     /// The drain thread, started with the first SSE reply.
     drain: Mutex<Drain>,
+    /// The modern era's per-request headers (see `Transport::set_header_hook`).
+    header_hook: RwLock<Option<super::HeaderHook>>,
 }
 
 /// The Streamable HTTP connection handle.
@@ -179,6 +182,7 @@ impl HttpTransport {
                 stop_rx,
                 answered_elsewhere: Mutex::new(Vec::new()),
                 drain: Mutex::new(Drain::default()),
+                header_hook: RwLock::new(None),
             }),
             legacy_refused: OnceLock::new(),
             stream: Mutex::new(None),
@@ -239,6 +243,10 @@ impl Transport for HttpTransport {
 
     fn set_protocol_version(&self, version: &str) {
         lock(&self.inner.state).protocol_version = Some(version.to_owned());
+    }
+
+    fn set_header_hook(&self, hook: Option<super::HeaderHook>) {
+        *crate::sync::write_lock(&self.inner.header_hook) = hook;
     }
 
     fn close(&self) -> Result<(), Error> {

@@ -43,6 +43,9 @@ pub(super) struct Call<'a> {
     pub(super) deadline: Instant,
     /// Deliver what arrives to the sink (false while replaying `initialize`).
     pub(super) deliver: bool,
+    /// Whether a broken SSE reply is resumed with `Last-Event-ID` (legacy era); a modern
+    /// request is re-issued by the client instead.
+    pub(super) resumable: bool,
 }
 
 impl Call<'_> {
@@ -98,15 +101,13 @@ impl Inner {
             });
         }
         let fail = |what: &str, e| map_ureq(&self.server, what, method, started, Some(deadline), e);
-        self.request(
-            Verb::Post(frame),
-            &[
-                ("Accept", ACCEPT_POST),
-                ("Content-Type", "application/json"),
-            ],
-            Limit::Until(deadline),
-            fail,
-        )
+        let modern = self.modern_headers(frame).unwrap_or_default();
+        let mut headers = vec![
+            ("Accept", ACCEPT_POST),
+            ("Content-Type", "application/json"),
+        ];
+        headers.extend(modern.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        self.request(Verb::Post(frame), &headers, Limit::Until(deadline), fail)
     }
 
     /// Sends one frame and reads its reply; on a 404 with a session, re-initializes once and
@@ -155,6 +156,11 @@ impl Inner {
             drain(resp);
             return Err(Exchange::Legacy(status));
         }
+        let modern = self.is_modern(&out.frame);
+        if !(200..300).contains(&status) && modern {
+            // A modern server refuses with a JSON-RPC error in the body (400 -32022, 404 -32601).
+            return self.modern_refusal(resp, out);
+        }
         if !(200..300).contains(&status) {
             return Err(
                 status_error(&self.server, &format!("POST {}", self.shown_url()), resp).into(),
@@ -173,6 +179,7 @@ impl Inner {
             started,
             deadline,
             deliver: true,
+            resumable: !modern,
         };
         self.read_reply(resp, &call)?;
         Ok(())

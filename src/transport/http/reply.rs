@@ -107,7 +107,7 @@ impl Inner {
                 }
             };
             let parser = reader.into_parser();
-            if parser.last_event_id().is_none() {
+            if parser.last_event_id().is_none() || !call.resumable {
                 return Err(ended.unwrap_or_else(|| {
                     self.closed_error(&format!(
                         "the server ended the response stream of `{}` before answering",

@@ -78,6 +78,7 @@ impl Inner {
             started,
             deadline,
             deliver: false,
+            resumable: true,
         };
         self.read_reply(resp, &call)?;
         if let Some(note) = initialized {

@@ -78,7 +78,10 @@ impl RequestHeaders {
             .filter(|(k, _)| !k.eq_ignore_ascii_case("authorization"))
             .map(|(k, v)| (k.as_str(), Cow::Borrowed(v.as_str())))
             .collect();
-        out.push(("Authorization", Cow::Owned(value)));
+        // An empty value: no `Authorization` at all (an OAuth client before it has a token).
+        if !value.is_empty() {
+            out.push(("Authorization", Cow::Owned(value)));
+        }
         Ok(out)
     }
 }

@@ -1,0 +1,388 @@
+//! The HTTP side of the built-in models: the crate's ureq agent, a timeout per request, retries
+//! on 429 and 5xx with backoff honouring `Retry-After` (bounded), a cap on the answer's size,
+//! and API keys that never show.
+
+use std::fmt;
+use std::io::Read;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use super::cancel::CancelHandle;
+use super::types::{excerpt, ModelError};
+use crate::config::{redact_url, ProxyConfig, REDACTED};
+
+/// An API key. `Debug` and `Display` never show it.
+///
+/// ```
+/// use mcp_blocking::agent::ApiKey;
+/// let key = ApiKey::new("sk-secret");
+/// assert!(!format!("{key:?}").contains("secret"));
+/// ```
+#[derive(Clone, PartialEq, Eq)]
+pub struct ApiKey(String);
+
+impl ApiKey {
+    /// A key.
+    pub fn new(key: impl Into<String>) -> Self {
+        ApiKey(key.into())
+    }
+
+    /// The key in the environment variable `var`.
+    ///
+    /// # Errors
+    /// [`ModelError::Config`] naming the variable when it is unset, blank or not Unicode.
+    pub fn from_env(var: &str) -> Result<Self, ModelError> {
+        match std::env::var(var) {
+            Ok(v) if !v.trim().is_empty() => Ok(ApiKey(v.trim().to_owned())),
+            _ => Err(ModelError::Config(format!(
+                "the environment variable {var} holds no API key"
+            ))),
+        }
+    }
+
+    pub(crate) fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for ApiKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "ApiKey({REDACTED})")
+    }
+}
+
+/// HTTP settings of a built-in model.
+///
+/// ```
+/// use std::time::Duration;
+/// use mcp_blocking::agent::HttpOptions;
+/// let o = HttpOptions::default();
+/// assert_eq!((o.timeout, o.max_retries), (Duration::from_secs(120), 3));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct HttpOptions {
+    /// The longest one request may take, answer included (default 120 s).
+    pub timeout: Duration,
+    /// Retries after a 429 or 5xx answer (default 3).
+    pub max_retries: u32,
+    /// The first backoff delay, doubled on each retry (default 500 ms).
+    pub base_delay: Duration,
+    /// The longest wait between retries, `Retry-After` included (default 30 s): a longer
+    /// `Retry-After` is cut to it.
+    pub max_delay: Duration,
+    /// The largest answer read (default 16 MiB).
+    pub max_response_bytes: usize,
+}
+
+impl Default for HttpOptions {
+    fn default() -> Self {
+        HttpOptions {
+            timeout: Duration::from_secs(120),
+            max_retries: 3,
+            base_delay: Duration::from_millis(500),
+            max_delay: Duration::from_secs(30),
+            max_response_bytes: 16 << 20,
+        }
+    }
+}
+
+/// One API endpoint: its URL, headers (secret values), and the client.
+#[derive(Clone)]
+pub(crate) struct Endpoint {
+    pub(crate) url: String,
+    pub(crate) headers: Vec<(String, String)>,
+    pub(crate) key: Option<ApiKey>,
+    pub(crate) options: HttpOptions,
+    agent: std::sync::OnceLock<ureq::Agent>,
+}
+
+impl fmt::Debug for Endpoint {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let headers: Vec<(&str, &str)> = self
+            .headers
+            .iter()
+            .map(|(k, _)| (k.as_str(), REDACTED))
+            .collect();
+        f.debug_struct("Endpoint")
+            .field("url", &redact_url(&self.url))
+            .field("headers", &headers)
+            .field("key", &self.key)
+            .field("options", &self.options)
+            .finish()
+    }
+}
+
+/// `base` and `path` joined with exactly one `/`.
+pub(crate) fn join(base: &str, path: &str) -> String {
+    format!(
+        "{}/{}",
+        base.trim_end_matches('/'),
+        path.trim_start_matches('/')
+    )
+}
+
+impl Endpoint {
+    pub(crate) fn new(url: String) -> Self {
+        Endpoint {
+            url,
+            headers: Vec::new(),
+            key: None,
+            options: HttpOptions::default(),
+            agent: std::sync::OnceLock::new(),
+        }
+    }
+
+    pub(crate) fn shown(&self) -> String {
+        redact_url(&self.url)
+    }
+
+    /// Text with the key and header values replaced (an API may echo them in an error).
+    fn scrub(&self, text: &str) -> String {
+        // The URL as configured may hold a password or query values: shown redacted.
+        let mut out = text.replace(&self.url, &self.shown());
+        let secrets = self
+            .key
+            .iter()
+            .map(ApiKey::expose)
+            .chain(self.headers.iter().map(|(_, v)| v.as_str()));
+        for secret in secrets.filter(|s| s.len() >= 4) {
+            out = out.replace(secret, REDACTED);
+        }
+        out
+    }
+
+    /// The client, made on first use (the proxy environment is read then).
+    fn agent(&self) -> Result<ureq::Agent, ModelError> {
+        if let Some(a) = self.agent.get() {
+            return Ok(a.clone());
+        }
+        if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
+            return Err(ModelError::Config(format!(
+                "the model URL `{}` must start with http:// or https://",
+                self.shown()
+            )));
+        }
+        let proxy = crate::transport::proxy::for_ureq("model", &ProxyConfig::default(), &self.url)
+            .map_err(|e| ModelError::Config(e.to_string()))?;
+        let agent = crate::transport::web::agent(&[], proxy);
+        let _ = self.agent.set(agent.clone());
+        Ok(agent)
+    }
+
+    /// POSTs `body` and returns the JSON answer, retrying 429 and 5xx answers.
+    pub(crate) fn post(
+        &self,
+        auth: &[(&str, String)],
+        body: &Value,
+        cancel: Option<&CancelHandle>,
+    ) -> Result<Value, ModelError> {
+        let endpoint = self.shown();
+        let agent = self.agent()?;
+        let bytes = serde_json::to_vec(body).map_err(|e| ModelError::BadResponse {
+            endpoint: endpoint.clone(),
+            detail: format!("the request could not be written: {e}"),
+        })?;
+        let o = &self.options;
+        let mut attempt = 0;
+        loop {
+            if cancel.is_some_and(CancelHandle::is_cancelled) {
+                return Err(ModelError::Cancelled { endpoint });
+            }
+            let mut req = agent
+                .post(&self.url)
+                .config()
+                .timeout_global(Some(o.timeout))
+                .build()
+                .header("content-type", "application/json")
+                .header("accept", "application/json");
+            for (k, v) in auth.iter() {
+                req = req.header(*k, v.as_str());
+            }
+            for (k, v) in &self.headers {
+                req = req.header(k.as_str(), v.as_str());
+            }
+            let resp = match req.send(&bytes[..]) {
+                Ok(r) => r,
+                Err(ureq::Error::Timeout(_)) => {
+                    return Err(ModelError::Timeout {
+                        endpoint,
+                        after: o.timeout,
+                    })
+                }
+                Err(e) => {
+                    return Err(ModelError::Transport {
+                        endpoint,
+                        detail: self.scrub(&e.to_string()),
+                    })
+                }
+            };
+            let status = resp.status().as_u16();
+            let retry_after = resp
+                .headers()
+                .get("retry-after")
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<f64>().ok())
+                .filter(|s| s.is_finite() && *s >= 0.0)
+                .map(|s| Duration::from_secs_f64(s.min(86_400.0)));
+            let text = self.read_body(resp, &endpoint)?;
+            if (200..300).contains(&status) {
+                return serde_json::from_str(&text).map_err(|e| ModelError::BadResponse {
+                    endpoint,
+                    detail: format!("not JSON: {e}"),
+                });
+            }
+            let retryable = status == 429 || (500..600).contains(&status);
+            if retryable && attempt < o.max_retries {
+                let backoff = o.base_delay.saturating_mul(1 << attempt.min(16));
+                let wait = retry_after.unwrap_or(backoff).min(o.max_delay);
+                log::info!(
+                    "model `{endpoint}`: HTTP {status}; retry {} of {} in {wait:?}",
+                    attempt + 1,
+                    o.max_retries
+                );
+                let fired = match cancel {
+                    Some(c) => c.wait(wait),
+                    None => {
+                        std::thread::sleep(wait);
+                        false
+                    }
+                };
+                if fired {
+                    return Err(ModelError::Cancelled { endpoint });
+                }
+                attempt += 1;
+                continue;
+            }
+            return Err(ModelError::Status {
+                endpoint,
+                status,
+                message: self.scrub(&error_message(&text)),
+            });
+        }
+    }
+
+    fn read_body(
+        &self,
+        resp: ureq::http::Response<ureq::Body>,
+        endpoint: &str,
+    ) -> Result<String, ModelError> {
+        let cap = self.options.max_response_bytes;
+        let mut buf = Vec::new();
+        let read = resp
+            .into_body()
+            .into_reader()
+            .take(cap as u64 + 1)
+            .read_to_end(&mut buf);
+        match read {
+            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(ModelError::Timeout {
+                endpoint: endpoint.to_owned(),
+                after: self.options.timeout,
+            }),
+            Err(e) => Err(ModelError::Transport {
+                endpoint: endpoint.to_owned(),
+                detail: format!("reading the answer: {}", self.scrub(&e.to_string())),
+            }),
+            Ok(_) if buf.len() > cap => Err(ModelError::TooLarge {
+                endpoint: endpoint.to_owned(),
+                limit: cap,
+            }),
+            Ok(_) => Ok(String::from_utf8_lossy(&buf).into_owned()),
+        }
+    }
+}
+
+/// The API's error message: `error.message` (OpenAI, Anthropic), `error` as a string, else the
+/// start of the body.
+fn error_message(body: &str) -> String {
+    let parsed: Option<Value> = serde_json::from_str(body).ok();
+    let message = parsed.as_ref().and_then(|v| {
+        v.pointer("/error/message")
+            .or_else(|| v.get("error").filter(|e| e.is_string()))
+            .or_else(|| v.get("message"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    });
+    excerpt(&message.unwrap_or_else(|| body.to_owned()), 300)
+}
+
+/// The builder methods every built-in model shares (it has `endpoint: Endpoint`).
+macro_rules! endpoint_builders {
+    ($ty:ty) => {
+        impl $ty {
+            /// Sets the API key.
+            #[must_use]
+            pub fn api_key(mut self, key: impl Into<String>) -> Self {
+                self.endpoint.key = Some($crate::agent::ApiKey::new(key));
+                self
+            }
+
+            /// Takes the API key from the environment variable `var`.
+            ///
+            /// # Errors
+            /// [`ModelError::Config`](crate::agent::ModelError::Config) naming `var` when it
+            /// holds no key.
+            pub fn api_key_from_env(
+                mut self,
+                var: &str,
+            ) -> Result<Self, $crate::agent::ModelError> {
+                self.endpoint.key = Some($crate::agent::ApiKey::from_env(var)?);
+                Ok(self)
+            }
+
+            /// Adds a header to every request (its value is kept out of `Debug` and errors).
+            #[must_use]
+            pub fn header(mut self, name: impl Into<String>, value: impl Into<String>) -> Self {
+                self.endpoint.headers.push((name.into(), value.into()));
+                self
+            }
+
+            /// Sets the HTTP options: timeout, retries, backoff, size cap.
+            #[must_use]
+            pub fn http_options(mut self, options: $crate::agent::HttpOptions) -> Self {
+                self.endpoint.options = options;
+                self
+            }
+
+            /// The model name requests use (unless a request's settings override it).
+            pub fn model_name(&self) -> &str {
+                &self.model
+            }
+        }
+    };
+}
+pub(crate) use endpoint_builders;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn keys_and_headers_never_show() {
+        let mut e = Endpoint::new("https://u:pw@api.example.com/v1?key=q".into());
+        e.key = Some(ApiKey::new("sk-very-secret"));
+        e.headers.push(("x-org".into(), "org-secret".into()));
+        let shown = format!("{e:?}");
+        assert!(!shown.contains("very-secret") && !shown.contains("org-secret"));
+        assert!(!shown.contains("pw") && !shown.contains("key=q"), "{shown}");
+        assert!(!e.scrub(&format!("bad uri {}", e.url)).contains("key=q"));
+        assert_eq!(
+            e.scrub("bad key sk-very-secret for org-secret"),
+            format!("bad key {REDACTED} for {REDACTED}")
+        );
+    }
+
+    #[test]
+    fn error_messages_come_from_the_body() {
+        assert_eq!(error_message(r#"{"error":{"message":"nope"}}"#), "nope");
+        assert_eq!(error_message(r#"{"error":"bad"}"#), "bad");
+        assert_eq!(error_message("plain\ntext"), "plain text");
+    }
+
+    #[test]
+    fn urls_are_joined_with_one_slash() {
+        assert_eq!(join("http://h/v1/", "/chat"), "http://h/v1/chat");
+        assert_eq!(join("http://h/v1", "chat"), "http://h/v1/chat");
+    }
+}

@@ -1,0 +1,58 @@
+//! A model and the Hub's MCP tools in one blocking loop: the [`Model`] trait, three built-in
+//! models ([`OpenAiChat`], [`AnthropicMessages`], [`OpenAiResponses`]) and the [`Agent`] that
+//! runs the loop.
+//!
+//! ```no_run
+//! use mcp_blocking::{Hub, ServerConfig};
+//! use mcp_blocking::agent::{Agent, OpenAiChat};
+//! let hub = Hub::new([ServerConfig::stdio("everything", "npx")
+//!     .args(["-y", "@modelcontextprotocol/server-everything"])]);
+//! let model = OpenAiChat::new("gpt-4o-mini").api_key_from_env("OPENAI_API_KEY")?;
+//! let mut agent = Agent::new(&hub, model).system_prompt("You are terse.");
+//! let reply = agent.run("What is 2 + 3? Use the tools.")?;
+//! println!("{} ({} turns, {} tokens)", reply.text, reply.turns, reply.usage.total());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # The loop
+//!
+//! ```text
+//!  run(message) ── hub.resolve(query = message, run-level allow-list)   discovery: first run only
+//!     │
+//!     └─ turn 1..=max_turns:  model.complete(system, conversation, tools)
+//!          ├─ no tool call ────────────────> Ok(RunOutput { text, turns, tool_calls, usage })
+//!          └─ tool calls ── approval hook ── one scoped thread per call (per-call timeout)
+//!                 └─ one result per call id, in the model's order, errors as text ─> next turn
+//!     max_turns reached ──> Err(AgentError::TurnLimit { transcript, .. })
+//! ```
+//!
+//! Names the model sees are the Hub's offered names, which always match the APIs' rule
+//! `^[a-zA-Z0-9_-]{1,64}$` (see [`CollisionPolicy`](crate::hub::CollisionPolicy)); a call is
+//! routed back to its server and the server's own tool name.
+//!
+//! Tool failures never end a run: a JSON-RPC error, an `isError` result, an unknown tool,
+//! arguments that are not a JSON object, a declined approval and a timeout all go back to the
+//! model as the text of that call's result, so it can try again or explain.
+//!
+//! Not yet: streaming (the models answer whole responses; [`AgentEvent`]s report each turn's
+//! text and each tool call as they happen).
+
+mod anthropic;
+mod cancel;
+mod content;
+mod http;
+mod openai_chat;
+mod openai_responses;
+mod runner;
+mod types;
+
+pub use anthropic::AnthropicMessages;
+pub use cancel::CancelHandle;
+pub use http::{ApiKey, HttpOptions};
+pub use openai_chat::OpenAiChat;
+pub use openai_responses::OpenAiResponses;
+pub use runner::{Agent, AgentError, AgentEvent, RunOutput, ToolApproval, ToolCallRecord};
+pub use types::{
+    ApprovalRequest, AssistantMessage, Message, Model, ModelError, ModelRequest, ModelResponse,
+    ModelSettings, Part, RawMessage, ToolCall, ToolResultMessage, Usage,
+};

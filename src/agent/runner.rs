@@ -1,0 +1,816 @@
+//! [`Agent`]: the run loop over a [`Hub`].
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Value};
+
+use super::cancel::CancelHandle;
+use super::content;
+use super::types::{
+    joined_text, ApprovalRequest, Message, Model, ModelError, ModelRequest, ModelSettings, Part,
+    ToolCall, ToolResultMessage, Usage,
+};
+use crate::client::CallOptions;
+use crate::config::Template;
+use crate::error::Error;
+use crate::hub::{HubTool, Run, Setting};
+use crate::Hub;
+
+/// What the approval hook is asked about: a local tool call, or a hosted server's call (OpenAI
+/// Responses `require_approval`).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolApproval {
+    /// The server (for a hosted call: its `server_label`).
+    pub server: String,
+    /// The tool's name on that server.
+    pub tool: String,
+    /// The arguments.
+    pub arguments: Value,
+    /// Whether the call is a hosted server's (run by the model's provider).
+    pub hosted: bool,
+}
+
+/// Progress of a run, for a UI. Sent on the thread where it happens (tool calls: their own
+/// threads).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum AgentEvent {
+    /// The model said something (a turn's whole text).
+    ModelText {
+        /// The turn, from 1.
+        turn: usize,
+        /// The text.
+        text: String,
+    },
+    /// A tool call is about to run.
+    ToolCallStarted {
+        /// The turn, from 1.
+        turn: usize,
+        /// The call id.
+        id: String,
+        /// The server.
+        server: String,
+        /// The tool's name on the server.
+        tool: String,
+        /// The arguments.
+        arguments: Value,
+    },
+    /// A tool call ended (or could not run: unknown tool, bad arguments, declined).
+    ToolCallFinished {
+        /// The turn, from 1.
+        turn: usize,
+        /// The call id.
+        id: String,
+        /// The server (empty for an unknown tool).
+        server: String,
+        /// The tool's name on the server (the model's name for an unknown tool).
+        tool: String,
+        /// Whether it failed.
+        is_error: bool,
+        /// The result's text.
+        output: String,
+        /// How long it took.
+        elapsed: Duration,
+    },
+}
+
+/// One tool call of a run.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct ToolCallRecord {
+    /// The turn, from 1.
+    pub turn: usize,
+    /// The call id.
+    pub id: String,
+    /// The name the model called (the offered name).
+    pub name: String,
+    /// The server (`None` for an unknown tool).
+    pub server: Option<String>,
+    /// The tool's name on the server (the model's name for an unknown tool).
+    pub tool: String,
+    /// The arguments (`null` when they were not JSON).
+    pub arguments: Value,
+    /// Whether it failed.
+    pub is_error: bool,
+    /// The result's text, as sent to the model.
+    pub output: String,
+}
+
+impl ToolCallRecord {
+    /// `{server, tool, arguments, is_error}`.
+    pub fn to_json(&self) -> Value {
+        json!({"server": self.server, "tool": self.tool, "arguments": self.arguments,
+            "is_error": self.is_error})
+    }
+}
+
+/// What a successful run returns.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct RunOutput {
+    /// The model's final answer.
+    pub text: String,
+    /// Model requests made.
+    pub turns: usize,
+    /// Every tool call, in order.
+    pub tool_calls: Vec<ToolCallRecord>,
+    /// Tokens used by this run.
+    pub usage: Usage,
+    /// The messages this run added to the conversation (the user's message first).
+    pub messages: Vec<Message>,
+}
+
+impl RunOutput {
+    /// `{text, turns, tool_calls: [{server, tool, arguments, is_error}], usage: {input_tokens,
+    /// output_tokens}}`.
+    pub fn to_json(&self) -> Value {
+        json!({"text": self.text, "turns": self.turns,
+            "tool_calls": self.tool_calls.iter().map(ToolCallRecord::to_json).collect::<Vec<_>>(),
+            "usage": usage_json(&self.usage)})
+    }
+}
+
+pub(crate) fn usage_json(u: &Usage) -> Value {
+    json!({"input_tokens": u.input_tokens, "output_tokens": u.output_tokens})
+}
+
+/// Why a run failed. Each carries the run's transcript (the messages it produced); the
+/// conversation itself is left as it was before the run.
+#[derive(Debug, Clone, thiserror::Error)]
+#[non_exhaustive]
+pub enum AgentError {
+    /// The turn limit was reached while the model still asked for tools.
+    #[error("the turn limit ({turns}) was reached before the model gave an answer")]
+    TurnLimit {
+        /// The limit.
+        turns: usize,
+        /// The run's messages.
+        transcript: Vec<Message>,
+        /// The tool calls made.
+        tool_calls: Vec<ToolCallRecord>,
+        /// Tokens used.
+        usage: Usage,
+    },
+    /// The model request failed.
+    #[error("turn {turn}: {source}")]
+    Model {
+        /// The turn, from 1.
+        turn: usize,
+        /// The error.
+        #[source]
+        source: ModelError,
+        /// The run's messages.
+        transcript: Vec<Message>,
+    },
+    /// The run was cancelled (see [`CancelHandle`]).
+    #[error("the run was cancelled")]
+    Cancelled {
+        /// The run's messages.
+        transcript: Vec<Message>,
+    },
+}
+
+impl AgentError {
+    /// The messages of the failed run.
+    pub fn transcript(&self) -> &[Message] {
+        match self {
+            AgentError::TurnLimit { transcript, .. }
+            | AgentError::Model { transcript, .. }
+            | AgentError::Cancelled { transcript } => transcript,
+        }
+    }
+}
+
+type ApproveFn = Arc<dyn Fn(&ToolApproval) -> bool + Send + Sync>;
+type EventFn = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
+
+/// A model and a Hub's tools in one blocking loop, with a conversation kept across runs.
+///
+/// An `Agent` borrows its [`Hub`] rather than living in it: the Hub stays a model-free
+/// multi-server client that many agents (each with its own conversation, model and allow-list)
+/// can share, and the Hub's connections outlive any one conversation.
+///
+/// ```no_run
+/// use mcp_blocking::{Hub, ServerConfig};
+/// use mcp_blocking::agent::{Agent, AgentEvent, OpenAiChat};
+/// let hub = Hub::new([ServerConfig::stdio("fs", "mcp-server-filesystem").args(["/data"])]);
+/// let model = OpenAiChat::new("llama3.2").base_url("http://localhost:11434/v1");
+/// let mut agent = Agent::new(&hub, model)
+///     .system_prompt("You help with files.")
+///     .allow_tools(["read_file", "list_directory"])
+///     .max_turns(5)
+///     .on_event(|e| if let AgentEvent::ToolCallStarted { tool, .. } = e { eprintln!("-> {tool}") });
+/// let first = agent.run("What is in /data?")?;
+/// let second = agent.run("And the biggest file?")?; // the conversation goes on
+/// println!("{}\n{}", first.text, second.text);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct Agent<'h> {
+    hub: &'h Hub,
+    model: Box<dyn Model + 'h>,
+    system: Option<String>,
+    settings: ModelSettings,
+    tools: Setting<String>,
+    max_turns: usize,
+    tool_timeout: Option<Duration>,
+    approve: Option<ApproveFn>,
+    on_event: Option<EventFn>,
+    cancel: CancelHandle,
+    messages: Vec<Message>,
+}
+
+impl fmt::Debug for Agent<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Agent")
+            .field("hub", self.hub)
+            .field("settings", &self.settings)
+            .field("tools", &self.tools)
+            .field("max_turns", &self.max_turns)
+            .field("tool_timeout", &self.tool_timeout)
+            .field("messages", &self.messages.len())
+            .finish()
+    }
+}
+
+impl<'h> Agent<'h> {
+    /// The default turn limit.
+    pub const DEFAULT_MAX_TURNS: usize = 10;
+
+    /// An agent with an empty conversation, no system prompt, the Hub's tools and at most
+    /// [`DEFAULT_MAX_TURNS`](Self::DEFAULT_MAX_TURNS) model requests per run.
+    pub fn new(hub: &'h Hub, model: impl Model + 'h) -> Self {
+        Agent {
+            hub,
+            model: Box::new(model),
+            system: None,
+            settings: ModelSettings::default(),
+            tools: Setting::Inherit,
+            max_turns: Self::DEFAULT_MAX_TURNS,
+            tool_timeout: None,
+            approve: None,
+            on_event: None,
+            cancel: CancelHandle::new(),
+            messages: Vec::new(),
+        }
+    }
+
+    /// Sets the system prompt.
+    #[must_use]
+    pub fn system_prompt(mut self, prompt: impl Into<String>) -> Self {
+        self.system = Some(prompt.into());
+        self
+    }
+
+    /// Takes the system prompt from a template's body and, from its front matter, `model`,
+    /// `temperature`, `max_tokens` and the `tools:` allow-list (as this agent's run-level list).
+    /// Its `mcp:` servers belong to the Hub: see
+    /// [`HubBuilder::template`](crate::hub::HubBuilder::template).
+    ///
+    /// ```
+    /// use mcp_blocking::config::Template;
+    /// let t = Template::parse("---\nmodel: gpt-4o\ntemperature: 0.2\n---\nBe brief.\n")?;
+    /// let hub = mcp_blocking::Hub::default();
+    /// # struct M; impl mcp_blocking::agent::Model for M { fn complete(&self, _: &mcp_blocking::agent::ModelRequest) -> Result<mcp_blocking::agent::ModelResponse, mcp_blocking::agent::ModelError> { unimplemented!() } }
+    /// let agent = mcp_blocking::agent::Agent::new(&hub, M).template(&t);
+    /// assert_eq!(agent.system().as_deref(), Some("Be brief."));
+    /// assert_eq!(agent.settings().model.as_deref(), Some("gpt-4o"));
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn template(mut self, template: &Template) -> Self {
+        let body = template.body.trim();
+        if !body.is_empty() {
+            self.system = Some(body.to_owned());
+        }
+        let meta = &template.metadata;
+        if let Some(m) = meta.get("model").and_then(Value::as_str) {
+            self.settings.model = Some(m.to_owned());
+        }
+        if let Some(t) = meta.get("temperature").and_then(Value::as_f64) {
+            self.settings.temperature = Some(t);
+        }
+        if let Some(n) = meta.get("max_tokens").and_then(Value::as_u64) {
+            self.settings.max_tokens = Some(n);
+        }
+        if let Some(tools) = &template.tools {
+            self.tools = Setting::List(tools.clone());
+        }
+        self
+    }
+
+    /// Sets the request settings (model override, temperature, max tokens).
+    #[must_use]
+    pub fn with_settings(mut self, settings: ModelSettings) -> Self {
+        self.settings = settings;
+        self
+    }
+
+    /// The run-level tool allow-list: only these tools (offered or server names) reach the model.
+    #[must_use]
+    pub fn allow_tools<I, S>(mut self, tools: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.tools = Setting::list(tools);
+        self
+    }
+
+    /// The run level of the tool setting (see [`Setting`]); [`Setting::None`] sends no tools.
+    #[must_use]
+    pub fn tools(mut self, tools: Setting<String>) -> Self {
+        self.tools = tools;
+        self
+    }
+
+    /// The most model requests per run (default 10; at least 1).
+    #[must_use]
+    pub fn max_turns(mut self, n: usize) -> Self {
+        self.max_turns = n.max(1);
+        self
+    }
+
+    /// The timeout of each tool call (default: each server's own request timeout).
+    #[must_use]
+    pub fn tool_timeout(mut self, timeout: Duration) -> Self {
+        self.tool_timeout = Some(timeout);
+        self
+    }
+
+    /// Asks `approve` before each local tool call and each hosted call that needs approval;
+    /// `false` declines the call (the model is told). Without a hook, local calls run and hosted
+    /// approval requests are declined. Called from the tool-call threads, so it may be called
+    /// for several calls at once.
+    #[must_use]
+    pub fn approve(
+        mut self,
+        approve: impl Fn(&ToolApproval) -> bool + Send + Sync + 'static,
+    ) -> Self {
+        self.approve = Some(Arc::new(approve));
+        self
+    }
+
+    /// Calls `f` for each [`AgentEvent`].
+    #[must_use]
+    pub fn on_event(mut self, f: impl Fn(&AgentEvent) + Send + Sync + 'static) -> Self {
+        self.on_event = Some(Arc::new(f));
+        self
+    }
+
+    /// A handle that cancels the current (or next) run from another thread.
+    pub fn cancel_handle(&self) -> CancelHandle {
+        self.cancel.clone()
+    }
+
+    /// The system prompt.
+    pub fn system(&self) -> Option<String> {
+        self.system.clone()
+    }
+
+    /// The request settings.
+    pub fn settings(&self) -> &ModelSettings {
+        &self.settings
+    }
+
+    /// The conversation so far.
+    pub fn messages(&self) -> &[Message] {
+        &self.messages
+    }
+
+    /// Forgets the conversation.
+    pub fn clear(&mut self) {
+        self.messages.clear();
+    }
+
+    fn emit(&self, event: AgentEvent) {
+        if let Some(f) = &self.on_event {
+            f(&event);
+        }
+    }
+
+    /// Sends `message` and runs the loop until the model answers without calling a tool.
+    ///
+    /// The Hub is resolved with `message` as the query (discovery applies on the Hub's first
+    /// run) and this agent's allow-list. Each turn sends the conversation and the tools; the
+    /// tool calls of a turn run in parallel, one scoped thread each, and every call gets exactly
+    /// one result, in the model's order. On success the run's messages stay in the
+    /// conversation; on failure the conversation is left as it was, and the error carries the
+    /// run's messages.
+    ///
+    /// # Errors
+    /// [`AgentError::TurnLimit`] after `max_turns` model requests that all asked for tools,
+    /// [`AgentError::Model`] when a request fails, [`AgentError::Cancelled`] when the
+    /// [`CancelHandle`] fired.
+    pub fn run(&mut self, message: &str) -> Result<RunOutput, AgentError> {
+        let start = self.messages.len();
+        self.messages.push(Message::user(message));
+        let set = self
+            .hub
+            .resolve(&Run::new().query(message).tools(self.tools.clone()));
+        let system = match (&self.system, set.status_note()) {
+            (Some(s), Some(note)) => Some(format!("{s}\n\n{note}")),
+            (Some(s), None) => Some(s.clone()),
+            (None, note) => note,
+        };
+        let by_name: HashMap<&str, &HubTool> =
+            set.tools.iter().map(|t| (t.name.as_str(), t)).collect();
+        let mut usage = Usage::default();
+        let mut records: Vec<ToolCallRecord> = Vec::new();
+        for turn in 1..=self.max_turns {
+            if self.cancel.is_cancelled() {
+                return Err(AgentError::Cancelled {
+                    transcript: self.messages.split_off(start),
+                });
+            }
+            let mut request = ModelRequest::new(self.messages.clone());
+            request.system = system.clone();
+            request.tools = set.tools.clone();
+            request.settings = self.settings.clone();
+            request.cancel = Some(self.cancel.clone());
+            let response = match self.model.complete(&request) {
+                Ok(r) => r,
+                Err(ModelError::Cancelled { .. }) => {
+                    return Err(AgentError::Cancelled {
+                        transcript: self.messages.split_off(start),
+                    })
+                }
+                Err(source) => {
+                    return Err(AgentError::Model {
+                        turn,
+                        source,
+                        transcript: self.messages.split_off(start),
+                    })
+                }
+            };
+            usage += response.usage;
+            let answer = response.message;
+            if !answer.text.is_empty() {
+                self.emit(AgentEvent::ModelText {
+                    turn,
+                    text: answer.text.clone(),
+                });
+            }
+            let calls = answer.tool_calls.clone();
+            let approvals = answer.approval_requests.clone();
+            let text = answer.text.clone();
+            self.messages.push(Message::Assistant(answer));
+            if calls.is_empty() && approvals.is_empty() {
+                return Ok(RunOutput {
+                    text,
+                    turns: turn,
+                    tool_calls: records,
+                    usage,
+                    messages: self.messages[start..].to_vec(),
+                });
+            }
+            for a in &approvals {
+                let approve = self.approve_hosted(a);
+                self.messages.push(Message::Approval {
+                    request_id: a.id.clone(),
+                    approve,
+                });
+            }
+            let results = self.execute(turn, &calls, &by_name);
+            for (result, record) in results {
+                self.messages.push(Message::ToolResult(result));
+                records.push(record);
+            }
+        }
+        Err(AgentError::TurnLimit {
+            turns: self.max_turns,
+            transcript: self.messages.split_off(start),
+            tool_calls: records,
+            usage,
+        })
+    }
+
+    fn approve_hosted(&self, a: &ApprovalRequest) -> bool {
+        let ask = ToolApproval {
+            server: a.server_label.clone(),
+            tool: a.name.clone(),
+            arguments: serde_json::from_str(&a.arguments).unwrap_or(Value::Null),
+            hosted: true,
+        };
+        match &self.approve {
+            Some(f) => f(&ask),
+            None => {
+                log::info!(
+                    "hosted server `{}`: call of `{}` declined (no approval hook)",
+                    a.server_label,
+                    a.name
+                );
+                false
+            }
+        }
+    }
+
+    /// Runs the calls of one turn, in parallel when there are several; the results are in the
+    /// calls' order, one per call.
+    fn execute(
+        &self,
+        turn: usize,
+        calls: &[ToolCall],
+        tools: &HashMap<&str, &HubTool>,
+    ) -> Vec<(ToolResultMessage, ToolCallRecord)> {
+        if calls.len() == 1 {
+            return vec![self.execute_one(turn, &calls[0], tools)];
+        }
+        std::thread::scope(|s| {
+            let handles: Vec<_> = calls
+                .iter()
+                .enumerate()
+                .map(|(i, call)| {
+                    std::thread::Builder::new()
+                        .name(format!("mcp-agent-call-{i}"))
+                        .spawn_scoped(s, move || self.execute_one(turn, call, tools))
+                })
+                .collect();
+            handles
+                .into_iter()
+                .zip(calls)
+                .map(|(h, call)| {
+                    let joined = match h {
+                        Ok(h) => h.join().map_err(|_| "the tool-call thread panicked"),
+                        Err(_) => Err("no thread could be started for the call"),
+                    };
+                    joined.unwrap_or_else(|why| failed(turn, call, None, &call.name, why.into()))
+                })
+                .collect()
+        })
+    }
+
+    fn execute_one(
+        &self,
+        turn: usize,
+        call: &ToolCall,
+        tools: &HashMap<&str, &HubTool>,
+    ) -> (ToolResultMessage, ToolCallRecord) {
+        let started = Instant::now();
+        let Some(tool) = tools.get(call.name.as_str()) else {
+            let mut names: Vec<&str> = tools.keys().copied().collect();
+            names.sort_unstable();
+            let shown = if names.len() > 40 {
+                format!("{}, ...", names[..40].join(", "))
+            } else {
+                names.join(", ")
+            };
+            let text = format!(
+                "Tool not found: `{}`. The available tools are: {shown}.",
+                call.name
+            );
+            let out = failed(turn, call, None, &call.name, text);
+            self.finished(&out.1, started);
+            return out;
+        };
+        let server = tool.server.clone();
+        let own = tool.tool.name.clone();
+        let arguments = match parse_arguments(&call.arguments) {
+            Ok(a) => a,
+            Err(why) => {
+                let text = format!(
+                    "The arguments of `{}` are not valid: {why}. Send one JSON object.",
+                    call.name
+                );
+                let out = failed(turn, call, Some(server), &own, text);
+                self.finished(&out.1, started);
+                return out;
+            }
+        };
+        if let Some(approve) = &self.approve {
+            let ask = ToolApproval {
+                server: server.clone(),
+                tool: own.clone(),
+                arguments: arguments.clone(),
+                hosted: false,
+            };
+            if !approve(&ask) {
+                let text = format!("The user declined the call of `{}`.", call.name);
+                let mut out = failed(turn, call, Some(server), &own, text);
+                out.1.arguments = arguments;
+                self.finished(&out.1, started);
+                return out;
+            }
+        }
+        self.emit(AgentEvent::ToolCallStarted {
+            turn,
+            id: call.id.clone(),
+            server: server.clone(),
+            tool: own.clone(),
+            arguments: arguments.clone(),
+        });
+        let mut opts = CallOptions::new();
+        if let Some(t) = self.tool_timeout {
+            opts = opts.timeout(t);
+        }
+        let (content, is_error) =
+            match self
+                .hub
+                .call_tool_with(&call.name, arguments.clone(), &opts)
+            {
+                Ok(result) => (content::parts(&result), result.is_error == Some(true)),
+                Err(e) => (vec![Part::Text(error_text(&call.name, &e))], true),
+            };
+        let output = joined_text(&content);
+        let record = ToolCallRecord {
+            turn,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            server: Some(server),
+            tool: own,
+            arguments,
+            is_error,
+            output,
+        };
+        self.finished(&record, started);
+        let result = ToolResultMessage {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error,
+        };
+        (result, record)
+    }
+
+    fn finished(&self, r: &ToolCallRecord, started: Instant) {
+        self.emit(AgentEvent::ToolCallFinished {
+            turn: r.turn,
+            id: r.id.clone(),
+            server: r.server.clone().unwrap_or_default(),
+            tool: r.tool.clone(),
+            is_error: r.is_error,
+            output: r.output.clone(),
+            elapsed: started.elapsed(),
+        });
+    }
+}
+
+/// The arguments as a JSON object: blank means `{}`.
+fn parse_arguments(text: &str) -> Result<Value, String> {
+    if text.trim().is_empty() {
+        return Ok(json!({}));
+    }
+    match serde_json::from_str::<Value>(text) {
+        Ok(v @ Value::Object(_)) => Ok(v),
+        Ok(Value::Null) => Ok(json!({})),
+        Ok(_) => Err("they are not a JSON object".into()),
+        Err(e) => Err(format!("they are not JSON ({e})")),
+    }
+}
+
+/// What the model is told about a call that failed with `e`.
+fn error_text(name: &str, e: &Error) -> String {
+    match e {
+        Error::Timeout { after, .. } => format!(
+            "The tool `{name}` did not answer within {:.1} s and was cancelled.",
+            after.as_secs_f64()
+        ),
+        other => format!("An error occurred while running the tool `{name}`: {other}"),
+    }
+}
+
+fn failed(
+    turn: usize,
+    call: &ToolCall,
+    server: Option<String>,
+    tool: &str,
+    text: String,
+) -> (ToolResultMessage, ToolCallRecord) {
+    let record = ToolCallRecord {
+        turn,
+        id: call.id.clone(),
+        name: call.name.clone(),
+        server,
+        tool: tool.to_owned(),
+        arguments: serde_json::from_str(&call.arguments).unwrap_or(Value::Null),
+        is_error: true,
+        output: text.clone(),
+    };
+    let result = ToolResultMessage {
+        call_id: call.id.clone(),
+        name: call.name.clone(),
+        content: vec![Part::Text(text)],
+        is_error: true,
+    };
+    (result, record)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::{AssistantMessage, ModelResponse};
+    use std::sync::Mutex;
+
+    /// Answers from a list, recording the requests.
+    struct Script {
+        answers: Mutex<Vec<AssistantMessage>>,
+        seen: Mutex<Vec<usize>>,
+    }
+
+    impl Model for Script {
+        fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+            self.seen.lock().expect("lock").push(req.messages.len());
+            let mut a = self.answers.lock().expect("lock");
+            if a.is_empty() {
+                return Err(ModelError::Config("script ended".into()));
+            }
+            Ok(ModelResponse::new(a.remove(0)))
+        }
+    }
+
+    fn script(answers: Vec<AssistantMessage>) -> Script {
+        Script {
+            answers: Mutex::new(answers),
+            seen: Mutex::new(Vec::new()),
+        }
+    }
+
+    #[test]
+    fn unknown_tools_and_bad_arguments_are_answered_in_order() {
+        let hub = Hub::default();
+        let model = script(vec![
+            AssistantMessage::with_tool_calls(
+                "",
+                vec![
+                    ToolCall::new("a", "nope", "{}"),
+                    ToolCall::new("b", "also_nope", "[1"),
+                ],
+            ),
+            AssistantMessage::text("done"),
+        ]);
+        let mut agent = Agent::new(&hub, &model);
+        let out = agent.run("go").expect("runs");
+        assert_eq!((out.text.as_str(), out.turns), ("done", 2));
+        let ids: Vec<&str> = out
+            .messages
+            .iter()
+            .filter_map(|m| match m {
+                Message::ToolResult(r) => Some(r.call_id.as_str()),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(ids, ["a", "b"]);
+        assert!(out
+            .tool_calls
+            .iter()
+            .all(|c| c.is_error && c.server.is_none()));
+        assert!(out.tool_calls[0]
+            .output
+            .starts_with("Tool not found: `nope`"));
+        // The conversation is kept: the next run sends the earlier messages too.
+        let model2 = script(vec![AssistantMessage::text("again")]);
+        let mut agent2 = Agent::new(&hub, &model2);
+        assert_eq!(agent2.run("one").expect("runs").text, "again");
+        assert!(matches!(
+            agent2.run("two"),
+            Err(AgentError::Model { turn: 1, .. })
+        ));
+        // The second request carried the first run's messages; the failed run left none.
+        assert_eq!(*model2.seen.lock().expect("lock"), [1, 3]);
+        assert_eq!(agent2.messages().len(), 2, "a failed run leaves nothing");
+        assert_eq!(agent.messages().len(), 5);
+    }
+
+    #[test]
+    fn the_turn_limit_carries_the_transcript_and_leaves_the_conversation() {
+        let hub = Hub::default();
+        let call = || AssistantMessage::with_tool_calls("", vec![ToolCall::new("x", "nope", "{}")]);
+        let model = script(vec![call(), call(), call()]);
+        let mut agent = Agent::new(&hub, &model).max_turns(2);
+        match agent.run("loop") {
+            Err(AgentError::TurnLimit {
+                turns,
+                transcript,
+                tool_calls,
+                ..
+            }) => {
+                assert_eq!(turns, 2);
+                assert_eq!(transcript.len(), 5);
+                assert_eq!(tool_calls.len(), 2);
+            }
+            other => panic!("expected the turn limit, got {other:?}"),
+        }
+        assert!(agent.messages().is_empty());
+    }
+
+    #[test]
+    fn a_cancelled_run_stops_before_the_model_is_asked() {
+        let hub = Hub::default();
+        let model = script(vec![AssistantMessage::text("never")]);
+        let mut agent = Agent::new(&hub, &model);
+        agent.cancel_handle().cancel();
+        assert!(matches!(agent.run("hi"), Err(AgentError::Cancelled { .. })));
+        assert!(model.seen.lock().expect("lock").is_empty());
+    }
+
+    #[test]
+    fn arguments_are_checked() {
+        assert_eq!(parse_arguments(""), Ok(json!({})));
+        assert_eq!(parse_arguments("null"), Ok(json!({})));
+        assert!(parse_arguments("[1]").is_err());
+        assert!(parse_arguments("{").is_err());
+    }
+}

@@ -1,0 +1,666 @@
+//! The steps of an authorization: discovery, client identity, the authorization-code request
+//! and the token requests (code, refresh, client credentials).
+
+use serde_json::{json, Map, Value};
+
+use super::net::{Net, Reply};
+use super::redirect::Kind;
+use super::store::{covers, Secret, StoredTokens};
+use super::util::{
+    b64, encode, form, now_secs, origin, param, query_params, random_token, s256, split_url,
+    Challenge,
+};
+use super::{Grant, Inner, OAuthConfig};
+
+/// A client identity at one authorization server.
+#[derive(Clone)]
+pub(crate) struct ClientReg {
+    client_id: String,
+    client_secret: Option<Secret>,
+    method: String,
+    redirect_uri: String,
+}
+
+/// What discovery found.
+struct Discovered {
+    /// The RFC 8707 resource (the metadata's `resource`, else the server URL).
+    resource: String,
+    /// The issuer the metadata was looked up for.
+    issuer: String,
+    /// The authorization server metadata (empty when none was found, in the legacy fallback).
+    meta: Map<String, Value>,
+    /// The metadata's `scopes_supported`.
+    prm_scopes: Vec<String>,
+}
+
+impl Discovered {
+    fn endpoint(&self, name: &str, fallback: &str) -> String {
+        match self.meta.get(name).and_then(Value::as_str) {
+            Some(u) => u.to_owned(),
+            None => format!("{}{fallback}", origin(&self.issuer).unwrap_or_default()),
+        }
+    }
+
+    /// The issuer as the metadata states it (what `iss` and `aud` must be).
+    fn meta_issuer(&self) -> &str {
+        self.meta
+            .get("issuer")
+            .and_then(Value::as_str)
+            .unwrap_or(&self.issuer)
+    }
+
+    fn strings(&self, key: &str) -> Vec<String> {
+        strings(self.meta.get(key))
+    }
+}
+
+fn strings(v: Option<&Value>) -> Vec<String> {
+    v.and_then(Value::as_array)
+        .map(|a| {
+            a.iter()
+                .filter_map(Value::as_str)
+                .map(str::to_owned)
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn net(cfg: &OAuthConfig) -> Net {
+    Net::new(&cfg.extra_roots, cfg.timeout)
+}
+
+/// The server URL without query and fragment.
+fn bare(url: &str) -> &str {
+    url.split(['?', '#']).next().unwrap_or(url)
+}
+
+fn discover(net: &Net, server_url: &str, challenge: &Challenge) -> Result<Discovered, String> {
+    let (server_origin, path) =
+        split_url(server_url).ok_or_else(|| "the server URL is not usable".to_owned())?;
+    let mut candidates = Vec::new();
+    if let Some(rm) = &challenge.resource_metadata {
+        if origin(rm).as_deref() == Some(server_origin.as_str()) {
+            candidates.push(rm.clone());
+        } else {
+            log::warn!(
+                "ignoring a resource_metadata URL on another origin ({}) than the server's",
+                origin(rm).unwrap_or_default()
+            );
+        }
+    }
+    let path = path.trim_end_matches('/');
+    if !path.is_empty() {
+        candidates.push(format!(
+            "{server_origin}/.well-known/oauth-protected-resource{path}"
+        ));
+    }
+    candidates.push(format!(
+        "{server_origin}/.well-known/oauth-protected-resource"
+    ));
+    let mut prm = None;
+    for c in &candidates {
+        match net.get(c) {
+            Ok(r) if r.status == 200 => {
+                if let Some(m) = r.json() {
+                    if !strings(m.get("authorization_servers")).is_empty() {
+                        prm = Some(m);
+                        break;
+                    }
+                }
+            }
+            Ok(_) => {}
+            Err(e) => log::debug!("protected resource metadata: {e}"),
+        }
+    }
+    let (resource, issuer, strict, prm_scopes) = match prm {
+        Some(m) => {
+            let resource = m
+                .get("resource")
+                .and_then(Value::as_str)
+                .ok_or("the protected resource metadata has no `resource`")?
+                .to_owned();
+            if !covers(&resource, bare(server_url)) {
+                return Err(format!(
+                    "the protected resource metadata is for `{}`, not this server; refusing to \
+                     authorize",
+                    crate::config::echo(&resource, 200)
+                ));
+            }
+            let issuer = strings(m.get("authorization_servers")).remove(0);
+            (resource, issuer, true, strings(m.get("scopes_supported")))
+        }
+        None => (
+            bare(server_url).to_owned(),
+            server_origin.clone(),
+            false,
+            Vec::new(),
+        ),
+    };
+    let (iss_origin, iss_path) = split_url(&issuer)
+        .ok_or_else(|| "the authorization server's issuer is not a URL".to_owned())?;
+    let p = iss_path.trim_end_matches('/');
+    let meta_candidates = if p.is_empty() {
+        vec![
+            format!("{iss_origin}/.well-known/oauth-authorization-server"),
+            format!("{iss_origin}/.well-known/openid-configuration"),
+        ]
+    } else {
+        vec![
+            format!("{iss_origin}/.well-known/oauth-authorization-server{p}"),
+            format!("{iss_origin}/.well-known/openid-configuration{p}"),
+            format!("{iss_origin}{p}/.well-known/openid-configuration"),
+        ]
+    };
+    let mut meta = None;
+    for c in &meta_candidates {
+        match net.get(c) {
+            Ok(r) if r.status == 200 => {
+                if let Some(m) = r.json() {
+                    meta = Some(m);
+                    break;
+                }
+            }
+            Ok(_) => {}
+            Err(e) => log::debug!("authorization server metadata: {e}"),
+        }
+    }
+    let meta = match meta {
+        Some(m) => {
+            let stated = m.get("issuer").and_then(Value::as_str).unwrap_or("");
+            if strict && stated != issuer {
+                return Err(format!(
+                    "the authorization server metadata states issuer `{}`, not `{}`",
+                    crate::config::echo(stated, 200),
+                    issuer
+                ));
+            }
+            if !strings(m.get("code_challenge_methods_supported"))
+                .iter()
+                .any(|s| s == "S256")
+            {
+                return Err("the authorization server does not support PKCE with S256 \
+                     (code_challenge_methods_supported); refusing to use it"
+                    .into());
+            }
+            m
+        }
+        None if strict => {
+            return Err(format!(
+                "no authorization server metadata found for `{issuer}`"
+            ))
+        }
+        None => Map::new(),
+    };
+    Ok(Discovered {
+        resource,
+        issuer,
+        meta,
+        prm_scopes,
+    })
+}
+
+/// Runs discovery and the configured grant.
+pub(super) fn obtain(
+    cfg: &OAuthConfig,
+    inner: &mut Inner,
+    server_url: &str,
+    challenge: &Challenge,
+    granted: Option<String>,
+) -> Result<StoredTokens, String> {
+    let net = net(cfg);
+    let disc = discover(&net, server_url, challenge)?;
+    let scope = choose_scope(cfg, &disc, challenge, granted.as_deref());
+    log::info!(
+        "authorizing at {} for {}",
+        disc.meta_issuer(),
+        disc.resource
+    );
+    match cfg.grant {
+        Grant::ClientCredentials => client_credentials(cfg, &net, &disc, scope),
+        Grant::AuthorizationCode => authorization_code(cfg, inner, &net, &disc, scope),
+    }
+}
+
+/// The challenge's scope (with what was granted before), else the configured scopes, else the
+/// metadata's `scopes_supported`, else none.
+fn choose_scope(
+    cfg: &OAuthConfig,
+    disc: &Discovered,
+    challenge: &Challenge,
+    granted: Option<&str>,
+) -> Option<String> {
+    let mut out: Vec<String> = Vec::new();
+    let mut add = |s: &str| {
+        for w in s.split_whitespace() {
+            if !out.iter().any(|o| o == w) {
+                out.push(w.to_owned());
+            }
+        }
+    };
+    if let Some(s) = challenge.scope.as_deref().filter(|s| !s.trim().is_empty()) {
+        add(s);
+        if let Some(g) = granted {
+            add(g);
+        }
+    } else if !cfg.scopes.is_empty() {
+        add(&cfg.scopes.join(" "));
+    } else if !disc.prm_scopes.is_empty() {
+        add(&disc.prm_scopes.join(" "));
+    }
+    (!out.is_empty()).then(|| out.join(" "))
+}
+
+/// The token endpoint authentication for a client with (or without) a secret: the first
+/// secret method the server lists (`client_secret_basic` when it lists none), or `none` when
+/// the server accepts only public clients or there is no secret.
+fn choose_method(disc: &Discovered, has_secret: bool) -> String {
+    if !has_secret {
+        return "none".into();
+    }
+    let listed = disc.strings("token_endpoint_auth_methods_supported");
+    if let Some(m) = listed
+        .iter()
+        .find(|m| matches!(m.as_str(), "client_secret_basic" | "client_secret_post"))
+    {
+        return m.clone();
+    }
+    if listed.iter().any(|m| m == "none") {
+        return "none".into();
+    }
+    "client_secret_basic".into()
+}
+
+fn client_for(
+    cfg: &OAuthConfig,
+    inner: &mut Inner,
+    net: &Net,
+    disc: &Discovered,
+    redirect_uri: &str,
+) -> Result<ClientReg, String> {
+    if let Some(id) = &cfg.client_id {
+        return Ok(ClientReg {
+            client_id: id.clone(),
+            client_secret: cfg.client_secret.clone(),
+            method: choose_method(disc, cfg.client_secret.is_some()),
+            redirect_uri: redirect_uri.to_owned(),
+        });
+    }
+    let issuer = disc.meta_issuer().to_owned();
+    if let Some(reg) = inner.clients.get(&issuer) {
+        if reg.redirect_uri == redirect_uri {
+            return Ok(reg.clone());
+        }
+    }
+    let cimd = disc
+        .meta
+        .get("client_id_metadata_document_supported")
+        .and_then(Value::as_bool)
+        == Some(true);
+    let reg = match (&cfg.client_metadata_url, cimd) {
+        (Some(url), true) => ClientReg {
+            client_id: url.clone(),
+            client_secret: None,
+            method: "none".into(),
+            redirect_uri: redirect_uri.to_owned(),
+        },
+        _ => {
+            let endpoint = match disc
+                .meta
+                .get("registration_endpoint")
+                .and_then(Value::as_str)
+            {
+                Some(e) => e.to_owned(),
+                None if disc.meta.is_empty() => disc.endpoint("registration_endpoint", "/register"),
+                None => {
+                    return Err("the authorization server offers no dynamic registration; \
+                                configure a client id"
+                        .into())
+                }
+            };
+            let mut body = json!({
+                "client_name": cfg.client_name,
+                "redirect_uris": [redirect_uri],
+                "grant_types": ["authorization_code", "refresh_token"],
+                "response_types": ["code"],
+                "application_type": "native",
+            });
+            // A public client (PKCE protects the code), where the server allows one.
+            let methods = disc.strings("token_endpoint_auth_methods_supported");
+            if methods.is_empty() || methods.iter().any(|m| m == "none") {
+                body["token_endpoint_auth_method"] = json!("none");
+            }
+            let reply = net.post_json(&endpoint, &body)?;
+            if !(200..300).contains(&reply.status) {
+                return Err(format!("client registration failed: {}", reply.describe()));
+            }
+            let m = reply
+                .json()
+                .ok_or("the client registration answer is not a JSON object")?;
+            let client_id = m
+                .get("client_id")
+                .and_then(Value::as_str)
+                .ok_or("the client registration answer has no client_id")?
+                .to_owned();
+            let client_secret = m
+                .get("client_secret")
+                .and_then(Value::as_str)
+                .map(Secret::new);
+            let method = match m.get("token_endpoint_auth_method").and_then(Value::as_str) {
+                Some(x) => x.to_owned(),
+                None => choose_method(disc, client_secret.is_some()),
+            };
+            ClientReg {
+                client_id,
+                client_secret,
+                method,
+                redirect_uri: redirect_uri.to_owned(),
+            }
+        }
+    };
+    inner.clients.insert(issuer, reg.clone());
+    Ok(reg)
+}
+
+/// Adds the client authentication to a token request.
+fn authenticate(
+    cfg: &OAuthConfig,
+    client_id: &str,
+    secret: Option<&Secret>,
+    method: &str,
+    audience: &str,
+    body: &mut Vec<(&'static str, String)>,
+    headers: &mut Vec<(&'static str, String)>,
+) -> Result<(), String> {
+    if let Some(key) = &cfg.signing_key {
+        body.push(("client_id", client_id.to_owned()));
+        body.push((
+            "client_assertion_type",
+            "urn:ietf:params:oauth:client-assertion-type:jwt-bearer".into(),
+        ));
+        body.push(("client_assertion", key.assertion(client_id, audience)?));
+        return Ok(());
+    }
+    match (method, secret) {
+        ("client_secret_basic", Some(s)) => headers.push((
+            "Authorization",
+            format!(
+                "Basic {}",
+                b64(format!("{}:{}", encode(client_id), encode(s.expose())).as_bytes())
+            ),
+        )),
+        ("client_secret_post", Some(s)) => {
+            body.push(("client_id", client_id.to_owned()));
+            body.push(("client_secret", s.expose().to_owned()));
+        }
+        _ => body.push(("client_id", client_id.to_owned())),
+    }
+    Ok(())
+}
+
+fn token_request(
+    net: &Net,
+    endpoint: &str,
+    body: &[(&'static str, String)],
+    headers: &[(&'static str, String)],
+) -> Result<Map<String, Value>, String> {
+    let pairs: Vec<(&str, &str)> = body.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let reply: Reply = net.post_form(endpoint, form(&pairs), headers)?;
+    if reply.status != 200 {
+        return Err(format!("the token request failed: {}", reply.describe()));
+    }
+    let m = reply
+        .json()
+        .ok_or("the token answer is not a JSON object")?;
+    match m.get("access_token").and_then(Value::as_str) {
+        Some(t) if !t.is_empty() => {}
+        _ => return Err("the token answer has no access_token".into()),
+    }
+    if let Some(tt) = m.get("token_type").and_then(Value::as_str) {
+        if !tt.eq_ignore_ascii_case("bearer") {
+            return Err(format!(
+                "the token type is `{}`, not Bearer",
+                crate::config::echo(tt, 40)
+            ));
+        }
+    }
+    Ok(m)
+}
+
+/// Tokens from a token answer.
+#[allow(clippy::too_many_arguments)]
+fn tokens_from(
+    m: &Map<String, Value>,
+    issuer: &str,
+    resource: &str,
+    client_id: &str,
+    client_secret: Option<Secret>,
+    method: &str,
+    token_endpoint: &str,
+    requested_scope: Option<String>,
+    old_refresh: Option<Secret>,
+) -> StoredTokens {
+    let s = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
+    StoredTokens {
+        issuer: issuer.to_owned(),
+        resource: resource.to_owned(),
+        client_id: client_id.to_owned(),
+        client_secret,
+        token_endpoint_auth_method: method.to_owned(),
+        token_endpoint: token_endpoint.to_owned(),
+        access_token: Secret::new(s("access_token").unwrap_or_default()),
+        refresh_token: s("refresh_token").map(Secret::new).or(old_refresh),
+        expires_at: m
+            .get("expires_in")
+            .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
+            .map(|secs| now_secs() + secs),
+        scope: s("scope").or(requested_scope),
+    }
+}
+
+fn authorization_code(
+    cfg: &OAuthConfig,
+    inner: &mut Inner,
+    net: &Net,
+    disc: &Discovered,
+    scope: Option<String>,
+) -> Result<StoredTokens, String> {
+    let handler = cfg
+        .redirect
+        .as_ref()
+        .ok_or("no redirect handler is configured for the authorization-code grant")?;
+    let listener = match &handler.kind {
+        Kind::Loopback { port, .. } => Some(super::LoopbackListener::bind(*port)?),
+        Kind::Exchange { .. } => None,
+    };
+    let redirect_uri = match (&listener, &handler.kind) {
+        (Some(l), _) => l.redirect_uri(),
+        (None, Kind::Exchange { redirect_uri, .. }) => redirect_uri.clone(),
+        (None, Kind::Loopback { .. }) => unreachable!("a loopback handler has a listener"),
+    };
+    let client = client_for(cfg, inner, net, disc, &redirect_uri)?;
+    let verifier = random_token(32)?;
+    let state = random_token(16)?;
+    let mut q: Vec<(&str, String)> = vec![
+        ("response_type", "code".into()),
+        ("client_id", client.client_id.clone()),
+        ("redirect_uri", redirect_uri.clone()),
+        ("state", state.clone()),
+        ("code_challenge", s256(&verifier)),
+        ("code_challenge_method", "S256".into()),
+        ("resource", disc.resource.clone()),
+    ];
+    if let Some(s) = &scope {
+        q.push(("scope", s.clone()));
+    }
+    let pairs: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
+    let endpoint = disc.endpoint("authorization_endpoint", "/authorize");
+    let sep = if endpoint.contains('?') { '&' } else { '?' };
+    let url = format!("{endpoint}{sep}{}", form(&pairs));
+    let back = match (&handler.kind, &listener) {
+        (
+            Kind::Loopback {
+                on_url, timeout, ..
+            },
+            Some(l),
+        ) => {
+            on_url(&url);
+            l.wait(*timeout)?
+        }
+        (Kind::Exchange { exchange, .. }, _) => exchange(&url)?,
+        _ => unreachable!("a loopback handler has a listener"),
+    };
+    let params = query_params(back.trim());
+    if let Some(err) = param(&params, "error") {
+        let desc = param(&params, "error_description").unwrap_or("");
+        return Err(format!(
+            "the authorization server refused: {} {}",
+            crate::config::echo(err, 100),
+            crate::config::echo(desc, 200)
+        ));
+    }
+    if param(&params, "state") != Some(state.as_str()) {
+        return Err(
+            "the redirect's `state` does not match the request; the code is not used".into(),
+        );
+    }
+    let iss_supported = disc
+        .meta
+        .get("authorization_response_iss_parameter_supported")
+        .and_then(Value::as_bool)
+        == Some(true);
+    match param(&params, "iss") {
+        Some(iss) if iss != disc.meta_issuer() => {
+            return Err(format!(
+                "the redirect's `iss` ({}) is not the authorization server's issuer; the code \
+                 is not used",
+                crate::config::echo(iss, 200)
+            ))
+        }
+        None if iss_supported => {
+            return Err(
+                "the redirect has no `iss` although the authorization server promises one; the \
+                 code is not used"
+                    .into(),
+            )
+        }
+        _ => {}
+    }
+    let code = param(&params, "code")
+        .filter(|c| !c.is_empty())
+        .ok_or("the redirect carries no authorization code")?
+        .to_owned();
+    let token_endpoint = disc.endpoint("token_endpoint", "/token");
+    let mut body = vec![
+        ("grant_type", "authorization_code".to_owned()),
+        ("code", code),
+        ("redirect_uri", redirect_uri),
+        ("code_verifier", verifier),
+        ("resource", disc.resource.clone()),
+    ];
+    let mut headers = Vec::new();
+    authenticate(
+        cfg,
+        &client.client_id,
+        client.client_secret.as_ref(),
+        &client.method,
+        disc.meta_issuer(),
+        &mut body,
+        &mut headers,
+    )?;
+    let m = token_request(net, &token_endpoint, &body, &headers)?;
+    Ok(tokens_from(
+        &m,
+        disc.meta_issuer(),
+        &disc.resource,
+        &client.client_id,
+        client.client_secret,
+        &client.method,
+        &token_endpoint,
+        scope,
+        None,
+    ))
+}
+
+fn client_credentials(
+    cfg: &OAuthConfig,
+    net: &Net,
+    disc: &Discovered,
+    scope: Option<String>,
+) -> Result<StoredTokens, String> {
+    let client_id = cfg
+        .client_id
+        .clone()
+        .ok_or("the client_credentials grant needs a client id")?;
+    let method = if cfg.signing_key.is_some() {
+        "private_key_jwt".to_owned()
+    } else {
+        // The secret is the client's only credential here: always present it.
+        match choose_method(disc, cfg.client_secret.is_some()).as_str() {
+            "none" => "client_secret_basic".to_owned(),
+            m => m.to_owned(),
+        }
+    };
+    let token_endpoint = disc.endpoint("token_endpoint", "/token");
+    let mut body = vec![
+        ("grant_type", "client_credentials".to_owned()),
+        ("resource", disc.resource.clone()),
+    ];
+    if let Some(s) = &scope {
+        body.push(("scope", s.clone()));
+    }
+    let mut headers = Vec::new();
+    authenticate(
+        cfg,
+        &client_id,
+        cfg.client_secret.as_ref(),
+        &method,
+        disc.meta_issuer(),
+        &mut body,
+        &mut headers,
+    )?;
+    let m = token_request(net, &token_endpoint, &body, &headers)?;
+    Ok(tokens_from(
+        &m,
+        disc.meta_issuer(),
+        &disc.resource,
+        &client_id,
+        cfg.client_secret.clone(),
+        &method,
+        &token_endpoint,
+        scope,
+        None,
+    ))
+}
+
+/// Uses the refresh token (RFC 6749 §6, with `resource`).
+pub(super) fn refresh(cfg: &OAuthConfig, t: &StoredTokens) -> Result<StoredTokens, String> {
+    let refresh = t.refresh_token.clone().ok_or("there is no refresh token")?;
+    let net = net(cfg);
+    let mut body = vec![
+        ("grant_type", "refresh_token".to_owned()),
+        ("refresh_token", refresh.expose().to_owned()),
+        ("resource", t.resource.clone()),
+    ];
+    let mut headers = Vec::new();
+    authenticate(
+        cfg,
+        &t.client_id,
+        t.client_secret.as_ref(),
+        &t.token_endpoint_auth_method,
+        &t.issuer,
+        &mut body,
+        &mut headers,
+    )?;
+    let m = token_request(&net, &t.token_endpoint, &body, &headers)?;
+    Ok(tokens_from(
+        &m,
+        &t.issuer,
+        &t.resource,
+        &t.client_id,
+        t.client_secret.clone(),
+        &t.token_endpoint_auth_method,
+        &t.token_endpoint,
+        t.scope.clone(),
+        Some(refresh),
+    ))
+}

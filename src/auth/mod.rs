@@ -1,0 +1,488 @@
+//! OAuth 2.1 authorization for remote (Streamable HTTP and legacy SSE) servers, as the MCP
+//! specification describes it.
+//!
+//! Give a server an [`OAuthConfig`] with [`ServerConfig::oauth`](crate::ServerConfig::oauth).
+//! When the server answers any request with HTTP 401, or 403 `insufficient_scope`, the client
+//! authorizes and sends the request again (at most 3 authorizations per request), then every
+//! request carries `Authorization: Bearer …`:
+//!
+//! ```text
+//!  401 ─> protected-resource metadata (RFC 9728): the challenge's resource_metadata (same
+//!  │      origin only), then /.well-known/oauth-protected-resource/<path>, then the root;
+//!  │      its `resource` must cover the server URL
+//!  ├────> authorization-server metadata (RFC 8414, then OpenID discovery), `issuer` exact,
+//!  │      PKCE S256 required
+//!  ├────> client identity per issuer: configured id, else a client ID metadata document URL,
+//!  │      else dynamic registration (RFC 7591)
+//!  ├────> authorization request (state, PKCE, resource, scope) ─> RedirectHandler
+//!  │      ─> state and iss (RFC 9207) checked ─> token request
+//!  └────> tokens saved in the TokenStore; refreshed before expiry and on a 401
+//! ```
+//!
+//! Machine-to-machine clients use the `client_credentials` grant instead
+//! ([`OAuthConfig::client_credentials`], [`OAuthConfig::private_key_jwt`]).
+//!
+//! Tokens, codes, verifiers and secrets never appear in `Debug`, errors or logs.
+//!
+//! ```no_run
+//! use mcp_blocking::{Client, ServerConfig};
+//! use mcp_blocking::auth::{FileTokenStore, OAuthConfig, RedirectHandler};
+//! let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|url| {
+//!     eprintln!("Sign in at: {url}");
+//! }))
+//! .token_store(FileTokenStore::new("/home/me/.config/myapp/tokens.json"));
+//! let client = Client::connect(ServerConfig::http("api", "https://example.com/mcp").oauth(oauth))?;
+//! # Ok::<(), mcp_blocking::Error>(())
+//! ```
+
+mod flow;
+mod jwt;
+mod net;
+mod redirect;
+mod store;
+pub(crate) mod util;
+
+use std::collections::HashMap;
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+pub use jwt::{JwtAlgorithm, SigningKey};
+pub use redirect::{LoopbackListener, RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
+pub use store::{FileTokenStore, MemoryTokenStore, Secret, StoredTokens, TokenStore};
+
+use crate::error::Error;
+use crate::sync::lock;
+use util::Challenge;
+
+/// How many authorizations one request may trigger before its 401/403 is returned.
+pub const MAX_AUTHORIZATIONS_PER_REQUEST: u32 = 3;
+
+/// An access token this close to its expiry is refreshed before use: 60 seconds.
+pub const REFRESH_MARGIN: Duration = Duration::from_secs(60);
+
+/// Which grant obtains tokens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Grant {
+    AuthorizationCode,
+    ClientCredentials,
+}
+
+/// OAuth settings of one remote server, and the tokens it holds at run time.
+///
+/// Clones share the tokens (and the lock that makes one refresh at a time), so a config cloned
+/// into several clients of the same server authorizes once. `Debug` shows no secret.
+///
+/// While an authorization runs (a person signing in may take minutes), other requests that need
+/// a token from this config wait for it; the [`RedirectHandler`] callback runs meanwhile, so it
+/// must not itself make requests through a client using this config.
+///
+/// ```
+/// use mcp_blocking::ServerConfig;
+/// use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
+/// let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|url| println!("{url}")))
+///     .client_id("my-app")
+///     .scopes(["mcp:read"]);
+/// let s = ServerConfig::http("api", "https://example.com/mcp").oauth(oauth);
+/// s.validate()?;
+/// let m2m = OAuthConfig::client_credentials("svc", "s3cret");
+/// assert!(!format!("{m2m:?}").contains("s3cret"));
+/// # Ok::<(), mcp_blocking::config::ConfigError>(())
+/// ```
+#[derive(Clone)]
+pub struct OAuthConfig {
+    pub(crate) grant: Grant,
+    pub(crate) client_id: Option<String>,
+    pub(crate) client_secret: Option<Secret>,
+    pub(crate) signing_key: Option<SigningKey>,
+    pub(crate) client_metadata_url: Option<String>,
+    pub(crate) client_name: String,
+    pub(crate) scopes: Vec<String>,
+    pub(crate) redirect: Option<RedirectHandler>,
+    pub(crate) store: Arc<dyn TokenStore>,
+    pub(crate) timeout: Duration,
+    pub(crate) extra_roots: Vec<Vec<u8>>,
+    pub(crate) state: Arc<State>,
+}
+
+impl fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("grant", &self.grant)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret)
+            .field("signing_key", &self.signing_key)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("redirect", &self.redirect)
+            .field("timeout", &self.timeout)
+            .finish_non_exhaustive()
+    }
+}
+
+/// The run-time side: tokens per server and client registrations per issuer, behind one lock
+/// (so one refresh or authorization runs at a time), and a generation counter bumped on every
+/// token change (a caller whose 401 came with an older generation just retries).
+#[derive(Default)]
+pub(crate) struct State {
+    inner: Mutex<Inner>,
+    generation: AtomicU64,
+}
+
+#[derive(Default)]
+pub(crate) struct Inner {
+    servers: HashMap<String, ServerState>,
+    pub(crate) clients: HashMap<String, flow::ClientReg>,
+}
+
+#[derive(Default)]
+struct ServerState {
+    loaded: bool,
+    tokens: Option<StoredTokens>,
+}
+
+impl OAuthConfig {
+    fn base(grant: Grant) -> OAuthConfig {
+        OAuthConfig {
+            grant,
+            client_id: None,
+            client_secret: None,
+            signing_key: None,
+            client_metadata_url: None,
+            client_name: "mcp-blocking".into(),
+            scopes: Vec::new(),
+            redirect: None,
+            store: Arc::new(MemoryTokenStore::new()),
+            timeout: Duration::from_secs(30),
+            extra_roots: Vec::new(),
+            state: Arc::default(),
+        }
+    }
+
+    /// The authorization-code grant with PKCE: a person signs in through `redirect`.
+    pub fn authorization_code(redirect: RedirectHandler) -> OAuthConfig {
+        let mut c = Self::base(Grant::AuthorizationCode);
+        c.redirect = Some(redirect);
+        c
+    }
+
+    /// The `client_credentials` grant with a client secret (machine to machine).
+    pub fn client_credentials(
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> OAuthConfig {
+        let mut c = Self::base(Grant::ClientCredentials);
+        c.client_id = Some(client_id.into());
+        c.client_secret = Some(Secret::new(client_secret));
+        c
+    }
+
+    /// The `client_credentials` grant authenticated with a signed JWT (`private_key_jwt`,
+    /// RFC 7523): `iss` = `sub` = `client_id`, `aud` = the authorization server's issuer.
+    pub fn private_key_jwt(client_id: impl Into<String>, key: SigningKey) -> OAuthConfig {
+        let mut c = Self::base(Grant::ClientCredentials);
+        c.client_id = Some(client_id.into());
+        c.signing_key = Some(key);
+        c
+    }
+
+    /// A pre-registered client id (used instead of registering).
+    pub fn client_id(mut self, id: impl Into<String>) -> OAuthConfig {
+        self.client_id = Some(id.into());
+        self
+    }
+
+    /// The pre-registered client's secret.
+    pub fn client_secret(mut self, secret: impl Into<String>) -> OAuthConfig {
+        self.client_secret = Some(Secret::new(secret));
+        self
+    }
+
+    /// The HTTPS URL of this client's metadata document, used as its client id where the
+    /// authorization server supports client ID metadata documents.
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> OAuthConfig {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// The name sent when registering dynamically (default `mcp-blocking`).
+    pub fn client_name(mut self, name: impl Into<String>) -> OAuthConfig {
+        self.client_name = name.into();
+        self
+    }
+
+    /// Scopes to ask for when the server's challenge names none (before the metadata's
+    /// `scopes_supported`).
+    pub fn scopes<I, S>(mut self, scopes: I) -> OAuthConfig
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How the authorization code comes back (see [`RedirectHandler`]).
+    pub fn redirect(mut self, redirect: RedirectHandler) -> OAuthConfig {
+        self.redirect = Some(redirect);
+        self
+    }
+
+    /// Where tokens are kept (default: [`MemoryTokenStore`]).
+    pub fn token_store(mut self, store: impl TokenStore + 'static) -> OAuthConfig {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// The same, shared.
+    pub fn token_store_shared(mut self, store: Arc<dyn TokenStore>) -> OAuthConfig {
+        self.store = store;
+        self
+    }
+
+    /// The timeout of each request to the authorization server (default 30 s).
+    pub fn timeout(mut self, timeout: Duration) -> OAuthConfig {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Extra trusted root certificates (DER) for the authorization server.
+    pub fn root_certificates(mut self, roots: Vec<Vec<u8>>) -> OAuthConfig {
+        self.extra_roots = roots;
+        self
+    }
+
+    /// The token store.
+    pub fn store(&self) -> &Arc<dyn TokenStore> {
+        &self.store
+    }
+
+    /// What the store holds for `server_url`.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn stored_tokens(&self, server_url: &str) -> Result<Vec<StoredTokens>, String> {
+        self.store.load(server_url)
+    }
+
+    /// Forgets the tokens of `server_url`, in memory and in the store; returns how many stored
+    /// entries went.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn logout(&self, server_url: &str) -> Result<usize, String> {
+        let mut inner = lock(&self.state.inner);
+        if let Some(st) = inner.servers.get_mut(server_url) {
+            st.tokens = None;
+        }
+        self.bump();
+        self.store.remove(server_url)
+    }
+
+    /// Authorizes now for the server at `server_url`, without waiting for it to ask: discovery
+    /// from the well-known locations, then the configured grant; the tokens are saved.
+    ///
+    /// # Errors
+    /// [`Error::Unauthorized`] naming `server` when any step fails.
+    pub fn login(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
+        let mut inner = lock(&self.state.inner);
+        let tokens = flow::obtain(self, &mut inner, server_url, &Challenge::default(), None)
+            .map_err(|d| auth_error(server, 401, d, None))?;
+        self.adopt(&mut inner, server_url, tokens.clone());
+        Ok(tokens)
+    }
+
+    fn bump(&self) {
+        self.state.generation.fetch_add(1, Ordering::SeqCst);
+    }
+
+    /// The token generation, read before a request is sent.
+    pub(crate) fn generation(&self) -> u64 {
+        self.state.generation.load(Ordering::SeqCst)
+    }
+
+    fn pick(&self, server_url: &str) -> Option<StoredTokens> {
+        let list = match self.store.load(server_url) {
+            Ok(l) => l,
+            Err(e) => {
+                log::warn!("OAuth token store: {e}");
+                return None;
+            }
+        };
+        list.into_iter()
+            .filter(|t| self.client_id.as_ref().is_none_or(|id| *id == t.client_id))
+            .max_by_key(|t| t.resource.len())
+    }
+
+    fn adopt(&self, inner: &mut Inner, server_url: &str, tokens: StoredTokens) {
+        if let Err(e) = self.store.save(&tokens) {
+            log::warn!("OAuth token store: {e}");
+        }
+        let st = inner.servers.entry(server_url.to_owned()).or_default();
+        st.loaded = true;
+        st.tokens = Some(tokens);
+        self.bump();
+    }
+
+    /// The `Authorization` value for the next request to `server_url` (`""`: none yet),
+    /// refreshing first when the token is about to expire.
+    pub(crate) fn header_value(&self, server_url: &str) -> Result<String, String> {
+        let mut inner = lock(&self.state.inner);
+        let st = inner.servers.entry(server_url.to_owned()).or_default();
+        if !st.loaded {
+            st.loaded = true;
+            st.tokens = self.pick(server_url);
+        }
+        let Some(t) = st.tokens.clone() else {
+            return Ok(String::new());
+        };
+        let expiring = t
+            .expires_at
+            .is_some_and(|at| at <= util::now_secs() + REFRESH_MARGIN.as_secs());
+        if !expiring {
+            return Ok(format!("Bearer {}", t.access_token.expose()));
+        }
+        // Another process sharing the store may have refreshed already.
+        if let Some(stored) = self.pick(server_url).filter(|s| {
+            s.access_token != t.access_token
+                && s.expires_at
+                    .is_none_or(|at| at > util::now_secs() + REFRESH_MARGIN.as_secs())
+        }) {
+            let value = format!("Bearer {}", stored.access_token.expose());
+            if let Some(st) = inner.servers.get_mut(server_url) {
+                st.tokens = Some(stored);
+            }
+            self.bump();
+            return Ok(value);
+        }
+        if t.refresh_token.is_some() {
+            match flow::refresh(self, &t) {
+                Ok(new) => {
+                    let value = format!("Bearer {}", new.access_token.expose());
+                    self.adopt(&mut inner, server_url, new);
+                    return Ok(value);
+                }
+                Err(e) => log::warn!("OAuth: refreshing the token of {server_url} failed: {e}"),
+            }
+        }
+        // Expired and not refreshable: send none; the server's 401 starts a new authorization.
+        if let Some(st) = inner.servers.get_mut(server_url) {
+            st.tokens = None;
+        }
+        self.bump();
+        Ok(String::new())
+    }
+
+    /// After a 401 or 403 `insufficient_scope`: adopt a token another thread or process got
+    /// meanwhile, else refresh (401 only), else authorize anew.
+    pub(crate) fn on_unauthorized(
+        &self,
+        server_url: &str,
+        seen_generation: u64,
+        status: u16,
+        www_authenticate: Option<&str>,
+    ) -> Result<(), String> {
+        let mut inner = lock(&self.state.inner);
+        if self.generation() != seen_generation {
+            return Ok(());
+        }
+        let challenge = Challenge::parse(www_authenticate);
+        let current = inner.servers.get(server_url).and_then(|s| s.tokens.clone());
+        if status == 401 && !challenge.insufficient_scope() {
+            if let Some(stored) = self.pick(server_url) {
+                let fresher = current
+                    .as_ref()
+                    .is_none_or(|c| c.access_token != stored.access_token);
+                if fresher {
+                    let st = inner.servers.entry(server_url.to_owned()).or_default();
+                    st.tokens = Some(stored);
+                    self.bump();
+                    return Ok(());
+                }
+            }
+            if let Some(t) = current.as_ref().filter(|t| t.refresh_token.is_some()) {
+                match flow::refresh(self, t) {
+                    Ok(new) => {
+                        self.adopt(&mut inner, server_url, new);
+                        return Ok(());
+                    }
+                    Err(e) => log::warn!("OAuth: refreshing the token of {server_url} failed: {e}; authorizing again"),
+                }
+            }
+        }
+        let granted = current.as_ref().and_then(|t| t.scope.clone());
+        let tokens = flow::obtain(self, &mut inner, server_url, &challenge, granted)?;
+        self.adopt(&mut inner, server_url, tokens);
+        Ok(())
+    }
+}
+
+/// Whether a failed request's status and challenge call for authorization.
+pub(crate) fn wants_authorization(status: u16, www_authenticate: Option<&str>) -> bool {
+    status == 401 || (status == 403 && Challenge::parse(www_authenticate).insufficient_scope())
+}
+
+/// The error of a failed authorization.
+pub(crate) fn auth_error(
+    server: &str,
+    status: u16,
+    detail: String,
+    www_authenticate: Option<String>,
+) -> Error {
+    Error::Unauthorized {
+        server: server.to_owned(),
+        status,
+        detail: format!("authorization failed: {detail}"),
+        www_authenticate,
+    }
+}
+
+/// The status and challenge of an authentication failure: an [`Error::Unauthorized`], or a
+/// connect error of kind `Auth` that carries one.
+fn refusal(e: &Error) -> Option<(u16, Option<String>)> {
+    match e {
+        Error::Unauthorized {
+            status,
+            www_authenticate,
+            ..
+        } => Some((*status, www_authenticate.clone())),
+        Error::Connect(c) if c.kind() == crate::error::ConnectErrorKind::Auth => {
+            Some((c.http_status()?, c.www_authenticate().map(str::to_owned)))
+        }
+        _ => None,
+    }
+}
+
+/// Runs `attempt` and, while it fails with a 401 or 403 `insufficient_scope` and `oauth` is
+/// set, authorizes and runs it again (at most [`MAX_AUTHORIZATIONS_PER_REQUEST`] times).
+pub(crate) fn with_authorization<T>(
+    oauth: Option<&(OAuthConfig, String)>,
+    server: &str,
+    mut attempt: impl FnMut() -> Result<T, Error>,
+) -> Result<T, Error> {
+    let Some((oauth, url)) = oauth else {
+        return attempt();
+    };
+    let mut tries = 0;
+    loop {
+        let seen = oauth.generation();
+        let err = match attempt() {
+            Ok(v) => return Ok(v),
+            Err(e) => e,
+        };
+        let Some((status, challenge)) = refusal(&err) else {
+            return Err(err);
+        };
+        if tries >= MAX_AUTHORIZATIONS_PER_REQUEST
+            || !wants_authorization(status, challenge.as_deref())
+        {
+            return Err(err);
+        }
+        tries += 1;
+        log::debug!("server `{server}`: HTTP {status}; authorizing (attempt {tries})");
+        if let Err(d) = oauth.on_unauthorized(url, seen, status, challenge.as_deref()) {
+            return Err(auth_error(server, status, d, challenge));
+        }
+    }
+}

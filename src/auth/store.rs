@@ -1,0 +1,335 @@
+//! Where tokens live between requests and between processes: the [`TokenStore`] trait, the
+//! in-memory default and a JSON file (mode 0600, replaced atomically).
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+
+use crate::sync::lock;
+
+/// A secret string (token, code, verifier, client secret): `Debug` and `Display` show
+/// `<redacted>`; [`expose`](Secret::expose) gives the value. Serialized as the plain string.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Secret(String);
+
+impl Secret {
+    /// Wraps a value.
+    pub fn new(value: impl Into<String>) -> Secret {
+        Secret(value.into())
+    }
+
+    /// The value itself.
+    pub fn expose(&self) -> &str {
+        &self.0
+    }
+}
+
+impl fmt::Debug for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(crate::config::REDACTED)
+    }
+}
+
+impl fmt::Display for Secret {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(crate::config::REDACTED)
+    }
+}
+
+/// What is kept for one server after an authorization: the tokens, when the access token
+/// expires, and what refreshing needs (token endpoint, client identity and its authentication
+/// method). Keyed by [`issuer`](Self::issuer), [`resource`](Self::resource) and
+/// [`client_id`](Self::client_id). `Debug` hides the tokens and the client secret.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StoredTokens {
+    /// The authorization server (its issuer identifier).
+    pub issuer: String,
+    /// The protected resource (the MCP server URL as its metadata names it).
+    pub resource: String,
+    /// The OAuth client the tokens were issued to.
+    pub client_id: String,
+    /// The client secret, for a confidential client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<Secret>,
+    /// How the client authenticates at the token endpoint: `client_secret_basic`,
+    /// `client_secret_post` or `none`.
+    pub token_endpoint_auth_method: String,
+    /// The token endpoint.
+    pub token_endpoint: String,
+    /// The access token.
+    pub access_token: Secret,
+    /// The refresh token, when one was issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub refresh_token: Option<Secret>,
+    /// When the access token expires (seconds since the Unix epoch), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<u64>,
+    /// The granted scope (space-separated), when known.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scope: Option<String>,
+}
+
+impl StoredTokens {
+    /// Whether this entry has the same key (issuer, resource, client) as `other`.
+    pub fn same_key(&self, other: &StoredTokens) -> bool {
+        self.issuer == other.issuer
+            && self.resource == other.resource
+            && self.client_id == other.client_id
+    }
+}
+
+/// Keeps tokens. Implementations must be safe to call from many threads; the library calls
+/// [`save`](Self::save) after every authorization and refresh.
+///
+/// An `Err` is a message without secrets; it fails the authorization that needed the store.
+pub trait TokenStore: Send + Sync {
+    /// Every entry whose [`resource`](StoredTokens::resource) is a prefix of `server_url`
+    /// (or equal to it).
+    fn load(&self, server_url: &str) -> Result<Vec<StoredTokens>, String>;
+    /// Adds `tokens`, replacing the entry with the same issuer, resource and client.
+    fn save(&self, tokens: &StoredTokens) -> Result<(), String>;
+    /// Removes every entry [`load`](Self::load) would give for `server_url`; returns how many.
+    fn remove(&self, server_url: &str) -> Result<usize, String>;
+}
+
+/// Whether stored `resource` covers `server_url` (equal, or a path prefix on the same origin).
+pub(crate) fn covers(resource: &str, server_url: &str) -> bool {
+    let r = resource.trim_end_matches('/');
+    let s = server_url.split(['?', '#']).next().unwrap_or("");
+    s == resource
+        || s.trim_end_matches('/') == r
+        || s.strip_prefix(r).is_some_and(|rest| rest.starts_with('/'))
+}
+
+/// Tokens kept in memory only (the default): lost when the process ends.
+#[derive(Debug, Default)]
+pub struct MemoryTokenStore {
+    entries: Mutex<Vec<StoredTokens>>,
+}
+
+impl MemoryTokenStore {
+    /// An empty store.
+    pub fn new() -> MemoryTokenStore {
+        MemoryTokenStore::default()
+    }
+}
+
+impl TokenStore for MemoryTokenStore {
+    fn load(&self, server_url: &str) -> Result<Vec<StoredTokens>, String> {
+        Ok(lock(&self.entries)
+            .iter()
+            .filter(|t| covers(&t.resource, server_url))
+            .cloned()
+            .collect())
+    }
+
+    fn save(&self, tokens: &StoredTokens) -> Result<(), String> {
+        let mut entries = lock(&self.entries);
+        entries.retain(|t| !t.same_key(tokens));
+        entries.push(tokens.clone());
+        Ok(())
+    }
+
+    fn remove(&self, server_url: &str) -> Result<usize, String> {
+        let mut entries = lock(&self.entries);
+        let before = entries.len();
+        entries.retain(|t| !covers(&t.resource, server_url));
+        Ok(before - entries.len())
+    }
+}
+
+/// Tokens kept in a JSON file, shared by every process that names it.
+///
+/// The file is created with mode 0600 (owner only) and every write replaces it atomically (a
+/// temporary file in the same directory, renamed over it), so a reader never sees half a file.
+/// Writes from several processes are last-writer-wins per file; entries are keyed by issuer,
+/// resource and client.
+///
+/// ```
+/// use mcp_blocking::auth::{FileTokenStore, TokenStore};
+/// let dir = std::env::temp_dir().join(format!("mcpb-doc-{}", std::process::id()));
+/// let store = FileTokenStore::new(dir.join("tokens.json"));
+/// assert!(store.load("https://example.com/mcp")?.is_empty());
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Debug)]
+pub struct FileTokenStore {
+    path: PathBuf,
+    guard: Mutex<()>,
+}
+
+#[derive(Default, Serialize, Deserialize)]
+struct FileContents {
+    #[serde(default)]
+    tokens: Vec<StoredTokens>,
+}
+
+impl FileTokenStore {
+    /// A store at `path` (created on the first save, with its directory).
+    pub fn new(path: impl Into<PathBuf>) -> FileTokenStore {
+        FileTokenStore {
+            path: path.into(),
+            guard: Mutex::new(()),
+        }
+    }
+
+    /// The file's path.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    fn read(&self) -> Result<FileContents, String> {
+        match std::fs::read_to_string(&self.path) {
+            Ok(text) if text.trim().is_empty() => Ok(FileContents::default()),
+            Ok(text) => serde_json::from_str(&text)
+                .map_err(|e| format!("the token file {} is not valid: {e}", self.path.display())),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileContents::default()),
+            Err(e) => Err(format!(
+                "cannot read the token file {}: {e}",
+                self.path.display()
+            )),
+        }
+    }
+
+    fn write(&self, contents: &FileContents) -> Result<(), String> {
+        let fail =
+            |e: std::io::Error| format!("cannot write the token file {}: {e}", self.path.display());
+        let dir = self
+            .path
+            .parent()
+            .filter(|p| !p.as_os_str().is_empty())
+            .unwrap_or(Path::new("."));
+        std::fs::create_dir_all(dir).map_err(fail)?;
+        let name = self
+            .path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "tokens.json".into());
+        let tmp = dir.join(format!(
+            ".{name}.{}.{}.tmp",
+            std::process::id(),
+            crate::auth::util::random_token(6).unwrap_or_default()
+        ));
+        let text = serde_json::to_string_pretty(contents).map_err(|e| e.to_string())?;
+        let mut opts = std::fs::OpenOptions::new();
+        opts.write(true).create_new(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            opts.mode(0o600);
+        }
+        let written = (|| {
+            use std::io::Write;
+            let mut f = opts.open(&tmp)?;
+            f.write_all(text.as_bytes())?;
+            f.sync_all()?;
+            std::fs::rename(&tmp, &self.path)
+        })();
+        if let Err(e) = written {
+            let _ = std::fs::remove_file(&tmp);
+            return Err(fail(e));
+        }
+        Ok(())
+    }
+}
+
+impl TokenStore for FileTokenStore {
+    fn load(&self, server_url: &str) -> Result<Vec<StoredTokens>, String> {
+        let _g = lock(&self.guard);
+        Ok(self
+            .read()?
+            .tokens
+            .into_iter()
+            .filter(|t| covers(&t.resource, server_url))
+            .collect())
+    }
+
+    fn save(&self, tokens: &StoredTokens) -> Result<(), String> {
+        let _g = lock(&self.guard);
+        let mut contents = self.read()?;
+        contents.tokens.retain(|t| !t.same_key(tokens));
+        contents.tokens.push(tokens.clone());
+        self.write(&contents)
+    }
+
+    fn remove(&self, server_url: &str) -> Result<usize, String> {
+        let _g = lock(&self.guard);
+        let mut contents = self.read()?;
+        let before = contents.tokens.len();
+        contents.tokens.retain(|t| !covers(&t.resource, server_url));
+        let removed = before - contents.tokens.len();
+        if removed > 0 {
+            self.write(&contents)?;
+        }
+        Ok(removed)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn entry(resource: &str, token: &str) -> StoredTokens {
+        StoredTokens {
+            issuer: "https://as".into(),
+            resource: resource.into(),
+            client_id: "c".into(),
+            client_secret: Some(Secret::new("sec-ret")),
+            token_endpoint_auth_method: "none".into(),
+            token_endpoint: "https://as/token".into(),
+            access_token: Secret::new(token),
+            refresh_token: None,
+            expires_at: None,
+            scope: None,
+        }
+    }
+
+    #[test]
+    fn covers_prefixes_only_on_segment_boundaries() {
+        assert!(covers("https://h/mcp", "https://h/mcp"));
+        assert!(covers("https://h", "https://h/mcp"));
+        assert!(covers("https://h/", "https://h/mcp"));
+        assert!(!covers("https://h/mc", "https://h/mcp"));
+        assert!(!covers("https://h/mcp", "https://h/other"));
+    }
+
+    #[test]
+    fn debug_hides_secrets() {
+        let shown = format!("{:?}", entry("https://h/mcp", "tok-123"));
+        assert!(
+            !shown.contains("tok-123") && !shown.contains("sec-ret"),
+            "{shown}"
+        );
+    }
+
+    #[test]
+    fn the_file_store_replaces_by_key_with_mode_0600() {
+        let dir = std::env::temp_dir().join(format!(
+            "mcpb-store-{}-{}",
+            std::process::id(),
+            crate::auth::util::random_token(4).unwrap()
+        ));
+        let store = FileTokenStore::new(dir.join("t.json"));
+        store.save(&entry("https://h/mcp", "one")).unwrap();
+        store.save(&entry("https://h/mcp", "two")).unwrap();
+        let got = store.load("https://h/mcp").unwrap();
+        assert_eq!(got.len(), 1);
+        assert_eq!(got[0].access_token.expose(), "two");
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = std::fs::metadata(store.path())
+                .unwrap()
+                .permissions()
+                .mode();
+            assert_eq!(mode & 0o777, 0o600);
+        }
+        assert_eq!(store.remove("https://h/mcp").unwrap(), 1);
+        assert!(store.load("https://h/mcp").unwrap().is_empty());
+        let _ = std::fs::remove_dir_all(dir);
+    }
+}

@@ -1,0 +1,277 @@
+//! Small pieces the flow needs without a URL crate: splitting URLs, percent-encoding, query
+//! strings, base64url, randomness and the `WWW-Authenticate` challenge.
+
+use base64::Engine as _;
+use ring::rand::{SecureRandom, SystemRandom};
+
+/// `scheme://authority` and the path (without query and fragment; `""` for none) of `url`.
+pub(crate) fn split_url(url: &str) -> Option<(String, String)> {
+    let scheme_end = url.find("://")?;
+    let rest = &url[scheme_end + 3..];
+    let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
+    let origin = format!("{}{}", &url[..scheme_end + 3], &rest[..auth_end]).to_ascii_lowercase();
+    let after = &rest[auth_end..];
+    let path_end = after.find(['?', '#']).unwrap_or(after.len());
+    Some((origin, after[..path_end].to_owned()))
+}
+
+/// The origin (`scheme://host[:port]`, lowercase) of `url`.
+pub(crate) fn origin(url: &str) -> Option<String> {
+    split_url(url).map(|(o, _)| o)
+}
+
+/// Percent-encodes everything but the RFC 3986 unreserved characters.
+pub(crate) fn encode(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Decodes `%XX` escapes and `+` (as a space, form style).
+pub(crate) fn decode(s: &str) -> String {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
+                (Some(h), Some(l)) => {
+                    out.push(h * 16 + l);
+                    i += 2;
+                }
+                _ => out.push(b'%'),
+            },
+            b => out.push(b),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn hex(b: u8) -> Option<u8> {
+    (b as char).to_digit(16).map(|d| d as u8)
+}
+
+/// `k=v&k=v`, each part percent-encoded.
+pub(crate) fn form(pairs: &[(&str, &str)]) -> String {
+    pairs
+        .iter()
+        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .collect::<Vec<_>>()
+        .join("&")
+}
+
+/// The query parameters of a URL (or of a bare query string), decoded.
+pub(crate) fn query_params(url: &str) -> Vec<(String, String)> {
+    let query = match url.find('?') {
+        Some(i) => &url[i + 1..],
+        None if url.contains("://") => "",
+        None => url,
+    };
+    let query = query.split('#').next().unwrap_or("");
+    query
+        .split('&')
+        .filter(|p| !p.is_empty())
+        .map(|p| match p.split_once('=') {
+            Some((k, v)) => (decode(k), decode(v)),
+            None => (decode(p), String::new()),
+        })
+        .collect()
+}
+
+/// The first value of query parameter `name`.
+pub(crate) fn param<'a>(params: &'a [(String, String)], name: &str) -> Option<&'a str> {
+    params
+        .iter()
+        .find(|(k, _)| k == name)
+        .map(|(_, v)| v.as_str())
+}
+
+/// Unpadded base64url.
+pub(crate) fn b64url(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(bytes)
+}
+
+/// Standard padded base64.
+pub(crate) fn b64(bytes: &[u8]) -> String {
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+/// `n` random bytes from the system's secure generator, base64url-encoded.
+pub(crate) fn random_token(n: usize) -> Result<String, String> {
+    let mut buf = vec![0u8; n];
+    SystemRandom::new()
+        .fill(&mut buf)
+        .map_err(|_| "the system random generator failed".to_owned())?;
+    Ok(b64url(&buf))
+}
+
+/// The PKCE S256 challenge of `verifier`.
+pub(crate) fn s256(verifier: &str) -> String {
+    b64url(ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes()).as_ref())
+}
+
+/// What a `Bearer` challenge says.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub(crate) struct Challenge {
+    pub(crate) resource_metadata: Option<String>,
+    pub(crate) scope: Option<String>,
+    pub(crate) error: Option<String>,
+}
+
+impl Challenge {
+    /// Parses the `Bearer` challenge among those of a `WWW-Authenticate` value (other schemes
+    /// are skipped; an unparsable one gives what could be read).
+    pub(crate) fn parse(header: Option<&str>) -> Challenge {
+        let mut out = Challenge::default();
+        let Some(h) = header else { return out };
+        let mut in_bearer = false;
+        let mut rest = h.trim();
+        while !rest.is_empty() {
+            // A token: either a scheme name (followed by space) or a parameter name (followed
+            // by `=`).
+            let end = rest
+                .find(|c: char| c == '=' || c == ',' || c.is_whitespace())
+                .unwrap_or(rest.len());
+            let word = &rest[..end];
+            rest = rest[end..].trim_start();
+            if let Some(r) = rest.strip_prefix('=') {
+                let r = r.trim_start();
+                let (value, after) = if let Some(q) = r.strip_prefix('"') {
+                    let mut v = String::new();
+                    let mut chars = q.char_indices();
+                    let mut stop = q.len();
+                    while let Some((i, c)) = chars.next() {
+                        match c {
+                            '\\' => {
+                                if let Some((_, n)) = chars.next() {
+                                    v.push(n);
+                                }
+                            }
+                            '"' => {
+                                stop = i + 1;
+                                break;
+                            }
+                            c => v.push(c),
+                        }
+                    }
+                    (v, &q[stop.min(q.len())..])
+                } else {
+                    let e = r.find([',', ' ']).unwrap_or(r.len());
+                    (r[..e].to_owned(), &r[e..])
+                };
+                if in_bearer {
+                    let slot = match word.to_ascii_lowercase().as_str() {
+                        "resource_metadata" => Some(&mut out.resource_metadata),
+                        "scope" => Some(&mut out.scope),
+                        "error" => Some(&mut out.error),
+                        _ => None,
+                    };
+                    if let Some(slot) = slot {
+                        if slot.is_none() {
+                            *slot = Some(value);
+                        }
+                    }
+                }
+                rest = after.trim_start().trim_start_matches(',').trim_start();
+            } else if !word.is_empty() {
+                in_bearer = word.eq_ignore_ascii_case("bearer");
+                rest = rest.trim_start_matches(',').trim_start();
+            } else {
+                rest = rest.get(1..).unwrap_or("").trim_start();
+            }
+        }
+        out
+    }
+
+    /// Whether this is a 403 asking for more scope.
+    pub(crate) fn insufficient_scope(&self) -> bool {
+        self.error.as_deref() == Some("insufficient_scope")
+    }
+}
+
+/// Seconds since the Unix epoch.
+pub(crate) fn now_secs() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs())
+        .unwrap_or(0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn splits_urls() {
+        assert_eq!(
+            split_url("HTTP://Host:8/a/b?x=1#f"),
+            Some(("http://host:8".into(), "/a/b".into()))
+        );
+        assert_eq!(
+            split_url("https://h"),
+            Some(("https://h".into(), String::new()))
+        );
+    }
+
+    #[test]
+    fn parses_challenges() {
+        let c = Challenge::parse(Some(
+            r#"Basic realm="x", Bearer error="insufficient_scope", scope="a b", resource_metadata="https://h/.well-known/x""#,
+        ));
+        assert_eq!(c.scope.as_deref(), Some("a b"));
+        assert_eq!(
+            c.resource_metadata.as_deref(),
+            Some("https://h/.well-known/x")
+        );
+        assert!(c.insufficient_scope());
+        let c = Challenge::parse(Some(r#"Basic scope="nope""#));
+        assert_eq!(c.scope, None);
+        let c = Challenge::parse(Some("Bearer error=invalid_token,scope=x"));
+        assert_eq!(c.error.as_deref(), Some("invalid_token"));
+        assert_eq!(c.scope.as_deref(), Some("x"));
+    }
+
+    #[test]
+    fn odd_challenges_end_without_panicking() {
+        for h in [
+            "",
+            "\"",
+            "=",
+            ",,,",
+            "Bearer =",
+            "Bearer scope=\"unterminated",
+            "Bearer é=ü, scope=ö",
+            "Bearer scope",
+            "Bearer ,scope=\"a\\\"b\"",
+            "=\"x\" Bearer scope=y",
+        ] {
+            let _ = Challenge::parse(Some(h));
+        }
+        let c = Challenge::parse(Some(r#"Bearer scope="a\"b""#));
+        assert_eq!(c.scope.as_deref(), Some("a\"b"));
+    }
+
+    #[test]
+    fn query_round_trip() {
+        let q = form(&[("a b", "c&d=é")]);
+        let p = query_params(&format!("http://x/cb?{q}"));
+        assert_eq!(param(&p, "a b"), Some("c&d=é"));
+        assert_eq!(decode("%zz%4"), "%zz%4");
+    }
+
+    #[test]
+    fn pkce_matches_the_rfc_example() {
+        assert_eq!(
+            s256("dBjftJeZ4CVP-mB92K27uhbUJU1p1r_wW1gFWFOEjXk"),
+            "E9Melhoa2OwvFrEMTJguCHaoeK1t8URWbuGJSstw-cM"
+        );
+    }
+}

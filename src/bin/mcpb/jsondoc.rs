@@ -1,0 +1,59 @@
+//! The `--json` output of each command (`mcpb help json`; also in the README). Stable: fields
+//! may be added, none is removed or changes meaning.
+
+/// The text `mcpb help json` prints.
+pub(crate) const TEXT: &str = r#"mcpb --json: exactly one JSON document on stdout per run (the result, or an error), pretty
+printed. Stable: new fields may appear; no field is removed or changes meaning. MCP objects
+(tools, resources, prompts, results) are as the server sent them, in the protocol's camelCase.
+
+Every command, on failure (any exit code but 0 and 1):
+  {"error": {"exit": N, "kind": K, "server": NAME|null, "message": "one line",
+             "detail": ["more lines"], ...}}
+  kind: usage | config | unsupported | unknown_tool | unknown_prompt | invalid_argument |
+        output | connect | timeout | rpc | protocol | closed | unauthorized | interrupted |
+        turn_limit | model | task
+  task adds "reason" (unsupported | cancelled | invalid)
+  connect adds "reason" (unreachable | auth | timed_out | closed | rejected | protocol | other)
+  and "www_authenticate" when the server sent one; rpc adds "code" and "data";
+  unauthorized adds "status" and "www_authenticate"; unsupported adds "capability";
+  invalid_argument adds "problems": ["one sentence per argument"].
+
+info       {"server", "transport", "target", "protocolVersion", "serverInfo",
+            "capabilities", "instructions", "initializeResult"}
+tools      {"tools": [Tool]}
+resources  {"resources": [Resource]}
+templates  {"resourceTemplates": [ResourceTemplate]}
+prompts    {"prompts": [Prompt]}
+  with --config and no --server (every server):
+           {"servers": [{"server": NAME, "tools"|"resources"|"resourceTemplates"|"prompts": [...]}
+                        | {"server": NAME, "error": {...as above}}]}
+call       CallToolResult: {"content": [...], "structuredContent"?, "isError"?}
+           (exit 1 when isError); with -o DIR also "saved": [Saved]
+call TOOL --help
+           {"server": NAME, "tool": Tool}
+read       ReadResourceResult: {"contents": [...]}; with -o also "saved": [Saved]
+prompt     GetPromptResult: {"description"?, "messages": [...]}
+complete   CompleteResult: {"completion": {"values": [...], "total"?, "hasMore"?}}
+ping       {"server": NAME, "ok": true, "elapsedMs": MS}
+servers    {"file", "servers": [{"name", "transport", "target", "timeout", "description"?}],
+            "errors": [{"server", "path", "message", "suggestion"}], "disabled": [NAME]}
+servers --check
+           {"file", "servers": [{"server", "ok": true, "latencyMs", "serverInfo": {"name",
+            "version"}, "protocolVersion", "tools": N|null}
+            | {"server", "ok": false, "latencyMs"?, "error": {...}}
+            | {"server", "ok": null, "disabled": true}]}
+tasks      {"server": NAME, "tasks": [Task]}
+task-cancel
+           {"server": NAME, "task": Task}
+subscribe  one JSON document per line (JSON Lines), one per update, until Ctrl-C:
+           {"server": NAME, "updated": URI}
+run        {"text", "turns", "tool_calls": [{"server", "tool", "arguments", "is_error"}],
+            "usage": {"input_tokens", "output_tokens"}}; on failure kind turn_limit (exit 8,
+            with "turns", "tool_calls", "usage") or model (exit 9, "status" when the API answered)
+chat       one "run" document per message (JSON Lines)
+shell      each command prints its own document, as above
+help, completions, man
+           {"help"|"script"|"man": TEXT}
+
+Saved: {"path": FILE, "bytes": N, "mimeType": TYPE}
+"#;

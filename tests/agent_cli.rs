@@ -1,0 +1,272 @@
+//! `mcpb run` end to end: the mcpb binary, a config file naming two fixture servers, and the
+//! scripted model on loopback (no key needed for a loopback URL).
+
+use std::process::{Command, Output};
+
+use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
+use serde_json::{json, Value};
+
+mod common;
+
+use common::tempdir::TempDir;
+
+const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
+
+fn config(dir: &TempDir) -> String {
+    let fixture = common::fixture::path();
+    let doc = json!({"mcpServers": {
+        "fx": {"command": fixture, "args": ["--extra-tool", "files.read"]},
+        "other": {"command": fixture},
+    }});
+    dir.file("mcp.json", &doc.to_string())
+        .to_string_lossy()
+        .into_owned()
+}
+
+fn mcpb(args: &[&str]) -> Output {
+    Command::new(MCPB)
+        .args(args)
+        .env_remove("RUST_LOG")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .output()
+        .expect("run mcpb")
+}
+
+fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+#[test]
+fn run_prints_the_answer_and_with_v_each_tool_call() {
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let model = ScriptedModel::start(vec![
+        calls(vec![
+            call("fx__add", json!({"a": 20, "b": 22})),
+            call("files_read", json!({"text": "notes"})),
+        ]),
+        Step::Summary("The answer: ".into()),
+    ])
+    .unwrap();
+    let url = model.base_url();
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "run",
+        "--server",
+        "fx",
+        "--server",
+        "other",
+        "--model-url",
+        &url,
+        "-v",
+        "what is 20 + 22?",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "The answer: 42\nnotes\n");
+    let err = text(&out.stderr);
+    assert!(err.contains("-> fx/add {\"a\":20,\"b\":22}"), "{err}");
+    assert!(err.contains("<- fx/add ok"), "{err}");
+    assert!(err.contains("-> fx/files.read"), "{err}");
+    // Both servers' tools were offered (`add` collides, so it is prefixed).
+    let names = model.requests()[0].tool_names();
+    assert!(names.contains(&"fx__add".to_string()) && names.contains(&"other__add".to_string()));
+    assert_eq!(model.requests()[0].body["model"], "gpt-4o-mini");
+    assert_eq!(model.violations(), Vec::<String>::new());
+}
+
+#[test]
+fn run_json_reports_text_turns_tool_calls_and_usage() {
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let model = ScriptedModel::start(vec![
+        calls(vec![call("fail", json!({}))]),
+        Step::Text("It failed.".into()),
+    ])
+    .unwrap();
+    let url = model.base_url();
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "--json",
+        "run",
+        "--server",
+        "other",
+        "--model",
+        "local-model",
+        "--model-url",
+        &url,
+        "try it",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc,
+        json!({"text": "It failed.", "turns": 2,
+            "tool_calls": [{"server": "other", "tool": "fail", "arguments": {}, "is_error": true}],
+            "usage": {"input_tokens": 20, "output_tokens": 10}})
+    );
+    assert_eq!(model.requests()[0].body["model"], "local-model");
+}
+
+#[test]
+fn the_turn_limit_exits_8_and_a_missing_key_2() {
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let step = || calls(vec![call("echo", json!({"text": "x"}))]);
+    let model = ScriptedModel::start(vec![step(), step(), step()]).unwrap();
+    let url = model.base_url();
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "run",
+        "--server",
+        "other",
+        "--model-url",
+        &url,
+        "--max-turns",
+        "2",
+        "--json",
+        "loop",
+    ]);
+    assert_eq!(out.status.code(), Some(8), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["error"]["kind"], "turn_limit");
+    assert_eq!(doc["error"]["tool_calls"].as_array().map(Vec::len), Some(2));
+    assert!(text(&out.stderr).contains("--max-turns"));
+
+    // A remote model URL needs a key; the variable named is the one reported.
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "run",
+        "--model-url",
+        "https://models.example.com/v1",
+        "--api-key-env",
+        "MCPB_TEST_NO_SUCH_KEY",
+        "hi",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("MCPB_TEST_NO_SUCH_KEY"),
+        "{}",
+        text(&out.stderr)
+    );
+    // An unknown server is a config error.
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "run",
+        "--server",
+        "nope",
+        "--model-url",
+        &url,
+        "hi",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("`nope`"));
+}
+
+#[test]
+fn a_failing_model_exits_9() {
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let model = ScriptedModel::start(vec![Step::Status(400, None)]).unwrap();
+    let url = model.base_url();
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "run",
+        "--server",
+        "other",
+        "--model-url",
+        &url,
+        "hi",
+    ]);
+    assert_eq!(out.status.code(), Some(9), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("HTTP 400"),
+        "{}",
+        text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_template_gives_the_system_prompt_model_and_allow_list() {
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let template = dir.file(
+        "helper.md",
+        "---\ndescription: test helper\nmodel: templ-model\ntools: [echo]\n---\nYou are a test.\n",
+    );
+    let model = ScriptedModel::start(vec![Step::Text("hi".into())]).unwrap();
+    let url = model.base_url();
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "run",
+        "--server",
+        "other",
+        "--template",
+        template.to_str().unwrap(),
+        "--model-url",
+        &url,
+        "hello",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let req = &model.requests()[0];
+    assert_eq!(req.body["model"], "templ-model");
+    assert_eq!(
+        req.body["messages"][0],
+        json!({"role": "system", "content": "You are a test."})
+    );
+    assert_eq!(req.tool_names(), ["echo"]);
+}
+
+#[test]
+fn chat_keeps_one_conversation_over_the_lines_of_stdin() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let model = ScriptedModel::start(vec![
+        Step::Text("first answer".into()),
+        calls(vec![call("echo", json!({"text": "second"}))]),
+        Step::Summary("echoed ".into()),
+        Step::Text("never".into()),
+    ])
+    .unwrap();
+    let url = model.base_url();
+    let mut child = Command::new(MCPB)
+        .args([
+            "--config",
+            &file,
+            "chat",
+            "--server",
+            "other",
+            "--model-url",
+            &url,
+        ])
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(b"one\n\ntwo\n/exit\nthree\n")
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "first answer\nechoed second\n");
+    let reqs = model.requests();
+    assert_eq!(reqs.len(), 3, "`/exit` ended it");
+    // The second message's request carried the first exchange.
+    assert_eq!(reqs[1].body["messages"].as_array().map(Vec::len), Some(3));
+    assert_eq!(model.violations(), Vec::<String>::new());
+}

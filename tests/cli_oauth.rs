@@ -1,0 +1,206 @@
+//! `mcpb login`, `auth status`, a later command using the stored token, and `logout`, end to
+//! end against the loopback authorization server of `tests/oauth_support/`.
+
+mod oauth_support;
+mod support_remote;
+
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::sync::atomic::Ordering;
+
+use oauth_support::{browser, headless, AsOptions, AuthServer};
+use serde_json::Value;
+
+const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
+
+fn mcpb(store: &Path, args: &[&str]) -> Output {
+    Command::new(MCPB)
+        .args(args)
+        .env("MCPB_TOKEN_FILE", store)
+        .env("BROWSER", "true")
+        .output()
+        .expect("run mcpb")
+}
+
+fn temp_store(name: &str) -> std::path::PathBuf {
+    std::env::temp_dir()
+        .join(format!(
+            "mcpb-cli-oauth-{}-{name}-{:?}",
+            std::process::id(),
+            std::time::SystemTime::now()
+        ))
+        .join("tokens.json")
+}
+
+/// Runs `mcpb login` (loopback listener), playing the browser from the URL it prints.
+fn login(store: &Path, url: &str) -> Output {
+    let mut child = Command::new(MCPB)
+        .args(["--url", url, "login"])
+        .env("MCPB_TOKEN_FILE", store)
+        .env("BROWSER", "true")
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mcpb login");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let auth_url = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            break None;
+        }
+        seen.push_str(&line);
+        if let Some(u) = line
+            .trim()
+            .strip_prefix("http")
+            .filter(|_| line.contains("/authorize?"))
+        {
+            break Some(format!("http{u}"));
+        }
+    };
+    let auth_url = auth_url.unwrap_or_else(|| panic!("no authorization URL printed:\n{seen}"));
+    browser(&auth_url).expect("the browser reaches the loopback listener");
+    let out = child.wait_with_output().expect("mcpb login ends");
+    assert!(
+        out.status.success(),
+        "{seen}{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
+#[test]
+fn login_then_commands_use_the_stored_token_then_logout() {
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let store = temp_store("e2e");
+
+    let out = mcpb(&store, &["--url", &url, "auth", "status"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Not signed in"));
+
+    let out = login(&store, &url);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Signed in to"), "{text}");
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 1);
+
+    // A later command uses the stored token without signing in again.
+    let out = mcpb(&store, &["--url", &url, "tools"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hello"));
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 1);
+
+    // Status, as text and JSON, never shows the tokens.
+    let token = server.state.access.lock().unwrap()[0].clone();
+    let out = mcpb(&store, &["--url", &url, "--json", "auth", "status"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["signed_in"], true);
+    assert_eq!(doc["tokens"][0]["refreshable"], true);
+    let all = String::from_utf8_lossy(&out.stdout).into_owned()
+        + &String::from_utf8_lossy(&mcpb(&store, &["--url", &url, "auth", "status"]).stdout);
+    assert!(!all.contains(&token) && !all.contains("rt-"), "{all}");
+
+    // A revoked access token is refreshed silently.
+    server.state.revoke_access_tokens();
+    let out = mcpb(&store, &["--url", &url, "tools"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(server.state.refresh_grants.load(Ordering::SeqCst), 1);
+
+    let out = mcpb(&store, &["--url", &url, "logout"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Signed out"));
+    let out = mcpb(&store, &["--url", &url, "auth", "status"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Not signed in"));
+    // Without a sign-in the server's 401 is reported (exit 3: could not connect).
+    let out = mcpb(&store, &["--url", &url, "tools"]);
+    assert_eq!(out.status.code(), Some(3));
+    let _ = std::fs::remove_dir_all(store.parent().unwrap());
+}
+
+#[test]
+fn login_with_paste_reads_the_address_from_stdin() {
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let store = temp_store("paste");
+    let mut child = Command::new(MCPB)
+        .args([
+            "--url", &url, "--json", "login", "--paste", "--scope", "mcp:read",
+        ])
+        .env("MCPB_TOKEN_FILE", &store)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mcpb login --paste");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let auth_url = loop {
+        let mut line = String::new();
+        assert!(stderr.read_line(&mut line).unwrap() > 0, "no URL printed");
+        if line.contains("/authorize?") {
+            break line.trim().to_owned();
+        }
+    };
+    assert!(auth_url.contains("scope=mcp%3Aread"), "{auth_url}");
+    let landed = headless(&auth_url).expect("redirect");
+    let mut stdin = child.stdin.take().unwrap();
+    writeln!(stdin, "{landed}").unwrap();
+    drop(stdin);
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success());
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["signed_in"], true);
+    assert_eq!(doc["tokens"][0]["client_id"], "client-1");
+    let _ = std::fs::remove_dir_all(store.parent().unwrap());
+}
+
+#[test]
+fn auth_commands_need_a_url() {
+    let store = temp_store("usage");
+    let out = mcpb(&store, &["login"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("--url"));
+}
+
+#[test]
+fn client_id_and_secret_sign_in_as_a_machine_client() {
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let store = temp_store("m2m");
+    let out = mcpb(
+        &store,
+        &[
+            "--url",
+            &url,
+            "--client-id",
+            "m2m",
+            "--client-secret",
+            "m2m-secret",
+            "tools",
+        ],
+    );
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hello"));
+    assert_eq!(
+        server
+            .state
+            .client_credentials_grants
+            .load(Ordering::SeqCst),
+        1
+    );
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 0);
+
+    let out = mcpb(&store, &["--url", &url, "--client-id", "m2m", "tools"]);
+    assert_eq!(out.status.code(), Some(2));
+    let _ = std::fs::remove_dir_all(store.parent().unwrap());
+}

@@ -1,0 +1,477 @@
+//! A loopback OAuth-protected MCP server of our own: one origin serving the protected resource
+//! (`/mcp`, Streamable HTTP with JSON replies), its metadata (RFC 9728), the authorization
+//! server's metadata (RFC 8414), dynamic registration, an auto-approving `/authorize` and a
+//! `/token` endpoint with PKCE S256 checks, refresh tokens and switches for misbehaviour.
+#![allow(dead_code)] // each test binary uses a different part of this module
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+
+use base64::Engine as _;
+use serde_json::{json, Value};
+
+use crate::support_remote::{result, Conn, HttpServer, Req};
+
+/// How the authorization server behaves.
+#[derive(Clone)]
+pub struct AsOptions {
+    /// List `S256` in `code_challenge_methods_supported` (else only `plain`).
+    pub s256: bool,
+    /// Send this `iss` on the redirect instead of the issuer.
+    pub wrong_iss: Option<String>,
+    /// `expires_in` of access tokens.
+    pub expires_in: u64,
+    /// Issue refresh tokens.
+    pub refresh: bool,
+    /// Answer every refresh with `invalid_grant`.
+    pub reject_refresh: bool,
+    /// The `resource_metadata` URL the 401 challenge names (default: this origin's path-aware
+    /// well-known URL).
+    pub resource_metadata: Option<String>,
+    /// The `scope` the 401 challenge names.
+    pub challenge_scope: Option<String>,
+    /// Answer every request with a valid token 403 `insufficient_scope`, asking for this scope.
+    pub forbid_scope: Option<String>,
+}
+
+impl Default for AsOptions {
+    fn default() -> Self {
+        AsOptions {
+            s256: true,
+            wrong_iss: None,
+            expires_in: 3600,
+            refresh: true,
+            reject_refresh: false,
+            resource_metadata: None,
+            challenge_scope: None,
+            forbid_scope: None,
+        }
+    }
+}
+
+/// What the server saw and holds.
+pub struct AsState {
+    /// Answers for the legacy SSE stream.
+    sse_tx: crossbeam_channel::Sender<Value>,
+    sse_rx: crossbeam_channel::Receiver<Value>,
+    /// Valid access tokens.
+    pub access: Mutex<Vec<String>>,
+    /// Valid refresh tokens.
+    pub refresh: Mutex<Vec<String>>,
+    /// Code -> (code_challenge, redirect_uri).
+    codes: Mutex<HashMap<String, (String, String)>>,
+    pub authorize_requests: AtomicUsize,
+    pub code_grants: AtomicUsize,
+    pub refresh_grants: AtomicUsize,
+    pub registrations: AtomicUsize,
+    /// `client_credentials` grants for client `m2m` (secret `m2m-secret`, Basic auth).
+    pub client_credentials_grants: AtomicUsize,
+    pub unauthorized: AtomicUsize,
+    /// The `redirect_uri` of the last authorization request.
+    pub last_redirect_uri: Mutex<Option<String>>,
+    counter: AtomicU64,
+}
+
+impl Default for AsState {
+    fn default() -> Self {
+        let (sse_tx, sse_rx) = crossbeam_channel::unbounded();
+        AsState {
+            sse_tx,
+            sse_rx,
+            access: Mutex::default(),
+            refresh: Mutex::default(),
+            codes: Mutex::default(),
+            authorize_requests: AtomicUsize::default(),
+            code_grants: AtomicUsize::default(),
+            refresh_grants: AtomicUsize::default(),
+            registrations: AtomicUsize::default(),
+            client_credentials_grants: AtomicUsize::default(),
+            unauthorized: AtomicUsize::default(),
+            last_redirect_uri: Mutex::default(),
+            counter: AtomicU64::default(),
+        }
+    }
+}
+
+impl AsState {
+    fn next(&self, prefix: &str) -> String {
+        format!("{prefix}-{}", self.counter.fetch_add(1, Ordering::SeqCst))
+    }
+
+    /// Makes every access token issued so far invalid (the next request gets 401).
+    pub fn revoke_access_tokens(&self) {
+        self.access.lock().unwrap().clear();
+    }
+}
+
+/// The server and its state.
+pub struct AuthServer {
+    pub http: HttpServer,
+    pub state: Arc<AsState>,
+    origin: Arc<OnceLock<String>>,
+}
+
+impl AuthServer {
+    pub fn start(opts: AsOptions) -> AuthServer {
+        let state = Arc::new(AsState::default());
+        let origin = Arc::new(OnceLock::<String>::new());
+        let http = {
+            let (state, origin) = (state.clone(), origin.clone());
+            HttpServer::start(move |req, conn| {
+                let o = origin.get().cloned().unwrap_or_default();
+                handle(&opts, &state, &o, req, conn)
+            })
+        };
+        let _ = origin.set(http.url("").trim_end_matches('/').to_owned());
+        AuthServer {
+            http,
+            state,
+            origin,
+        }
+    }
+
+    /// `http://127.0.0.1:<port>`.
+    pub fn origin(&self) -> String {
+        self.origin.get().cloned().unwrap_or_default()
+    }
+
+    /// The MCP endpoint.
+    pub fn mcp_url(&self) -> String {
+        format!("{}/mcp", self.origin())
+    }
+
+    /// The requests whose path starts with `prefix`.
+    pub fn requests_to(&self, prefix: &str) -> Vec<Req> {
+        self.http
+            .requests()
+            .into_iter()
+            .filter(|r| r.path.starts_with(prefix))
+            .collect()
+    }
+}
+
+fn form(body: &[u8]) -> HashMap<String, String> {
+    let text = String::from_utf8_lossy(body);
+    text.split('&')
+        .filter_map(|p| p.split_once('='))
+        .map(|(k, v)| (decode(k), decode(v)))
+        .collect()
+}
+
+fn decode(s: &str) -> String {
+    let b = s.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'+' => out.push(b' '),
+            b'%' if i + 2 < b.len() => {
+                out.push(u8::from_str_radix(&s[i + 1..i + 3], 16).unwrap_or(b'?'));
+                i += 2;
+            }
+            c => out.push(c),
+        }
+        i += 1;
+    }
+    String::from_utf8_lossy(&out).into_owned()
+}
+
+fn query(path: &str) -> HashMap<String, String> {
+    path.split_once('?')
+        .map(|(_, q)| form(q.as_bytes()))
+        .unwrap_or_default()
+}
+
+fn enc(s: &str) -> String {
+    s.bytes()
+        .map(|b| {
+            if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+                (b as char).to_string()
+            } else {
+                format!("%{b:02X}")
+            }
+        })
+        .collect()
+}
+
+fn s256(verifier: &str) -> String {
+    base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(ring::digest::digest(
+        &ring::digest::SHA256,
+        verifier.as_bytes(),
+    ))
+}
+
+fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn) {
+    let path = req.path.split('?').next().unwrap_or("");
+    match (req.method.as_str(), path) {
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => conn.json(
+            200,
+            &[],
+            &json!({
+                "resource": format!("{origin}/mcp"),
+                "authorization_servers": [origin],
+                "scopes_supported": ["mcp:read"],
+            }),
+        ),
+        ("GET", "/.well-known/oauth-protected-resource/sse") => conn.json(
+            200,
+            &[],
+            &json!({"resource": format!("{origin}/sse"), "authorization_servers": [origin]}),
+        ),
+        ("GET", "/sse") => legacy_stream(opts, st, origin, req, conn),
+        ("POST", "/messages") => {
+            if refuse(opts, st, origin, "sse", req, conn) {
+                return;
+            }
+            conn.accepted();
+            if let Some(answer) = answer(&req.json()) {
+                let _ = st.sse_tx.send(answer);
+            }
+        }
+        ("GET", "/.well-known/oauth-authorization-server") => conn.json(
+            200,
+            &[],
+            &json!({
+                "issuer": origin,
+                "authorization_endpoint": format!("{origin}/authorize"),
+                "token_endpoint": format!("{origin}/token"),
+                "registration_endpoint": format!("{origin}/register"),
+                "response_types_supported": ["code"],
+                "grant_types_supported": ["authorization_code", "refresh_token"],
+                "code_challenge_methods_supported": if opts.s256 { json!(["S256"]) } else { json!(["plain"]) },
+                "token_endpoint_auth_methods_supported": ["none"],
+                "authorization_response_iss_parameter_supported": true,
+            }),
+        ),
+        ("POST", "/register") => {
+            st.registrations.fetch_add(1, Ordering::SeqCst);
+            conn.json(
+                201,
+                &[],
+                &json!({"client_id": "client-1", "token_endpoint_auth_method": "none"}),
+            )
+        }
+        ("GET", "/authorize") => {
+            st.authorize_requests.fetch_add(1, Ordering::SeqCst);
+            let q = query(&req.path);
+            let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
+            *st.last_redirect_uri.lock().unwrap() = Some(redirect.clone());
+            let code = st.next("code");
+            st.codes.lock().unwrap().insert(
+                code.clone(),
+                (
+                    q.get("code_challenge").cloned().unwrap_or_default(),
+                    redirect.clone(),
+                ),
+            );
+            let iss = opts.wrong_iss.clone().unwrap_or_else(|| origin.to_owned());
+            let location = format!(
+                "{redirect}?code={}&state={}&iss={}",
+                enc(&code),
+                enc(q.get("state").map(String::as_str).unwrap_or("")),
+                enc(&iss)
+            );
+            conn.redirect(302, &location)
+        }
+        ("POST", "/token") => token(opts, st, req, conn),
+        ("POST", "/mcp") => mcp(opts, st, origin, req, conn),
+        ("DELETE", "/mcp") => conn.respond(200, &[], b""),
+        _ => conn.respond(if path == "/mcp" { 405 } else { 404 }, &[], b""),
+    }
+}
+
+fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
+    let f = form(&req.body);
+    let issue = |conn: &mut Conn| {
+        let access = st.next("at");
+        st.access.lock().unwrap().push(access.clone());
+        let mut body = json!({
+            "access_token": access,
+            "token_type": "Bearer",
+            "expires_in": opts.expires_in,
+            "scope": "mcp:read",
+        });
+        if opts.refresh {
+            let r = st.next("rt");
+            st.refresh.lock().unwrap().push(r.clone());
+            body["refresh_token"] = json!(r);
+        }
+        conn.json(200, &[("Cache-Control", "no-store")], &body)
+    };
+    let bad = |conn: &mut Conn, what: &str| {
+        conn.json(
+            400,
+            &[],
+            &json!({"error": "invalid_grant", "error_description": what}),
+        )
+    };
+    match f.get("grant_type").map(String::as_str) {
+        Some("authorization_code") => {
+            let code = f.get("code").cloned().unwrap_or_default();
+            let Some((challenge, redirect)) = st.codes.lock().unwrap().remove(&code) else {
+                return bad(conn, "unknown code");
+            };
+            let verifier = f.get("code_verifier").cloned().unwrap_or_default();
+            if s256(&verifier) != challenge {
+                return bad(conn, "PKCE verification failed");
+            }
+            if f.get("redirect_uri") != Some(&redirect) || !f.contains_key("resource") {
+                return bad(conn, "redirect_uri or resource");
+            }
+            st.code_grants.fetch_add(1, Ordering::SeqCst);
+            issue(conn)
+        }
+        Some("refresh_token") => {
+            st.refresh_grants.fetch_add(1, Ordering::SeqCst);
+            let r = f.get("refresh_token").cloned().unwrap_or_default();
+            let known = {
+                let mut list = st.refresh.lock().unwrap();
+                let had = list.contains(&r);
+                list.retain(|x| *x != r);
+                had
+            };
+            if opts.reject_refresh || !known {
+                return bad(conn, "refresh token rejected");
+            }
+            issue(conn)
+        }
+        Some("client_credentials") => {
+            let want = format!(
+                "Basic {}",
+                base64::engine::general_purpose::STANDARD.encode("m2m:m2m-secret")
+            );
+            if req.header("authorization") != Some(want.as_str()) {
+                return conn.json(401, &[], &json!({"error": "invalid_client"}));
+            }
+            st.client_credentials_grants.fetch_add(1, Ordering::SeqCst);
+            issue(conn)
+        }
+        _ => conn.json(400, &[], &json!({"error": "unsupported_grant_type"})),
+    }
+}
+
+/// Answers 401 (with the challenge) for a request without a valid token; `true` when it did.
+fn refuse(
+    opts: &AsOptions,
+    st: &AsState,
+    origin: &str,
+    resource: &str,
+    req: &Req,
+    conn: &mut Conn,
+) -> bool {
+    let token = req
+        .header("authorization")
+        .and_then(|v| v.strip_prefix("Bearer "))
+        .map(str::to_owned);
+    if token.is_some_and(|t| st.access.lock().unwrap().contains(&t)) {
+        return false;
+    }
+    st.unauthorized.fetch_add(1, Ordering::SeqCst);
+    let rm = opts
+        .resource_metadata
+        .clone()
+        .unwrap_or_else(|| format!("{origin}/.well-known/oauth-protected-resource/{resource}"));
+    let mut challenge = format!(r#"Bearer error="invalid_token", resource_metadata="{rm}""#);
+    if let Some(s) = &opts.challenge_scope {
+        challenge.push_str(&format!(r#", scope="{s}""#));
+    }
+    conn.json(
+        401,
+        &[("WWW-Authenticate", challenge.as_str())],
+        &json!({"error": "invalid_token"}),
+    );
+    true
+}
+
+/// The JSON-RPC answer to a request (`None` for a notification).
+fn answer(msg: &Value) -> Option<Value> {
+    let id = msg.get("id")?.clone();
+    let r = match msg["method"].as_str().unwrap_or("") {
+        "initialize" => json!({
+            "protocolVersion": if msg["params"]["protocolVersion"] == "2024-11-05" { "2024-11-05" } else { "2025-11-25" },
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "oauth-test", "version": "1"},
+        }),
+        "tools/list" => json!({"tools": [{"name": "hello", "inputSchema": {"type": "object"}}]}),
+        "tools/call" => json!({"content": [{"type": "text", "text": "hi"}]}),
+        _ => json!({}),
+    };
+    Some(result(&id, r))
+}
+
+/// Legacy HTTP+SSE: the stream announces `/messages`, then carries the answers.
+fn legacy_stream(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn) {
+    if refuse(opts, st, origin, "sse", req, conn) {
+        return;
+    }
+    conn.sse_start(&[]);
+    let _ = conn.chunk("event: endpoint\ndata: /messages\n\n");
+    loop {
+        match st.sse_rx.recv_timeout(std::time::Duration::from_millis(50)) {
+            Ok(msg) => {
+                if conn.event(None, &msg).is_err() {
+                    break;
+                }
+            }
+            Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                // Probe the connection so a closed client ends this loop.
+                if conn.chunk(": ping\n\n").is_err() {
+                    break;
+                }
+            }
+            Err(_) => break,
+        }
+    }
+    conn.set_keep_alive(false);
+}
+
+fn mcp(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn) {
+    if refuse(opts, st, origin, "mcp", req, conn) {
+        return;
+    }
+    if let Some(scope) = &opts.forbid_scope {
+        let challenge = format!(r#"Bearer error="insufficient_scope", scope="{scope}""#);
+        return conn.json(
+            403,
+            &[("WWW-Authenticate", challenge.as_str())],
+            &json!({"error": "insufficient_scope"}),
+        );
+    }
+    let msg = req.json();
+    match answer(&msg) {
+        Some(a) => conn.json(200, &[], &a),
+        None => conn.accepted(),
+    }
+}
+
+/// Plays the browser for the flow: GETs the authorization URL without following the redirect
+/// and returns the `Location`.
+pub fn headless(url: &str) -> Result<String, String> {
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .max_redirects(0)
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let resp = agent.get(url).call().map_err(|e| e.to_string())?;
+    resp.headers()
+        .get("location")
+        .and_then(|v| v.to_str().ok())
+        .map(str::to_owned)
+        .ok_or_else(|| format!("no redirect ({})", resp.status()))
+}
+
+/// Plays the browser all the way: GETs the authorization URL, then follows its redirect to
+/// the loopback listener.
+pub fn browser(url: &str) -> Result<(), String> {
+    let location = headless(url)?;
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let resp = agent.get(&location).call().map_err(|e| e.to_string())?;
+    if resp.status() != 200 {
+        return Err(format!("the loopback listener answered {}", resp.status()));
+    }
+    Ok(())
+}
