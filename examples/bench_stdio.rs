@@ -8,6 +8,12 @@
 //! | 32 servers in parallel | 32 threads, shared poller | 32 threads by hand |
 //! | 16 MB result | `call_tool("large")` | read the same reply line |
 //! | peak RSS | a child process with one client | — |
+//! | peak RSS, 16 MB results | a child process, two `call_tool("large")` | the same by hand |
+//! | idle client RSS | a child process holding one connected client after a call | — |
+//!
+//! Each row is the median of interleaved client/floor rounds; the client's fastest and slowest
+//! rounds are printed as its spread. `BENCH_QUICK=1` runs fewer, shorter rounds;
+//! `BENCH_ROWS=seq,8` only the rows whose names contain one of the words.
 //!
 //! Every row runs unpinned and then pinned to one core (the process and everything it spawns).
 //! Run: `cargo run --release --example bench_stdio` (the servers are this executable, started again
@@ -86,6 +92,8 @@ struct Row {
     floor: f64,
     /// true when a bigger number is better (throughput)
     higher_better: bool,
+    /// The client's fastest and slowest round.
+    spread: (f64, f64),
 }
 
 fn seq_call(n: usize) -> (f64, f64) {
@@ -246,6 +254,19 @@ fn large(n: usize) -> (f64, f64) {
 }
 
 fn rss_probe() {
+    let arg = |name: &str| std::env::args().any(|a| a == name);
+    if arg("--large") {
+        rss_large(arg("--floor"));
+        return;
+    }
+    if arg("--idle") {
+        // One connected client, idle after a call: what it keeps resident.
+        let c = client();
+        c.call_tool("echo", json!({"text": "hello"})).unwrap();
+        println!("{} 0", status_kb("VmRSS:"));
+        c.close().unwrap();
+        return;
+    }
     if std::env::args().any(|a| a == "--baseline") {
         // The same process doing nothing: what the binary and the C runtime cost by themselves.
         let _ = std::hint::black_box(fixture("baseline"));
@@ -262,6 +283,57 @@ fn rss_probe() {
             .to_owned()
     };
     println!("{} {}", field("VmHWM:"), field("RssAnon:"));
+}
+
+/// A field of /proc/self/status, in kB.
+fn status_kb(name: &str) -> String {
+    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
+    status
+        .lines()
+        .find(|l| l.starts_with(name))
+        .and_then(|l| l.split_whitespace().nth(1))
+        .unwrap_or("0")
+        .to_owned()
+}
+
+/// Two 16 MB results, by the client or by hand; prints the peak RSS.
+fn rss_large(floor: bool) {
+    let bytes = 16 * 1024 * 1024;
+    if floor {
+        let req = format!(
+            r#"{{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{{"name":"large","arguments":{{"bytes":{bytes}}}}}}}"#
+        );
+        let mut raw = Raw::spawn();
+        raw.handshake();
+        for _ in 0..2 {
+            raw.send(&req);
+            assert!(raw.recv() > bytes);
+        }
+        println!("{} 0", status_kb("VmHWM:"));
+        raw.close();
+    } else {
+        let c = client();
+        for _ in 0..2 {
+            let r = c.call_tool("large", json!({"bytes": bytes})).unwrap();
+            assert_eq!(r.content[0].as_text().map(str::len), Some(bytes));
+        }
+        println!("{} 0", status_kb("VmHWM:"));
+        c.close().unwrap();
+    }
+}
+
+/// The first number a probe child prints, in kB.
+fn probe_kb(args: &[&str]) -> f64 {
+    let out = Command::new(std::env::current_exe().unwrap())
+        .arg("--rss-probe")
+        .args(args)
+        .output()
+        .expect("probe");
+    String::from_utf8_lossy(&out.stdout)
+        .split_whitespace()
+        .next()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0.0)
 }
 
 fn rss_client() {
@@ -300,20 +372,21 @@ fn rustix_cpuset() -> rustix::thread::CpuSet {
 
 /// Runs `f` (one client measurement and one floor measurement) `rounds` times, interleaved, and
 /// keeps the median of each: noise from other processes hits both sides alike.
-fn median_of(rounds: usize, mut f: impl FnMut() -> (f64, f64)) -> (f64, f64) {
+fn median_of(rounds: usize, mut f: impl FnMut() -> (f64, f64)) -> (f64, f64, (f64, f64)) {
     let (mut cs, mut fs): (Vec<f64>, Vec<f64>) = (0..rounds).map(|_| f()).unzip();
     let mid = |v: &mut Vec<f64>| {
         v.sort_by(|a, b| a.total_cmp(b));
         v[v.len() / 2]
     };
-    (mid(&mut cs), mid(&mut fs))
+    let (c, f) = (mid(&mut cs), mid(&mut fs));
+    (c, f, (cs[0], cs[cs.len() - 1]))
 }
 
 fn run(label: &str) -> Vec<Row> {
     let quick = std::env::var_os("BENCH_QUICK").is_some();
     let (k, rounds) = if quick { (1, 3) } else { (8, 9) };
     let mut rows = Vec::new();
-    let mut row = |name, unit, higher_better, (client, floor): (f64, f64)| {
+    let mut row = |name, unit, higher_better, (client, floor, spread): (f64, f64, (f64, f64))| {
         eprintln!("[{label}] {name}: client {client:.1} floor {floor:.1} {unit}");
         rows.push(Row {
             name,
@@ -321,40 +394,57 @@ fn run(label: &str) -> Vec<Row> {
             client,
             floor,
             higher_better,
+            spread,
         });
     };
-    row(
-        "sequential tools/call",
-        "us/call",
-        false,
-        median_of(rounds, || seq_call(1000 * k)),
-    );
-    row(
-        "8 threads, one connection",
-        "calls/s",
-        true,
-        median_of(rounds, || threads8(250 * k)),
-    );
-    row(
-        "spawn+init+list+close",
-        "ms",
-        false,
-        median_of(rounds, || lifecycle(3 * k)),
-    );
-    row(
-        "32 servers in parallel",
-        "ms",
-        false,
-        median_of(rounds, parallel32),
-    );
-    row("16 MB result", "ms", false, median_of(rounds, || large(k)));
+    // BENCH_ROWS=seq,8 (substrings of row names) runs only those rows.
+    let only = std::env::var("BENCH_ROWS").ok();
+    let want = |name: &str| {
+        only.as_deref()
+            .is_none_or(|o| o.split(',').any(|w| name.contains(w)))
+    };
+    if want("sequential tools/call") {
+        row(
+            "sequential tools/call",
+            "us/call",
+            false,
+            median_of(rounds, || seq_call(1000 * k)),
+        );
+    }
+    if want("8 threads, one connection") {
+        row(
+            "8 threads, one connection",
+            "calls/s",
+            true,
+            median_of(rounds, || threads8(250 * k)),
+        );
+    }
+    if want("spawn+init+list+close") {
+        row(
+            "spawn+init+list+close",
+            "ms",
+            false,
+            median_of(rounds, || lifecycle(3 * k)),
+        );
+    }
+    if want("32 servers in parallel") {
+        row(
+            "32 servers in parallel",
+            "ms",
+            false,
+            median_of(rounds, parallel32),
+        );
+    }
+    if want("16 MB result") {
+        row("16 MB result", "ms", false, median_of(rounds, || large(k)));
+    }
     rows
 }
 
 fn print(label: &str, rows: &[Row]) {
     println!("\n{label}");
-    println!("| workload | unit | client | floor | ratio |");
-    println!("|---|---|---:|---:|---:|");
+    println!("| workload | unit | client | floor | ratio | client spread (min-max round) |");
+    println!("|---|---|---:|---:|---:|---:|");
     for r in rows {
         let ratio = r.client / r.floor;
         let note = if r.higher_better {
@@ -363,8 +453,8 @@ fn print(label: &str, rows: &[Row]) {
             "x floor"
         };
         println!(
-            "| {} | {} | {:.1} | {:.1} | {:.2}{} |",
-            r.name, r.unit, r.client, r.floor, ratio, note
+            "| {} | {} | {:.1} | {:.1} | {:.2}{} | {:.1}-{:.1} |",
+            r.name, r.unit, r.client, r.floor, ratio, note, r.spread.0, r.spread.1
         );
     }
 }
@@ -383,6 +473,8 @@ fn main() -> ExitCode {
     pin_to_core0();
     let pinned = run("pinned to core 0");
     let pinned_rss = peak_rss_kb(false);
+    let large_rss = (probe_kb(&["--large"]), probe_kb(&["--large", "--floor"]));
+    let idle_rss = probe_kb(&["--idle"]);
     print("Unpinned (2 cores)", &unpinned);
     print("Pinned to one core (taskset -c 0 equivalent)", &pinned);
     let ((hwm, anon), (base_hwm, base_anon)) = (rss, base);
@@ -395,6 +487,16 @@ fn main() -> ExitCode {
         anon / 1024.0,
         base_hwm / 1024.0,
         base_anon / 1024.0,
+    );
+    println!(
+        "\npeak RSS over two 16 MB results: client {:.1} MB, floor {:.1} MB ({:+.0}%)",
+        large_rss.0 / 1024.0,
+        large_rss.1 / 1024.0,
+        (large_rss.0 / large_rss.1 - 1.0) * 100.0
+    );
+    println!(
+        "resident memory of a process holding one idle client (after a call): {:.2} MB",
+        idle_rss / 1024.0
     );
     ExitCode::SUCCESS
 }

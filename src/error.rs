@@ -335,7 +335,7 @@ impl Error {
                 detail,
                 source: Some(cause),
                 ..
-            } if cause.is::<crate::transport::http::AuthProviderFailed>() => {
+            } if cause.is::<crate::transport::web::AuthProviderFailed>() => {
                 (ConnectErrorKind::Auth, naming(detail), stderr_tail())
             }
             Error::Transport { detail, .. } => {

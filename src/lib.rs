@@ -83,4 +83,4 @@ pub use client::{CallOptions, Client, ClientBuilder};
 pub use config::{ConfigLoader, ServerConfig};
 pub use error::{Error, Result};
 pub use hub::Hub;
-pub use transport::poller::ConnectionPoller;
+pub use transport::stdio::ConnectionPoller;

@@ -166,7 +166,7 @@ impl Endpoint {
         }
         let proxy = crate::transport::proxy::for_ureq("model", &ProxyConfig::default(), &self.url)
             .map_err(|e| ModelError::Config(e.to_string()))?;
-        let agent = crate::transport::http::agent(&[], proxy);
+        let agent = crate::transport::web::agent(&[], proxy);
         let _ = self.agent.set(agent.clone());
         Ok(agent)
     }

@@ -15,7 +15,7 @@ use crate::handler::{
 use crate::model::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation, Root,
 };
-use crate::transport::poller::ConnectionPoller;
+use crate::transport::stdio::ConnectionPoller;
 
 /// Builds a [`Client`] with handlers, roots or a shared poller.
 ///

@@ -11,9 +11,10 @@ use super::{CallOptions, Client};
 use crate::config::{ProtocolMode, TransportConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
-use crate::protocol::session::{initialize_params, initialized_frame, negotiate, Session};
-use crate::transport::poller::ConnectionPoller;
-use crate::transport::{stdio, Transport};
+use crate::protocol::session::{initialize_params, negotiate, Session};
+use crate::transport::http::LegacyRefusal;
+use crate::transport::stdio::ConnectionPoller;
+use crate::transport::{stdio, Outgoing, Transport};
 
 impl Client {
     pub(super) fn capabilities_to_declare(&self) -> ClientCapabilities {
@@ -44,19 +45,10 @@ impl Client {
     /// [`Error::Spawn`] or an [`Error::Connect`].
     pub(super) fn establish(&self) -> Result<Connection, Error> {
         self.config.validate()?;
+        let started = std::time::Instant::now();
         let server: Arc<str> = self.config.name().into();
         let timeout = self.config.timeout();
-        let session =
-            Arc::new(Session::new().with_max_echo_bytes(self.config.limits().max_echo_bytes));
-        let ctx = Arc::new(DispatchCtx::new(
-            Arc::clone(&server),
-            Arc::clone(&self.handlers),
-            Arc::clone(&self.roots),
-            timeout,
-            *self.config.limits(),
-            self.config.secret_values(),
-        ));
-        let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
+        let (session, ctx, sink) = self.parts(&server);
         let mut private_poller = None;
         #[cfg(any(test, feature = "testing"))]
         if let Some(in_process) = &self.in_process {
@@ -117,13 +109,31 @@ impl Client {
                 self.config.limits(),
                 sink.clone(),
             )?,
-            TransportConfig::StreamableHttp(cfg) => crate::transport::http::open(
-                &server,
-                cfg,
-                timeout,
-                self.config.limits(),
-                sink.clone(),
-            )?,
+            TransportConfig::StreamableHttp(cfg) => {
+                let http = crate::transport::http::open(
+                    &server,
+                    cfg,
+                    timeout,
+                    self.config.limits(),
+                    sink.clone(),
+                )?;
+                let first = self.finish(
+                    Arc::clone(&server),
+                    session,
+                    sink,
+                    ctx,
+                    http.clone(),
+                    target.clone(),
+                    None,
+                );
+                return match (first, http.legacy_refusal()) {
+                    (Err(_), Some(refusal)) if cfg.detect_legacy_sse => {
+                        let left = timeout.saturating_sub(started.elapsed());
+                        self.fall_back_to_legacy_sse(server, cfg, refusal, left, &target)
+                    }
+                    (first, _) => first,
+                };
+            }
         };
         self.finish(
             server,
@@ -133,6 +143,79 @@ impl Client {
             transport,
             target,
             private_poller,
+        )
+    }
+
+    /// The protocol session, the dispatcher's context and the sink of one connection attempt.
+    fn parts(&self, server: &Arc<str>) -> (Arc<Session>, Arc<DispatchCtx>, Arc<ClientSink>) {
+        let session =
+            Arc::new(Session::new().with_max_echo_bytes(self.config.limits().max_echo_bytes));
+        let ctx = Arc::new(DispatchCtx::new(
+            Arc::clone(server),
+            Arc::clone(&self.handlers),
+            Arc::clone(&self.roots),
+            self.config.timeout(),
+            *self.config.limits(),
+            self.config.secret_values(),
+        ));
+        let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
+        (session, ctx, sink)
+    }
+
+    /// Streamable HTTP refused `initialize` as a legacy server does (400, 404 or 405) and
+    /// detection is on: connect over legacy HTTP+SSE at the same endpoint, with the same
+    /// headers, roots, proxy and redirect rule, within what is left of the timeout. When that
+    /// fails too, the error gives both reasons.
+    fn fall_back_to_legacy_sse(
+        &self,
+        server: Arc<str>,
+        cfg: &crate::config::HttpConfig,
+        refusal: LegacyRefusal,
+        left: std::time::Duration,
+        target: &str,
+    ) -> Result<Connection, Error> {
+        log::info!(
+            "server `{server}`: Streamable HTTP refused; trying legacy HTTP+SSE at {}",
+            self.config.redact(&refusal.url)
+        );
+        let mut legacy = crate::config::SseConfig::new(refusal.url.clone());
+        legacy.headers = cfg.headers.clone();
+        legacy.auth = cfg.auth.clone();
+        legacy.root_certificates = cfg.root_certificates.clone();
+        legacy.follow_cross_origin_redirects = cfg.follow_cross_origin_redirects;
+        legacy.proxy = cfg.proxy.clone();
+        let both = |e: Error| -> Error {
+            log::debug!("server `{server}`: legacy SSE fallback failed: {e}");
+            Error::Transport {
+                server: server.to_string(),
+                status: Some(refusal.status),
+                detail: format!("{} (and legacy HTTP+SSE failed too: {e})", refusal.shown),
+                source: Some(Box::new(e)),
+            }
+            .into_connect(target, String::new)
+        };
+        let (session, ctx, sink) = self.parts(&server);
+        let limit = if left.is_zero() {
+            std::time::Duration::from_millis(1)
+        } else {
+            left
+        };
+        let transport = crate::transport::sse::open(
+            &server,
+            &legacy,
+            limit,
+            self.config.limits(),
+            sink.clone(),
+        )
+        .map_err(both)?;
+        self.finish(
+            server,
+            session,
+            sink,
+            ctx,
+            transport,
+            target.to_owned(),
+            None,
         )
     }
 
@@ -226,10 +309,7 @@ impl Client {
         negotiate(&init).map_err(|detail| protocol(format!("{target}: {detail}")))?;
         conn.transport.set_protocol_version(&init.protocol_version);
         conn.transport
-            .send(
-                initialized_frame(),
-                Some(crate::deadline::after(conn.default_timeout)),
-            )
+            .send(Outgoing::initialized().by(crate::deadline::after(conn.default_timeout)))
             .map_err(failed)?;
         log::debug!(
             "server `{server}`: connected to {} {} (protocol {})",

@@ -14,10 +14,10 @@ use crate::deadline;
 use crate::error::Error;
 use crate::handler::CLOSE_GRACE;
 use crate::model::InitializeResult;
-use crate::protocol::jsonrpc::{encode_notification, Payload};
-use crate::protocol::session::{cancelled_frame, Event, Failure, Session};
-use crate::transport::poller::ConnectionPoller;
-use crate::transport::Transport;
+use crate::protocol::jsonrpc::{Payload, RequestId};
+use crate::protocol::session::{Event, Failure, Session};
+use crate::transport::stdio::ConnectionPoller;
+use crate::transport::{Caller, Outgoing, Transport};
 
 /// What a live connection holds.
 pub(crate) struct Connection {
@@ -70,10 +70,11 @@ impl Connection {
             .max_total_timeout
             .map(|m| deadline::add(start, m.max(timeout)));
         let mut deadline = deadline::add(start, timeout);
-        let (id, frame, rx) = self
+        let begun = self
             .session
-            .begin(method, params, opts.on_progress.is_some())
+            .begin_request(method, params, opts.on_progress.is_some())
             .map_err(|f| self.failure(method, f))?;
+        let id = begun.id;
         if let Some(w) = &opts.progress_watch {
             self.session.watch_progress(id, w.clone());
         }
@@ -89,7 +90,8 @@ impl Connection {
             (true, Some(limit)) => limit,
             _ => deadline,
         };
-        if let Err(e) = self.transport.send(frame, Some(send_deadline)) {
+        let out = Outgoing::encoded_request(id, method, begun.frame).by(send_deadline);
+        if let Err(e) = self.transport.send(out) {
             self.session.forget(id);
             return Err(match e {
                 Error::Transport { status: None, .. } if Instant::now() >= deadline => {
@@ -98,29 +100,10 @@ impl Connection {
                 e => e,
             });
         }
-        let handoff = || self.session.promote(id);
-        // Whether another caller asked this one to take over reading and it has not yet.
-        let mut owe_lead = false;
+        let caller = Caller::new(id, &begun.rx, &begun.tx);
         let outcome = loop {
-            let next = if rx.is_empty() {
-                owe_lead = false;
-                if self.transport.lead(deadline, &|| !rx.is_empty(), &handoff) {
-                    match rx.try_recv() {
-                        Ok(ev) => Ok(ev),
-                        Err(_) if Instant::now() < deadline => continue,
-                        Err(_) => Err(RecvTimeoutError::Timeout),
-                    }
-                } else {
-                    rx.recv_deadline(deadline)
-                }
-            } else {
-                rx.recv_deadline(deadline)
-            };
-            match next {
-                Ok(Event::Lead) => {
-                    self.session.lead_taken(id);
-                    owe_lead = true;
-                }
+            match self.transport.wait(&caller, deadline) {
+                Ok(Event::Wake) => {}
                 Ok(Event::Done(Ok(raw))) => break Ok(raw),
                 Ok(Event::Done(Err(f))) => break Err(self.failure(method, f)),
                 Ok(Event::Progress(p)) => {
@@ -134,26 +117,22 @@ impl Connection {
                 }
                 Err(RecvTimeoutError::Timeout) => {
                     let answered = !self.session.forget(id);
-                    // Whatever arrived with the deadline: a request to take over, or the answer
-                    // itself when it raced the deadline and won.
-                    let mut raced = None;
-                    for e in rx.try_iter() {
-                        match e {
-                            Event::Lead => owe_lead = true,
-                            Event::Done(d) => raced = Some(d),
-                            Event::Progress(_) => {}
-                        }
-                    }
+                    // The answer itself may have raced the deadline and won.
+                    let raced = begun.rx.try_iter().find_map(|e| match e {
+                        Event::Done(d) => Some(d),
+                        Event::Progress(_) | Event::Wake => None,
+                    });
                     if let (true, Some(done)) = (answered, raced) {
                         break done.map_err(|f| self.failure(method, f));
                     }
                     if method != "initialize" {
                         let reason =
                             format!("timed out after {:.1} s", start.elapsed().as_secs_f64());
-                        let _ = self.transport.send(
-                            cancelled_frame(id, &reason),
-                            Some(Instant::now() + Duration::from_secs(1)),
-                        );
+                        let _ = self.transport.send(Outgoing::cancellation(
+                            &RequestId::Number(id),
+                            &reason,
+                            Duration::from_secs(1),
+                        ));
                     }
                     break Err(self.timeout(method, start));
                 }
@@ -170,18 +149,16 @@ impl Connection {
                 }
             }
         };
-        if owe_lead {
-            self.transport.decline_lead(&handoff);
-        }
+        self.transport.stop_waiting(&caller);
         outcome
     }
 
     /// Sends a notification.
     pub(crate) fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
         crate::auth::with_authorization(self.oauth.as_ref(), &self.server, || {
-            let frame = encode_notification(method, params.as_ref());
+            let out = Outgoing::notification(method, params.as_ref());
             self.transport
-                .send(frame, Some(deadline::after(self.default_timeout)))
+                .send(out.by(deadline::after(self.default_timeout)))
         })
     }
 

@@ -35,12 +35,12 @@ use crate::deadline;
 use crate::handler::{set_close_signal, CloseSignal, HandlerError, Notification, CLOSE_GRACE};
 use crate::model::{ElicitAction, ElicitParams, LoggingMessage, Root};
 use crate::protocol::jsonrpc::{
-    encode_response, ErrorCode, InNotification, InRequest, Inbound, RequestId, RpcError,
+    ErrorCode, InNotification, InRequest, Inbound, RequestId, RpcError,
 };
 use crate::protocol::session::{Routed, Session};
 use crate::sync::{lock, read_lock};
 use crate::throttle::{more, Throttle};
-use crate::transport::{Sink, Transport};
+use crate::transport::{Outgoing, Sink, Transport};
 
 const SAMPLING: &str = "sampling/createMessage";
 const ELICITATION: &str = "elicitation/create";
@@ -162,7 +162,7 @@ impl<T> Lane<T> {
 /// An answer to a server request, waiting to be sent.
 enum Reply {
     /// Encoded already; `method` (cut for echoing) is for log lines.
-    Frame { method: String, frame: Vec<u8> },
+    Frame { method: String, out: Outgoing },
     /// `roots/list`, answered from the roots current when it is sent.
     Roots { id: RequestId },
 }
@@ -170,7 +170,7 @@ enum Reply {
 impl Reply {
     fn size(&self) -> usize {
         match self {
-            Reply::Frame { method, frame } => method.len() + frame.len(),
+            Reply::Frame { method, out } => method.len() + out.frame.len(),
             Reply::Roots { id } => id_size(id),
         }
     }
@@ -389,15 +389,15 @@ impl ClientSink {
                 data: None,
             };
             self.queue_reply(Reply::Frame {
+                out: Outgoing::response(&req.id, &req.method, &Err(error)),
                 method: req.method,
-                frame: encode_response(&req.id, &Err(error)),
             });
             return;
         }
         let reply = match req.method.as_str() {
             "ping" => Reply::Frame {
+                out: Outgoing::response(&req.id, "ping", &Ok(json!({}))),
                 method: req.method,
-                frame: encode_response(&req.id, &Ok(json!({}))),
             },
             "roots/list" => Reply::Roots { id: req.id },
             _ => {
@@ -410,8 +410,8 @@ impl ClientSink {
                         more(unlogged)
                     );
                 }
-                let frame = encode_response(&req.id, &Err(not_found(&method)));
-                Reply::Frame { method, frame }
+                let out = Outgoing::response(&req.id, &req.method, &Err(not_found(&method)));
+                Reply::Frame { method, out }
             }
         };
         self.queue_reply(reply);
@@ -651,10 +651,9 @@ impl DispatchCtx {
                     self.limits.echo(&e.message)
                 );
             }
-            let frame = encode_response(&req.id, &outcome);
             let reply = Reply::Frame {
+                out: Outgoing::response(&req.id, &req.method, &outcome),
                 method: req.method,
-                frame,
             };
             let bytes = reply.size();
             if !self.replies.push_wait(reply, bytes) {
@@ -787,20 +786,21 @@ impl DispatchCtx {
     /// runs user code waits for a server that does not read.
     fn run_replies(&self) {
         while let Some(reply) = self.replies.pop() {
-            let (method, frame) = match reply {
-                Reply::Frame { method, frame } => (method, frame),
+            let (method, out) = match reply {
+                Reply::Frame { method, out } => (method, out),
                 Reply::Roots { id } => {
                     let outcome = match read_lock(&self.roots).as_ref() {
                         Some(roots) => Ok(json!({ "roots": roots })),
                         None => Err(not_found("roots/list")),
                     };
-                    ("roots/list".to_owned(), encode_response(&id, &outcome))
+                    let out = Outgoing::response(&id, "roots/list", &outcome);
+                    ("roots/list".to_owned(), out)
                 }
             };
             let Some(transport) = self.transport.get().and_then(Weak::upgrade) else {
                 continue;
             };
-            let sent = transport.send(frame, Some(deadline::after(self.reply_timeout)));
+            let sent = transport.send(out.by(deadline::after(self.reply_timeout)));
             if let Err(e) = sent {
                 if self.closing.is_closed() {
                     break;

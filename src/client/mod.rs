@@ -30,7 +30,7 @@ use crate::model::{
     ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, Root, ServerCapabilities, Tool,
 };
-use crate::transport::poller::ConnectionPoller;
+use crate::transport::stdio::ConnectionPoller;
 pub use builder::ClientBuilder;
 use connection::Connection;
 
@@ -657,10 +657,11 @@ impl Client {
         let ids = conn.session.pending_ids();
         for &id in &ids {
             conn.transport
-                .send(
-                    crate::protocol::session::cancelled_frame(id, reason),
-                    Some(crate::deadline::after(CANCEL_SEND_TIMEOUT)),
-                )
+                .send(crate::transport::Outgoing::cancellation(
+                    &crate::protocol::jsonrpc::RequestId::Number(id),
+                    reason,
+                    CANCEL_SEND_TIMEOUT,
+                ))
                 .map_err(|e| self.redacted(e))?;
         }
         Ok(ids.len())

@@ -667,7 +667,9 @@ impl Client {
                 self.server_name()
             );
         }
-        conn.session.forget(id);
+        // Its thread waits for the request's end: end it now (the server sends no answer to a
+        // cancelled request).
+        conn.session.abandon(id, "the subscription ended");
     }
 
     /// Stores the level sent with every later request.

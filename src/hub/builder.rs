@@ -10,7 +10,7 @@ use super::settings::Setting;
 use super::state::State;
 use super::{Hub, Inner};
 use crate::config::{ConfigError, ServerConfig, Template};
-use crate::transport::poller::ConnectionPoller;
+use crate::transport::stdio::ConnectionPoller;
 
 /// Builds a [`Hub`].
 #[derive(Debug, Clone)]

@@ -37,7 +37,7 @@ use crate::config::ServerConfig;
 use crate::error::Error;
 use crate::handler::Notification;
 use crate::model::{CallToolResult, Tool};
-use crate::transport::poller::ConnectionPoller;
+use crate::transport::stdio::ConnectionPoller;
 
 pub use builder::HubBuilder;
 pub use degrade::{Degradation, DegradedServer, ServerFailure};

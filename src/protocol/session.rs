@@ -18,8 +18,8 @@ use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 
 use super::jsonrpc::{
-    encode_notification, encode_request, Fault, FrameError, InNotification, InRequest, Inbound,
-    Malformed, Payload, RequestId, RpcError,
+    encode_request, Fault, FrameError, InNotification, InRequest, Inbound, Malformed, Payload,
+    RequestId, RpcError,
 };
 use crate::model::{
     ClientCapabilities, Implementation, InitializeResult, Progress, LATEST_PROTOCOL_VERSION,
@@ -55,8 +55,10 @@ pub(crate) enum Event {
     Progress(Progress),
     /// The final answer.
     Done(Result<Payload, Failure>),
-    /// The caller reading the connection left: take over (see `Transport::lead`).
-    Lead,
+    /// The transport asks the waiting caller to call its `wait` again (stdio: to take over
+    /// reading the connection). Sent by the transport, never by the session; at most one is
+    /// outstanding per request.
+    Wake,
 }
 
 /// What `route` did with a message.
@@ -95,8 +97,15 @@ struct Slot {
     tx: Sender<Event>,
     /// Whether progress was asked for (the channel then has room for the progress cap too).
     progress: bool,
-    /// Whether a `Lead` was sent and not yet taken (at most one is outstanding per slot).
-    asked_to_lead: bool,
+}
+
+/// A request just begun: its id and frame, the slot its caller waits on, and a sender to that
+/// slot for the transport (which may need to wake the caller, see [`Event::Wake`]).
+pub(crate) struct Begun {
+    pub(crate) id: i64,
+    pub(crate) frame: Vec<u8>,
+    pub(crate) rx: Receiver<Event>,
+    pub(crate) tx: Sender<Event>,
 }
 
 /// Request ids are small sequential integers we chose ourselves: a multiplicative hash spreads
@@ -172,12 +181,26 @@ impl Session {
     /// Registers a request and returns its id, its serialised frame and the slot to wait on.
     /// With `progress`, the request id is sent as `params._meta.progressToken`.
     /// Fails at once with `Failure::Closed` when the connection has ended.
+    #[cfg(test)]
     pub(crate) fn begin(
         &self,
         method: &str,
         params: Option<Value>,
         progress: bool,
     ) -> Result<(i64, Vec<u8>, Receiver<Event>), Failure> {
+        self.begin_request(method, params, progress)
+            .map(|b| (b.id, b.frame, b.rx))
+    }
+
+    /// Registers a request: see [`Begun`]. With `progress`, the request id is sent as
+    /// `params._meta.progressToken`. Fails at once with `Failure::Closed` when the connection
+    /// has ended.
+    pub(crate) fn begin_request(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        progress: bool,
+    ) -> Result<Begun, Failure> {
         let id = self.next_id.fetch_add(1, Ordering::Relaxed);
         let params = if progress {
             Some(with_progress_token(params, id))
@@ -185,7 +208,7 @@ impl Session {
             params
         };
         let frame = encode_request(&RequestId::Number(id), method, params.as_ref());
-        // At most one `Lead` and the answer arrive, plus, when progress was asked for, at most
+        // At most one `Wake` and the answer arrive, plus, when progress was asked for, at most
         // `MAX_QUEUED_PROGRESS` unread updates (`route` drops the rest): the channel always has
         // room for the answer, and the router never blocks.
         let capacity = if progress { MAX_QUEUED_PROGRESS + 2 } else { 2 };
@@ -200,15 +223,16 @@ impl Session {
         pending.slots.insert(
             id,
             Slot {
-                tx,
+                tx: tx.clone(),
                 progress,
-                asked_to_lead: false,
             },
         );
-        Ok((id, frame, rx))
+        Ok(Begun { id, frame, rx, tx })
     }
 
     /// Forgets a pending request (timeout, or its send failed). Returns whether it was pending.
+    /// Only for the request's own caller: its waiter keeps a sender to its slot (for wakes), so
+    /// removing the slot does not end a wait on another thread; use [`abandon`](Self::abandon).
     pub(crate) fn forget(&self, id: i64) -> bool {
         self.lock().slots.remove(&id).is_some()
     }
@@ -342,7 +366,7 @@ impl Session {
         if let Err(crossbeam_channel::TrySendError::Full(_)) =
             slot.tx.try_send(Event::Done(outcome))
         {
-            // Cannot happen: a slot holds at most one `Lead` besides its answer.
+            // Cannot happen: a slot holds at most one `Wake` besides its answer.
             log::error!("a response found its caller's slot full; it is dropped");
         }
     }
@@ -382,26 +406,6 @@ impl Session {
             pending,
             count,
         })
-    }
-
-    /// Asks one waiting caller other than `except` to take over reading the connection.
-    /// Returns whether one was asked.
-    pub(crate) fn promote(&self, except: i64) -> bool {
-        let mut pending = self.lock();
-        for (id, slot) in pending.slots.iter_mut() {
-            if *id != except && !slot.asked_to_lead && slot.tx.try_send(Event::Lead).is_ok() {
-                slot.asked_to_lead = true;
-                return true;
-            }
-        }
-        false
-    }
-
-    /// A caller took (or declined) its `Lead`: it may be asked again.
-    pub(crate) fn lead_taken(&self, id: i64) {
-        if let Some(slot) = self.lock().slots.get_mut(&id) {
-            slot.asked_to_lead = false;
-        }
     }
 
     /// Fails one pending request with a local explanation (its answer arrived but was unusable).
@@ -470,19 +474,6 @@ fn progress_token_id(p: &Progress) -> Option<i64> {
         ProgressToken::Number(n) => Some(*n),
         ProgressToken::String(s) => s.parse().ok(),
     }
-}
-
-/// The `notifications/cancelled` frame for a request we gave up on.
-pub(crate) fn cancelled_frame(id: i64, reason: &str) -> Vec<u8> {
-    encode_notification(
-        "notifications/cancelled",
-        Some(&json!({ "requestId": id, "reason": reason })),
-    )
-}
-
-/// The `notifications/initialized` frame.
-pub(crate) fn initialized_frame() -> Vec<u8> {
-    encode_notification("notifications/initialized", None)
 }
 
 /// The params of our `initialize` request.
@@ -690,26 +681,6 @@ mod tests {
     }
 
     #[test]
-    fn promote_asks_one_other_waiting_caller_once() {
-        let s = Session::new();
-        let (a, _, _ra) = s.begin("tools/call", None, false).unwrap();
-        assert!(!s.promote(a), "nobody else is waiting");
-        let (b, _, rb) = s.begin("tools/call", None, false).unwrap();
-        assert!(s.promote(a));
-        assert!(matches!(rb.try_recv(), Ok(Event::Lead)));
-        assert!(!s.promote(a), "b was asked and has not taken it yet");
-        s.lead_taken(b);
-        assert!(s.promote(a));
-        // The answer still fits behind an outstanding Lead.
-        s.route(parse(&format!(
-            r#"{{"jsonrpc":"2.0","id":{b},"result":{{}}}}"#
-        )));
-        assert!(matches!(rb.try_recv(), Ok(Event::Lead)));
-        let got = rb.try_recv();
-        assert!(matches!(got, Ok(Event::Done(Ok(_)))), "{got:?}");
-    }
-
-    #[test]
     fn progress_token_is_the_request_id() {
         let s = Session::new();
         let (a, frame, _) = s
@@ -773,7 +744,7 @@ mod tests {
                     assert!(outcome.is_ok());
                     break;
                 }
-                Event::Lead => {}
+                Event::Wake => {}
             }
         }
         assert_eq!(updates, MAX_QUEUED_PROGRESS);

@@ -19,7 +19,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 
-use super::{Sink, Transport};
+use super::{Outgoing, Sink, Transport};
 use crate::error::Error;
 use crate::protocol::jsonrpc::Inbound;
 use crate::sync::lock;
@@ -163,11 +163,13 @@ fn server_request_id(msg: &Value) -> Option<i64> {
 }
 
 impl Transport for MemoryTransport {
-    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
+    fn send(&self, out: Outgoing) -> Result<(), Error> {
+        let deadline = out.deadline;
         if self.peer.is_closed() {
             return Err(self.closed_error());
         }
-        let msg: Value = serde_json::from_slice(&frame).map_err(|e| Error::Protocol {
+        // The in-process server reads the message as any server would.
+        let msg: Value = serde_json::from_slice(&out.frame).map_err(|e| Error::Protocol {
             server: self.peer.inner.server.to_string(),
             detail: format!("the client sent invalid JSON: {e}"),
         })?;

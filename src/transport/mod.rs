@@ -1,23 +1,30 @@
 //! Transports move framed JSON-RPC messages and nothing else.
 //!
 //! A transport is opened with a [`Sink`] that receives everything it reads; the [`Transport`]
-//! handle writes. Protocol logic (ids, pending requests, routing) lives in
-//! [`crate::protocol::session`], never here.
+//! handle writes [`Outgoing`] messages (each with its kind, id, method and deadline) and may
+//! schedule how callers wait for their answers ([`Transport::wait`]). Protocol logic (ids,
+//! pending requests, routing) lives in [`crate::protocol::session`], never here. No transport
+//! reaches into another: what the HTTP-based ones share is in `web/`.
 
 use std::time::Instant;
 
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+
 use crate::error::Error;
+
 use crate::protocol::jsonrpc::{Inbound, RequestId};
+use crate::protocol::session::Event;
+pub(crate) use outgoing::Outgoing;
 
 pub(crate) mod http;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod memory;
-pub(crate) mod pipes;
-pub(crate) mod poller;
+pub(crate) mod outgoing;
 pub(crate) mod proxy;
 pub(crate) mod sse;
 pub(crate) mod sse_parser;
 pub(crate) mod stdio;
+pub(crate) mod web;
 pub(crate) mod ws;
 
 /// Where a transport delivers what it reads. Implemented by the client's shared state.
@@ -42,18 +49,44 @@ pub(crate) trait Sink: Send + Sync {
     }
 }
 
+/// A caller waiting for the answer to its request (see [`Transport::wait`]).
+pub(crate) struct Caller<'a> {
+    /// The request id.
+    pub(crate) id: i64,
+    /// Its slot: where the session routes its progress and answer.
+    pub(crate) rx: &'a Receiver<Event>,
+    /// A sender to its slot, for [`Event::Wake`].
+    pub(crate) tx: &'a Sender<Event>,
+    /// Set by a transport that gave the caller a role to pass on in
+    /// [`Transport::stop_waiting`] (so callers without one cost nothing there).
+    pub(crate) enlisted: std::cell::Cell<bool>,
+}
+
+impl<'a> Caller<'a> {
+    /// The caller of request `id`, waiting on `rx`.
+    pub(crate) fn new(id: i64, rx: &'a Receiver<Event>, tx: &'a Sender<Event>) -> Self {
+        Caller {
+            id,
+            rx,
+            tx,
+            enlisted: std::cell::Cell::new(false),
+        }
+    }
+}
+
 /// Computes the extra HTTP headers of an outbound frame (see [`Transport::set_header_hook`]).
 pub(crate) type HeaderHook =
     std::sync::Arc<dyn Fn(&[u8]) -> Option<Vec<(String, String)>> + Send + Sync>;
 
 /// The writing half of a connection.
 pub(crate) trait Transport: Send + Sync {
-    /// Sends one serialised JSON-RPC message (no trailing newline). Must return by `deadline`
-    /// (when given) with [`Error::Timeout`]-worthy failure reported as `Err`.
+    /// Sends one message (its frame has no trailing newline; its kind, id and method come with
+    /// it, so nothing needs parsing here). Must return by its deadline (when it has one) with
+    /// [`Error::Timeout`]-worthy failure reported as `Err`.
     ///
     /// Transports whose replies come back on the same exchange (Streamable HTTP) may deliver them
     /// to the [`Sink`] before returning.
-    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error>;
+    fn send(&self, msg: Outgoing) -> Result<(), Error>;
 
     /// Called once the handshake has negotiated a protocol version (HTTP sends it as a header).
     fn set_protocol_version(&self, _version: &str) {}
@@ -64,22 +97,18 @@ pub(crate) trait Transport: Send + Sync {
     /// legacy). Only Streamable HTTP uses it.
     fn set_header_hook(&self, _hook: Option<HeaderHook>) {}
 
-    /// Leader/follower: a caller may read the connection itself until `done()` (its answer has
-    /// been routed) or `deadline`, instead of waiting for an I/O thread's hand-off. On leaving,
-    /// `handoff()` may ask another waiting caller to take over (returning whether it did).
-    /// Returns `false` when the transport does not support it or another thread is reading.
-    fn lead(
-        &self,
-        _deadline: Instant,
-        _done: &dyn Fn() -> bool,
-        _handoff: &dyn Fn() -> bool,
-    ) -> bool {
-        false
+    /// Waits until `deadline` for the next event of a caller's request (progress or its
+    /// answer). By default the caller simply waits on its slot while an I/O thread routes what
+    /// arrives; a transport may instead let the caller read the connection itself (stdio does:
+    /// see `stdio/lead.rs`), and may wake a waiting caller with [`Event::Wake`] through
+    /// `caller.tx` to have it call `wait` again.
+    fn wait(&self, caller: &Caller<'_>, deadline: Instant) -> Result<Event, RecvTimeoutError> {
+        caller.rx.recv_deadline(deadline)
     }
 
-    /// A caller that was asked to take over reading (see [`lead`](Self::lead)) leaves without
-    /// doing so; `handoff()` may ask another.
-    fn decline_lead(&self, _handoff: &dyn Fn() -> bool) {}
+    /// The caller stops waiting (answered, failed or timed out): a role the transport gave it in
+    /// `wait` (a hand-off it has not taken yet) passes to another caller.
+    fn stop_waiting(&self, _caller: &Caller<'_>) {}
 
     /// The last lines the server wrote to stderr, when the transport has a process.
     fn stderr_tail(&self) -> String {

@@ -31,12 +31,12 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{RecvTimeoutError, Sender};
 
-use super::http::{
-    self, deliver_frame, drain, map_ureq, origin, resolve_reference, skip_oversized, status_error,
-    Limit, Outbound, RequestHeaders, Requester, Verb,
-};
 use super::sse_parser::{EventTooLarge, SseReader};
-use super::{Sink, Transport};
+use super::web::{
+    self, deliver_frame, drain, map_ureq, origin, resolve_reference, skip_oversized, status_error,
+    Limit, RequestHeaders, Requester, Verb,
+};
+use super::{Outgoing, Sink, Transport};
 use crate::config::{redact_url, Limits, SseConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 
@@ -81,7 +81,7 @@ pub(crate) fn open(
     let req = Requester::new(
         server,
         &cfg.url,
-        http::agent(
+        web::agent(
             &cfg.root_certificates,
             super::proxy::for_ureq(server, &cfg.proxy, &cfg.url)?,
         ),
@@ -266,7 +266,7 @@ impl Inner {
 }
 
 impl Transport for SseTransport {
-    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
+    fn send(&self, out: Outgoing) -> Result<(), Error> {
         let inner = &self.inner;
         if inner.closing.load(Ordering::SeqCst) {
             return Err(Error::Closed {
@@ -275,10 +275,11 @@ impl Transport for SseTransport {
                 stderr_tail: String::new(),
             });
         }
-        let out = Outbound::peek(&frame);
         let method = out.label();
         let started = Instant::now();
-        let deadline = deadline.unwrap_or_else(|| crate::deadline::add(started, inner.timeout));
+        let deadline = out
+            .deadline
+            .unwrap_or_else(|| crate::deadline::add(started, inner.timeout));
         if deadline <= started {
             return Err(Error::Timeout {
                 server: inner.server.clone(),
@@ -295,7 +296,7 @@ impl Transport for SseTransport {
         let resp = inner
             .req
             .send(
-                Verb::Post(&frame),
+                Verb::Post(&out.frame),
                 &self.endpoint,
                 &headers,
                 Limit::Until(deadline),
@@ -377,8 +378,8 @@ mod tests {
         let call = json!({"jsonrpc": "2.0", "id": 7, "method": "tools/call",
             "params": {"name": "die", "arguments": {}}});
         t.send(
-            call.to_string().into_bytes(),
-            Some(Instant::now() + Duration::from_secs(5)),
+            crate::transport::Outgoing::parse(call.to_string().into_bytes())
+                .by(Instant::now() + Duration::from_secs(5)),
         )
         .expect("POST accepted");
         sink.closed_rx

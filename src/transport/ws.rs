@@ -54,9 +54,9 @@ use tungstenite::protocol::frame::{CloseFrame, Utf8Bytes};
 use tungstenite::protocol::WebSocketConfig as TungsteniteConfig;
 use tungstenite::{Bytes, Message, WebSocket};
 
-use super::http::{deliver_frame, Outbound, RequestHeaders};
 use super::proxy::{self, Route, Target, TunnelError};
-use super::{Sink, Transport};
+use super::web::{deliver_frame, RequestHeaders};
+use super::{Outgoing, Sink, Transport};
 use crate::config::{header_pair, redact_url, Limits, WebSocketConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::{peek_id_prefix, RequestId};
@@ -1335,7 +1335,11 @@ impl WsTransport {
 }
 
 impl Transport for WsTransport {
-    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
+    fn send(&self, out: Outgoing) -> Result<(), Error> {
+        let method = out.label().to_owned();
+        let Outgoing {
+            frame, deadline, ..
+        } = out;
         let shared = &self.shared;
         let started = Instant::now();
         if shared.closing.load(Ordering::SeqCst) {
@@ -1346,9 +1350,9 @@ impl Transport for WsTransport {
             detail: "a JSON-RPC frame was not UTF-8".into(),
         })?;
         let deadline = deadline.unwrap_or_else(|| crate::deadline::after(self.timeout));
-        let timed_out = |text: &Utf8Bytes| Error::Timeout {
+        let timed_out = |_: &Utf8Bytes| Error::Timeout {
             server: shared.server.clone(),
-            method: Outbound::peek(text.as_bytes()).label().to_owned(),
+            method: method.clone(),
             after: started.elapsed(),
         };
         let (done_tx, done_rx) = crossbeam_channel::bounded(1);

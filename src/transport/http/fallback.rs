@@ -1,30 +1,29 @@
-//! The legacy HTTP+SSE fallback: when `initialize` is refused and detection is on, a legacy
-//! transport is opened at the same URL and every later call is forwarded to it.
-
-use std::sync::Arc;
-use std::time::Instant;
+//! The legacy HTTP+SSE fallback is decided where connections are made (`client/connect.rs`):
+//! when `initialize` is refused (400, 404 or 405) and detection is on, this transport's `send`
+//! fails, and the connect code opens a legacy HTTP+SSE transport at the endpoint given here.
 
 use super::HttpTransport;
-use crate::error::Error;
+
+/// Why and where to try legacy HTTP+SSE.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct LegacyRefusal {
+    /// The status that refused `initialize`.
+    pub(crate) status: u16,
+    /// The endpoint now (the configured URL, or where a permanent redirect moved it).
+    pub(crate) url: String,
+    /// What the refusal reads like in a message (the URL without its secrets).
+    pub(crate) shown: String,
+}
 
 impl HttpTransport {
-    /// Opens the legacy transport (once) and sends `frame` on it.
-    pub(super) fn fall_back(&self, frame: Vec<u8>, deadline: Instant) -> Result<(), Error> {
-        let inner = &self.inner;
-        let left = deadline.saturating_duration_since(Instant::now());
-        log::info!(
-            "server `{}`: Streamable HTTP refused; trying legacy HTTP+SSE at {}",
-            inner.server,
-            inner.shown_url()
-        );
-        let legacy = crate::transport::sse::open_with(
-            &inner.url(),
-            inner.req.clone(),
-            left.min(inner.timeout),
-            inner.max_message,
-            Arc::clone(&inner.sink),
-        )?;
-        let legacy = self.fallback.get_or_init(|| legacy);
-        legacy.send(frame, Some(deadline))
+    /// Set when auto-detection is on and the server refused `initialize` as a legacy HTTP+SSE
+    /// server does.
+    pub(crate) fn legacy_refusal(&self) -> Option<LegacyRefusal> {
+        let status = *self.legacy_refused.get()?;
+        Some(LegacyRefusal {
+            status,
+            url: self.inner.url(),
+            shown: format!("POST {}: HTTP {status}", self.inner.shown_url()),
+        })
     }
 }

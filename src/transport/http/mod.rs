@@ -6,7 +6,8 @@
 //!                     │         └ ends after an id ──wait retry──> GET Last-Event-ID ──> (same)
 //!                     │    3xx same origin ──> the same request at the new URL (at most 5 hops)
 //!                     │    404 with a session ──> re-initialize once ──> POST again
-//!                     │    400/404/405 on initialize (detect_legacy_sse) ──> legacy SSE from now on
+//!                     │    400/404/405 on initialize (detect_legacy_sse) ──> Err; the connect
+//!                     │         code sees `legacy_refusal()` and connects over legacy SSE instead
 //!                     │    401/403 ──> Error::Unauthorized (WWW-Authenticate kept)
 //!                     └──> other status ──> Error::Transport (status + body snippet)
 //!  send(notifications/initialized) ──> 2xx ──> standalone GET stream thread (non-200: no stream)
@@ -29,7 +30,8 @@
 //! the new URL. A temporary one (302, 307: Starlette's `/mcp` to `/mcp/`) is followed anew by
 //! every request. See `redirect.rs` for which redirects are followed.
 //!
-//! This file holds the handle and its lifecycle (open, send, close); the rest is split by job:
+//! This file holds the handle and its lifecycle (open, send, close); the rest is split by job
+//! (what other HTTP-based transports share too is in `transport/web/`):
 //!
 //! | file | what |
 //! |---|---|
@@ -37,23 +39,13 @@
 //! | `reply.rs` | reading a reply (JSON or SSE) to our response, resuming a broken SSE reply |
 //! | `session.rs` | session id and version headers, re-initialize on 404, DELETE on close |
 //! | `stream.rs` | the standalone GET stream thread and its reconnection backoff |
-//! | `drain.rs` | the thread that reads answered SSE replies to their end |
-//! | `fallback.rs` | the switch to legacy HTTP+SSE |
-//! | `redirect.rs` | sending a request and following its redirects (same origin only by default) |
-//! | `pool.rs` | the shared ureq client with its DNS cache |
-//! | `headers.rs` | configured headers and the auth provider, redacted in `Debug` |
-//! | `errors.rs` | ureq, I/O and status failures into the crate's error |
-//! | `frames.rs` | outbound envelope, inbound delivery, reply-body helpers |
+//! | `drain.rs` | answered SSE replies read to their end: inline when it has arrived, or by a thread |
+//! | `fallback.rs` | what the switch to legacy HTTP+SSE needs (made by `client/connect.rs`) |
 
 mod drain;
-mod errors;
 mod fallback;
-mod frames;
-mod headers;
 mod modern;
-mod pool;
 mod post;
-mod redirect;
 mod reply;
 mod session;
 mod stream;
@@ -63,20 +55,16 @@ use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
 
 use self::drain::Drain;
-pub(crate) use self::errors::{map_ureq, status_error};
-pub(crate) use self::frames::{deliver_frame, drain, Outbound};
-pub(crate) use self::headers::{AuthProviderFailed, RequestHeaders};
-pub(crate) use self::pool::agent;
+pub(crate) use self::fallback::LegacyRefusal;
 use self::post::Exchange;
-pub(crate) use self::redirect::{origin, resolve_reference, Limit, Requester, Verb};
 use self::session::State;
-pub(crate) use self::stream::skip_oversized;
-use super::{Sink, Transport};
+use super::web::{agent, Limit, RequestHeaders, Requester, Verb};
+use super::{Outgoing, Sink, Transport};
 use crate::config::{redact_url, HttpConfig, Limits};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
@@ -115,8 +103,9 @@ struct Inner {
 pub(crate) struct HttpTransport {
     /// What the threads share.
     inner: Arc<Inner>,
-    /// Set when auto-detection chose legacy HTTP+SSE; every call is forwarded to it.
-    fallback: OnceLock<Arc<dyn Transport>>,
+    /// The status with which `initialize` was refused when auto-detection is on: the caller
+    /// (see `client/connect.rs`) then connects over legacy HTTP+SSE instead.
+    legacy_refused: OnceLock<u16>,
     /// The standalone GET stream thread, joined on close.
     stream: Mutex<Option<JoinHandle<()>>>,
 }
@@ -127,7 +116,7 @@ impl fmt::Debug for HttpTransport {
             .field("server", &self.inner.server)
             .field("url", &self.inner.shown_url())
             .field("headers", &self.inner.req.headers)
-            .field("legacy_fallback", &self.fallback.get().is_some())
+            .field("legacy_refused", &self.legacy_refused.get())
             .finish_non_exhaustive()
     }
 }
@@ -139,7 +128,7 @@ pub(crate) fn open(
     timeout: Duration,
     limits: &Limits,
     sink: Arc<dyn Sink>,
-) -> Result<Arc<dyn Transport>, Error> {
+) -> Result<Arc<HttpTransport>, Error> {
     Ok(Arc::new(HttpTransport::new(
         server, cfg, timeout, limits, sink,
     )?))
@@ -195,30 +184,28 @@ impl HttpTransport {
                 drain: Mutex::new(Drain::default()),
                 header_hook: RwLock::new(None),
             }),
-            fallback: OnceLock::new(),
+            legacy_refused: OnceLock::new(),
             stream: Mutex::new(None),
         })
     }
 }
 
 impl Transport for HttpTransport {
-    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
-        if let Some(legacy) = self.fallback.get() {
-            return legacy.send(frame, deadline);
-        }
+    fn send(&self, out: Outgoing) -> Result<(), Error> {
         let inner = &self.inner;
         if inner.closed.load(Ordering::SeqCst) {
             return Err(inner.closed_error("the client closed the connection"));
         }
-        let out = Outbound::peek(&frame);
-        let deadline = deadline.unwrap_or_else(|| crate::deadline::after(inner.timeout));
-        let method = out.method.as_deref().unwrap_or("");
+        let deadline = out
+            .deadline
+            .unwrap_or_else(|| crate::deadline::after(inner.timeout));
+        let method = out.method();
         if method == "initialize" {
-            lock(&inner.state).init_frame = Some(frame.clone());
+            lock(&inner.state).init_frame = Some(out.clone());
         } else if method == "notifications/initialized" {
-            lock(&inner.state).initialized_frame = Some(frame.clone());
+            lock(&inner.state).initialized_frame = Some(out.frame.clone());
         }
-        match inner.exchange(&frame, &out, deadline, true) {
+        match inner.exchange(&out, deadline, true) {
             Ok(()) => {
                 if method == "notifications/initialized" {
                     self.start_stream();
@@ -230,15 +217,12 @@ impl Transport for HttpTransport {
                 Ok(())
             }
             Err(Exchange::Legacy(status)) => {
-                let original = format!("POST {}: HTTP {status}", inner.shown_url());
-                self.fall_back(frame, deadline).map_err(|e| {
-                    log::debug!("server `{}`: legacy SSE fallback failed: {e}", inner.server);
-                    Error::Transport {
-                        server: inner.server.clone(),
-                        status: Some(status),
-                        detail: format!("{original} (and legacy HTTP+SSE failed too: {e})"),
-                        source: Some(Box::new(e)),
-                    }
+                let _ = self.legacy_refused.set(status);
+                Err(Error::Transport {
+                    server: inner.server.clone(),
+                    status: Some(status),
+                    detail: format!("POST {}: HTTP {status}", inner.shown_url()),
+                    source: None,
                 })
             }
             Err(Exchange::Failed(e)) => {
@@ -258,9 +242,6 @@ impl Transport for HttpTransport {
     }
 
     fn set_protocol_version(&self, version: &str) {
-        if let Some(legacy) = self.fallback.get() {
-            legacy.set_protocol_version(version);
-        }
         lock(&self.inner.state).protocol_version = Some(version.to_owned());
     }
 
@@ -272,9 +253,6 @@ impl Transport for HttpTransport {
         let inner = &self.inner;
         if inner.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
-        }
-        if let Some(legacy) = self.fallback.get() {
-            let _ = legacy.close();
         }
         drop(lock(&inner.stop_tx).take());
         let drainer = {
@@ -362,6 +340,7 @@ pub(crate) mod tests {
     use super::test_support::HttpServer;
     use super::*;
     use crate::protocol::jsonrpc::Inbound;
+    use crate::transport::Outgoing;
 
     /// Records deliveries as short strings (`request ping`, `response 1`, …) and closings.
     pub(crate) struct Recorder {
@@ -426,7 +405,7 @@ pub(crate) mod tests {
         let t = transport(&srv.url("/mcp"), sink);
         t.close().expect("close");
         t.close().expect("close is idempotent");
-        let err = t.send(call_frame(1), None).expect_err("closed");
+        let err = t.send(Outgoing::parse(call_frame(1))).expect_err("closed");
         assert!(matches!(err, Error::Closed { .. }), "{err:?}");
     }
 }

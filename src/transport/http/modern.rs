@@ -3,10 +3,11 @@
 //! (400 with `-32022`, `-32602` or `-32020`; 404 with `-32601`), which answers the request like
 //! any error response.
 
-use super::frames::{deliver_frame, read_capped, Outbound};
 use super::post::Exchange;
-use super::{status_error, Inner};
+use super::Inner;
 use crate::error::Error;
+use crate::transport::web::{deliver_frame, read_capped, status_error};
+use crate::transport::Outgoing;
 
 /// What every modern request's body holds (the `_meta` protocol version key).
 const META_MARK: &[u8] = b"io.modelcontextprotocol/protocolVersion";
@@ -32,7 +33,7 @@ impl Inner {
     pub(super) fn modern_refusal(
         &self,
         resp: ureq::http::Response<ureq::Body>,
-        out: &Outbound,
+        out: &Outgoing,
     ) -> Result<(), Exchange> {
         let status = resp.status().as_u16();
         let what = format!("POST {}", self.shown_url());

@@ -6,11 +6,11 @@
 use crate::sync::lock;
 use std::time::{Duration, Instant};
 
-use super::errors::{map_io, map_ureq, status_error};
-use super::frames::{drain, Outbound};
-use super::{Inner, Limit, Verb};
+use super::Inner;
 use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
+use crate::transport::web::{drain, map_io, map_ureq, status_error, Limit, Verb};
+use crate::transport::Outgoing;
 
 /// The Accept header every POST carries (the spec requires both types).
 const ACCEPT_POST: &str = "application/json, text/event-stream";
@@ -114,15 +114,14 @@ impl Inner {
     /// sends the frame again.
     pub(super) fn exchange(
         &self,
-        frame: &[u8],
-        out: &Outbound,
+        out: &Outgoing,
         deadline: Instant,
         may_reinit: bool,
     ) -> Result<(), Exchange> {
         let started = Instant::now();
         let method = out.label();
         let had_session = lock(&self.state).session_id.is_some();
-        let resp = self.post(frame, method, deadline)?;
+        let resp = self.post(&out.frame, method, deadline)?;
         let status = resp.status().as_u16();
         if status == 404 && had_session && may_reinit && method != "initialize" {
             drain(resp);
@@ -133,7 +132,7 @@ impl Inner {
                     self.server
                 );
                 self.reinitialize(deadline)?;
-                self.exchange(frame, out, deadline, false)?;
+                self.exchange(out, deadline, false)?;
                 return Err(Exchange::Reinitialized);
             }
             return Err(Exchange::Failed(Box::new(Error::Transport {
@@ -151,13 +150,13 @@ impl Inner {
                 self.server
             );
             lock(&self.state).session_id = None;
-            return self.exchange(frame, out, deadline, false);
+            return self.exchange(out, deadline, false);
         }
         if method == "initialize" && self.detect_legacy_sse && matches!(status, 400 | 404 | 405) {
             drain(resp);
             return Err(Exchange::Legacy(status));
         }
-        let modern = self.is_modern(frame);
+        let modern = self.is_modern(&out.frame);
         if !(200..300).contains(&status) && modern {
             // A modern server refuses with a JSON-RPC error in the body (400 -32022, 404 -32601).
             return self.modern_refusal(resp, out);
@@ -188,14 +187,9 @@ impl Inner {
 
     /// Tells the server a timed-out request is abandoned (best effort, briefly bounded).
     pub(super) fn cancel(&self, id: &RequestId) {
-        let note = serde_json::json!({
-            "jsonrpc": "2.0",
-            "method": "notifications/cancelled",
-            "params": {"requestId": id, "reason": "timed out"},
-        });
-        let frame = note.to_string().into_bytes();
-        let deadline = Instant::now() + self.timeout.min(Duration::from_secs(1));
-        match self.post(&frame, "notifications/cancelled", deadline) {
+        let note = Outgoing::cancellation(id, "timed out", self.timeout);
+        let deadline = note.deadline.unwrap_or_else(Instant::now);
+        match self.post(&note.frame, "notifications/cancelled", deadline) {
             Ok(resp) => drain(resp),
             Err(e) => log::debug!(
                 "server `{}`: could not send the cancellation: {e}",
@@ -225,7 +219,10 @@ mod tests {
         let sink = Arc::new(Recorder::default());
         let t = transport(&srv.url("/mcp"), sink.clone());
         let note = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
-        t.send(note.to_string().into_bytes(), None).expect("send");
+        t.send(crate::transport::Outgoing::parse(
+            note.to_string().into_bytes(),
+        ))
+        .expect("send");
         t.close().expect("close");
         assert!(sink.seen.lock().unwrap().is_empty());
     }

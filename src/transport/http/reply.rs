@@ -8,14 +8,16 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::RecvTimeoutError;
 
-use super::errors::status_error;
-use super::frames::{content_length, deliver_frame, is_event_stream, is_response_to, read_capped};
 use super::post::Call;
 use super::stream::reconnect_delay;
-use super::{Inner, Limit, Verb};
+use super::Inner;
 use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
 use crate::transport::sse_parser::{EventTooLarge, SseParser, SseReader};
+use crate::transport::web::{
+    content_length, deliver_frame, is_event_stream, is_response_to, read_capped, status_error,
+};
+use crate::transport::web::{Limit, Verb};
 
 /// An SSE reply being read.
 pub(super) type ReplyStream = SseReader<BufReader<ureq::BodyReader<'static>>>;
@@ -221,6 +223,7 @@ mod tests {
     use crate::error::Error;
     use crate::transport::http::test_support::{result, HttpServer};
     use crate::transport::http::tests::{call_frame, transport, Recorder};
+    use crate::transport::Outgoing;
 
     #[test]
     fn an_sse_reply_delivers_server_messages_before_the_response() {
@@ -238,7 +241,7 @@ mod tests {
         });
         let sink = Arc::new(Recorder::default());
         let t = transport(&srv.url("/mcp"), sink.clone());
-        t.send(call_frame(1), Some(Instant::now() + Duration::from_secs(5)))
+        t.send(Outgoing::parse(call_frame(1)).by(Instant::now() + Duration::from_secs(5)))
             .expect("send");
         t.close().expect("close");
         assert_eq!(
@@ -260,7 +263,7 @@ mod tests {
         let sink = Arc::new(Recorder::default());
         let t = transport(&srv.url("/mcp"), sink.clone());
         let err = t
-            .send(call_frame(1), Some(Instant::now() + Duration::from_secs(5)))
+            .send(Outgoing::parse(call_frame(1)).by(Instant::now() + Duration::from_secs(5)))
             .expect_err("no response to id 1");
         assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
         t.close().expect("close");

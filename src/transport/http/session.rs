@@ -5,11 +5,12 @@
 use crate::sync::lock;
 use std::time::{Duration, Instant};
 
-use super::errors::{map_ureq, status_error};
-use super::frames::{drain, Outbound};
 use super::post::Call;
-use super::{Inner, Limit, Verb};
+use super::Inner;
 use crate::error::Error;
+use crate::transport::web::{drain, map_ureq, status_error};
+use crate::transport::web::{Limit, Verb};
+use crate::transport::Outgoing;
 
 /// What the server told us about the session, and the handshake to replay.
 #[derive(Default)]
@@ -19,7 +20,7 @@ pub(super) struct State {
     /// The negotiated protocol version, sent as `MCP-Protocol-Version`.
     pub(super) protocol_version: Option<String>,
     /// The initialize request and initialized notification, replayed on a 404.
-    pub(super) init_frame: Option<Vec<u8>>,
+    pub(super) init_frame: Option<Outgoing>,
     pub(super) initialized_frame: Option<Vec<u8>>,
 }
 
@@ -62,8 +63,7 @@ impl Inner {
             return Ok(());
         };
         let started = Instant::now();
-        let out = Outbound::peek(&init);
-        let resp = self.post(&init, "initialize", deadline)?;
+        let resp = self.post(&init.frame, "initialize", deadline)?;
         if !resp.status().is_success() {
             return Err(status_error(
                 &self.server,
@@ -73,7 +73,7 @@ impl Inner {
         }
         self.take_session_id(&resp);
         let call = Call {
-            want: out.id.as_ref(),
+            want: init.id.as_ref(),
             method: "initialize",
             started,
             deadline,

@@ -20,12 +20,13 @@ use std::time::Duration;
 
 use crossbeam_channel::{RecvTimeoutError, Sender};
 
-use super::errors::{map_ureq, status_error};
-use super::frames::{deliver_frame, drain, is_event_stream};
-use super::{HttpTransport, Inner, Limit, Verb};
-use crate::protocol::jsonrpc::{peek_id_prefix, Inbound};
+use super::{HttpTransport, Inner};
+use crate::protocol::jsonrpc::Inbound;
 use crate::transport::sse_parser::{EventTooLarge, SseParser, SseReader};
-use crate::transport::Sink;
+use crate::transport::web::{
+    deliver_frame, drain, is_event_stream, map_ureq, skip_oversized, status_error,
+};
+use crate::transport::web::{Limit, Verb};
 
 /// Delay before reconnecting a stream when the server named none.
 const DEFAULT_RETRY: Duration = Duration::from_secs(1);
@@ -43,19 +44,6 @@ pub(super) fn reconnect_delay(server_retry: Option<Duration>, attempt: u32) -> D
         .clamp(MIN_RECONNECT, MAX_RECONNECT);
     let factor = 1u32 << attempt.saturating_sub(1).min(16);
     base.saturating_mul(factor).min(MAX_RECONNECT)
-}
-
-/// Logs an event over the cap met on a stream and, when it is a response (its id comes first),
-/// fails the request waiting for it at once.
-pub(crate) fn skip_oversized(server: &str, what: &str, sink: &dyn Sink, t: &EventTooLarge) {
-    let detail = format!(
-        "{what}: an event exceeds the {} byte limit (`max_message_bytes`) and was discarded",
-        t.limit
-    );
-    log::error!("server `{server}`: {detail}");
-    if let Some(id) = peek_id_prefix(&t.head) {
-        sink.reject(id, detail);
-    }
 }
 
 impl HttpTransport {

@@ -17,7 +17,7 @@
 
 use crate::sync::lock;
 use std::collections::HashMap;
-use std::io::{self, Write};
+use std::io;
 use std::os::fd::AsFd;
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -27,9 +27,10 @@ use std::time::{Duration, Instant};
 
 use polling::{Event, Events, PollMode, Poller};
 
-use super::pipes::{Conn, WriteSide};
-use super::Sink;
+use super::pipes::Conn;
+pub(crate) use super::stdin::WriteOutcome;
 use crate::config::Limits;
+use crate::transport::Sink;
 
 /// The poller thread's buffer for draining stderr.
 const READ_CHUNK: usize = 16 * 1024;
@@ -217,123 +218,49 @@ impl ConnectionPoller {
         let conn = Arc::new(Conn::new(id, server, sink, limits, exit_probe));
         lock(&self.shared.core.conns).insert(id, Arc::clone(&conn));
         let p = &self.shared.core.poller;
-        add(p, &stdout, Event::readable(key(id, STDOUT)))?;
-        lock(&conn.reader).stdout = Some(stdout);
-        add(p, &stderr, Event::readable(key(id, STDERR)))?;
-        lock(&conn.stderr).pipe = Some(stderr);
-        add(p, &stdin, Event::none(key(id, STDIN)))?;
-        lock(&conn.writer).stdin = Some(stdin);
+        // Each pipe goes to the connection as soon as it is registered, so that a failure
+        // half-way leaves every registered pipe where `unregister` deletes it.
+        let attached = add(p, &stdout, Event::readable(key(id, STDOUT)))
+            .and_then(|()| add(p, &stderr, Event::readable(key(id, STDERR))));
+        match attached {
+            Ok(()) => conn.attach_output(stdout, stderr),
+            Err(e) => {
+                let _ = p.delete(&stdout);
+                let _ = p.delete(&stderr);
+                lock(&self.shared.core.conns).remove(&id);
+                return Err(e);
+            }
+        }
+        if let Err(e) = add(p, &stdin, Event::none(key(id, STDIN))) {
+            conn.detach(p);
+            lock(&self.shared.core.conns).remove(&id);
+            return Err(e);
+        }
+        conn.attach_stdin(stdin);
         self.start()?;
         Ok(conn)
     }
 
     /// Closes the child's stdin (the polite "please exit"). Queued bytes are dropped.
     pub(crate) fn close_stdin(&self, conn: &Conn) {
-        let mut w = lock(&conn.writer);
-        if let Some(stdin) = w.stdin.take() {
-            let _ = self.shared.core.poller.delete(&stdin);
-        }
-        w.queue.clear();
-        conn.drained.notify_all();
+        conn.close_stdin(&self.shared.core.poller);
     }
 
     /// Removes a child's pipes from the poller and closes them.
     pub(crate) fn unregister(&self, conn: &Conn) {
-        self.close_stdin(conn);
-        if let Some(stdout) = lock(&conn.reader).stdout.take() {
-            let _ = self.shared.core.poller.delete(&stdout);
-        }
-        if let Some(stderr) = lock(&conn.stderr).pipe.take() {
-            let _ = self.shared.core.poller.delete(&stderr);
-        }
+        conn.detach(&self.shared.core.poller);
         lock(&self.shared.core.conns).remove(&conn.id);
     }
 
-    /// Writes one frame (a newline is appended) to a child's stdin, queueing what does not fit.
-    /// When queueing it would take the queue past `max_queued_write_bytes`, waits (until
-    /// `deadline`) for the child to read enough.
+    /// Writes one frame to a child's stdin (see `stdin.rs`).
     pub(crate) fn write(
         &self,
         conn: &Conn,
-        mut frame: Vec<u8>,
+        frame: Vec<u8>,
         deadline: Option<Instant>,
     ) -> WriteOutcome {
-        frame.push(b'\n');
-        let mut w = lock(&conn.writer);
-        while !w.queue.is_empty()
-            && w.queue.len().saturating_add(frame.len()) > conn.max_queued_write
-        {
-            let now = Instant::now();
-            if deadline.is_some_and(|d| now >= d) {
-                return WriteOutcome::TimedOut {
-                    queued: w.queue.len(),
-                    cap: conn.max_queued_write,
-                };
-            }
-            w.waiting += 1;
-            w = match deadline {
-                None => conn.drained.wait(w).unwrap_or_else(|p| p.into_inner()),
-                Some(d) => {
-                    conn.drained
-                        .wait_timeout(w, d - now)
-                        .unwrap_or_else(|p| p.into_inner())
-                        .0
-                }
-            };
-            w.waiting -= 1;
-        }
-        let WriteSide {
-            stdin,
-            queue,
-            want_write,
-            ..
-        } = &mut *w;
-        let Some(pipe) = stdin.as_mut() else {
-            return WriteOutcome::Closed;
-        };
-        let mut written = 0;
-        if queue.is_empty() {
-            while written < frame.len() {
-                match pipe.write(&frame[written..]) {
-                    Ok(0) => break,
-                    Ok(n) => written += n,
-                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                    Err(_) => return WriteOutcome::Closed,
-                }
-            }
-        }
-        if written < frame.len() {
-            queue.extend(&frame[written..]);
-            if !*want_write {
-                *want_write = true;
-                if self
-                    .shared
-                    .core
-                    .poller
-                    .modify_with_mode(
-                        &*pipe,
-                        Event::writable(key(conn.id, STDIN)),
-                        PollMode::Level,
-                    )
-                    .is_err()
-                {
-                    return WriteOutcome::Closed;
-                }
-            }
-        }
-        WriteOutcome::Written
+        conn.write(&self.shared.core.poller, frame, deadline)
     }
-}
-
-/// What became of a write.
-pub(crate) enum WriteOutcome {
-    /// Written, or queued for the poller to finish.
-    Written,
-    /// stdin is closed (the child exited or the connection was closed).
-    Closed,
-    /// Too much was already queued (`queued` bytes; the cap is `cap`) and the deadline passed.
-    TimedOut { queued: usize, cap: usize },
 }
 
 impl Drop for Shared {
@@ -358,11 +285,13 @@ pub(super) fn key(id: usize, which: usize) -> usize {
 /// Registers a pipe with the poller (level-triggered).
 fn add(poller: &Poller, fd: &impl std::os::fd::AsRawFd, ev: Event) -> io::Result<()> {
     // SAFETY: `Poller::add` requires that the descriptor be deleted from the poller before it is
-    // closed. Every pipe registered here is owned by a `Conn` (transport/pipes.rs) and is only
-    // ever dropped after `Poller::delete` on it. The places that take a pipe out of its `Conn`
-    // are, for stdin, `ConnectionPoller::close_stdin`; for all three, `ConnectionPoller::unregister`;
-    // for stdout, `Conn::read_available` at end of stream or on a read error; for stderr,
-    // `Conn::on_stderr` likewise. Each deletes the pipe from the poller before dropping it.
+    // closed. Every pipe registered here is owned by a `Conn` (transport/stdio/) and is only ever
+    // dropped after `Poller::delete` on it. The places that take a pipe out of its `Conn` are,
+    // for stdin, `Conn::close_stdin` (stdin.rs; a caller writing at that moment holds a clone of
+    // the handle, so the descriptor closes later still); for all three, `Conn::detach`
+    // (pipes.rs); for stdout, `Conn::read_available` at end of stream or on a read error; for
+    // stderr, `Conn::on_stderr` likewise; and `ConnectionPoller::register`, which deletes what it
+    // registered when registering the rest fails. Each deletes the pipe before dropping it.
     #[allow(unsafe_code)] // The crate's one audited unsafe call; see the SAFETY note.
     unsafe {
         poller.add_with_mode(fd, ev, PollMode::Level)

@@ -1,11 +1,10 @@
-//! Frames in and out: the envelope fields of an outbound frame, inbound messages handed to the
-//! sink, and the small reply-body helpers (content type, draining).
+//! Frames in: inbound messages handed to the sink, and the small reply-body helpers (content
+//! type, draining).
 
 use std::io::Read;
 
-use serde::Deserialize;
-
-use crate::protocol::jsonrpc::{Fault, Inbound, RequestId};
+use crate::protocol::jsonrpc::{peek_id_prefix, Fault, Inbound, RequestId};
+use crate::transport::sse_parser::EventTooLarge;
 use crate::transport::Sink;
 
 /// The most of an unwanted body read so its connection can be reused; a longer body is
@@ -22,7 +21,7 @@ pub(crate) fn drain(resp: ureq::http::Response<ureq::Body>) {
 }
 
 /// The reply's `Content-Length`, when it has a usable one.
-pub(super) fn content_length(resp: &ureq::http::Response<ureq::Body>) -> Option<u64> {
+pub(crate) fn content_length(resp: &ureq::http::Response<ureq::Body>) -> Option<u64> {
     resp.headers()
         .get("content-length")?
         .to_str()
@@ -34,7 +33,7 @@ pub(super) fn content_length(resp: &ureq::http::Response<ureq::Body>) -> Option<
 
 /// Reads a body of at most `max` bytes; `Ok(None)` when it is longer (then read no further
 /// than `max` plus one read). The buffer grows with what arrives and never past `max`.
-pub(super) fn read_capped(mut body: impl Read, max: usize) -> std::io::Result<Option<Vec<u8>>> {
+pub(crate) fn read_capped(mut body: impl Read, max: usize) -> std::io::Result<Option<Vec<u8>>> {
     let mut buf: Vec<u8> = Vec::new();
     let mut chunk = vec![0u8; 64 * 1024];
     loop {
@@ -67,7 +66,7 @@ fn content_type(resp: &ureq::http::Response<ureq::Body>) -> String {
 }
 
 /// Whether the reply is an SSE stream.
-pub(super) fn is_event_stream(resp: &ureq::http::Response<ureq::Body>) -> bool {
+pub(crate) fn is_event_stream(resp: &ureq::http::Response<ureq::Body>) -> bool {
     content_type(resp).starts_with("text/event-stream")
 }
 
@@ -104,41 +103,26 @@ pub(crate) fn deliver_frame(
     }
 }
 
-/// The envelope fields a transport needs to know about an outbound frame.
-#[derive(Deserialize, Default)]
-pub(crate) struct Outbound {
-    /// The request id, when the frame has one.
-    #[serde(default)]
-    pub(crate) id: Option<RequestId>,
-    /// The method name, when the frame has one.
-    #[serde(default)]
-    pub(crate) method: Option<String>,
-}
-
-impl Outbound {
-    /// Reads the envelope fields of a frame; an unreadable frame has none.
-    pub(crate) fn peek(frame: &[u8]) -> Outbound {
-        serde_json::from_slice(frame).unwrap_or_default()
-    }
-
-    /// Whether the frame is a request (it has both an id and a method).
-    pub(super) fn is_request(&self) -> bool {
-        self.id.is_some() && self.method.is_some()
-    }
-
-    /// The method name, or `response` for a frame without one.
-    pub(crate) fn label(&self) -> &str {
-        self.method.as_deref().unwrap_or("response")
-    }
-}
-
 /// Whether the frame holds a response to `want` (to any request when `want` is `None`).
-pub(super) fn is_response_to(data: &[u8], want: Option<&RequestId>) -> bool {
+pub(crate) fn is_response_to(data: &[u8], want: Option<&RequestId>) -> bool {
     match Inbound::parse(data) {
         Ok(msgs) => msgs.iter().any(|m| match m {
             Inbound::Response(r) => want.is_none() || r.id.as_ref() == want,
             _ => false,
         }),
         Err(_) => false,
+    }
+}
+
+/// Logs an event over the cap met on a stream and, when it is a response (its id comes first),
+/// fails the request waiting for it at once.
+pub(crate) fn skip_oversized(server: &str, what: &str, sink: &dyn Sink, t: &EventTooLarge) {
+    let detail = format!(
+        "{what}: an event exceeds the {} byte limit (`max_message_bytes`) and was discarded",
+        t.limit
+    );
+    log::error!("server `{server}`: {detail}");
+    if let Some(id) = peek_id_prefix(&t.head) {
+        sink.reject(id, detail);
     }
 }

@@ -1,64 +1,27 @@
-//! The stdio transport: a child process spoken to over its stdin and stdout.
-//!
-//! ```text
-//!   open(): spawn (no shell, allow-listed env, own process group) ──> register pipes with poller
-//!   send(): write the line (queued in the poller when the pipe is full)
-//!   close(): close stdin ─2 s─> SIGTERM group ─2 s─> SIGKILL group ──> reap, sweep the group
-//! ```
+//! The server process: spawned without a shell in its own process group, ended politely
+//! (stdin closed, then SIGTERM, then SIGKILL, each after a grace period) and reaped, its group
+//! swept so no grandchild survives.
 
-use crate::sync::lock;
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
+use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 
-use super::pipes::Conn;
-use super::poller::{ConnectionPoller, WriteOutcome};
-use super::{Sink, Transport};
-use crate::config::{Limits, StdioConfig};
-use crate::error::{ConnectError, ConnectErrorKind, Error};
-
-/// Environment variables a child inherits by default (the MCP SDKs' POSIX list).
-pub(crate) const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+use super::{command_line, StdioTransport, INHERITED_ENV};
+use crate::config::StdioConfig;
+use crate::error::Error;
+use crate::sync::lock;
 
 /// How long `close` waits at each step (stdin closed, then SIGTERM) before escalating.
 const GRACE: Duration = Duration::from_secs(2);
 
-pub(crate) struct StdioTransport {
-    server: Arc<str>,
-    // Drop order is significant: the connection is unregistered (pipes deleted from the poller,
-    // then closed) in `close`, before the poller handle may go away.
-    conn: Arc<Conn>,
-    poller: ConnectionPoller,
-    child: Arc<Mutex<Proc>>,
-    pgid: Option<Pid>,
-    closed: AtomicBool,
-}
+/// A child's stdin, stdout and stderr.
+pub(super) type Pipes = (ChildStdin, ChildStdout, ChildStderr);
 
-/// The command line, for messages.
-pub(crate) fn command_line(cfg: &StdioConfig) -> String {
-    let mut s = cfg.command.clone();
-    for a in &cfg.args {
-        s.push(' ');
-        if a.contains(' ') {
-            s.push_str(&format!("{a:?}"));
-        } else {
-            s.push_str(a);
-        }
-    }
-    s
-}
-
-/// Spawns the server and registers its pipes with `poller`.
-pub(crate) fn open(
-    server: &str,
-    cfg: &StdioConfig,
-    limits: &Limits,
-    poller: &ConnectionPoller,
-    sink: Arc<dyn Sink>,
-) -> Result<Arc<StdioTransport>, Error> {
+/// Spawns the server: no shell, the allow-listed environment (or all of it when asked), its own
+/// process group; returns the process, its group and its three pipes.
+pub(super) fn spawn(server: &str, cfg: &StdioConfig) -> Result<(Proc, Option<Pid>, Pipes), Error> {
     let mut cmd = Command::new(&cfg.command);
     cmd.args(&cfg.args)
         .stdin(Stdio::piped())
@@ -102,39 +65,13 @@ pub(crate) fn open(
     });
     #[cfg(not(any(target_os = "linux", target_os = "android")))]
     let pidfd = None;
-    let child = Arc::new(Mutex::new(Proc { child, pidfd }));
-    let probe_child = Arc::clone(&child);
-    let exit_probe = Box::new(move || describe_exit(&probe_child));
-    let server: Arc<str> = server.into();
-    let conn = match poller.register(Arc::clone(&server), pipes, limits, sink, exit_probe) {
-        Ok(conn) => conn,
-        Err(e) => {
-            let mut c = lock(&child);
-            let _ = c.child.kill();
-            let _ = c.child.wait();
-            let target = format!("`{}`", command_line(cfg));
-            let detail = format!("could not watch the pipes of {target}: {e}");
-            return Err(
-                ConnectError::new(&server, &target, ConnectErrorKind::Unreachable, detail)
-                    .with_source(e)
-                    .into(),
-            );
-        }
-    };
-    Ok(Arc::new(StdioTransport {
-        server,
-        conn,
-        poller: poller.clone(),
-        child,
-        pgid,
-        closed: AtomicBool::new(false),
-    }))
+    Ok((Proc { child, pidfd }, pgid, pipes))
 }
 
 /// Describes how the child ended, waiting briefly for it: stdout closes as the process exits.
 /// Runs on the poller thread, so it never waits for a `close` in progress (which holds the
 /// child) and waits at most a few milliseconds for the exit itself.
-fn describe_exit(child: &Mutex<Proc>) -> String {
+pub(super) fn describe_exit(child: &Mutex<Proc>) -> String {
     let Ok(mut c) = child.try_lock() else {
         return "the server process is being closed".to_owned();
     };
@@ -144,7 +81,7 @@ fn describe_exit(child: &Mutex<Proc>) -> String {
     }
 }
 
-fn status_text(status: ExitStatus) -> String {
+pub(super) fn status_text(status: ExitStatus) -> String {
     #[cfg(unix)]
     {
         use std::os::unix::process::ExitStatusExt;
@@ -162,6 +99,14 @@ fn status_text(status: ExitStatus) -> String {
 pub(crate) struct Proc {
     child: Child,
     pidfd: Option<std::os::fd::OwnedFd>,
+}
+
+impl Proc {
+    /// Ends the process at once (the connection could not be set up) and reaps it.
+    pub(super) fn kill_and_reap(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
 }
 
 /// Waits up to `limit` for the child to exit, and reaps it.
@@ -204,7 +149,7 @@ fn wait_for(proc: &mut Proc, limit: Duration) -> Option<ExitStatus> {
 impl StdioTransport {
     /// Ends the child as the spec asks: stdin closed, then SIGTERM, then SIGKILL, each after a
     /// grace period; then the process group is swept so no grandchild survives.
-    fn end_process(&self) -> Option<ExitStatus> {
+    pub(super) fn end_process(&self) -> Option<ExitStatus> {
         self.poller.close_stdin(&self.conn);
         let mut child = lock(&self.child);
         let mut status = wait_for(&mut child, GRACE);
@@ -286,74 +231,4 @@ fn group_alive(pgid: Pid) -> bool {
                 .collect();
             fields.len() > 2 && fields[2] == pgid && fields[0] != "Z"
         })
-}
-
-impl Transport for StdioTransport {
-    fn send(&self, frame: Vec<u8>, deadline: Option<Instant>) -> Result<(), Error> {
-        match self.poller.write(&self.conn, frame, deadline) {
-            WriteOutcome::Written => Ok(()),
-            WriteOutcome::Closed => {
-                // The process is ending: its exit (status, last stderr lines) is reported in a
-                // moment and explains more than "stdin is closed".
-                let (detail, stderr_tail) = self
-                    .conn
-                    .wait_end(Duration::from_millis(500))
-                    .unwrap_or_else(|| {
-                        (
-                            "the server's stdin is closed".to_owned(),
-                            self.conn.stderr_tail(),
-                        )
-                    });
-                Err(Error::Closed {
-                    server: self.server.to_string(),
-                    detail,
-                    stderr_tail,
-                })
-            }
-            WriteOutcome::TimedOut { queued, cap } => Err(Error::Transport {
-                server: self.server.to_string(),
-                status: None,
-                detail: format!(
-                    "the server is not reading its stdin: {queued} bytes wait for it, and more \
-                     would pass the {cap} byte limit (`max_queued_write_bytes`)"
-                ),
-                source: None,
-            }),
-        }
-    }
-
-    fn lead(&self, deadline: Instant, done: &dyn Fn() -> bool, handoff: &dyn Fn() -> bool) -> bool {
-        self.conn.lead(&self.poller, deadline, done, handoff)
-    }
-
-    fn decline_lead(&self, handoff: &dyn Fn() -> bool) {
-        self.conn.decline_lead(&self.poller, handoff)
-    }
-
-    fn stderr_tail(&self) -> String {
-        self.conn.stderr_tail()
-    }
-
-    fn close(&self) -> Result<(), Error> {
-        if self.closed.swap(true, Ordering::SeqCst) {
-            return Ok(());
-        }
-        let status = self.end_process();
-        self.poller.unregister(&self.conn);
-        let detail = match status {
-            Some(s) => format!(
-                "closed by the client; the server process {}",
-                status_text(s)
-            ),
-            None => "closed by the client".to_owned(),
-        };
-        self.conn.end(detail);
-        Ok(())
-    }
-}
-
-impl Drop for StdioTransport {
-    fn drop(&mut self) {
-        let _ = self.close();
-    }
 }

@@ -16,21 +16,22 @@
 //! arrives), and `max_queued_write_bytes` of our own output it does not read.
 
 use std::collections::VecDeque;
-use std::io::{self, Read, Write};
-use std::process::{ChildStderr, ChildStdin, ChildStdout};
+use std::io::{self, Read};
+use std::process::{ChildStderr, ChildStdout};
 use std::sync::{Arc, Condvar, Mutex};
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use polling::{Event, PollMode, Poller};
+use polling::Poller;
 
-use super::poller::{key, ConnectionPoller, STDIN, STDOUT};
-use super::Sink;
+use super::lead::Lead;
+use super::stdin::WriteSide;
 use crate::config::{cut_mark, Limits};
 use crate::protocol::jsonrpc::{
     peek_id_prefix, peek_response_id, InResponse, Inbound, Payload, RequestId,
 };
 use crate::sync::lock;
 use crate::throttle::{more, Throttle};
+use crate::transport::Sink;
 
 /// Bytes kept from the end of an oversized line, to find its id there.
 const SUFFIX: usize = 128;
@@ -38,13 +39,15 @@ const SUFFIX: usize = 128;
 const SCRATCH: usize = 16 * 1024;
 /// Lines at least this long are handed over without copying.
 const BIG_LINE: usize = 64 * 1024;
-/// Read buffer capacity kept between messages.
+/// Read buffer capacity kept between messages for good.
 const KEEP_CAPACITY: usize = 1024 * 1024;
+/// Rounds in a row without a large line after which a larger read buffer is released.
+const SHRINK_AFTER: u32 = 16;
 /// Most bytes read from one stdout per round.
 const READ_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// What a round of reading stdout found.
-enum ReadStatus {
+pub(super) enum ReadStatus {
     /// Nothing more to read right now.
     Drained,
     /// End of file or a read error: the pipe has been removed.
@@ -79,16 +82,9 @@ pub(crate) struct Conn {
     /// What `end` reported (set once), for a writer that finds stdin closed (see `wait_end`).
     pub(super) end_report: Mutex<Option<(String, String)>>,
     pub(super) ended_cv: Condvar,
-    /// Who reads stdout: the poller thread (neither flag), a calling thread (`active`), or a
-    /// waiting caller that has been asked to take over (`delegated`). The poller watches stdout
-    /// only in the first case. Lock order: `reader` before `lead`.
+    /// Who reads stdout: the poller thread, a calling thread, or a waiting caller asked to take
+    /// over (see `lead.rs`). Lock order: `reader` before `lead`.
     pub(super) lead: Mutex<Lead>,
-}
-
-#[derive(Default)]
-pub(super) struct Lead {
-    pub(super) active: bool,
-    pub(super) delegated: bool,
 }
 
 pub(super) struct ReadSide {
@@ -103,17 +99,14 @@ pub(super) struct ReadSide {
     skip_tail: Vec<u8>,
     /// Whether the line being discarded has failed its caller already (its id came first).
     skip_rejected: bool,
+    /// The length of the last large line: the next one is read into a buffer of that size from
+    /// the start, instead of one grown (and copied) step by step.
+    big_hint: usize,
+    /// Rounds in a row that ended with an empty buffer and no large line (see `SHRINK_AFTER`).
+    small_rounds: u32,
     /// Small reads land here first (one read, no empty-pipe probe); large lines are read
     /// straight into `buf`.
     pub(super) scratch: Box<[u8]>,
-}
-
-pub(super) struct WriteSide {
-    pub(super) stdin: Option<ChildStdin>,
-    pub(super) queue: VecDeque<u8>,
-    pub(super) want_write: bool,
-    /// Writers waiting for the queue to drain (see `ConnectionPoller::write`).
-    pub(super) waiting: usize,
 }
 
 pub(super) struct StderrSide {
@@ -152,13 +145,10 @@ impl Conn {
                 skipping: false,
                 skip_tail: Vec::new(),
                 skip_rejected: false,
+                big_hint: 0,
+                small_rounds: 0,
             }),
-            writer: Mutex::new(WriteSide {
-                stdin: None,
-                queue: VecDeque::new(),
-                want_write: false,
-                waiting: 0,
-            }),
+            writer: Mutex::new(WriteSide::default()),
             drained: Condvar::new(),
             stderr: Mutex::new(StderrSide {
                 pipe: None,
@@ -170,6 +160,23 @@ impl Conn {
             end_report: Mutex::new(None),
             ended_cv: Condvar::new(),
             lead: Mutex::new(Lead::default()),
+        }
+    }
+
+    /// Takes the child's stdout and stderr (already registered with the poller).
+    pub(super) fn attach_output(&self, stdout: ChildStdout, stderr: ChildStderr) {
+        lock(&self.reader).stdout = Some(stdout);
+        lock(&self.stderr).pipe = Some(stderr);
+    }
+
+    /// Removes every pipe from the poller and closes it.
+    pub(super) fn detach(&self, poller: &Poller) {
+        self.close_stdin(poller);
+        if let Some(stdout) = lock(&self.reader).stdout.take() {
+            let _ = poller.delete(&stdout);
+        }
+        if let Some(stderr) = lock(&self.stderr).pipe.take() {
+            let _ = poller.delete(&stderr);
         }
     }
 
@@ -196,13 +203,14 @@ impl Conn {
     }
 
     /// Reads what stdout has now, framing and delivering complete lines.
-    fn read_available(&self, r: &mut ReadSide, poller: &Poller) -> ReadStatus {
+    pub(super) fn read_available(&self, r: &mut ReadSide, poller: &Poller) -> ReadStatus {
         loop {
             let ReadSide {
                 stdout,
                 buf,
                 scratch,
                 skipping,
+                big_hint,
                 ..
             } = &mut *r;
             let Some(pipe) = stdout.as_mut() else {
@@ -231,7 +239,13 @@ impl Conn {
                     .saturating_sub(buf.len())
                     .max(1);
                 let limit = READ_LIMIT.min(room as u64);
-                reserve_within(buf, limit as usize, self.max_message.saturating_add(1));
+                let cap = self.max_message.saturating_add(1);
+                let want = (*big_hint).min(cap);
+                if buf.capacity() < want {
+                    // A large line like the last one: its whole size at once, one allocation.
+                    buf.reserve_exact(want - buf.len());
+                }
+                reserve_within(buf, limit as usize, cap);
                 let before = buf.len();
                 let res = (&mut *pipe).take(limit).read_to_end(buf);
                 let got = buf.len() - before;
@@ -273,106 +287,6 @@ impl Conn {
         }
     }
 
-    /// Leader/follower: the calling thread reads this child's stdout itself until `done()` says
-    /// its answer has arrived or `deadline` passes, instead of waiting for the poller thread to
-    /// hand the answer over. Everything read is routed as usual, so other callers' answers still
-    /// reach them. On leaving, `handoff()` may ask another waiting caller to take over (it returns
-    /// whether one was asked); otherwise the poller thread watches stdout again. Returns `false`
-    /// (and does nothing) when another thread is reading.
-    pub(crate) fn lead(
-        &self,
-        poller: &ConnectionPoller,
-        deadline: Instant,
-        done: &dyn Fn() -> bool,
-        handoff: &dyn Fn() -> bool,
-    ) -> bool {
-        let was_delegated = {
-            let mut l = lock(&self.lead);
-            if l.active {
-                return false;
-            }
-            l.active = true;
-            std::mem::take(&mut l.delegated)
-        };
-        let mut r = lock(&self.reader);
-        let poller = poller.os_poller();
-        let Some(stdout) = r.stdout.as_ref() else {
-            lock(&self.lead).active = false;
-            return false;
-        };
-        if !was_delegated {
-            let _ =
-                poller.modify_with_mode(stdout, Event::none(key(self.id, STDOUT)), PollMode::Level);
-        }
-        let mut ended = false;
-        while !done() {
-            // Wait first: the answer is rarely there already, and when it is, poll says so at
-            // once. This saves a read that would only report an empty pipe.
-            let now = Instant::now();
-            if now >= deadline {
-                break;
-            }
-            let Some(stdout) = r.stdout.as_ref() else {
-                break;
-            };
-            let wait = rustix::event::Timespec::try_from(deadline - now).ok();
-            let mut fds = [rustix::event::PollFd::new(
-                stdout,
-                rustix::event::PollFlags::IN,
-            )];
-            match rustix::event::poll(&mut fds, wait.as_ref()) {
-                Ok(0) => break,
-                Ok(_) | Err(rustix::io::Errno::INTR) => {}
-                Err(_) => break,
-            }
-            match self.read_available(&mut r, poller) {
-                ReadStatus::Ended | ReadStatus::Gone => {
-                    ended = true;
-                    break;
-                }
-                ReadStatus::Drained => {}
-            }
-        }
-        {
-            let mut l = lock(&self.lead);
-            l.active = false;
-            l.delegated = !ended && handoff();
-            if !l.delegated {
-                self.watch_stdout(&r, poller);
-            }
-        }
-        drop(r);
-        if ended {
-            let mut chunk = vec![0u8; 16 * 1024];
-            self.end_after_stdout(poller, &mut chunk);
-        }
-        true
-    }
-
-    /// A caller asked to take over reading is leaving without doing so (its answer came, or it
-    /// gave up): `handoff()` may ask another; otherwise the poller thread watches stdout again.
-    pub(crate) fn decline_lead(&self, poller: &ConnectionPoller, handoff: &dyn Fn() -> bool) {
-        let r = lock(&self.reader);
-        let mut l = lock(&self.lead);
-        if l.active || !l.delegated {
-            return;
-        }
-        l.delegated = handoff();
-        if !l.delegated {
-            self.watch_stdout(&r, poller.os_poller());
-        }
-    }
-
-    fn watch_stdout(&self, r: &ReadSide, poller: &Poller) {
-        if let Some(stdout) = r.stdout.as_ref() {
-            let _ = poller.modify_with_mode(
-                stdout,
-                Event::readable(key(self.id, STDOUT)),
-                PollMode::Level,
-            );
-        }
-    }
-
     /// Splits complete lines out of the read buffer and delivers them.
     fn frame(&self, r: &mut ReadSide) {
         let mut start = 0;
@@ -393,6 +307,8 @@ impl Conn {
                 if line.last() == Some(&b'\r') {
                     line.pop();
                 }
+                r.big_hint = line.len() + 1;
+                r.small_rounds = 0;
                 self.deliver_line(line);
                 r.scanned = 0;
                 from = 0;
@@ -411,8 +327,14 @@ impl Conn {
             r.buf.drain(..start);
         }
         if r.buf.is_empty() && r.buf.capacity() > KEEP_CAPACITY {
-            // Do not hold on to the memory of one huge message.
-            r.buf = Vec::new();
+            // Do not hold on to the memory of one huge message for good, but do not give it
+            // back after every message either: only after a run of rounds without a large one.
+            r.small_rounds += 1;
+            if r.small_rounds >= SHRINK_AFTER {
+                r.buf = Vec::new();
+                r.small_rounds = 0;
+                r.big_hint = 0;
+            }
         }
         r.scanned = r.buf.len();
         if r.buf.len() > self.max_message {
@@ -554,41 +476,6 @@ impl Conn {
         }
     }
 
-    pub(super) fn on_stdin(&self, poller: &Poller) {
-        let mut w = lock(&self.writer);
-        let WriteSide {
-            stdin,
-            queue,
-            want_write,
-            ..
-        } = &mut *w;
-        let Some(pipe) = stdin.as_mut() else { return };
-        while !queue.is_empty() {
-            let (front, _) = queue.as_slices();
-            match pipe.write(front) {
-                Ok(0) => break,
-                Ok(n) => {
-                    queue.drain(..n);
-                }
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => break,
-                Err(_) => {
-                    // The child closed its stdin (it is exiting); stdout's end reports it.
-                    queue.clear();
-                    break;
-                }
-            }
-        }
-        if queue.is_empty() && *want_write {
-            *want_write = false;
-            let _ =
-                poller.modify_with_mode(&*pipe, Event::none(key(self.id, STDIN)), PollMode::Level);
-        }
-        if w.waiting > 0 {
-            self.drained.notify_all();
-        }
-    }
-
     /// Adds `data` to the stderr line being read: the first `max_echo` bytes are kept, the rest
     /// only counted.
     fn keep_stderr(&self, s: &mut StderrSide, data: &[u8]) {
@@ -632,7 +519,7 @@ impl Conn {
     }
 
     /// stdout ended: collect the last stderr, describe the exit, and tell the sink.
-    fn end_after_stdout(&self, poller: &Poller, chunk: &mut [u8]) {
+    pub(super) fn end_after_stdout(&self, poller: &Poller, chunk: &mut [u8]) {
         // Whatever the child wrote to stderr before exiting is already in the pipe.
         self.on_stderr(poller, chunk);
         let detail = (self.exit_probe)();

@@ -60,7 +60,7 @@ pub(crate) fn map_ureq(
 }
 
 /// Maps an I/O error met while reading a body.
-pub(super) fn map_io(
+pub(crate) fn map_io(
     server: &str,
     what: &str,
     method: &str,

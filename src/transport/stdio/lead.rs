@@ -1,0 +1,242 @@
+//! Who reads a child's stdout, and when that changes hands: the scheduling of the stdio
+//! transport. The protocol core knows ids, pending requests and routing only; this file decides
+//! which thread reads.
+//!
+//! ```text
+//!   a caller waiting for its answer (wait):
+//!     nobody reads ──> it leads: stops the poller watching stdout, reads and routes everything
+//!                      until its own answer is in (other callers' answers reach them on the way)
+//!     somebody leads ──> it follows: enlisted, it waits on its slot
+//!   the leader leaves ──> wakes the longest-waiting follower (Event::Wake), who leads next,
+//!                         or, with no follower, the poller thread watches stdout again
+//!   a woken follower that leaves without leading (stop_waiting) passes the wake on
+//! ```
+//!
+//! A busy connection is thus read by its callers, one at a time, and never goes through the
+//! poller thread; an idle one is watched by the poller (server requests, notifications, exit).
+
+use std::time::Instant;
+
+use crossbeam_channel::{RecvTimeoutError, Sender, TryRecvError};
+use polling::{Event as PollEvent, PollMode, Poller};
+
+use super::pipes::{Conn, ReadSide, ReadStatus};
+use super::poller::{key, STDOUT};
+use crate::protocol::session::Event;
+use crate::sync::lock;
+use crate::transport::Caller;
+
+/// The reading role of one connection.
+#[derive(Default)]
+pub(crate) struct Lead {
+    /// A calling thread is reading stdout.
+    active: bool,
+    /// The follower woken to lead next, which has not done so yet. While a leader reads or a
+    /// hand-off is pending, the poller thread does not watch stdout.
+    woken: Option<i64>,
+    /// Callers waiting while another leads, longest-waiting first.
+    followers: Vec<(i64, Sender<Event>)>,
+}
+
+impl Lead {
+    /// Wakes the longest-waiting follower still waiting for its answer to lead next; `false`
+    /// when there is none.
+    fn wake_next(&mut self) -> bool {
+        while !self.followers.is_empty() {
+            let (id, tx) = self.followers.remove(0);
+            // A follower whose answer (or progress) was just routed to it is about to return
+            // anyway; it leaves the list. At most one wake is outstanding per caller (it left
+            // the list), so a slot has room; a caller that has gone (slot closed) is skipped.
+            if tx.is_empty() && tx.try_send(Event::Wake).is_ok() {
+                self.woken = Some(id);
+                return true;
+            }
+        }
+        self.woken = None;
+        false
+    }
+}
+
+impl Conn {
+    /// Waits until `deadline` for the next event of `caller`'s request, reading stdout itself
+    /// when nobody else does.
+    pub(super) fn wait(
+        &self,
+        poller: &Poller,
+        caller: &Caller<'_>,
+        deadline: Instant,
+    ) -> Result<Event, RecvTimeoutError> {
+        loop {
+            match caller.rx.try_recv() {
+                Ok(Event::Wake) => {}
+                Ok(ev) => return Ok(ev),
+                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Err(TryRecvError::Empty) => {
+                    if Instant::now() >= deadline {
+                        return Err(RecvTimeoutError::Timeout);
+                    }
+                    if !self.lead(poller, caller, deadline) {
+                        match caller.rx.recv_deadline(deadline) {
+                            Ok(Event::Wake) => {}
+                            other => return other,
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    /// Reads stdout until `caller`'s slot has an event or `deadline` passes; returns `false`
+    /// (having enlisted the caller as a follower) when another thread leads.
+    fn lead(&self, poller: &Poller, caller: &Caller<'_>, deadline: Instant) -> bool {
+        let was_handed = {
+            let mut l = lock(&self.lead);
+            if l.active {
+                if !l.followers.iter().any(|(id, _)| *id == caller.id) {
+                    l.followers.push((caller.id, caller.tx.clone()));
+                }
+                caller.enlisted.set(true);
+                return false;
+            }
+            l.active = true;
+            if caller.enlisted.get() {
+                l.followers.retain(|(id, _)| *id != caller.id);
+            }
+            // Whoever was woken, the poller is not watching stdout: a hand-off is pending.
+            l.woken.take().is_some()
+        };
+        let mut r = lock(&self.reader);
+        let Some(stdout) = r.stdout.as_ref() else {
+            lock(&self.lead).active = false;
+            return false;
+        };
+        if !was_handed {
+            let _ = poller.modify_with_mode(
+                stdout,
+                PollEvent::none(key(self.id, STDOUT)),
+                PollMode::Level,
+            );
+        }
+        let mut ended = false;
+        while caller.rx.is_empty() {
+            // Wait first: the answer is rarely there already, and when it is, poll says so at
+            // once. This saves a read that would only report an empty pipe.
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let Some(stdout) = r.stdout.as_ref() else {
+                break;
+            };
+            let wait = rustix::event::Timespec::try_from(deadline - now).ok();
+            let mut fds = [rustix::event::PollFd::new(
+                stdout,
+                rustix::event::PollFlags::IN,
+            )];
+            match rustix::event::poll(&mut fds, wait.as_ref()) {
+                Ok(0) => break,
+                Ok(_) | Err(rustix::io::Errno::INTR) => {}
+                Err(_) => break,
+            }
+            match self.read_available(&mut r, poller) {
+                ReadStatus::Ended | ReadStatus::Gone => {
+                    ended = true;
+                    break;
+                }
+                ReadStatus::Drained => {}
+            }
+        }
+        {
+            let mut l = lock(&self.lead);
+            l.active = false;
+            if !ended {
+                self.hand_over(&mut l, &r, poller);
+            }
+        }
+        drop(r);
+        if ended {
+            let mut chunk = vec![0u8; 16 * 1024];
+            self.end_after_stdout(poller, &mut chunk);
+        }
+        true
+    }
+
+    /// Nobody leads: wakes the longest-waiting follower to lead next, or has the poller thread
+    /// watch stdout again.
+    fn hand_over(&self, l: &mut Lead, r: &ReadSide, poller: &Poller) {
+        if l.wake_next() {
+            return;
+        }
+        if let Some(stdout) = r.stdout.as_ref() {
+            let _ = poller.modify_with_mode(
+                stdout,
+                PollEvent::readable(key(self.id, STDOUT)),
+                PollMode::Level,
+            );
+        }
+    }
+
+    /// `caller` stops waiting: it leaves the followers, and a wake it has not acted on passes
+    /// to another follower (or back to the poller thread).
+    pub(super) fn stop_waiting(&self, poller: &Poller, caller: &Caller<'_>) {
+        if !caller.enlisted.get() {
+            return;
+        }
+        let handed_to_me = |l: &Lead| !l.active && l.woken == Some(caller.id);
+        {
+            // Only the lead lock: a leader holds the reader for as long as it reads.
+            let mut l = lock(&self.lead);
+            l.followers.retain(|(id, _)| *id != caller.id);
+            if !handed_to_me(&l) {
+                return;
+            }
+        }
+        // Woken and leaving without leading: nobody reads now, so the reader is free (the lock
+        // order is reader, then lead).
+        let r = lock(&self.reader);
+        let mut l = lock(&self.lead);
+        if handed_to_me(&l) {
+            self.hand_over(&mut l, &r, poller);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::protocol::session::Failure;
+
+    #[test]
+    fn a_leaving_leader_wakes_one_follower_once_and_its_answer_still_fits() {
+        let (ta, ra) = crossbeam_channel::bounded(2);
+        let (tb, rb) = crossbeam_channel::bounded(2);
+        let (tc, rc) = crossbeam_channel::bounded::<Event>(2);
+        drop(rc);
+        let (td, _rd) = crossbeam_channel::bounded(2);
+        td.try_send(Event::Done(Err(Failure::Unusable("answered".into()))))
+            .unwrap();
+        let mut l = Lead {
+            active: false,
+            woken: None,
+            followers: vec![(3, tc), (4, td), (1, ta.clone()), (2, tb)],
+        };
+        assert!(l.wake_next());
+        assert_eq!(
+            l.woken,
+            Some(1),
+            "a caller that has gone, or has its answer, is skipped"
+        );
+        assert!(matches!(ra.try_recv(), Ok(Event::Wake)));
+        assert!(rb.is_empty(), "only one is woken");
+        // The answer still fits behind an outstanding wake.
+        ta.try_send(Event::Wake).unwrap();
+        assert!(ta
+            .try_send(Event::Done(Err(Failure::Unusable("x".into()))))
+            .is_ok());
+        assert!(l.wake_next());
+        assert_eq!(l.woken, Some(2), "then the next longest-waiting one");
+        assert!(matches!(rb.try_recv(), Ok(Event::Wake)));
+        assert!(!l.wake_next(), "nobody else is waiting");
+        assert_eq!(l.woken, None);
+    }
+}

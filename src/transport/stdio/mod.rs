@@ -1,0 +1,173 @@
+//! The stdio transport: a child process spoken to over its stdin and stdout.
+//!
+//! ```text
+//!   open(): spawn (no shell, allow-listed env, own process group) ──> register pipes with poller
+//!   send(): write the line (queued in the poller when the pipe is full)
+//!   close(): close stdin ─2 s─> SIGTERM group ─2 s─> SIGKILL group ──> reap, sweep the group
+//! ```
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | the transport handle: open, send, close |
+//! | `process.rs` | the child process: spawn, end, reap, sweep its group |
+//! | `pipes.rs` | one child's pipes: stdout framed and routed, stderr kept as a tail |
+//! | `stdin.rs` | what callers write, coalesced; what the poller finishes writing |
+//! | `lead.rs` | who reads stdout: a waiting caller (leader/follower) or the poller thread |
+//! | `poller.rs` | [`ConnectionPoller`]: one thread serving the pipes of many children |
+
+mod lead;
+mod pipes;
+mod poller;
+mod process;
+mod stdin;
+
+use crate::sync::lock;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use rustix::process::Pid;
+
+use self::pipes::Conn;
+pub use self::poller::ConnectionPoller;
+use self::poller::WriteOutcome;
+use self::process::{describe_exit, status_text, Proc};
+use super::{Caller, Outgoing, Sink, Transport};
+use crate::config::{Limits, StdioConfig};
+use crate::error::{ConnectError, ConnectErrorKind, Error};
+use crate::protocol::session::Event;
+use crossbeam_channel::RecvTimeoutError;
+
+/// Environment variables a child inherits by default (the MCP SDKs' POSIX list).
+pub(crate) const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
+
+pub(crate) struct StdioTransport {
+    server: Arc<str>,
+    // Drop order is significant: the connection is unregistered (pipes deleted from the poller,
+    // then closed) in `close`, before the poller handle may go away.
+    conn: Arc<Conn>,
+    poller: ConnectionPoller,
+    child: Arc<Mutex<Proc>>,
+    pgid: Option<Pid>,
+    closed: AtomicBool,
+}
+
+/// The command line, for messages.
+pub(crate) fn command_line(cfg: &StdioConfig) -> String {
+    let mut s = cfg.command.clone();
+    for a in &cfg.args {
+        s.push(' ');
+        if a.contains(' ') {
+            s.push_str(&format!("{a:?}"));
+        } else {
+            s.push_str(a);
+        }
+    }
+    s
+}
+
+/// Spawns the server and registers its pipes with `poller`.
+pub(crate) fn open(
+    server: &str,
+    cfg: &StdioConfig,
+    limits: &Limits,
+    poller: &ConnectionPoller,
+    sink: Arc<dyn Sink>,
+) -> Result<Arc<StdioTransport>, Error> {
+    let (proc, pgid, pipes) = process::spawn(server, cfg)?;
+    let child = Arc::new(Mutex::new(proc));
+    let probe_child = Arc::clone(&child);
+    let exit_probe = Box::new(move || describe_exit(&probe_child));
+    let server: Arc<str> = server.into();
+    let conn = match poller.register(Arc::clone(&server), pipes, limits, sink, exit_probe) {
+        Ok(conn) => conn,
+        Err(e) => {
+            lock(&child).kill_and_reap();
+            let target = format!("`{}`", command_line(cfg));
+            let detail = format!("could not watch the pipes of {target}: {e}");
+            return Err(
+                ConnectError::new(&server, &target, ConnectErrorKind::Unreachable, detail)
+                    .with_source(e)
+                    .into(),
+            );
+        }
+    };
+    Ok(Arc::new(StdioTransport {
+        server,
+        conn,
+        poller: poller.clone(),
+        child,
+        pgid,
+        closed: AtomicBool::new(false),
+    }))
+}
+
+impl Transport for StdioTransport {
+    fn send(&self, msg: Outgoing) -> Result<(), Error> {
+        match self.poller.write(&self.conn, msg.frame, msg.deadline) {
+            WriteOutcome::Written => Ok(()),
+            WriteOutcome::Closed => {
+                // The process is ending: its exit (status, last stderr lines) is reported in a
+                // moment and explains more than "stdin is closed".
+                let (detail, stderr_tail) = self
+                    .conn
+                    .wait_end(Duration::from_millis(500))
+                    .unwrap_or_else(|| {
+                        (
+                            "the server's stdin is closed".to_owned(),
+                            self.conn.stderr_tail(),
+                        )
+                    });
+                Err(Error::Closed {
+                    server: self.server.to_string(),
+                    detail,
+                    stderr_tail,
+                })
+            }
+            WriteOutcome::TimedOut { queued, cap } => Err(Error::Transport {
+                server: self.server.to_string(),
+                status: None,
+                detail: format!(
+                    "the server is not reading its stdin: {queued} bytes wait for it, and more \
+                     would pass the {cap} byte limit (`max_queued_write_bytes`)"
+                ),
+                source: None,
+            }),
+        }
+    }
+
+    fn wait(&self, caller: &Caller<'_>, deadline: Instant) -> Result<Event, RecvTimeoutError> {
+        self.conn.wait(self.poller.os_poller(), caller, deadline)
+    }
+
+    fn stop_waiting(&self, caller: &Caller<'_>) {
+        self.conn.stop_waiting(self.poller.os_poller(), caller)
+    }
+
+    fn stderr_tail(&self) -> String {
+        self.conn.stderr_tail()
+    }
+
+    fn close(&self) -> Result<(), Error> {
+        if self.closed.swap(true, Ordering::SeqCst) {
+            return Ok(());
+        }
+        let status = self.end_process();
+        self.poller.unregister(&self.conn);
+        let detail = match status {
+            Some(s) => format!(
+                "closed by the client; the server process {}",
+                status_text(s)
+            ),
+            None => "closed by the client".to_owned(),
+        };
+        self.conn.end(detail);
+        Ok(())
+    }
+}
+
+impl Drop for StdioTransport {
+    fn drop(&mut self) {
+        let _ = self.close();
+    }
+}
