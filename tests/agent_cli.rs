@@ -270,3 +270,85 @@ fn chat_keeps_one_conversation_over_the_lines_of_stdin() {
     assert_eq!(reqs[1].body["messages"].as_array().map(Vec::len), Some(3));
     assert_eq!(model.violations(), Vec::<String>::new());
 }
+
+#[test]
+fn ctrl_c_cancels_a_run_and_exits_130() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let model = ScriptedModel::start(vec![
+        calls(vec![call("slow", json!({"ms": 60000}))]),
+        Step::Text("never".into()),
+    ])
+    .unwrap();
+    let url = model.base_url();
+    let mut child = Command::new(MCPB)
+        .args([
+            "--config",
+            &file,
+            "--json",
+            "run",
+            "--server",
+            "other",
+            "--model-url",
+            &url,
+            "-v",
+            "wait",
+        ])
+        .env_remove("RUST_LOG")
+        .env_remove("OPENAI_BASE_URL")
+        .env_remove("OPENAI_API_KEY")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    // Wait until the tool call has started.
+    loop {
+        let mut l = String::new();
+        if err.read_line(&mut l).unwrap() == 0 {
+            panic!("mcpb ended early:\n{seen}");
+        }
+        seen.push_str(&l);
+        if l.contains("-> other/slow") {
+            break;
+        }
+    }
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
+    let _ = err.read_to_string(&mut seen);
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}");
+    let doc: Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(doc["error"]["kind"], "interrupted", "{doc}");
+    assert_eq!(doc["error"]["exit"], 130);
+    // The run stopped: the model was not asked again.
+    assert_eq!(model.requests().len(), 1, "{seen}");
+}
+
+#[test]
+fn run_refuses_options_it_does_not_take() {
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let out = mcpb(&["--stdio", "x", "run", "hi"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("`run` does not take --stdio"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = mcpb(&["--config", &file, "--json", "chat", "extra"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["error"]["kind"], "usage");
+}

@@ -11,7 +11,7 @@ use mcp_blocking::config::LoadReport;
 use mcp_blocking::{Hub, ServerConfig};
 use serde_json::{json, Value};
 
-use crate::args::{CallArgs, Command, Global, UsageError};
+use crate::args::{CallArgs, Command, Global};
 use crate::{Failure, FailureInfo, Output, Session};
 
 /// What one server gave, or why it could not.
@@ -347,8 +347,7 @@ fn call_on_hub(
             text,
         ));
     }
-    let raw =
-        crate::args::raw_arguments(&call.args).map_err(|UsageError(m)| FailureInfo::usage(m))?;
+    let raw = crate::args::raw_arguments(&call.args).map_err(crate::usage)?;
     let arguments = crate::schema::tool_arguments(&raw, &found.tool.input_schema).map_err(|p| {
         crate::argument_failure(&found.server, &format!("tool `{}`", found.tool.name), p)
     })?;
