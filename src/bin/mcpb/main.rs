@@ -1131,10 +1131,11 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
         | Command::Logout
         | Command::Auth { .. }
         | Command::Help { .. } => {
+            // Only a line of the shell gets here: the others are run before connecting.
             return Err(FailureInfo::usage(format!(
-                "`{}` does not run on a connected server",
+                "`{}` is not a shell command",
                 command.name()
-            )))
+            )));
         }
     })
 }
@@ -1241,13 +1242,7 @@ fn prompt_arguments(session: &Session, name: &str, raw: &args::RawArgs) -> Resul
         .filter(|a| a.required == Some(true) && !map.contains_key(&a.name))
         .map(|a| format!("{} (string)", a.name))
         .collect();
-    if !missing.is_empty() {
-        problems.push(format!(
-            "missing required argument{}: {}",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", ")
-        ));
-    }
+    problems.extend(schema::missing_arguments(&missing));
     if !problems.is_empty() {
         let mut f = argument_failure(server, &format!("prompt `{name}`"), problems);
         f.detail = vec!["`mcpb prompts` lists the prompts and their arguments".into()];

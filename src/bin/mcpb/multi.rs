@@ -176,17 +176,7 @@ pub(crate) fn check(global: &Global, file: &str, report: &LoadReport) -> Output 
         });
         Ok((doc, String::new()))
     });
-    let width = results
-        .iter()
-        .map(|(n, _, _)| n.len())
-        .chain(
-            report
-                .errors
-                .iter()
-                .filter_map(|e| e.server.as_ref().map(String::len)),
-        )
-        .max()
-        .unwrap_or(0);
+    let width = crate::render::name_width(results.iter().map(|(n, _, _)| n.as_str()), report);
     let mut text = String::new();
     let mut entries = Vec::new();
     let mut failed = Vec::new();

@@ -165,22 +165,21 @@ fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
         }
         .to_owned()
     });
+    let base = url.trim_end_matches('/');
     let model: Box<dyn mcp_blocking::agent::Model> = if anthropic {
-        let base = url.trim_end_matches('/');
         let base = base.strip_suffix("/v1/messages").unwrap_or(base);
-        let mut m = AnthropicMessages::new(&model_name).base_url(base);
-        if let Some(k) = key {
-            m = m.api_key(k);
-        }
-        Box::new(m)
+        let m = AnthropicMessages::new(&model_name).base_url(base);
+        Box::new(match key {
+            Some(k) => m.api_key(k),
+            None => m,
+        })
     } else {
-        let base = url.trim_end_matches('/');
         let base = base.strip_suffix("/chat/completions").unwrap_or(base);
-        let mut m = OpenAiChat::new(&model_name).base_url(base);
-        if let Some(k) = key {
-            m = m.api_key(k);
-        }
-        Box::new(m)
+        let m = OpenAiChat::new(&model_name).base_url(base);
+        Box::new(match key {
+            Some(k) => m.api_key(k),
+            None => m,
+        })
     };
     Ok(Setup {
         servers,

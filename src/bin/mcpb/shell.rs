@@ -149,18 +149,6 @@ fn one_line(global: &Global, session: &Session, line: &str) -> Result<Output, Fa
     match &command {
         Command::Help { topic } => crate::help(topic.as_deref()),
         Command::Call(call) if call.tool.is_none() => crate::help(Some("call")),
-        Command::Shell
-        | Command::Servers { .. }
-        | Command::Completions { .. }
-        | Command::Man
-        | Command::Run(_)
-        | Command::Chat(_)
-        | Command::Login { .. }
-        | Command::Logout
-        | Command::Auth { .. } => Err(FailureInfo::usage(format!(
-            "`{}` is not a shell command",
-            command.name()
-        ))),
         Command::Subscribe { uri } => {
             crate::require(session, "resources.subscribe", "resource subscriptions")?;
             session
