@@ -235,6 +235,9 @@ pub(crate) enum Command {
     /// With --config: a model calls the servers' tools until it answers; prints the answer
     /// (--server may be repeated; all the file's servers when left out)
     Run(RunArgs),
+    /// Like run, one conversation: a message per line of stdin, each answer on stdout (ends at
+    /// EOF or /exit)
+    Chat(ChatArgs),
     /// With --url (or --config and --server naming an http or sse server): sign in (OAuth) in
     /// the browser; later commands on that server use the stored token (--client-id,
     /// --client-secret, --scope choose the client and the scopes)
@@ -251,9 +254,6 @@ pub(crate) enum Command {
         #[arg(value_enum)]
         action: AuthAction,
     },
-    /// Like run, one conversation: a message per line of stdin, each answer on stdout (ends at
-    /// EOF or /exit)
-    Chat(ChatArgs),
     /// Help on mcpb, a command, or `json` (the --json output of each command)
     Help {
         /// A command, or `json`
