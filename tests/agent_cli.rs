@@ -23,14 +23,18 @@ fn config(dir: &TempDir) -> String {
         .into_owned()
 }
 
-fn mcpb(args: &[&str]) -> Output {
-    Command::new(MCPB)
-        .args(args)
+/// mcpb with `args`, without the model settings of the environment.
+fn command(args: &[&str]) -> Command {
+    let mut c = Command::new(MCPB);
+    c.args(args)
         .env_remove("RUST_LOG")
         .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .expect("run mcpb")
+        .env_remove("OPENAI_API_KEY");
+    c
+}
+
+fn mcpb(args: &[&str]) -> Output {
+    command(args).output().expect("run mcpb")
 }
 
 fn text(b: &[u8]) -> String {
@@ -238,23 +242,20 @@ fn chat_keeps_one_conversation_over_the_lines_of_stdin() {
     ])
     .unwrap();
     let url = model.base_url();
-    let mut child = Command::new(MCPB)
-        .args([
-            "--config",
-            &file,
-            "chat",
-            "--server",
-            "other",
-            "--model-url",
-            &url,
-        ])
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = command(&[
+        "--config",
+        &file,
+        "chat",
+        "--server",
+        "other",
+        "--model-url",
+        &url,
+    ])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     child
         .stdin
         .take()
@@ -283,27 +284,23 @@ fn ctrl_c_cancels_a_run_and_exits_130() {
     ])
     .unwrap();
     let url = model.base_url();
-    let mut child = Command::new(MCPB)
-        .args([
-            "--config",
-            &file,
-            "--json",
-            "run",
-            "--server",
-            "other",
-            "--model-url",
-            &url,
-            "-v",
-            "wait",
-        ])
-        .env_remove("RUST_LOG")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = command(&[
+        "--config",
+        &file,
+        "--json",
+        "run",
+        "--server",
+        "other",
+        "--model-url",
+        &url,
+        "-v",
+        "wait",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut seen = String::new();
     // Wait until the tool call has started.

@@ -124,16 +124,14 @@ fn login_then_commands_use_the_stored_token_then_logout() {
     let _ = std::fs::remove_dir_all(store.parent().unwrap());
 }
 
-#[test]
-fn login_with_paste_reads_the_address_from_stdin() {
-    let server = AuthServer::start(AsOptions::default());
-    let url = server.mcp_url();
-    let store = temp_store("paste");
+/// Runs `mcpb BEFORE --json login --paste AFTER`, playing the browser headlessly; returns what
+/// mcpb did and the authorization URL it printed.
+fn login_pasting(store: &Path, before: &[&str], after: &[&str]) -> (Output, String) {
     let mut child = Command::new(MCPB)
-        .args([
-            "--url", &url, "--json", "login", "--paste", "--scope", "mcp:read",
-        ])
-        .env("MCPB_TOKEN_FILE", &store)
+        .args(before)
+        .args(["--json", "login", "--paste"])
+        .args(after)
+        .env("MCPB_TOKEN_FILE", store)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -147,12 +145,20 @@ fn login_with_paste_reads_the_address_from_stdin() {
             break line.trim().to_owned();
         }
     };
-    assert!(auth_url.contains("scope=mcp%3Aread"), "{auth_url}");
     let landed = headless(&auth_url).expect("redirect");
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{landed}").unwrap();
     drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    (child.wait_with_output().unwrap(), auth_url)
+}
+
+#[test]
+fn login_with_paste_reads_the_address_from_stdin() {
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let store = temp_store("paste");
+    let (out, auth_url) = login_pasting(&store, &["--url", &url], &["--scope", "mcp:read"]);
+    assert!(auth_url.contains("scope=mcp%3Aread"), "{auth_url}");
     assert!(out.status.success());
     let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["signed_in"], true);
@@ -205,32 +211,6 @@ fn client_id_and_secret_sign_in_as_a_machine_client() {
     let _ = std::fs::remove_dir_all(store.parent().unwrap());
 }
 
-/// Runs `mcpb ARGS login --paste` (ARGS naming the server), playing the browser headlessly.
-fn login_pasting(store: &Path, args: &[&str]) -> Output {
-    let mut child = Command::new(MCPB)
-        .args(args)
-        .args(["--json", "login", "--paste"])
-        .env("MCPB_TOKEN_FILE", store)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mcpb login --paste");
-    let mut stderr = BufReader::new(child.stderr.take().unwrap());
-    let auth_url = loop {
-        let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "no URL printed");
-        if line.contains("/authorize?") {
-            break line.trim().to_owned();
-        }
-    };
-    let landed = headless(&auth_url).expect("redirect");
-    let mut stdin = child.stdin.take().unwrap();
-    writeln!(stdin, "{landed}").unwrap();
-    drop(stdin);
-    child.wait_with_output().unwrap()
-}
-
 #[test]
 fn login_status_and_logout_work_on_a_config_entry() {
     let server = AuthServer::start(AsOptions::default());
@@ -247,7 +227,7 @@ fn login_status_and_logout_work_on_a_config_entry() {
     let file = file.to_str().unwrap();
     let entry = ["--config", file, "--server", "remote"];
 
-    let out = login_pasting(&store, &entry);
+    let (out, _) = login_pasting(&store, &entry, &[]);
     assert!(
         out.status.success(),
         "{}",
