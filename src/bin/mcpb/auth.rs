@@ -86,7 +86,8 @@ fn remote(global: &Global, word: &str) -> Result<Remote, Failure> {
     };
     match target {
         Target::Url(url, transport) => {
-            let ws = url.to_ascii_lowercase().starts_with("ws");
+            let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+            let ws = matches!(scheme.as_deref(), Some("ws" | "wss"));
             if ws || transport == Some(UrlTransport::Ws) {
                 return Err(not_remote("WebSocket ones"));
             }
