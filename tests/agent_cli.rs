@@ -2,6 +2,7 @@
 //! scripted model on loopback (no key needed for a loopback URL).
 
 use std::process::{Command, Output};
+use std::time::Duration;
 
 use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
 use serde_json::{json, Value};
@@ -277,7 +278,12 @@ fn ctrl_c_cancels_a_run_and_exits_130() {
     use std::io::{BufRead, BufReader, Read};
     use std::process::Stdio;
     let dir = TempDir::new("agent-cli");
-    let file = config(&dir);
+    // The server logs each line it receives (shown with -v).
+    let doc = json!({"mcpServers": {
+        "other": {"command": common::fixture::path(), "args": ["--verbose"]},
+    }});
+    let file = dir.file("mcp.json", &doc.to_string());
+    let file = file.to_string_lossy().into_owned();
     let model = ScriptedModel::start(vec![
         calls(vec![call("slow", json!({"ms": 60000}))]),
         Step::Text("never".into()),
@@ -303,19 +309,20 @@ fn ctrl_c_cancels_a_run_and_exits_130() {
     .unwrap();
     let mut err = BufReader::new(child.stderr.take().unwrap());
     let mut seen = String::new();
-    // Wait until the tool call has started.
+    // Wait until the server has the tool call.
     loop {
         let mut l = String::new();
         if err.read_line(&mut l).unwrap() == 0 {
             panic!("mcpb ended early:\n{seen}");
         }
         seen.push_str(&l);
-        if l.contains("-> other/slow") {
+        if l.contains(r#""method":"tools/call""#) {
             break;
         }
     }
     let pid = rustix::process::Pid::from_child(&child);
     rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
+    let started = std::time::Instant::now();
     let _ = err.read_to_string(&mut seen);
     let mut stdout = String::new();
     child
@@ -329,7 +336,13 @@ fn ctrl_c_cancels_a_run_and_exits_130() {
     let doc: Value = serde_json::from_str(&stdout).expect("one JSON document");
     assert_eq!(doc["error"]["kind"], "interrupted", "{doc}");
     assert_eq!(doc["error"]["exit"], 130);
-    // The run stopped: the model was not asked again.
+    // The run stopped at once (well before the call's 15 s timeout), the server was told, and
+    // the model was not asked again.
+    assert!(started.elapsed() < Duration::from_secs(5), "{seen}");
+    assert!(
+        seen.contains(r#""method":"notifications/cancelled""#),
+        "{seen}"
+    );
     assert_eq!(model.requests().len(), 1, "{seen}");
 }
 
