@@ -27,16 +27,24 @@
 //! | [`Hub`] | many servers for one program: discovery, allow-lists, routing, degradation |
 //! | [`Error`], [`Result`] | the one error type; every variant names its server |
 //!
-//! | module | what it holds |
-//! |---|---|
-//! | [`config`] | transport settings, config-file loading and its errors, templates, hosted-MCP entries |
-//! | [`model`] | the MCP types: tools, resources, prompts, content, capabilities |
-//! | [`handler`] | answering what a server asks: sampling, elicitation, notifications |
-//! | [`hub`] | the pieces of the multi-server layer |
-//! | [`agent`] | a model and the Hub's tools in one blocking loop: [`agent::Agent`], [`agent::Model`], built-in OpenAI and Anthropic models |
-//! | `testing` | (feature `testing`) an in-process server for your own unit tests |
-//! | [`error`] | [`Error`] and the types it carries ([`error::ConnectError`], [`error::ErrorCode`]) |
-//! | [`tasks`] | [`tasks::TaskHandle`]: a tool call running as a task (see [`Client::call_tool_as_task`]) |
+//! The modules, one sentence each:
+//!
+//! - [`agent`]: a model and the Hub's tools in one blocking loop: [`agent::Agent`], the
+//!   [`agent::Model`] trait and built-in OpenAI Chat, OpenAI Responses and Anthropic models.
+//! - [`auth`]: OAuth 2.1 for remote servers: [`auth::OAuthConfig`] (authorization code with PKCE,
+//!   client credentials), redirect handlers and token stores.
+//! - [`config`]: transport settings, per-server [`config::Limits`], config-file loading and its
+//!   errors, templates and hosted-MCP entries.
+//! - [`error`]: [`Error`] and the types it carries ([`error::ConnectError`],
+//!   [`error::ErrorCode`], [`error::TaskErrorKind`]).
+//! - [`handler`]: answering what a server asks and sends: sampling, elicitation, roots,
+//!   notifications.
+//! - [`hub`]: the pieces of the multi-server layer: settings, discovery, degradation, tool
+//!   exports.
+//! - [`model`]: the MCP types: tools, resources, prompts, content, capabilities, tasks.
+//! - [`tasks`]: [`tasks::TaskHandle`], a tool call running as a task (see
+//!   [`Client::call_tool_as_task`]).
+//! - `testing` (feature `testing`): `TestServer`, an in-process server for your own unit tests.
 //!
 //! # Logging
 //!

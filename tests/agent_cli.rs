@@ -2,6 +2,7 @@
 //! scripted model on loopback (no key needed for a loopback URL).
 
 use std::process::{Command, Output};
+use std::time::Duration;
 
 use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
 use serde_json::{json, Value};
@@ -23,14 +24,18 @@ fn config(dir: &TempDir) -> String {
         .into_owned()
 }
 
-fn mcpb(args: &[&str]) -> Output {
-    Command::new(MCPB)
-        .args(args)
+/// mcpb with `args`, without the model settings of the environment.
+fn command(args: &[&str]) -> Command {
+    let mut c = Command::new(MCPB);
+    c.args(args)
         .env_remove("RUST_LOG")
         .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .output()
-        .expect("run mcpb")
+        .env_remove("OPENAI_API_KEY");
+    c
+}
+
+fn mcpb(args: &[&str]) -> Output {
+    command(args).output().expect("run mcpb")
 }
 
 fn text(b: &[u8]) -> String {
@@ -238,23 +243,20 @@ fn chat_keeps_one_conversation_over_the_lines_of_stdin() {
     ])
     .unwrap();
     let url = model.base_url();
-    let mut child = Command::new(MCPB)
-        .args([
-            "--config",
-            &file,
-            "chat",
-            "--server",
-            "other",
-            "--model-url",
-            &url,
-        ])
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
+    let mut child = command(&[
+        "--config",
+        &file,
+        "chat",
+        "--server",
+        "other",
+        "--model-url",
+        &url,
+    ])
+    .stdin(Stdio::piped())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
     child
         .stdin
         .take()
@@ -269,4 +271,94 @@ fn chat_keeps_one_conversation_over_the_lines_of_stdin() {
     // The second message's request carried the first exchange.
     assert_eq!(reqs[1].body["messages"].as_array().map(Vec::len), Some(3));
     assert_eq!(model.violations(), Vec::<String>::new());
+}
+
+#[test]
+fn ctrl_c_cancels_a_run_and_exits_130() {
+    use std::io::{BufRead, BufReader, Read};
+    use std::process::Stdio;
+    let dir = TempDir::new("agent-cli");
+    // The server logs each line it receives (shown with -v).
+    let doc = json!({"mcpServers": {
+        "other": {"command": common::fixture::path(), "args": ["--verbose"]},
+    }});
+    let file = dir.file("mcp.json", &doc.to_string());
+    let file = file.to_string_lossy().into_owned();
+    let model = ScriptedModel::start(vec![
+        calls(vec![call("slow", json!({"ms": 60000}))]),
+        Step::Text("never".into()),
+    ])
+    .unwrap();
+    let url = model.base_url();
+    let mut child = command(&[
+        "--config",
+        &file,
+        "--json",
+        "run",
+        "--server",
+        "other",
+        "--model-url",
+        &url,
+        "-v",
+        "wait",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .unwrap();
+    let mut err = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    // Wait until the server has the tool call.
+    loop {
+        let mut l = String::new();
+        if err.read_line(&mut l).unwrap() == 0 {
+            panic!("mcpb ended early:\n{seen}");
+        }
+        seen.push_str(&l);
+        if l.contains(r#""method":"tools/call""#) {
+            break;
+        }
+    }
+    let pid = rustix::process::Pid::from_child(&child);
+    rustix::process::kill_process(pid, rustix::process::Signal::INT).expect("SIGINT");
+    let started = std::time::Instant::now();
+    let _ = err.read_to_string(&mut seen);
+    let mut stdout = String::new();
+    child
+        .stdout
+        .take()
+        .unwrap()
+        .read_to_string(&mut stdout)
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert_eq!(status.code(), Some(130), "{seen}");
+    let doc: Value = serde_json::from_str(&stdout).expect("one JSON document");
+    assert_eq!(doc["error"]["kind"], "interrupted", "{doc}");
+    assert_eq!(doc["error"]["exit"], 130);
+    // The run stopped at once (well before the call's 15 s timeout), the server was told, and
+    // the model was not asked again.
+    assert!(started.elapsed() < Duration::from_secs(5), "{seen}");
+    assert!(
+        seen.contains(r#""method":"notifications/cancelled""#),
+        "{seen}"
+    );
+    assert_eq!(model.requests().len(), 1, "{seen}");
+}
+
+#[test]
+fn run_refuses_options_it_does_not_take() {
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let out = mcpb(&["--stdio", "x", "run", "hi"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("`run` does not take --stdio"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = mcpb(&["--config", &file, "--json", "chat", "extra"]);
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(doc["error"]["kind"], "usage");
 }

@@ -124,16 +124,14 @@ fn login_then_commands_use_the_stored_token_then_logout() {
     let _ = std::fs::remove_dir_all(store.parent().unwrap());
 }
 
-#[test]
-fn login_with_paste_reads_the_address_from_stdin() {
-    let server = AuthServer::start(AsOptions::default());
-    let url = server.mcp_url();
-    let store = temp_store("paste");
+/// Runs `mcpb BEFORE --json login --paste AFTER`, playing the browser headlessly; returns what
+/// mcpb did and the authorization URL it printed.
+fn login_pasting(store: &Path, before: &[&str], after: &[&str]) -> (Output, String) {
     let mut child = Command::new(MCPB)
-        .args([
-            "--url", &url, "--json", "login", "--paste", "--scope", "mcp:read",
-        ])
-        .env("MCPB_TOKEN_FILE", &store)
+        .args(before)
+        .args(["--json", "login", "--paste"])
+        .args(after)
+        .env("MCPB_TOKEN_FILE", store)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -147,12 +145,20 @@ fn login_with_paste_reads_the_address_from_stdin() {
             break line.trim().to_owned();
         }
     };
-    assert!(auth_url.contains("scope=mcp%3Aread"), "{auth_url}");
     let landed = headless(&auth_url).expect("redirect");
     let mut stdin = child.stdin.take().unwrap();
     writeln!(stdin, "{landed}").unwrap();
     drop(stdin);
-    let out = child.wait_with_output().unwrap();
+    (child.wait_with_output().unwrap(), auth_url)
+}
+
+#[test]
+fn login_with_paste_reads_the_address_from_stdin() {
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let store = temp_store("paste");
+    let (out, auth_url) = login_pasting(&store, &["--url", &url], &["--scope", "mcp:read"]);
+    assert!(auth_url.contains("scope=mcp%3Aread"), "{auth_url}");
     assert!(out.status.success());
     let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
     assert_eq!(doc["signed_in"], true);
@@ -203,4 +209,90 @@ fn client_id_and_secret_sign_in_as_a_machine_client() {
     let out = mcpb(&store, &["--url", &url, "--client-id", "m2m", "tools"]);
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(store.parent().unwrap());
+}
+
+#[test]
+fn login_status_and_logout_work_on_a_config_entry() {
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let store = temp_store("config");
+    let dir = store.parent().unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    let file = dir.join("mcp.json");
+    let doc = serde_json::json!({"mcpServers": {
+        "remote": {"type": "http", "url": url},
+        "local": {"command": "true"},
+    }});
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+    let entry = ["--config", file, "--server", "remote"];
+
+    let (out, _) = login_pasting(&store, &entry, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["signed_in"], true);
+
+    // A later command on the entry uses the stored token.
+    let out = mcpb(&store, &[&entry[..], &["tools"]].concat());
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(String::from_utf8_lossy(&out.stdout).contains("hello"));
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 1);
+    let out = mcpb(&store, &[&entry[..], &["auth", "status"]].concat());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Signed in to"));
+    let out = mcpb(&store, &[&entry[..], &["logout"]].concat());
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Signed out"));
+
+    // A stdio entry has no sign-in: a config error, as one JSON error document.
+    let out = mcpb(
+        &store,
+        &[
+            "--config", file, "--server", "local", "--json", "auth", "status",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["error"]["kind"], "config");
+    assert_eq!(doc["error"]["server"], "local");
+    assert!(
+        doc["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("http and sse")),
+        "{doc}"
+    );
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn auth_usage_errors_are_the_usual_error_document() {
+    let store = temp_store("usage-json");
+    let out = mcpb(
+        &store,
+        &[
+            "--url",
+            "http://127.0.0.1:9/mcp",
+            "--json",
+            "logout",
+            "--client-id",
+            "x",
+        ],
+    );
+    assert_eq!(out.status.code(), Some(2));
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("JSON");
+    assert_eq!(doc["error"]["exit"], 2);
+    assert_eq!(doc["error"]["kind"], "usage");
+    let message = doc["error"]["message"].as_str().unwrap_or_default();
+    assert_eq!(
+        message,
+        "usage: `logout` does not take --client-id (they choose the client of `login`)"
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(err.matches("mcpb:").count(), 1, "{err}");
 }

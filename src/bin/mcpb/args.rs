@@ -71,9 +71,15 @@ pub(crate) struct Global {
     /// tools, resources, templates, prompts and `servers --check` cover every server in it
     #[arg(long, value_name = "FILE", global = true, help_heading = "Server")]
     pub(crate) config: Option<String>,
-    /// The server of --config to use
-    #[arg(long, value_name = "NAME", global = true, help_heading = "Server")]
-    pub(crate) server: Option<String>,
+    /// The server of --config to use (run and chat: repeatable, all the file's servers when
+    /// left out)
+    #[arg(
+        long = "server",
+        value_name = "NAME",
+        global = true,
+        help_heading = "Server"
+    )]
+    pub(crate) servers: Vec<String>,
     /// A value for `${input:ID}` in a VS Code config (repeatable); a missing one is asked for
     /// when stdin is a terminal
     #[arg(long = "input", value_name = "ID=VALUE", global = true, value_parser = key_value,
@@ -105,14 +111,19 @@ pub(crate) struct Global {
     pub(crate) json: bool,
     /// OAuth client id: with `login`, a pre-registered client; with --client-secret on any
     /// other command, the client-credentials grant (machine to machine)
-    #[arg(long, value_name = "ID", global = true, help_heading = "OAuth (--url)")]
+    #[arg(
+        long,
+        value_name = "ID",
+        global = true,
+        help_heading = "OAuth (http and sse servers)"
+    )]
     pub(crate) client_id: Option<String>,
     /// OAuth client secret (needs --client-id)
     #[arg(
         long,
         value_name = "SECRET",
         global = true,
-        help_heading = "OAuth (--url)"
+        help_heading = "OAuth (http and sse servers)"
     )]
     pub(crate) client_secret: Option<String>,
     /// OAuth scopes to ask for (space-separated; repeatable)
@@ -120,7 +131,7 @@ pub(crate) struct Global {
         long,
         value_name = "SCOPES",
         global = true,
-        help_heading = "OAuth (--url)"
+        help_heading = "OAuth (http and sse servers)"
     )]
     pub(crate) scope: Vec<String>,
     /// Log at info (-v: server stderr, progress) or debug (-vv) level on stderr
@@ -224,24 +235,25 @@ pub(crate) enum Command {
     /// With --config: a model calls the servers' tools until it answers; prints the answer
     /// (--server may be repeated; all the file's servers when left out)
     Run(RunArgs),
-    /// With --url: sign in (OAuth) in the browser; later commands on that URL use the stored
-    /// token (--client-id, --client-secret, --scope choose the client and the scopes)
+    /// Like run, one conversation: a message per line of stdin, each answer on stdout (ends at
+    /// EOF or /exit)
+    Chat(ChatArgs),
+    /// With --url (or --config and --server naming an http or sse server): sign in (OAuth) in
+    /// the browser; later commands on that server use the stored token (--client-id,
+    /// --client-secret, --scope choose the client and the scopes)
     Login {
         /// Headless: print the address to open and read the one the browser ends on from stdin
         #[arg(long)]
         paste: bool,
     },
-    /// With --url: forget the stored sign-in
+    /// With --url (or --config and --server): forget the stored sign-in
     Logout,
-    /// With --url: the stored sign-in
+    /// With --url (or --config and --server): the stored sign-in
     Auth {
         /// `status`: show the stored sign-in (never the tokens)
         #[arg(value_enum)]
         action: AuthAction,
     },
-    /// Like run, one conversation: a message per line of stdin, each answer on stdout (ends at
-    /// EOF or /exit)
-    Chat(ChatArgs),
     /// Help on mcpb, a command, or `json` (the --json output of each command)
     Help {
         /// A command, or `json`
@@ -249,8 +261,8 @@ pub(crate) enum Command {
     },
 }
 
-/// The model options of `run` and `chat`. Declared here for help and completions; the command
-/// line of `run` and `chat` is parsed by `run.rs`, which also takes `--server` more than once.
+/// The model options of `run` and `chat` (their servers come from the global `--config`, with
+/// `--server` repeatable, and from `--template`).
 #[derive(Debug, Clone, PartialEq, Args)]
 pub(crate) struct ModelArgs {
     /// The model (default: gpt-4o-mini, or claude-sonnet-4-5 for Anthropic)
@@ -264,9 +276,9 @@ pub(crate) struct ModelArgs {
     /// Anthropic)
     #[arg(long, value_name = "VAR")]
     pub(crate) api_key_env: Option<String>,
-    /// Model turns before giving up (exit 8)
-    #[arg(long, value_name = "N", default_value_t = 10)]
-    pub(crate) max_turns: usize,
+    /// Model turns before giving up (exit 8); 1 to 1000 [default: 10]
+    #[arg(long, value_name = "N", value_parser = turns)]
+    pub(crate) max_turns: Option<usize>,
     /// A template file: the system prompt (its body) and settings (its front matter)
     #[arg(long, value_name = "FILE")]
     pub(crate) template: Option<String>,
@@ -277,7 +289,7 @@ pub(crate) struct ModelArgs {
 pub(crate) struct RunArgs {
     #[command(flatten)]
     pub(crate) model: ModelArgs,
-    /// The user's message (quote it)
+    /// The user's message (one argument: quote it)
     pub(crate) message: String,
 }
 
@@ -377,7 +389,7 @@ pub(crate) enum Target {
     Stdio(Vec<String>),
     /// `--url URL [--transport T]`; `None` means detect (Streamable HTTP, else legacy SSE).
     Url(String, Option<UrlTransport>),
-    /// `--config FILE [--server NAME]`.
+    /// `--config FILE [--server NAME]` (one server at most: only `run` and `chat` take more).
     Config(String, Option<String>),
 }
 
@@ -469,7 +481,12 @@ impl Global {
         let target = match (&self.stdio, &self.url, &self.config) {
             (Some(line), None, None) => Target::Stdio(split_command_line(line)?),
             (None, Some(u), None) => Target::Url(u.clone(), self.transport),
-            (None, None, Some(file)) => Target::Config(file.clone(), self.server.clone()),
+            (None, None, Some(file)) => {
+                if self.servers.len() > 1 {
+                    return usage("--server names one server here (only run and chat take more)");
+                }
+                Target::Config(file.clone(), self.servers.first().cloned())
+            }
             (None, None, None) => {
                 return usage("say which server: --stdio \"CMD ARGS\", --url URL or --config FILE")
             }
@@ -478,7 +495,7 @@ impl Global {
         if self.transport.is_some() && !matches!(target, Target::Url(..)) {
             return usage("--transport applies only to --url");
         }
-        if self.server.is_some() && !matches!(target, Target::Config(..)) {
+        if !self.servers.is_empty() && !matches!(target, Target::Config(..)) {
             return usage("--server applies only to --config");
         }
         if !self.inputs.is_empty() && !matches!(target, Target::Config(..)) {
@@ -495,6 +512,64 @@ impl Global {
         Ok(target)
     }
 
+    /// Refuses the options of `not_taken` (long names, as typed) that were given: `command`
+    /// does not take them; `hint` says what it takes instead.
+    pub(crate) fn refuse(
+        &self,
+        command: &str,
+        not_taken: &[&str],
+        hint: &str,
+    ) -> Result<(), UsageError> {
+        let given = [
+            ("--stdio", self.stdio.is_some()),
+            ("--url", self.url.is_some()),
+            ("--transport", self.transport.is_some()),
+            ("--config", self.config.is_some()),
+            ("--server", !self.servers.is_empty()),
+            ("--input", !self.inputs.is_empty()),
+            ("--max-time", self.max_time.is_some()),
+            ("--header", !self.headers.is_empty()),
+            ("--env", !self.env.is_empty()),
+            ("--log-level", self.log_level.is_some()),
+            ("--client-id", self.client_id.is_some()),
+            ("--client-secret", self.client_secret.is_some()),
+            ("--scope", !self.scope.is_empty()),
+        ];
+        match given
+            .iter()
+            .find(|(name, on)| *on && not_taken.contains(name))
+        {
+            Some((name, _)) => usage(format!("`{command}` does not take {name} ({hint})")),
+            None => Ok(()),
+        }
+    }
+
+    /// The scopes of `--scope` (each value space-separated).
+    pub(crate) fn scopes(&self) -> Vec<String> {
+        self.scope
+            .iter()
+            .flat_map(|s| s.split_whitespace())
+            .map(str::to_owned)
+            .collect()
+    }
+
+    /// `--client-id ID --client-secret SECRET [--scope S]` on a command other than `login`:
+    /// the client-credentials grant (machine to machine); `None` without them.
+    pub(crate) fn machine_client(&self) -> Result<Option<MachineClient>, UsageError> {
+        match (&self.client_id, &self.client_secret) {
+            (None, None) if self.scope.is_empty() => Ok(None),
+            (Some(id), Some(secret)) => Ok(Some(MachineClient {
+                id: id.clone(),
+                secret: secret.clone(),
+                scopes: self.scopes(),
+            })),
+            _ => usage(
+                "--client-id with --client-secret (and optionally --scope) sign in as a machine \
+                 client; for a person's sign-in use `login`",
+            ),
+        }
+    }
+
     /// `--max-time`, never less than `--timeout`.
     pub(crate) fn max_time(&self, timeout: Duration) -> Duration {
         let max = self
@@ -502,6 +577,14 @@ impl Global {
             .map_or(DEFAULT_MAX_TIME, Duration::from_secs_f64);
         max.max(timeout)
     }
+}
+
+/// The client of the client-credentials grant (`--client-id`, `--client-secret`, `--scope`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct MachineClient {
+    pub(crate) id: String,
+    pub(crate) secret: String,
+    pub(crate) scopes: Vec<String>,
 }
 
 /// The default of `--max-time`.
@@ -521,6 +604,13 @@ fn seconds(raw: &str) -> Result<f64, String> {
 /// nanoseconds) and at most [`MAX_TIMEOUT`]. NaN, infinities and negatives are not.
 fn timeout_in_range(secs: f64) -> bool {
     Duration::try_from_secs_f64(secs).is_ok_and(|d| !d.is_zero() && d <= MAX_TIMEOUT)
+}
+
+fn turns(raw: &str) -> Result<usize, String> {
+    match raw.trim().parse::<usize>() {
+        Ok(n) if (1..=1000).contains(&n) => Ok(n),
+        _ => Err("must be 1 to 1000".into()),
+    }
 }
 
 fn header(raw: &str) -> Result<(String, String), String> {
@@ -740,6 +830,92 @@ mod tests {
         let tip = err(&["--stdio", "a", "tols"]);
         assert!(tip.contains("tools"), "did you mean: {tip}");
         assert!(!tip.contains("error:"), "{tip}");
+    }
+
+    #[test]
+    fn run_takes_several_servers_and_its_options_anywhere() {
+        let cli = run(&[
+            "--config",
+            "f.json",
+            "run",
+            "--server",
+            "a",
+            "--server",
+            "b",
+            "--model",
+            "m",
+            "--max-turns",
+            "3",
+            "--json",
+            "-v",
+            "hello there",
+        ]);
+        assert_eq!(cli.global.servers, strings(&["a", "b"]));
+        assert!(cli.global.json);
+        assert_eq!(cli.global.verbose, 1);
+        let Some(Command::Run(r)) = cli.command else {
+            panic!("run")
+        };
+        assert_eq!(
+            (r.model.max_turns, r.message.as_str()),
+            (Some(3), "hello there")
+        );
+        let err = |v: &[&str]| match parse(&strings(v)) {
+            Err(UsageError(m)) => m,
+            other => panic!("{v:?} gave {other:?}"),
+        };
+        assert!(err(&["--config", "f", "run"]).contains("MESSAGE"));
+        assert!(err(&["--config", "f", "run", "a", "b"]).contains("'b'"));
+        assert_eq!(
+            err(&["--config", "f", "run", "--max-turns", "0", "hi"]),
+            "--max-turns must be 1 to 1000, not `0`"
+        );
+        // Other commands name one server.
+        let cli = run(&["--config", "f", "--server", "a", "--server", "b", "tools"]);
+        assert!(cli
+            .global
+            .target()
+            .unwrap_err()
+            .0
+            .contains("only run and chat"));
+    }
+
+    #[test]
+    fn auth_commands_and_client_options_are_parsed() {
+        let cli = run(&[
+            "--url",
+            "http://h/mcp",
+            "login",
+            "--paste",
+            "--scope",
+            "a b",
+            "--scope",
+            "c",
+        ]);
+        assert_eq!(cli.command, Some(Command::Login { paste: true }));
+        assert_eq!(cli.global.scopes(), strings(&["a", "b", "c"]));
+        let cli = run(&["auth", "status", "--url", "http://h/mcp"]);
+        assert!(matches!(
+            cli.command,
+            Some(Command::Auth {
+                action: AuthAction::Status
+            })
+        ));
+        let cli = run(&[
+            "--url",
+            "u",
+            "--client-id",
+            "i",
+            "--client-secret",
+            "s",
+            "tools",
+        ]);
+        let m = cli.global.machine_client().unwrap().unwrap();
+        assert_eq!((m.id.as_str(), m.secret.as_str()), ("i", "s"));
+        let cli = run(&["--url", "u", "--client-id", "i", "tools"]);
+        assert!(cli.global.machine_client().is_err());
+        let e = cli.global.refuse("logout", &["--client-id"], "no");
+        assert_eq!(e.unwrap_err().0, "`logout` does not take --client-id (no)");
     }
 
     #[test]

@@ -1,187 +1,124 @@
-//! `mcpb --url URL login | logout | auth status`: OAuth sign-in to a remote server, kept in a
-//! token file that later commands on the same URL use (and refresh) silently.
+//! `mcpb login | logout | auth status`: OAuth sign-in to a remote (Streamable HTTP or legacy
+//! SSE) server, `--url URL` or `--config FILE --server NAME`, kept in a token file that later
+//! commands on the same server use (and refresh) silently.
 //!
 //! The token file is `$MCPB_TOKEN_FILE`, else `$XDG_CONFIG_HOME/mcpb/tokens.json`, else
-//! `~/.config/mcpb/tokens.json` (created with mode 0600). `login` prints the authorization URL
-//! on stderr, tries the desktop opener (`$BROWSER`, else `xdg-open`, or `open` on macOS) and
-//! waits on a loopback listener; `--paste` prints the URL and reads the address the browser
-//! landed on from stdin instead. Nothing printed shows a token or a secret.
+//! `~/.config/mcpb/tokens.json` (created with mode 0600); mcpb keeps a config entry's tokens
+//! there too, whatever store its `oauth` block names (the block's client, secret, scopes and
+//! redirect port are used). `login` prints the authorization URL on stderr, tries the desktop
+//! opener (`$BROWSER`, else `xdg-open`, or `open` on macOS) and waits on a loopback listener;
+//! `--paste` prints the URL and reads the address the browser landed on from stdin instead.
+//! Nothing printed shows a token or a secret.
 
 use std::io::BufRead;
 use std::path::PathBuf;
-use std::process::{Child, Command as Process, ExitCode, Stdio};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::process::{Child, Command as Process, Stdio};
+use std::sync::{Arc, Mutex};
 
 use mcp_blocking::auth::{FileTokenStore, OAuthConfig, RedirectHandler, StoredTokens, TokenStore};
 use mcp_blocking::config::TransportConfig;
 use mcp_blocking::ServerConfig;
 use serde_json::{json, Value};
 
+use crate::args::{AuthAction, Command, Global, MachineClient, Target, UrlTransport, UsageError};
+use crate::{Failure, FailureInfo, Output};
+
 /// The redirect URI announced by the paste flow (nothing needs to listen there).
 const PASTE_REDIRECT: &str = "http://127.0.0.1:8976/callback";
 
-/// What an auth command line asks for.
-#[derive(Debug, Default)]
-struct AuthArgs {
-    command: String,
-    url: Option<String>,
-    json: bool,
-    paste: bool,
-    client_id: Option<String>,
-    client_secret: Option<String>,
-    scopes: Vec<String>,
-    timeout: Option<f64>,
+/// The remote server an auth command is about.
+struct Remote {
+    /// Its name in messages (the config entry's, or the URL's host).
+    name: String,
+    url: String,
+    /// The `oauth` block of its config entry.
+    oauth: Option<OAuthConfig>,
 }
 
-/// Options of the main parser that take a value (so their value is not a command word).
-const VALUED: [&str; 12] = [
-    "--url",
-    "--transport",
-    "--timeout",
-    "--client-id",
-    "--client-secret",
-    "--scope",
-    "--header",
-    "-H",
-    "--config",
-    "--server",
-    "--stdio",
-    "--env",
-];
-
-/// Handles `login`, `logout` and `auth status`; `None` for every other command line.
-pub(crate) fn main(argv: &[String]) -> Option<ExitCode> {
-    let first = first_word(argv)?;
-    if !matches!(first.as_str(), "login" | "logout" | "auth") {
-        return None;
-    }
-    let json_mode = argv.iter().any(|a| a == "--json");
-    Some(match parse(argv) {
-        Ok(a) => {
-            let result = match a.command.as_str() {
-                "login" => login(&a),
-                "logout" => logout(&a),
-                _ => status(&a),
-            };
-            match result {
-                Ok((doc, text)) => {
-                    if a.json {
-                        println!("{doc}");
-                    } else {
-                        println!("{text}");
-                    }
-                    ExitCode::SUCCESS
-                }
-                Err((code, msg)) => fail(json_mode, code, &msg),
-            }
-        }
-        Err(msg) => fail(json_mode, 2, &msg),
-    })
-}
-
-fn fail(json_mode: bool, code: u8, msg: &str) -> ExitCode {
-    if json_mode {
-        println!("{}", json!({"error": {"message": msg, "exit": code}}));
-    } else {
-        eprintln!("mcpb: {msg}");
-    }
-    ExitCode::from(code)
-}
-
-fn first_word(argv: &[String]) -> Option<String> {
-    let mut it = argv.iter();
-    while let Some(a) = it.next() {
-        if a == "--" {
-            return it.next().cloned();
-        }
-        if a.starts_with('-') && a != "-" {
-            if VALUED.contains(&a.as_str()) || a == "-e" {
-                it.next();
-            }
-            continue;
-        }
-        return Some(a.clone());
-    }
-    None
-}
-
-fn parse(argv: &[String]) -> Result<AuthArgs, String> {
-    let mut a = AuthArgs::default();
-    let mut words = Vec::new();
-    let mut it = argv.iter();
-    while let Some(arg) = it.next() {
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n, Some(v.to_owned())),
-            _ => (arg.as_str(), None),
-        };
-        let mut value = || {
-            inline
-                .clone()
-                .or_else(|| it.next().cloned())
-                .ok_or(format!("{name} needs a value"))
-        };
-        match name {
-            "--url" => a.url = Some(value()?),
-            "--json" => a.json = true,
-            "--paste" => a.paste = true,
-            "--client-id" => a.client_id = Some(value()?),
-            "--client-secret" => a.client_secret = Some(value()?),
-            "--scope" => a
-                .scopes
-                .extend(value()?.split_whitespace().map(str::to_owned)),
-            "--timeout" => {
-                let raw = value()?;
-                a.timeout = Some(
-                    raw.trim()
-                        .parse()
-                        .ok()
-                        .filter(|s: &f64| *s > 0.0 && *s <= 86_400.0)
-                        .ok_or(format!(
-                            "--timeout must be a number of seconds, not `{raw}`"
-                        ))?,
-                );
-            }
-            "--transport" => {
-                let t = value()?;
-                if !matches!(t.as_str(), "http" | "streamable-http" | "sse") {
-                    return Err(format!(
-                        "OAuth applies to http and sse servers, not `--transport {t}`"
-                    ));
-                }
-            }
-            "--verbose" => {}
-            n if n.len() >= 2 && n.starts_with('-') && n[1..].bytes().all(|b| b == b'v') => {}
-            n if n.starts_with('-') => {
-                return Err(format!(
-                    "`{n}` does not apply to login, logout and auth status (they take --url, \
-                     --paste, --client-id, --client-secret, --scope, --timeout, --json)"
-                ))
-            }
-            _ => words.push(arg.clone()),
-        }
-    }
-    a.command = match words
-        .iter()
-        .map(String::as_str)
-        .collect::<Vec<_>>()
-        .as_slice()
-    {
-        ["login"] => "login".into(),
-        ["logout"] => "logout".into(),
-        ["auth", "status"] => "status".into(),
-        ["auth", ..] => return Err("usage: mcpb --url URL auth status".into()),
-        _ => return Err(format!("unexpected arguments: {}", words.join(" "))),
+/// `login`, `logout` or `auth status`.
+pub(crate) fn command(global: &Global, command: &Command) -> Result<Output, Failure> {
+    let word = match command {
+        Command::Auth {
+            action: AuthAction::Status,
+        } => "auth status",
+        other => other.name(),
     };
-    if a.url.is_none() {
-        return Err(format!("`{}` needs --url URL", words.join(" ")));
+    global
+        .refuse(
+            word,
+            &["--stdio", "--header", "--env", "--log-level", "--max-time"],
+            "it takes --url URL or --config FILE --server NAME, and --timeout, --json",
+        )
+        .map_err(crate::usage)?;
+    if !matches!(command, Command::Login { .. }) {
+        global
+            .refuse(
+                word,
+                &["--client-id", "--client-secret", "--scope"],
+                "they choose the client of `login`",
+            )
+            .map_err(crate::usage)?;
     }
-    if a.client_secret.is_some() && a.client_id.is_none() {
-        return Err("--client-secret needs --client-id".into());
+    if global.client_secret.is_some() && global.client_id.is_none() {
+        return Err(FailureInfo::usage("--client-secret needs --client-id"));
     }
-    if a.command != "login" && (a.paste || a.client_id.is_some() || !a.scopes.is_empty()) {
-        return Err("--paste, --client-id, --client-secret and --scope apply to login".into());
+    let remote = remote(global, word)?;
+    match command {
+        Command::Login { paste } => login(global, &remote, *paste),
+        Command::Logout => logout(&remote),
+        _ => status(&remote),
     }
-    Ok(a)
+}
+
+/// The server of `--url` or `--config FILE --server NAME`; it must be http or sse.
+fn remote(global: &Global, word: &str) -> Result<Remote, Failure> {
+    let not_remote = |what: &str| {
+        FailureInfo::usage(format!("OAuth applies to http and sse servers, not {what}"))
+    };
+    let target = match global.target() {
+        Ok(t) => t,
+        Err(_) if global.url.is_none() && global.config.is_none() => {
+            return Err(FailureInfo::usage(format!(
+                "`{word}` needs --url URL (or --config FILE --server NAME)"
+            )))
+        }
+        Err(UsageError(m)) => return Err(FailureInfo::usage(m)),
+    };
+    match target {
+        Target::Url(url, transport) => {
+            let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
+            let ws = matches!(scheme.as_deref(), Some("ws" | "wss"));
+            if ws || transport == Some(UrlTransport::Ws) {
+                return Err(not_remote("WebSocket ones"));
+            }
+            Ok(Remote {
+                name: crate::host_of(&url),
+                url,
+                oauth: None,
+            })
+        }
+        Target::Config(file, wanted) => {
+            let report = crate::load_config(&file, &global.inputs)?;
+            let config = crate::pick_server(&file, wanted.as_deref(), &report, word)?;
+            let Some(url) = url_of(&config) else {
+                let name = config.name();
+                return Err(FailureInfo::config(
+                    Some(name),
+                    format!(
+                        "server `{name}`: OAuth applies to http and sse servers, this one is {}",
+                        config.transport_type()
+                    ),
+                    vec![],
+                ));
+            };
+            Ok(Remote {
+                name: config.name().to_owned(),
+                url,
+                oauth: config.oauth_config().cloned(),
+            })
+        }
+        Target::Stdio(_) => Err(not_remote("stdio ones")),
+    }
 }
 
 /// The token file.
@@ -197,89 +134,46 @@ pub(crate) fn store_path() -> PathBuf {
     base.join("mcpb").join("tokens.json")
 }
 
-/// `--client-id ID --client-secret SECRET [--scope S]` on a command other than `login`: the
-/// client-credentials grant (machine to machine).
-struct MachineClient {
-    id: String,
-    secret: String,
-    scopes: Vec<String>,
-}
-
-static MACHINE_CLIENT: OnceLock<MachineClient> = OnceLock::new();
-
-/// Takes `--client-id`, `--client-secret` and `--scope` out of a command line that is not an
-/// auth command (they select the client-credentials grant for `--url`); the rest goes to the
-/// main parser.
-pub(crate) fn take_client_options(argv: Vec<String>) -> Result<Vec<String>, String> {
-    let (mut id, mut secret, mut scopes) = (None, None, Vec::new());
-    let mut rest = Vec::new();
-    let mut it = argv.into_iter();
-    while let Some(arg) = it.next() {
-        if arg == "--" {
-            rest.push(arg);
-            rest.extend(it.by_ref());
-            break;
-        }
-        let (name, inline) = match arg.split_once('=') {
-            Some((n, v)) if n.starts_with("--") => (n.to_owned(), Some(v.to_owned())),
-            _ => (arg.clone(), None),
-        };
-        let slot = match name.as_str() {
-            "--client-id" => 0,
-            "--client-secret" => 1,
-            "--scope" => 2,
-            _ => {
-                rest.push(arg);
-                continue;
-            }
-        };
-        let value = inline
-            .or_else(|| it.next())
-            .ok_or(format!("{name} needs a value"))?;
-        match slot {
-            0 => id = Some(value),
-            1 => secret = Some(value),
-            _ => scopes.extend(value.split_whitespace().map(str::to_owned)),
-        }
-    }
-    match (id, secret) {
-        (None, None) if scopes.is_empty() => Ok(rest),
-        (Some(id), Some(secret)) => {
-            if !rest.iter().any(|a| a == "--url" || a.starts_with("--url=")) {
-                return Err("--client-id and --client-secret apply to --url".into());
-            }
-            let _ = MACHINE_CLIENT.set(MachineClient { id, secret, scopes });
-            Ok(rest)
-        }
-        _ => Err(
-            "--client-id with --client-secret (and optionally --scope) sign in as a machine \
-             client; for a person's sign-in use `login`"
-                .into(),
-        ),
+/// The URL of an http or sse server; `None` for the other transports.
+pub(crate) fn url_of(config: &ServerConfig) -> Option<String> {
+    match config.transport() {
+        TransportConfig::StreamableHttp(h) => Some(h.url.clone()),
+        TransportConfig::Sse(s) => Some(s.url.clone()),
+        _ => None,
     }
 }
 
-/// A remote config with the stored sign-in of its URL, when there is one: requests carry the
-/// token and refresh it; a sign-in that can no longer be refreshed fails with a hint to log in.
-/// With `--client-id` and `--client-secret`, the client-credentials grant instead.
-pub(crate) fn with_stored_tokens(config: ServerConfig) -> ServerConfig {
-    let url = match config.transport() {
-        TransportConfig::StreamableHttp(h) => h.url.clone(),
-        TransportConfig::Sse(s) => s.url.clone(),
-        _ => return config,
+/// A remote config with its sign-in: with `machine`, the client-credentials grant; else the
+/// config entry's `oauth` block, or the stored sign-in of its URL when there is one (requests
+/// carry the token and refresh it; a sign-in that can no longer be refreshed fails with a hint
+/// to log in). Tokens are kept in mcpb's token file. Other configs are returned as they are.
+pub(crate) fn with_sign_in(
+    global: &Global,
+    config: ServerConfig,
+    machine: Option<&MachineClient>,
+) -> ServerConfig {
+    let Some(url) = url_of(&config) else {
+        return config;
     };
     let store = FileTokenStore::new(store_path());
-    if let Some(m) = MACHINE_CLIENT.get() {
+    if let Some(m) = machine {
         let oauth = OAuthConfig::client_credentials(&m.id, &m.secret)
             .scopes(m.scopes.clone())
             .token_store(store);
         return config.oauth(oauth);
     }
+    if let Some(oauth) = config.oauth_config().cloned() {
+        return config.oauth(oauth.token_store(store));
+    }
     match store.load(&url) {
         Ok(found) if !found.is_empty() => {}
         _ => return config,
     }
-    let hint = format!("the stored sign-in is no longer valid; run `mcpb --url {url} login`");
+    let again = match &global.config {
+        Some(file) => format!("mcpb --config {file} --server {} login", config.name()),
+        None => format!("mcpb --url {url} login"),
+    };
+    let hint = format!("the stored sign-in is no longer valid; run `{again}`");
     let oauth = OAuthConfig::authorization_code(RedirectHandler::custom(
         "http://127.0.0.1/callback",
         move |_| Err(hint.clone()),
@@ -288,12 +182,19 @@ pub(crate) fn with_stored_tokens(config: ServerConfig) -> ServerConfig {
     config.oauth(oauth)
 }
 
-type Outcome = Result<(Value, String), (u8, String)>;
+/// A failure of the token file (exit 2).
+fn store_failure(remote: &Remote, e: String) -> Failure {
+    FailureInfo::config(
+        Some(&remote.name),
+        format!("server `{}`: {e}", remote.name),
+        vec![],
+    )
+}
 
-fn login(a: &AuthArgs) -> Outcome {
-    let url = a.url.clone().unwrap_or_default();
+fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failure> {
+    let url = &remote.url;
     let opener: Arc<Mutex<Option<Child>>> = Arc::default();
-    let redirect = if a.paste {
+    let redirect = if paste {
         RedirectHandler::paste(PASTE_REDIRECT, |auth_url| {
             eprintln!(
                 "Open this address in a browser and sign in:\n\n  {auth_url}\n\nThen paste the \
@@ -316,42 +217,70 @@ fn login(a: &AuthArgs) -> Outcome {
             );
             *slot.lock().unwrap_or_else(|p| p.into_inner()) = open_browser(auth_url);
         })
+        .port(remote.oauth.as_ref().map_or(0, redirect_port))
     };
-    let mut oauth = OAuthConfig::authorization_code(redirect)
-        .token_store(FileTokenStore::new(store_path()))
-        .client_name("mcpb");
-    if let Some(id) = &a.client_id {
+    let mut oauth = match &remote.oauth {
+        Some(entry) => entry.clone().redirect(redirect),
+        None => OAuthConfig::authorization_code(redirect).client_name("mcpb"),
+    }
+    .token_store(FileTokenStore::new(store_path()));
+    if let Some(id) = &global.client_id {
         oauth = oauth.client_id(id);
     }
-    if let Some(secret) = &a.client_secret {
+    if let Some(secret) = &global.client_secret {
         oauth = oauth.client_secret(secret);
     }
-    if !a.scopes.is_empty() {
-        oauth = oauth.scopes(a.scopes.clone());
+    if !global.scope.is_empty() {
+        oauth = oauth.scopes(global.scopes());
     }
-    if let Some(t) = a.timeout {
+    if let Some(t) = global.timeout {
         oauth = oauth.timeout(std::time::Duration::from_secs_f64(t));
     }
-    let result = oauth.login(&host_of(&url), &url);
+    let result = oauth.login(&remote.name, url);
     if let Some(mut child) = opener.lock().unwrap_or_else(|p| p.into_inner()).take() {
         if !matches!(child.try_wait(), Ok(Some(_))) {
             let _ = child.kill();
             let _ = child.wait();
         }
     }
-    let tokens = result.map_err(|e| (3, e.to_string()))?;
-    Ok((
+    // Signing in is part of connecting: a refusal is exit 3 (reason `auth`), as when a
+    // server refuses the first request.
+    let tokens = result.map_err(|e| {
+        let mut f = FailureInfo::from_error(&e, false);
+        if let mcp_blocking::Error::Unauthorized { detail, .. } = &e {
+            let detail = detail
+                .strip_prefix("authorization failed: ")
+                .unwrap_or(detail);
+            f.headline = format!("server `{}`: sign-in failed: {detail}", remote.name);
+        }
+        (f.exit, f.kind) = (3, "connect");
+        f.extra = json!({ "reason": "auth" });
+        f
+    })?;
+    Ok(Output::ok(
         json!({"signed_in": true, "server": url, "tokens": [summary(&tokens)]}),
         format!("Signed in to {url}.\n{}", describe(&tokens)),
     ))
 }
 
-fn logout(a: &AuthArgs) -> Outcome {
-    let url = a.url.clone().unwrap_or_default();
+/// The loopback port an entry's `oauth` block asks for (`redirect_port`; 0: any). The library
+/// shows it only in the block's `Debug` (`Loopback { port: N, .. }`), which hides no secret.
+fn redirect_port(oauth: &OAuthConfig) -> u16 {
+    let text = format!("{oauth:?}");
+    text.split_once("Loopback { port: ")
+        .and_then(|(_, rest)| {
+            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
+            digits.parse().ok()
+        })
+        .unwrap_or(0)
+}
+
+fn logout(remote: &Remote) -> Result<Output, Failure> {
+    let url = &remote.url;
     let removed = FileTokenStore::new(store_path())
-        .remove(&url)
-        .map_err(|e| (2, e))?;
-    Ok((
+        .remove(url)
+        .map_err(|e| store_failure(remote, e))?;
+    Ok(Output::ok(
         json!({"signed_in": false, "server": url, "removed": removed}),
         if removed == 0 {
             format!("No stored sign-in for {url}.")
@@ -361,18 +290,18 @@ fn logout(a: &AuthArgs) -> Outcome {
     ))
 }
 
-fn status(a: &AuthArgs) -> Outcome {
-    let url = a.url.clone().unwrap_or_default();
+fn status(remote: &Remote) -> Result<Output, Failure> {
+    let url = &remote.url;
     let found = FileTokenStore::new(store_path())
-        .load(&url)
-        .map_err(|e| (2, e))?;
+        .load(url)
+        .map_err(|e| store_failure(remote, e))?;
     let text = if found.is_empty() {
         format!("Not signed in to {url}.")
     } else {
         let lines: Vec<String> = found.iter().map(describe).collect();
         format!("Signed in to {url}.\n{}", lines.join("\n"))
     };
-    Ok((
+    Ok(Output::ok(
         json!({
             "signed_in": !found.is_empty(),
             "server": url,
@@ -440,10 +369,20 @@ fn open_browser(url: &str) -> Option<Child> {
         .ok()
 }
 
-fn host_of(url: &str) -> String {
-    url.split("://")
-        .nth(1)
-        .and_then(|r| r.split(['/', '?', '#']).next())
-        .unwrap_or("server")
-        .to_owned()
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_redirect_port_of_an_oauth_block_is_read() {
+        let port = |h: RedirectHandler| redirect_port(&OAuthConfig::authorization_code(h));
+        assert_eq!(port(RedirectHandler::loopback(|_| {}).port(8976)), 8976);
+        assert_eq!(port(RedirectHandler::loopback(|_| {})), 0);
+        assert_eq!(
+            port(RedirectHandler::custom("http://x/cb", |_| Err(
+                String::new()
+            ))),
+            0
+        );
+    }
 }

@@ -1,17 +1,20 @@
 //! Ctrl-C: the requests in flight are cancelled (`notifications/cancelled`) before mcpb exits.
 //!
-//! The handler (on the `ctrlc` crate's thread) marks the run interrupted, asks every registered
-//! client to cancel its pending requests, then closes them, which ends the blocked call on the
-//! main thread with an error the main thread recognises as the interruption (exit 130). A
-//! second Ctrl-C, or one before any client is connected, exits at once.
+//! The handler (on the `ctrlc` crate's thread) marks the run interrupted, cancels the agent run
+//! of `run` or `chat` (it stops at its next step), asks every registered client to cancel its
+//! pending requests, then closes them, which ends the blocked call on the main thread with an
+//! error the main thread recognises as the interruption (exit 130). A second Ctrl-C, or one
+//! before any client is connected, exits at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
+use mcp_blocking::agent::CancelHandle;
 use mcp_blocking::Client;
 
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static CLIENTS: Mutex<Vec<Arc<Client>>> = Mutex::new(Vec::new());
+static RUN: Mutex<Option<CancelHandle>> = Mutex::new(None);
 
 /// The reason sent with `notifications/cancelled`.
 pub(crate) const REASON: &str = "interrupted by the user (Ctrl-C)";
@@ -25,9 +28,13 @@ pub(crate) fn install() {
         if INTERRUPTED.swap(true, Ordering::SeqCst) {
             std::process::exit(i32::from(EXIT));
         }
+        let run = RUN.lock().unwrap_or_else(|p| p.into_inner()).clone();
         let clients: Vec<Arc<Client>> = lock().clone();
-        if clients.is_empty() {
+        if clients.is_empty() && run.is_none() {
             std::process::exit(i32::from(EXIT));
+        }
+        if let Some(run) = run {
+            run.cancel();
         }
         for c in &clients {
             match c.cancel_pending(REASON) {
@@ -60,6 +67,16 @@ pub(crate) fn register(client: &Arc<Client>) {
 /// Forgets `client` (it is about to be closed by its owner).
 pub(crate) fn unregister(client: &Arc<Client>) {
     lock().retain(|c| !Arc::ptr_eq(c, client));
+}
+
+/// Makes `run` the agent run the handler cancels.
+pub(crate) fn register_run(run: CancelHandle) {
+    *RUN.lock().unwrap_or_else(|p| p.into_inner()) = Some(run);
+}
+
+/// Forgets the agent run (it has ended).
+pub(crate) fn unregister_run() {
+    *RUN.lock().unwrap_or_else(|p| p.into_inner()) = None;
 }
 
 /// Whether Ctrl-C was pressed.

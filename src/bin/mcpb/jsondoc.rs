@@ -13,6 +13,7 @@ Every command, on failure (any exit code but 0 and 1):
         output | connect | timeout | rpc | protocol | closed | unauthorized | interrupted |
         turn_limit | model | task
   task adds "reason" (unsupported | cancelled | invalid)
+  interrupted (exit 130, Ctrl-C) adds "reason"
   connect adds "reason" (unreachable | auth | timed_out | closed | rejected | protocol | other)
   and "www_authenticate" when the server sent one; rpc adds "code" and "data";
   unauthorized adds "status" and "www_authenticate"; unsupported adds "capability";
@@ -49,11 +50,19 @@ subscribe  one JSON document per line (JSON Lines), one per update, until Ctrl-C
            {"server": NAME, "updated": URI}
 run        {"text", "turns", "tool_calls": [{"server", "tool", "arguments", "is_error"}],
             "usage": {"input_tokens", "output_tokens"}}; on failure kind turn_limit (exit 8,
-            with "turns", "tool_calls", "usage") or model (exit 9, "status" when the API answered)
+            with "turns", "tool_calls", "usage"), model (exit 9, "status" when the API
+            answered) or interrupted (exit 130)
 chat       one "run" document per message (JSON Lines)
+login      {"signed_in": true, "server": URL, "tokens": [Tokens]}; a refused sign-in is kind
+            connect (exit 3, "reason": "auth")
+logout     {"signed_in": false, "server": URL, "removed": N}
+auth status
+           {"signed_in": BOOL, "server": URL, "tokens": [Tokens]}
 shell      each command prints its own document, as above
 help, completions, man
            {"help"|"script"|"man": TEXT}
 
 Saved: {"path": FILE, "bytes": N, "mimeType": TYPE}
+Tokens: {"issuer", "resource", "client_id", "scope", "expires_at", "refreshable"} (never the
+        tokens themselves)
 "#;

@@ -292,34 +292,9 @@ impl Output {
     }
 }
 
-/// Whether a command line asks for help (`-h`, `--help`) rather than to run.
-fn wants_help(argv: &[String]) -> bool {
-    argv.iter().any(|a| a == "-h" || a == "--help")
-}
-
 fn main() -> ExitCode {
     let argv: Vec<String> = std::env::args().skip(1).collect();
-    // `run` and `chat` parse their own command line (it names several servers); their help
-    // comes from the declaration in `args.rs`.
-    if matches!(run::command_word(&argv), Some("run" | "chat")) && !wants_help(&argv) {
-        return run::main(&argv);
-    }
     let json_mode = args::wants_json(&argv);
-    // `login`, `logout` and `auth status` parse their own command line too (help comes from
-    // `args.rs`), and the client-credentials options are taken out before the main parser.
-    if !wants_help(&argv) {
-        if let Some(code) = auth::main(&argv) {
-            return code;
-        }
-    }
-    let argv = match auth::take_client_options(argv) {
-        Ok(rest) => rest,
-        Err(msg) => {
-            let f = FailureInfo::usage(msg);
-            f.print(json_mode);
-            return ExitCode::from(f.exit);
-        }
-    };
     let cli = match args::parse(&argv) {
         Ok(Parsed::Run(cli)) => cli,
         Ok(Parsed::Text(text)) => {
@@ -409,8 +384,14 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
             args::command_names().join(", ")
         )));
     };
+    let global = &cli.global;
     match command {
         Command::Help { topic } => return help(topic.as_deref()),
+        Command::Run(args) => return run::run(global, args),
+        Command::Chat(args) => return run::chat(global, args),
+        Command::Login { .. } | Command::Logout | Command::Auth { .. } => {
+            return auth::command(global, command)
+        }
         Command::Completions { shell } => return Ok(completions(*shell)),
         Command::Man => return man(),
         Command::Call(call) if call.tool.is_none() => {
@@ -424,19 +405,17 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
         _ => {}
     }
     // Arguments that cannot be read are refused before anything starts.
+    global.machine_client().map_err(usage)?;
     match command {
         Command::Call(call) if !call.help => {
-            args::raw_arguments(&call.args).map_err(|UsageError(m)| FailureInfo::usage(m))?;
+            args::raw_arguments(&call.args).map_err(usage)?;
         }
         Command::Prompt { args, .. } => {
-            args::raw_arguments(args).map_err(|UsageError(m)| FailureInfo::usage(m))?;
+            args::raw_arguments(args).map_err(usage)?;
         }
         _ => {}
     }
-    let global = &cli.global;
-    let target = global
-        .target()
-        .map_err(|UsageError(m)| FailureInfo::usage(m))?;
+    let target = global.target().map_err(usage)?;
     if let Target::Config(file, wanted) = &target {
         let report = load_config(file, &global.inputs)?;
         if let Command::Servers { check } = command {
@@ -455,7 +434,8 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
                 _ => {}
             }
         }
-        let config = pick_server(global, file, wanted.as_deref(), &report, command)?;
+        let config = pick_server(file, wanted.as_deref(), &report, command.name())?;
+        let config = apply_overrides(global, config)?;
         // `call SERVER/TOOL` names the one server too.
         if let Command::Call(call) = command {
             let prefix = format!("{}/", config.name());
@@ -626,13 +606,12 @@ fn server_names(report: &LoadReport) -> String {
     }
 }
 
-/// The server of a config file a command runs on.
+/// The server of a config file a command runs on, as the file gives it.
 fn pick_server(
-    global: &Global,
     file: &str,
     wanted: Option<&str>,
     report: &LoadReport,
-    command: &Command,
+    command: &str,
 ) -> Result<ServerConfig, Failure> {
     let name = match wanted {
         Some(n) => n.to_owned(),
@@ -644,14 +623,13 @@ fn pick_server(
         }
         None => {
             return Err(FailureInfo::usage(format!(
-                "`{}` runs on one server: add --server NAME ({})",
-                command.name(),
+                "`{command}` runs on one server: add --server NAME ({})",
                 server_names(report)
             )))
         }
     };
     if let Some(s) = report.server(&name) {
-        return apply_overrides(global, s.clone());
+        return Ok(s.clone());
     }
     if let Some(e) = report
         .errors
@@ -701,17 +679,11 @@ fn build_config(global: &Global, target: &Target) -> Result<ServerConfig, Failur
             let scheme = url.split_once("://").map(|(s, _)| s.to_ascii_lowercase());
             let is_ws = matches!(scheme.as_deref(), Some("ws" | "wss"));
             match transport {
-                Some(UrlTransport::Http) if !is_ws => {
-                    auth::with_stored_tokens(ServerConfig::http(name, url.clone()))
-                }
-                Some(UrlTransport::Sse) if !is_ws => {
-                    auth::with_stored_tokens(ServerConfig::sse(name, url.clone()))
-                }
+                Some(UrlTransport::Http) if !is_ws => ServerConfig::http(name, url.clone()),
+                Some(UrlTransport::Sse) if !is_ws => ServerConfig::sse(name, url.clone()),
                 Some(UrlTransport::Ws) => ServerConfig::websocket(name, url.clone()),
                 None if is_ws => ServerConfig::websocket(name, url.clone()),
-                None => {
-                    auth::with_stored_tokens(detecting_http(ServerConfig::http(name, url.clone())))
-                }
+                None => detecting_http(ServerConfig::http(name, url.clone())),
                 Some(_) => {
                     return Err(FailureInfo::usage(
                         "a ws:// or wss:// URL is a WebSocket server: drop --transport or use \
@@ -740,10 +712,23 @@ fn detecting_http(config: ServerConfig) -> ServerConfig {
     }
 }
 
-/// Applies `--timeout`, `--env` and `--header` on top of a config.
+/// Applies `--timeout`, `--env`, `--header` and the OAuth sign-in (the stored one, or the
+/// client-credentials grant of `--client-id` and `--client-secret`) on top of a config.
 fn apply_overrides(global: &Global, mut config: ServerConfig) -> Result<ServerConfig, Failure> {
     let kind = config.transport_type();
     let server = config.name().to_owned();
+    let machine = global.machine_client().map_err(usage)?;
+    if machine.is_some() && auth::url_of(&config).is_none() {
+        return Err(FailureInfo::config(
+            Some(&server),
+            format!(
+                "server `{server}`: --client-id and --client-secret apply only to http and sse \
+                 servers, this one is {kind}"
+            ),
+            vec![],
+        ));
+    }
+    config = auth::with_sign_in(global, config, machine.as_ref());
     if !global.env.is_empty() && kind != "stdio" {
         return Err(FailureInfo::config(
             Some(&server),
@@ -771,6 +756,11 @@ fn apply_overrides(global: &Global, mut config: ServerConfig) -> Result<ServerCo
         config = config.timeout_secs(secs);
     }
     Ok(config)
+}
+
+/// A usage error as a failure.
+fn usage(UsageError(message): UsageError) -> Failure {
+    FailureInfo::usage(message)
 }
 
 /// How a server is named in messages once connected.
@@ -1033,8 +1023,7 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
                 let text = schema::tool_help(&tool, server);
                 return Ok(Output::ok(json!({ "server": server, "tool": tool }), text));
             }
-            let raw =
-                args::raw_arguments(&call.args).map_err(|UsageError(m)| FailureInfo::usage(m))?;
+            let raw = args::raw_arguments(&call.args).map_err(usage)?;
             let arguments = schema::tool_arguments(&raw, &tool.input_schema)
                 .map_err(|p| argument_failure(server, &format!("tool `{name}`"), p))?;
             let opts = call_options(global, client.config());
@@ -1071,7 +1060,7 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
         }
         Command::Prompt { name, args } => {
             require(session, "prompts", "prompts")?;
-            let raw = args::raw_arguments(args).map_err(|UsageError(m)| FailureInfo::usage(m))?;
+            let raw = args::raw_arguments(args).map_err(usage)?;
             let arguments = prompt_arguments(session, name, &raw)?;
             render::prompt(&client.get_prompt(name, arguments).map_err(fail)?)
         }
@@ -1142,10 +1131,11 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
         | Command::Logout
         | Command::Auth { .. }
         | Command::Help { .. } => {
+            // Only a line of the shell gets here: the others are run before connecting.
             return Err(FailureInfo::usage(format!(
-                "`{}` does not run on a connected server",
+                "`{}` is not a shell command",
                 command.name()
-            )))
+            )));
         }
     })
 }
@@ -1252,13 +1242,7 @@ fn prompt_arguments(session: &Session, name: &str, raw: &args::RawArgs) -> Resul
         .filter(|a| a.required == Some(true) && !map.contains_key(&a.name))
         .map(|a| format!("{} (string)", a.name))
         .collect();
-    if !missing.is_empty() {
-        problems.push(format!(
-            "missing required argument{}: {}",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", ")
-        ));
-    }
+    problems.extend(schema::missing_arguments(&missing));
     if !problems.is_empty() {
         let mut f = argument_failure(server, &format!("prompt `{name}`"), problems);
         f.detail = vec!["`mcpb prompts` lists the prompts and their arguments".into()];

@@ -11,7 +11,7 @@ use mcp_blocking::config::LoadReport;
 use mcp_blocking::{Hub, ServerConfig};
 use serde_json::{json, Value};
 
-use crate::args::{CallArgs, Command, Global, UsageError};
+use crate::args::{CallArgs, Command, Global};
 use crate::{Failure, FailureInfo, Output, Session};
 
 /// What one server gave, or why it could not.
@@ -176,17 +176,7 @@ pub(crate) fn check(global: &Global, file: &str, report: &LoadReport) -> Output 
         });
         Ok((doc, String::new()))
     });
-    let width = results
-        .iter()
-        .map(|(n, _, _)| n.len())
-        .chain(
-            report
-                .errors
-                .iter()
-                .filter_map(|e| e.server.as_ref().map(String::len)),
-        )
-        .max()
-        .unwrap_or(0);
+    let width = crate::render::name_width(results.iter().map(|(n, _, _)| n.as_str()), report);
     let mut text = String::new();
     let mut entries = Vec::new();
     let mut failed = Vec::new();
@@ -347,8 +337,7 @@ fn call_on_hub(
             text,
         ));
     }
-    let raw =
-        crate::args::raw_arguments(&call.args).map_err(|UsageError(m)| FailureInfo::usage(m))?;
+    let raw = crate::args::raw_arguments(&call.args).map_err(crate::usage)?;
     let arguments = crate::schema::tool_arguments(&raw, &found.tool.input_schema).map_err(|p| {
         crate::argument_failure(&found.server, &format!("tool `{}`", found.tool.name), p)
     })?;

@@ -41,20 +41,18 @@ pub(crate) fn target_of(config: &ServerConfig) -> String {
     config.redact(&shown)
 }
 
+/// The width of the longest server name: of `names`, and of the file's invalid entries.
+pub(crate) fn name_width<'a>(
+    names: impl Iterator<Item = &'a str>,
+    report: &'a LoadReport,
+) -> usize {
+    let invalid = report.errors.iter().filter_map(|e| e.server.as_deref());
+    names.chain(invalid).map(str::len).max().unwrap_or(0)
+}
+
 pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
     let mut text = String::new();
-    let width = report
-        .servers
-        .iter()
-        .map(|s| s.name().len())
-        .chain(
-            report
-                .errors
-                .iter()
-                .filter_map(|e| e.server.as_ref().map(String::len)),
-        )
-        .max()
-        .unwrap_or(0);
+    let width = name_width(report.servers.iter().map(|s| s.name()), report);
     let mut servers = Vec::new();
     for s in &report.servers {
         let target = target_of(s);
@@ -323,37 +321,37 @@ pub(crate) fn completion(result: &CompleteResult) -> Output {
 }
 
 pub(crate) fn resources(resources: &[Resource]) -> Output {
-    let mut text = String::new();
-    for r in resources {
-        let v = to_json(r);
-        let mime = v["mimeType"]
-            .as_str()
-            .map(|m| format!(" ({m})"))
-            .unwrap_or_default();
-        let _ = writeln!(text, "{}  {}{mime}", r.uri, r.name);
-        indented(&mut text, v["description"].as_str().unwrap_or(""));
-    }
-    if resources.is_empty() {
-        text.push_str("(no resources)\n");
-    }
+    let text = uri_listing(resources, "uri", "(no resources)");
     Output::ok(json!({ "resources": resources }), text)
 }
 
 pub(crate) fn templates(templates: &[ResourceTemplate]) -> Output {
+    let text = uri_listing(templates, "uriTemplate", "(no resource templates)");
+    Output::ok(json!({ "resourceTemplates": templates }), text)
+}
+
+/// Resources or templates, one each: `URI  NAME (MIME)` (the URI under `uri_key`), then the
+/// description; `none` when there are none.
+fn uri_listing<T: Serialize>(items: &[T], uri_key: &str, none: &str) -> String {
     let mut text = String::new();
-    for t in templates {
-        let v = to_json(t);
+    for item in items {
+        let v = to_json(item);
         let mime = v["mimeType"]
             .as_str()
             .map(|m| format!(" ({m})"))
             .unwrap_or_default();
-        let _ = writeln!(text, "{}  {}{mime}", t.uri_template, t.name);
+        let (uri, name) = (
+            v[uri_key].as_str().unwrap_or(""),
+            v["name"].as_str().unwrap_or(""),
+        );
+        let _ = writeln!(text, "{uri}  {name}{mime}");
         indented(&mut text, v["description"].as_str().unwrap_or(""));
     }
-    if templates.is_empty() {
-        text.push_str("(no resource templates)\n");
+    if items.is_empty() {
+        text.push_str(none);
+        text.push('\n');
     }
-    Output::ok(json!({ "resourceTemplates": templates }), text)
+    text
 }
 
 pub(crate) fn read(result: &ReadResourceResult) -> Output {

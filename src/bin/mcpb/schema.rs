@@ -236,13 +236,7 @@ pub(crate) fn tool_arguments(raw: &RawArgs, schema: &Value) -> Result<Value, Pro
             format!("{name} ({t})")
         })
         .collect();
-    if !missing.is_empty() {
-        problems.push(format!(
-            "missing required argument{}: {}",
-            if missing.len() == 1 { "" } else { "s" },
-            missing.join(", ")
-        ));
-    }
+    problems.extend(missing_arguments(&missing));
     if problems.is_empty() {
         Ok(if map.is_empty() && raw.is_empty() {
             Value::Null
@@ -373,6 +367,17 @@ fn distance(a: &str, b: &str) -> usize {
         }
     }
     row[b.len()]
+}
+
+/// The problem of missing required arguments (`NAME (TYPE)` each), if any are missing.
+pub(crate) fn missing_arguments(missing: &[String]) -> Option<String> {
+    (!missing.is_empty()).then(|| {
+        format!(
+            "missing required argument{}: {}",
+            if missing.len() == 1 { "" } else { "s" },
+            missing.join(", ")
+        )
+    })
 }
 
 #[cfg(test)]

@@ -13,7 +13,7 @@ use std::io::{BufRead, IsTerminal};
 use clap::Parser;
 use serde_json::{json, Value};
 
-use crate::args::{Cli, Command, Global, UsageError};
+use crate::args::{Cli, Command, Global};
 use crate::{Failure, FailureInfo, Output, Session};
 
 const SHELL_HELP: &str = "\
@@ -131,14 +131,11 @@ fn one_line(global: &Global, session: &Session, line: &str) -> Result<Output, Fa
                 let text = e.render().to_string();
                 return Ok(Output::ok(json!({ "help": text }), text));
             }
-            _ => {
-                let UsageError(m) = crate::args::clap_usage(&e);
-                return Err(FailureInfo::usage(m));
-            }
+            _ => return Err(crate::usage(crate::args::clap_usage(&e))),
         },
     };
     let g = &cli.global;
-    if g.stdio.is_some() || g.url.is_some() || g.config.is_some() || g.server.is_some() {
+    if g.stdio.is_some() || g.url.is_some() || g.config.is_some() || !g.servers.is_empty() {
         return Err(FailureInfo::usage(
             "the server is chosen when the shell starts; leave --stdio, --url, --config and \
              --server out of its lines",
@@ -152,15 +149,6 @@ fn one_line(global: &Global, session: &Session, line: &str) -> Result<Output, Fa
     match &command {
         Command::Help { topic } => crate::help(topic.as_deref()),
         Command::Call(call) if call.tool.is_none() => crate::help(Some("call")),
-        Command::Shell
-        | Command::Servers { .. }
-        | Command::Completions { .. }
-        | Command::Man
-        | Command::Run(_)
-        | Command::Chat(_) => Err(FailureInfo::usage(format!(
-            "`{}` is not a shell command",
-            command.name()
-        ))),
         Command::Subscribe { uri } => {
             crate::require(session, "resources.subscribe", "resource subscriptions")?;
             session
