@@ -6,7 +6,11 @@
 //! explicit `TaskHandle` (status, wait, result, cancel from another thread); the call's timeout
 //! sends `tasks/cancel`; `list_tasks` is `Error::Unsupported` (the extension has no list); a
 //! modern server without the extension gets typed errors; the Hub goes through the same path.
+//! Over Streamable HTTP (a scripted server): every request declares the extension, the
+//! `tasks/*` requests carry `Mcp-Name: <taskId>`, and a task's `inputRequests` are answered by
+//! the handlers with `tasks/update`.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -14,9 +18,10 @@ use mcp_blocking::config::{ProtocolEra, ProtocolMode};
 use mcp_blocking::error::TaskErrorKind;
 use mcp_blocking::model::{ElicitParams, ElicitResult, TaskStatus};
 use mcp_blocking::{CallOptions, Client, Error, Hub, ServerConfig};
-use serde_json::json;
+use serde_json::{json, Value};
 
 mod common;
+mod support_remote;
 
 fn fixture(name: &str, args: &[&str], mode: ProtocolMode) -> ServerConfig {
     ServerConfig::stdio(name, common::fixture::path())
@@ -321,4 +326,123 @@ fn the_hub_runs_a_task_tool_through_its_client() {
         hub.list_tasks().expect("no server lists tasks").is_empty(),
         "no modern server has a task list"
     );
+}
+
+/// A modern Streamable HTTP server offering the extension: `tools/call` makes task `t-9`, whose
+/// first `tasks/get` asks for roots (`inputRequests`), and the next ones say it completed.
+fn tasks_http() -> support_remote::HttpServer {
+    let gets = Arc::new(AtomicUsize::new(0));
+    support_remote::HttpServer::start(move |req, conn| {
+        if req.method != "POST" {
+            conn.respond(405, &[], b"");
+            return;
+        }
+        let msg = req.json();
+        let id = msg["id"].clone();
+        if msg.get("id").is_none() {
+            conn.accepted();
+            return;
+        }
+        let task = |status: &str| {
+            json!({"taskId": "t-9", "status": status, "createdAt": "2026-01-01T00:00:00Z",
+                   "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttlMs": 60000, "pollIntervalMs": 10})
+        };
+        let result: Value = match msg["method"].as_str().unwrap_or("") {
+            "server/discover" => json!({"supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}, "extensions": {"io.modelcontextprotocol/tasks": {}}},
+                "resultType": "complete"}),
+            "tools/call" => {
+                let mut t = task("working");
+                t["resultType"] = json!("task");
+                t
+            }
+            "tasks/get" if gets.fetch_add(1, Ordering::SeqCst) == 0 => {
+                let mut t = task("input_required");
+                t["resultType"] = json!("complete");
+                t["inputRequests"] = json!({"where": {"method": "roots/list", "params": {}}});
+                t
+            }
+            "tasks/get" => {
+                let mut t = task("completed");
+                // The SEP's examples put "task" here; the text says "complete": both are read.
+                t["resultType"] = json!("task");
+                t["result"] = json!({"content": [{"type": "text", "text": "rooted"}]});
+                t
+            }
+            "tasks/update" => json!({"resultType": "complete"}),
+            other => {
+                let body = json!({"jsonrpc": "2.0", "id": id,
+                    "error": {"code": -32601, "message": format!("no {other}")}});
+                conn.json(404, &[], &body);
+                return;
+            }
+        };
+        conn.json(
+            200,
+            &[],
+            &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+        );
+    })
+}
+
+#[test]
+fn over_streamable_http_task_requests_are_routed_by_task_id_and_declare_the_extension() {
+    let srv = tasks_http();
+    let cfg = ServerConfig::http("web", srv.url("/mcp"))
+        .timeout_secs(5.0)
+        .protocol_mode(ProtocolMode::Modern);
+    let c = Client::builder(cfg)
+        .roots(vec![mcp_blocking::model::Root::new("file:///here")])
+        .connect()
+        .expect("connect");
+    let r = c
+        .call_tool("anything", json!({}))
+        .expect("the task's result");
+    assert_eq!(r.text(), "rooted");
+    c.close().unwrap();
+    let reqs = srv.requests();
+    let methods: Vec<String> = reqs
+        .iter()
+        .filter(|r| r.json().get("id").is_some())
+        .map(|r| r.rpc_method())
+        .collect();
+    assert_eq!(
+        methods,
+        [
+            "server/discover",
+            "tools/call",
+            "tasks/get",
+            "tasks/update",
+            "tasks/get"
+        ]
+    );
+    for r in &reqs {
+        let m = r.json();
+        if m.get("id").is_none() || m["method"] == "server/discover" {
+            continue;
+        }
+        assert_eq!(
+            m["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"]["extensions"]
+                ["io.modelcontextprotocol/tasks"],
+            json!({}),
+            "{m}"
+        );
+        assert!(
+            m["params"].get("task").is_none(),
+            "no legacy task parameter"
+        );
+        assert_eq!(r.header("mcp-method"), m["method"].as_str());
+        if m["method"]
+            .as_str()
+            .is_some_and(|x| x.starts_with("tasks/"))
+        {
+            assert_eq!(r.header("mcp-name"), Some("t-9"), "{m}");
+        }
+        if m["method"] == "tasks/update" {
+            assert_eq!(
+                m["params"]["inputResponses"]["where"]["roots"][0]["uri"],
+                json!("file:///here")
+            );
+        }
+    }
 }
