@@ -615,6 +615,9 @@ impl Client {
 
     /// Sends any request and returns its raw result: for methods this crate has no wrapper for.
     ///
+    /// In the modern era a `tools/call` the server answers with a task (the tasks extension)
+    /// returns that task as sent (`resultType: "task"`, `taskId`, ...): nothing drives it.
+    ///
     /// # Errors
     /// As [`ping`](Self::ping); [`Error::InvalidArgument`] when a timeout in `opts` is out of
     /// range (see [`CallOptions::timeout`]), before anything is sent.
