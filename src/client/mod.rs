@@ -15,6 +15,7 @@ mod modern;
 mod options;
 mod task_calls;
 mod tasks;
+mod tasks_modern;
 
 use crate::sync::{lock, read_lock, write_lock};
 use std::sync::{Arc, Mutex, RwLock};
@@ -354,9 +355,18 @@ impl Client {
     /// [`list_tools`](Self::list_tools)). See [`call_tool_as_task`](Self::call_tool_as_task)
     /// to keep a handle on the task instead.
     ///
+    /// In the modern era (2026-07-28) the server decides which calls become tasks, when it
+    /// offers the tasks extension (`io.modelcontextprotocol/tasks`, declared by the client on
+    /// every request then): a call answered with a task is driven the same way (`tasks/get`
+    /// polls, input requests answered by the handlers and sent with `tasks/update`,
+    /// `tasks/cancel` when the timeout passes) and returns the task's result.
+    ///
     /// # Errors
     /// [`Error::InvalidArgument`] when `arguments` is not an object; as [`ping`](Self::ping);
-    /// for a task, [`Error::Task`] when it was cancelled.
+    /// for a task, [`Error::Task`] when it was cancelled (or, modern era, of kind
+    /// [`TaskErrorKind::Unsupported`](crate::error::TaskErrorKind::Unsupported) when the
+    /// server requires the tasks extension (-32021) without offering it); a modern task that
+    /// failed is its [`Error::Rpc`].
     pub fn call_tool(&self, name: &str, arguments: Value) -> Result<CallToolResult, Error> {
         self.call_tool_with(name, arguments, &CallOptions::default())
     }
@@ -372,6 +382,9 @@ impl Client {
         arguments: Value,
         opts: &CallOptions,
     ) -> Result<CallToolResult, Error> {
+        if self.connection()?.modern.is_some() {
+            return self.call_tool_modern(name, arguments, opts);
+        }
         if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
             return done;
         }
@@ -601,6 +614,9 @@ impl Client {
     }
 
     /// Sends any request and returns its raw result: for methods this crate has no wrapper for.
+    ///
+    /// In the modern era a `tools/call` the server answers with a task (the tasks extension)
+    /// returns that task as sent (`resultType: "task"`, `taskId`, ...): nothing drives it.
     ///
     /// # Errors
     /// As [`ping`](Self::ping); [`Error::InvalidArgument`] when a timeout in `opts` is out of

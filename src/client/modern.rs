@@ -16,6 +16,7 @@
 
 use std::collections::{HashMap, HashSet};
 use std::ops::Not;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
 
@@ -47,6 +48,8 @@ pub(crate) struct Modern {
     /// The `x-mcp-header` parameters of the tools listed so far, by tool name.
     tool_headers: RwLock<HashMap<String, Vec<ParamHeader>>>,
     pub(crate) discover: RwLock<Option<DiscoverResult>>,
+    /// The server offers the tasks extension: every request declares it.
+    tasks: AtomicBool,
     /// One `subscriptions/listen` per subscribed uri.
     listens: Mutex<Vec<Listen>>,
     /// Listen threads of ended subscriptions, joined on close.
@@ -70,6 +73,7 @@ impl Modern {
             log_level: RwLock::new(None),
             tool_headers: RwLock::new(HashMap::new()),
             discover: RwLock::new(None),
+            tasks: AtomicBool::new(false),
             listens: Mutex::new(Vec::new()),
             ended: Mutex::new(Vec::new()),
             subscribing: Mutex::new(()),
@@ -85,15 +89,22 @@ impl Modern {
     pub(crate) fn meta(&self) -> Map<String, Value> {
         let mut m = Map::new();
         m.insert(era::META_PROTOCOL_VERSION.into(), self.version().into());
-        m.insert(
-            era::META_CLIENT_CAPABILITIES.into(),
-            self.capabilities.clone(),
-        );
+        let mut caps = self.capabilities.clone();
+        if self.offers_tasks() {
+            super::tasks_modern::declare_extension(&mut caps);
+        }
+        m.insert(era::META_CLIENT_CAPABILITIES.into(), caps);
         m.insert(era::META_CLIENT_INFO.into(), self.client_info.clone());
         if let Some(level) = *read_lock(&self.log_level) {
             m.insert(era::META_LOG_LEVEL.into(), json!(level));
         }
         m
+    }
+
+    /// Whether the server offers the tasks extension (`io.modelcontextprotocol/tasks`) in
+    /// `server/discover`.
+    pub(crate) fn offers_tasks(&self) -> bool {
+        self.tasks.load(Ordering::Relaxed)
     }
 
     /// The HTTP headers of an outbound frame (see `Transport::set_header_hook`).
@@ -315,6 +326,10 @@ impl Client {
         }
         let version = modern.version();
         let init = discovered.to_initialize_result(&version);
+        modern.tasks.store(
+            super::tasks_modern::offers_extension(&discovered.capabilities),
+            Ordering::Relaxed,
+        );
         *write_lock(&modern.discover) = Some(discovered);
         log::debug!(
             "server `{server}`: connected to {} {} (protocol {version}, stateless)",
@@ -397,6 +412,21 @@ impl Client {
                     }
                     return Ok(value);
                 }
+                // The tasks extension: kept whole (`resultType` included) for the caller.
+                "task"
+                    if method == "tools/call"
+                        && conn.modern.as_ref().is_some_and(|m| m.offers_tasks()) =>
+                {
+                    return Ok(value);
+                }
+                "task" => {
+                    return Err(Error::Protocol {
+                        server: self.server_name().to_owned(),
+                        detail: format!(
+                            "`{method}` answered with a task, which this client did not ask for"
+                        ),
+                    })
+                }
                 "input_required" if MRTR_METHODS.contains(&method) => {
                     rounds += 1;
                     if rounds > max_rounds {
@@ -441,28 +471,7 @@ impl Client {
 
     /// Answers one of the server's input requests with the installed handlers.
     fn answer_input(&self, conn: &Connection, request: &Value) -> Result<Value, Error> {
-        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
-        let params = request.get("params").cloned().unwrap_or(Value::Null);
-        if method == "roots/list" {
-            return match read_lock(&self.roots).as_ref() {
-                Some(roots) => Ok(json!({ "roots": roots })),
-                None => Err(Error::Unsupported {
-                    server: self.server_name().to_owned(),
-                    feature: "`roots/list` without roots set (see `ClientBuilder::roots`)".into(),
-                    era: ProtocolEra::Modern,
-                }),
-            };
-        }
-        conn.sink.ctx.serve(method, params).map_err(|e| Error::Rpc {
-            server: self.server_name().to_owned(),
-            code: e.code,
-            message: format!(
-                "the client's `{}` handler refused the server's input request: {}",
-                conn.sink.ctx.limits.echo(method),
-                e.message
-            ),
-            data: e.data.map(Box::new),
-        })
+        answer_input(conn, &self.roots, request)
     }
 
     /// `subscribe` in the modern era: a `subscriptions/listen` for `uri`, acknowledged by the
@@ -685,6 +694,37 @@ impl Client {
             era,
         }
     }
+}
+
+/// Answers one of the server's input requests (an MRTR round, or a task's `inputRequests`)
+/// with the installed handlers, `roots/list` with `roots`.
+pub(super) fn answer_input(
+    conn: &Connection,
+    roots: &RwLock<Option<Vec<crate::model::Root>>>,
+    request: &Value,
+) -> Result<Value, Error> {
+    let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+    let params = request.get("params").cloned().unwrap_or(Value::Null);
+    if method == "roots/list" {
+        return match read_lock(roots).as_ref() {
+            Some(roots) => Ok(json!({ "roots": roots })),
+            None => Err(Error::Unsupported {
+                server: conn.server.to_string(),
+                feature: "`roots/list` without roots set (see `ClientBuilder::roots`)".into(),
+                era: ProtocolEra::Modern,
+            }),
+        };
+    }
+    conn.sink.ctx.serve(method, params).map_err(|e| Error::Rpc {
+        server: conn.server.to_string(),
+        code: e.code,
+        message: format!(
+            "the client's `{}` handler refused the server's input request: {}",
+            conn.sink.ctx.limits.echo(method),
+            e.message
+        ),
+        data: e.data.map(Box::new),
+    })
 }
 
 /// A failed `server/discover` as a connect error: the server's JSON-RPC error is a refusal of

@@ -17,10 +17,11 @@ use crate::model::{
 use crate::sync::lock;
 
 impl Client {
-    fn task_ctx(&self) -> Result<TaskCtx, Error> {
+    pub(super) fn task_ctx(&self) -> Result<TaskCtx, Error> {
         Ok(TaskCtx {
             conn: self.connection()?,
             secrets: self.config.secret_values(),
+            roots: Arc::clone(&self.roots),
         })
     }
 
@@ -29,9 +30,15 @@ impl Client {
     /// unless [`CallOptions::task_ttl`] asks for one. Progress, when `opts` asks for it, reaches
     /// the callback during the `tools/call` and then during [`TaskHandle::wait`].
     ///
+    /// In the modern era (2026-07-28, the tasks extension) the server decides: a call it
+    /// answers at once is [`Error::Task`] of kind [`TaskErrorKind::Invalid`] (its result is
+    /// what [`call_tool`](Self::call_tool) returns); `task_ttl` is not sent (the extension has
+    /// no such request) and no progress comes during the task.
+    ///
     /// # Errors
     /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server does not declare
-    /// task-augmented `tools/call` (nothing is sent); [`Error::Task`] of kind
+    /// task-augmented `tools/call`, or in the modern era does not offer the tasks extension
+    /// (nothing is sent); [`Error::Task`] of kind
     /// [`TaskErrorKind::Invalid`] when the server answers with something else than a task;
     /// as [`call_tool_with`](Self::call_tool_with).
     pub fn call_tool_as_task(
@@ -41,6 +48,9 @@ impl Client {
         opts: &CallOptions,
     ) -> Result<TaskHandle, Error> {
         let ctx = self.task_ctx()?;
+        if ctx.modern_tasks().is_some() {
+            return self.call_tool_as_task_modern(ctx, name, arguments, opts);
+        }
         ctx.require("requests.tools.call", TasksCapability::has_tool_calls)?;
         opts.check(self.server_name())?;
         let mut params = self.tool_params(name, arguments)?;
@@ -183,7 +193,9 @@ impl Client {
     }
 
     /// A task's result (`tasks/result`): blocks until the task ends, at most the server's
-    /// timeout. A `failed` task's result has `isError` set.
+    /// timeout. A `failed` task's result has `isError` set. In the modern era, where
+    /// `tasks/result` does not exist, `tasks/get` is polled until the task ends (its input
+    /// requests answered by the handlers).
     ///
     /// # Errors
     /// As [`get_task`](Self::get_task); [`Error::Rpc`] when the tool call ended in a JSON-RPC
@@ -191,6 +203,16 @@ impl Client {
     pub fn task_result(&self, task_id: &str) -> Result<CallToolResult, Error> {
         let ctx = self.task_ctx()?;
         ctx.require("tasks", |_| true)?;
+        if ctx.modern_tasks().is_some() {
+            let v = ctx.get_modern(task_id, None)?;
+            let handle = TaskHandle {
+                created: CreateTaskResult::new(ctx.parse_task(&v)?),
+                ctx,
+                opts: CallOptions::default(),
+                progress: None,
+            };
+            return handle.result();
+        }
         ctx.typed(
             "tasks/result",
             Some(json!({ "taskId": task_id })),
@@ -198,7 +220,9 @@ impl Client {
         )
     }
 
-    /// Cancels a task (`tasks/cancel`); returns it, now `cancelled`.
+    /// Cancels a task (`tasks/cancel`); returns it, now `cancelled`. In the modern era the
+    /// cancellation is only acknowledged (it is cooperative): this returns the task as a
+    /// `tasks/get` right after finds it, which may still be running or have ended otherwise.
     ///
     /// # Errors
     /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server does not declare
@@ -212,9 +236,13 @@ impl Client {
     ///
     /// # Errors
     /// [`Error::Task`] of kind [`TaskErrorKind::Unsupported`] when the server does not declare
-    /// `tasks.list`; as [`list_tools`](Self::list_tools).
+    /// `tasks.list`; [`Error::Unsupported`] in the modern era (the tasks extension has no
+    /// list); as [`list_tools`](Self::list_tools).
     pub fn list_tasks_page(&self, cursor: Option<&str>) -> Result<ListTasksResult, Error> {
         let ctx = self.task_ctx()?;
+        if ctx.modern_tasks().is_some() {
+            return Err(self.no_task_list());
+        }
         ctx.require("list", TasksCapability::has_list)?;
         ctx.typed(
             "tasks/list",

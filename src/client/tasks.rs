@@ -13,6 +13,9 @@
 //!
 //! [`Client::call_tool`](super::Client::call_tool) runs a tool whose `execution.taskSupport` is `required` this way by
 //! itself, when the server declares task-augmented `tools/call`.
+//!
+//! In the modern era (2026-07-28) the same handle drives a task of the extension
+//! `io.modelcontextprotocol/tasks` (see `tasks_modern.rs`).
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -107,6 +110,8 @@ impl Drop for TaskHandle {
 pub(super) struct TaskCtx {
     pub(super) conn: Arc<Connection>,
     pub(super) secrets: Secrets,
+    /// The client's roots, for a modern task's `roots/list` input request.
+    pub(super) roots: Arc<std::sync::RwLock<Option<Vec<crate::model::Root>>>>,
 }
 
 impl TaskCtx {
@@ -143,6 +148,9 @@ impl TaskCtx {
         what: &str,
         has: impl Fn(&TasksCapability) -> bool,
     ) -> Result<(), Error> {
+        if self.modern_tasks().is_some() {
+            return self.require_extension();
+        }
         match self.capability() {
             Some(t) if has(&t) => Ok(()),
             Some(_) => Err(self.unsupported(&format!(
@@ -164,6 +172,10 @@ impl TaskCtx {
     }
 
     pub(super) fn get(&self, task_id: &str, timeout: Option<Duration>) -> Result<Task, Error> {
+        if self.modern_tasks().is_some() {
+            let v = self.get_modern(task_id, timeout)?;
+            return self.parse_task(&v);
+        }
         let opts = CallOptions {
             timeout,
             ..CallOptions::default()
@@ -172,6 +184,9 @@ impl TaskCtx {
     }
 
     pub(super) fn cancel(&self, task_id: &str, timeout: Option<Duration>) -> Result<Task, Error> {
+        if self.modern_tasks().is_some() {
+            return self.cancel_modern(task_id, timeout);
+        }
         self.require("cancel", TasksCapability::has_cancel)?;
         let opts = CallOptions {
             timeout,
@@ -228,6 +243,11 @@ impl TaskHandle {
     ///
     /// The task is not cancelled when `timeout` passes: wait again, or [`cancel`](Self::cancel).
     ///
+    /// In the modern era the wait polls `tasks/get`, whose answer carries the result, and
+    /// answers an `input_required` task's input requests with the handlers (`tasks/update`);
+    /// a failed task is its JSON-RPC error ([`Error::Rpc`]), its time running out
+    /// [`Error::Timeout`] with method `tasks/get`.
+    ///
     /// # Errors
     /// [`Error::Timeout`] (method `tasks/result`) when `timeout` passes; [`Error::Task`] of kind
     /// [`TaskErrorKind::Cancelled`] for a cancelled task; [`Error::Rpc`] when the tool call
@@ -236,6 +256,9 @@ impl TaskHandle {
     pub fn wait(&self, timeout: Duration) -> Result<CallToolResult, Error> {
         check_timeout(&self.ctx, timeout)?;
         let start = Instant::now();
+        if self.ctx.modern_tasks().is_some() {
+            return self.drive_modern(start, timeout, false);
+        }
         self.drive(start, timeout, false)
     }
 
@@ -246,6 +269,10 @@ impl TaskHandle {
     /// # Errors
     /// As [`Client::task_result`](super::Client::task_result).
     pub fn result(&self) -> Result<CallToolResult, Error> {
+        if self.ctx.modern_tasks().is_some() {
+            let timeout = self.opts.timeout.unwrap_or(self.ctx.conn.default_timeout);
+            return self.drive_modern(Instant::now(), timeout, false);
+        }
         let opts = CallOptions {
             timeout: self.opts.timeout,
             ..CallOptions::default()

@@ -99,6 +99,8 @@ pub(crate) fn standard_headers(msg: &Value) -> Option<Vec<(String, String)>> {
     let key = match method {
         "tools/call" | "prompts/get" => Some("name"),
         "resources/read" => Some("uri"),
+        // The tasks extension routes its methods by task.
+        "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     };
     if let Some(name) = key.and_then(|k| msg.get("params")?.get(k)?.as_str()) {
@@ -316,6 +318,10 @@ mod tests {
         assert!(h.contains(&("Mcp-Method".into(), "resources/read".into())));
         assert!(h.contains(&("Mcp-Name".into(), "file:///a%20b.txt".into())));
         assert!(h.contains(&("MCP-Protocol-Version".into(), "2026-07-28".into())));
+        let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
+            "params": {"taskId": "t-1", "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}});
+        let h = standard_headers(&get).expect("modern");
+        assert!(h.contains(&("Mcp-Name".into(), "t-1".into())), "{h:?}");
         let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
         assert!(standard_headers(&legacy).is_none());
     }

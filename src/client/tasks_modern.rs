@@ -1,0 +1,487 @@
+//! Tasks in the modern era (2026-07-28): the extension `io.modelcontextprotocol/tasks`.
+//!
+//! ```text
+//!  server/discover offers extensions["io.modelcontextprotocol/tasks"]
+//!    └─> every request declares it in _meta clientCapabilities.extensions
+//!  tools/call ──resultType "task" (flat Task: taskId, status, ttlMs, pollIntervalMs)──> TaskHandle
+//!  wait: tasks/get every pollIntervalMs (bounded by Limits::task_poll_floor/ceiling)
+//!        ├─ input_required: inputRequests answered by the handlers ──> tasks/update ──> poll on
+//!        ├─ completed: its inline `result` (a tool's isError included)
+//!        ├─ failed: its inline JSON-RPC `error`
+//!        └─ cancelled: Error::Task (Cancelled)
+//!  cancel: tasks/cancel (an empty ack), then tasks/get for the task as it is now
+//! ```
+//!
+//! The server decides which calls become tasks; nothing else differs for the caller from the
+//! legacy era ([`tasks`](super::tasks)), except that there is no `tasks/list` (an
+//! [`Error::Unsupported`]), no `tasks/result` (the result comes inline with `tasks/get`), no
+//! progress during a task, and no status notifications outside a `subscriptions/listen`.
+
+use std::collections::HashSet;
+use std::time::{Duration, Instant};
+
+use serde_json::{json, Map, Value};
+
+use super::options::CallOptions;
+use super::tasks::{TaskCtx, TaskErrorKind, TaskHandle};
+use super::Client;
+use crate::config::ProtocolEra;
+use crate::deadline;
+use crate::error::{Error, ErrorCode};
+use crate::model::{CallToolResult, CreateTaskResult, ServerCapabilities, Task, TaskStatus};
+
+/// The extension's id, in `server/discover` capabilities and in the client's.
+pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+
+/// The modern error for a request that needs a capability the client did not declare.
+const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
+
+/// The longest a request made after a call's time ran out (`tasks/cancel`) may take.
+const AFTER_DEADLINE: Duration = Duration::from_secs(1);
+
+/// Whether `server/discover` capabilities offer the tasks extension.
+pub(crate) fn offers_extension(caps: &ServerCapabilities) -> bool {
+    caps.extra
+        .get("extensions")
+        .and_then(|e| e.get(TASKS_EXTENSION))
+        .is_some()
+}
+
+/// Adds the extension to client capabilities (a JSON object).
+pub(crate) fn declare_extension(caps: &mut Value) {
+    if let Value::Object(m) = caps {
+        let ext = m
+            .entry("extensions")
+            .or_insert_with(|| Value::Object(Map::new()));
+        if let Value::Object(e) = ext {
+            e.insert(TASKS_EXTENSION.into(), json!({}));
+        }
+    }
+}
+
+/// A task as the extension describes it (`CreateTaskResult` or `tasks/get`: flat, `ttlMs`,
+/// `pollIntervalMs`), as a [`Task`]: `ttl` and `poll_interval` in milliseconds; the inline
+/// `result`, `error` and `inputRequests` are left out.
+pub(super) fn task_of(v: &Value) -> Result<Task, serde_json::Error> {
+    let mut m = v.as_object().cloned().unwrap_or_default();
+    for k in ["resultType", "result", "error", "inputRequests"] {
+        m.remove(k);
+    }
+    if let Some(t) = m.remove("ttlMs") {
+        m.insert("ttl".into(), t);
+    }
+    if let Some(p) = m.remove("pollIntervalMs") {
+        m.insert("pollInterval".into(), p);
+    }
+    serde_json::from_value(Value::Object(m))
+}
+
+/// Whether a result is the extension's `CreateTaskResult`.
+pub(super) fn is_task(v: &Value) -> bool {
+    v.get("resultType").and_then(Value::as_str) == Some("task")
+}
+
+/// A `-32021` that asks for the tasks extension, as a typed error naming the tool.
+fn requires_extension(e: Error, ctx: &TaskCtx, name: &str) -> Error {
+    match &e {
+        Error::Rpc { code, data, .. }
+            if code.0 == MISSING_REQUIRED_CLIENT_CAPABILITY
+                && data
+                    .as_deref()
+                    .and_then(|d| d.get("requiredCapabilities"))
+                    .and_then(|c| c.get("extensions"))
+                    .and_then(|x| x.get(TASKS_EXTENSION))
+                    .is_some() =>
+        {
+            Error::Task {
+                server: ctx.server(),
+                kind: TaskErrorKind::Unsupported,
+                task_id: None,
+                detail: format!(
+                    "the tool `{}` runs only as a task, and the server did not offer the tasks \
+                     extension (`{TASKS_EXTENSION}`) in `server/discover` (error -32021)",
+                    ctx.conn.sink.ctx.limits.echo(name)
+                ),
+            }
+        }
+        _ => e,
+    }
+}
+
+impl TaskCtx {
+    /// `Some(offered)` on a modern connection: whether the server offers the extension.
+    pub(super) fn modern_tasks(&self) -> Option<bool> {
+        self.conn.modern.as_ref().map(|m| m.offers_tasks())
+    }
+
+    /// `Ok` when the server offers the extension; else a typed error.
+    pub(super) fn require_extension(&self) -> Result<(), Error> {
+        match self.modern_tasks() {
+            Some(true) => Ok(()),
+            _ => Err(self.unsupported(&format!(
+                "the server does not offer the tasks extension (`{TASKS_EXTENSION}`) in \
+                 `server/discover`"
+            ))),
+        }
+    }
+
+    /// `tasks/get` under the extension: the whole answer (with `resultType` removed).
+    pub(super) fn get_modern(
+        &self,
+        task_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Value, Error> {
+        self.require_extension()?;
+        let opts = CallOptions {
+            timeout,
+            ..CallOptions::default()
+        };
+        self.typed("tasks/get", Some(json!({ "taskId": task_id })), &opts)
+    }
+
+    /// The task of a `tasks/get` answer.
+    pub(super) fn parse_task(&self, v: &Value) -> Result<Task, Error> {
+        task_of(v).map_err(|e| {
+            Error::Protocol {
+                server: self.server(),
+                detail: format!("malformed `tasks/get` result: {e}"),
+            }
+            .redact(&self.secrets)
+        })
+    }
+
+    /// `tasks/cancel` under the extension (an acknowledgement), then the task as it is now.
+    pub(super) fn cancel_modern(
+        &self,
+        task_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<Task, Error> {
+        self.require_extension()?;
+        let opts = CallOptions {
+            timeout,
+            ..CallOptions::default()
+        };
+        self.typed::<Value>("tasks/cancel", Some(json!({ "taskId": task_id })), &opts)?;
+        let v = self.get_modern(task_id, timeout)?;
+        self.parse_task(&v)
+    }
+
+    /// A task's inline outcome (`completed` or `failed`), or `None` while it runs.
+    fn outcome(&self, task: &Task, v: &Value) -> Option<Result<CallToolResult, Error>> {
+        let parse = |r: &Value| {
+            serde_json::from_value::<CallToolResult>(r.clone()).map_err(|e| {
+                Error::Protocol {
+                    server: self.server(),
+                    detail: format!("malformed result of task `{}`: {e}", task.task_id),
+                }
+                .redact(&self.secrets)
+            })
+        };
+        match task.status {
+            TaskStatus::Completed => Some(match v.get("result") {
+                Some(r) => parse(r),
+                None => Err(Error::Protocol {
+                    server: self.server(),
+                    detail: format!("the completed task `{}` has no result", task.task_id),
+                }),
+            }),
+            TaskStatus::Failed => Some(match (v.get("error"), v.get("result")) {
+                (Some(e), _) => Err(Error::Rpc {
+                    server: self.server(),
+                    code: ErrorCode(
+                        e.get("code")
+                            .and_then(Value::as_i64)
+                            .and_then(|c| i32::try_from(c).ok())
+                            .unwrap_or(-32603),
+                    ),
+                    message: self
+                        .conn
+                        .sink
+                        .ctx
+                        .limits
+                        .echo(e.get("message").and_then(Value::as_str).unwrap_or(""))
+                        .into_owned(),
+                    data: e.get("data").cloned().map(Box::new),
+                }
+                .redact(&self.secrets)),
+                (None, Some(r)) => parse(r),
+                (None, None) => Err(Error::Rpc {
+                    server: self.server(),
+                    code: ErrorCode(-32603),
+                    message: format!("task `{}` failed without an error", task.task_id),
+                    data: None,
+                }),
+            }),
+            TaskStatus::Cancelled => Some(Err(self.cancelled(task))),
+            _ => None,
+        }
+    }
+}
+
+impl TaskHandle {
+    /// Runs a task of the extension to its end or to `start + timeout`; with
+    /// `cancel_on_timeout`, sends `tasks/cancel` when the time runs out.
+    pub(super) fn drive_modern(
+        &self,
+        start: Instant,
+        timeout: Duration,
+        cancel_on_timeout: bool,
+    ) -> Result<CallToolResult, Error> {
+        let ctx = &self.ctx;
+        let limits = ctx.conn.sink.ctx.limits;
+        let task_id = self.id();
+        let deadline = deadline::add(start, timeout);
+        let mut poll = limits.task_poll_interval(self.created.task.poll_interval);
+        let mut answered: HashSet<String> = HashSet::new();
+        let mut first = true;
+        loop {
+            let now = Instant::now();
+            if !first {
+                let wake = deadline::add(now, poll).min(deadline);
+                std::thread::sleep(wake.saturating_duration_since(now));
+            }
+            first = false;
+            let now = Instant::now();
+            if now >= deadline {
+                break;
+            }
+            let left = deadline.saturating_duration_since(now);
+            let v = match ctx.get_modern(task_id, Some(left.min(ctx.conn.default_timeout))) {
+                Ok(v) => v,
+                Err(Error::Timeout { .. }) => continue,
+                Err(e) => return Err(e),
+            };
+            let task = ctx.parse_task(&v)?;
+            if let Some(cb) = &self.opts.on_task_status {
+                cb(&task);
+            }
+            poll = limits.task_poll_interval(task.poll_interval);
+            if let Some(done) = ctx.outcome(&task, &v) {
+                return done;
+            }
+            if task.status == TaskStatus::InputRequired {
+                self.answer_inputs(&v, &mut answered, deadline)?;
+            }
+        }
+        if cancel_on_timeout {
+            if let Err(e) = ctx.cancel_modern(task_id, Some(AFTER_DEADLINE)) {
+                log::debug!(
+                    "server `{}`: tasks/cancel for `{task_id}` after the timeout: {e}",
+                    ctx.conn.server
+                );
+            }
+        }
+        Err(Error::Timeout {
+            server: ctx.server(),
+            method: if cancel_on_timeout {
+                "tools/call"
+            } else {
+                "tasks/get"
+            }
+            .to_owned(),
+            after: start.elapsed(),
+        })
+    }
+
+    /// Answers the `inputRequests` of a `tasks/get` not answered yet (by key) with the
+    /// handlers, and sends the answers with `tasks/update`.
+    fn answer_inputs(
+        &self,
+        v: &Value,
+        answered: &mut HashSet<String>,
+        deadline: Instant,
+    ) -> Result<(), Error> {
+        let ctx = &self.ctx;
+        let Some(Value::Object(requests)) = v.get("inputRequests") else {
+            return Ok(());
+        };
+        let mut responses = Map::new();
+        for (key, request) in requests {
+            if answered.contains(key) {
+                continue;
+            }
+            let answer = super::modern::answer_input(&ctx.conn, &ctx.roots, request)
+                .map_err(|e| e.redact(&ctx.secrets))?;
+            responses.insert(key.clone(), answer);
+        }
+        if responses.is_empty() {
+            return Ok(());
+        }
+        let keys: Vec<String> = responses.keys().cloned().collect();
+        let left = deadline.saturating_duration_since(Instant::now());
+        let opts = CallOptions {
+            timeout: Some(left.clamp(Duration::from_millis(1), ctx.conn.default_timeout)),
+            ..CallOptions::default()
+        };
+        ctx.typed::<Value>(
+            "tasks/update",
+            Some(json!({ "taskId": self.id(), "inputResponses": responses })),
+            &opts,
+        )?;
+        answered.extend(keys);
+        Ok(())
+    }
+}
+
+impl Client {
+    /// `call_tool_as_task` on a modern connection: a `tools/call` declaring the extension,
+    /// which the server answers with a task (or not: it decides).
+    pub(super) fn call_tool_as_task_modern(
+        &self,
+        ctx: TaskCtx,
+        name: &str,
+        arguments: Value,
+        opts: &CallOptions,
+    ) -> Result<TaskHandle, Error> {
+        ctx.require_extension()?;
+        opts.check(self.server_name())?;
+        let params = self.tool_params(name, arguments)?;
+        let v = self
+            .modern_request(&ctx.conn, "tools/call", Some(Value::Object(params)), opts)
+            .map_err(|e| requires_extension(e, &ctx, name).redact(&ctx.secrets))?;
+        if !is_task(&v) {
+            return Err(Error::Task {
+                server: ctx.server(),
+                kind: TaskErrorKind::Invalid,
+                task_id: None,
+                detail: format!(
+                    "the server ran `{}` at once instead of as a task (under the 2026-07-28 \
+                     tasks extension the server decides; use `call_tool` to get its result)",
+                    ctx.conn.sink.ctx.limits.echo(name)
+                ),
+            });
+        }
+        let task = task_of(&v).map_err(|e| Error::Task {
+            server: ctx.server(),
+            kind: TaskErrorKind::Invalid,
+            task_id: None,
+            detail: format!(
+                "malformed task for `{}`: {e}",
+                ctx.conn.sink.ctx.limits.echo(name)
+            ),
+        })?;
+        Ok(TaskHandle {
+            ctx,
+            created: CreateTaskResult::new(task),
+            opts: CallOptions {
+                progress_watch: None,
+                on_begin: None,
+                ..opts.clone()
+            },
+            progress: None,
+        })
+    }
+
+    /// `call_tool_with` on a modern connection: the result, or, when the server makes the call
+    /// a task, the task's result within the call's timeout (then `tasks/cancel` is sent).
+    pub(super) fn call_tool_modern(
+        &self,
+        name: &str,
+        arguments: Value,
+        opts: &CallOptions,
+    ) -> Result<CallToolResult, Error> {
+        let ctx = self.task_ctx()?;
+        opts.check(self.server_name())?;
+        let start = Instant::now();
+        let params = self.tool_params(name, arguments)?;
+        let v = self
+            .modern_request(&ctx.conn, "tools/call", Some(Value::Object(params)), opts)
+            .map_err(|e| requires_extension(e, &ctx, name).redact(&ctx.secrets))?;
+        if !is_task(&v) {
+            return serde_json::from_value(v).map_err(|e| {
+                Error::Protocol {
+                    server: ctx.server(),
+                    detail: format!("malformed `tools/call` result: {e}"),
+                }
+                .redact(&ctx.secrets)
+            });
+        }
+        let task = ctx.parse_task(&v)?;
+        let timeout = opts.timeout.unwrap_or(ctx.conn.default_timeout);
+        let handle = TaskHandle {
+            ctx,
+            created: CreateTaskResult::new(task),
+            opts: CallOptions {
+                progress_watch: None,
+                on_begin: None,
+                ..opts.clone()
+            },
+            progress: None,
+        };
+        handle.drive_modern(start, timeout, true)
+    }
+
+    /// The error of `tasks/list` on a modern connection: the extension has none.
+    pub(super) fn no_task_list(&self) -> Error {
+        self.unsupported("`tasks/list`", ProtocolEra::Modern)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! The extension against scripted in-process servers.
+
+    use serde_json::{json, Value};
+
+    use crate::config::{ProtocolMode, ServerConfig};
+    use crate::error::TaskErrorKind;
+    use crate::testing::TestServer;
+    use crate::Error;
+
+    fn reply(msg: &Value, result: Value) -> Vec<Value> {
+        vec![json!({"jsonrpc": "2.0", "id": msg["id"], "result": result})]
+    }
+
+    /// A modern server that does not offer the extension, whose `slow` tool needs it
+    /// (-32021), and whose `prompts/get` answers with a task.
+    fn needs_tasks() -> TestServer {
+        TestServer::from_fn("needy", |msg: &Value| match msg["method"].as_str() {
+            Some("server/discover") => reply(
+                msg,
+                json!({"supportedVersions": ["2026-07-28"],
+                       "capabilities": {"tools": {}, "prompts": {}}}),
+            ),
+            Some("tools/call") => vec![json!({"jsonrpc": "2.0", "id": msg["id"], "error": {
+                "code": -32021, "message": "Missing required client capability",
+                "data": {"requiredCapabilities":
+                    {"extensions": {"io.modelcontextprotocol/tasks": {}}}}}})],
+            Some("prompts/get") => reply(
+                msg,
+                json!({"resultType": "task", "taskId": "t", "status": "working",
+                       "ttlMs": null}),
+            ),
+            Some(_) if msg.get("id").is_some() => reply(msg, json!({})),
+            _ => vec![],
+        })
+    }
+
+    #[test]
+    fn missing_extension_is_typed_and_a_task_where_none_may_be_is_refused() {
+        let server = needs_tasks();
+        let config = ServerConfig::stdio("needy", "unused").protocol_mode(ProtocolMode::Modern);
+        let client = server
+            .client_builder_for(config)
+            .connect()
+            .expect("connect");
+        let e = client.call_tool("slow", json!({})).unwrap_err();
+        assert!(
+            matches!(&e, Error::Task { kind: TaskErrorKind::Unsupported, detail, .. }
+                if detail.contains("-32021") && detail.contains("`slow`")),
+            "{e}"
+        );
+        let e = client.get_prompt("p", Value::Null).unwrap_err();
+        assert!(
+            matches!(&e, Error::Protocol { detail, .. } if detail.contains("task")),
+            "{e}"
+        );
+        // Nothing declares the extension: the server did not offer it.
+        let calls = server.received();
+        let call = calls
+            .iter()
+            .find(|m| m["method"] == "tools/call")
+            .expect("sent");
+        let caps = &call["params"]["_meta"]["io.modelcontextprotocol/clientCapabilities"];
+        assert!(caps.is_object(), "{call}");
+        assert!(caps.get("extensions").is_none(), "{caps}");
+    }
+}
