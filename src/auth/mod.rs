@@ -50,7 +50,7 @@ use std::time::Duration;
 
 pub use jwt::{JwtAlgorithm, SigningKey};
 pub use redirect::{LoopbackListener, RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
-pub use store::{FileTokenStore, MemoryTokenStore, Secret, StoredTokens, TokenStore};
+pub use store::{FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore};
 
 use crate::error::Error;
 use crate::sync::lock;
@@ -103,6 +103,8 @@ pub struct OAuthConfig {
     pub(crate) store: Arc<dyn TokenStore>,
     pub(crate) timeout: Duration,
     pub(crate) extra_roots: Vec<Vec<u8>>,
+    pub(crate) refresh_tokens: bool,
+    pub(crate) endpoint_fallback: bool,
     pub(crate) state: Arc<State>,
 }
 
@@ -117,6 +119,8 @@ impl fmt::Debug for OAuthConfig {
             .field("scopes", &self.scopes)
             .field("redirect", &self.redirect)
             .field("timeout", &self.timeout)
+            .field("refresh_tokens", &self.refresh_tokens)
+            .field("endpoint_fallback", &self.endpoint_fallback)
             .finish_non_exhaustive()
     }
 }
@@ -128,12 +132,15 @@ impl fmt::Debug for OAuthConfig {
 pub(crate) struct State {
     inner: Mutex<Inner>,
     generation: AtomicU64,
+    /// The network settings of each server URL this config serves (bound at connect).
+    net: Mutex<HashMap<String, net::NetSettings>>,
 }
 
 #[derive(Default)]
 pub(crate) struct Inner {
     servers: HashMap<String, ServerState>,
-    pub(crate) clients: HashMap<String, flow::ClientReg>,
+    /// Client identities by issuer and redirect URI.
+    pub(crate) clients: HashMap<(String, String), flow::ClientReg>,
 }
 
 #[derive(Default)]
@@ -156,6 +163,8 @@ impl OAuthConfig {
             store: Arc::new(MemoryTokenStore::new()),
             timeout: Duration::from_secs(30),
             extra_roots: Vec::new(),
+            refresh_tokens: true,
+            endpoint_fallback: false,
             state: Arc::default(),
         }
     }
@@ -247,9 +256,32 @@ impl OAuthConfig {
         self
     }
 
-    /// Extra trusted root certificates (DER) for the authorization server.
+    /// Extra trusted root certificates (DER) for the authorization server, on top of those the
+    /// server's own connection trusts (its `root_certificates`, which the requests to the
+    /// authorization server trust too).
     pub fn root_certificates(mut self, roots: Vec<Vec<u8>>) -> OAuthConfig {
         self.extra_roots = roots;
+        self
+    }
+
+    /// Whether the authorization-code grant wants refresh tokens (default: yes). When it does
+    /// and the authorization server lists `offline_access` in its metadata's
+    /// `scopes_supported`, `offline_access` is added to the scope requested (OpenID-flavoured
+    /// servers issue refresh tokens only for it); it is never requested from a server that
+    /// does not list it, nor with the `client_credentials` grant.
+    pub fn refresh_tokens(mut self, wanted: bool) -> OAuthConfig {
+        self.refresh_tokens = wanted;
+        self
+    }
+
+    /// The 2025-03-26 fallback for a server that publishes no metadata at all (no protected
+    /// resource metadata and no authorization-server metadata at its origin): use `/authorize`,
+    /// `/token` and `/register` at the server's origin. Off by default, because without
+    /// metadata the client cannot verify that the server supports PKCE with S256, which the
+    /// current specification requires before any authorization; see the
+    /// [module documentation](crate::auth#a-server-without-metadata).
+    pub fn legacy_endpoint_fallback(mut self, allowed: bool) -> OAuthConfig {
+        self.endpoint_fallback = allowed;
         self
     }
 
@@ -286,11 +318,62 @@ impl OAuthConfig {
     /// # Errors
     /// [`Error::Unauthorized`] naming `server` when any step fails.
     pub fn login(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
+        self.login_at(server, server_url)
+    }
+
+    /// [`login`](Self::login) for `server`, with its network settings: the requests to the
+    /// authorization server go through the server's proxy setting and trust its extra root
+    /// certificates, as they do once the server is connected.
+    ///
+    /// # Errors
+    /// [`Error::Unauthorized`] naming the server when any step fails, or when `server` is not
+    /// a Streamable HTTP or legacy SSE server.
+    pub fn login_for(&self, server: &crate::ServerConfig) -> Result<StoredTokens, Error> {
+        let Some(url) = server.transport().url().filter(|_| self.bind(server)) else {
+            return Err(auth_error(
+                server.name(),
+                401,
+                "OAuth applies to Streamable HTTP and legacy SSE servers only".into(),
+                None,
+            ));
+        };
+        self.login_at(server.name(), url)
+    }
+
+    fn login_at(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
         let mut inner = lock(&self.state.inner);
         let tokens = flow::obtain(self, &mut inner, server_url, &Challenge::default(), None)
             .map_err(|d| auth_error(server, 401, d, None))?;
         self.adopt(&mut inner, server_url, tokens.clone());
         Ok(tokens)
+    }
+
+    /// Records the network settings of `server` (its proxy setting, extra root certificates and
+    /// answer cap) for the requests its authorizations make; `false` for a server that is not
+    /// Streamable HTTP or legacy SSE.
+    pub(crate) fn bind(&self, server: &crate::ServerConfig) -> bool {
+        use crate::config::TransportConfig;
+        let (url, proxy, roots) = match server.transport() {
+            TransportConfig::StreamableHttp(h) => (&h.url, &h.proxy, &h.root_certificates),
+            TransportConfig::Sse(s) => (&s.url, &s.proxy, &s.root_certificates),
+            _ => return false,
+        };
+        let settings = net::NetSettings {
+            proxy: proxy.clone(),
+            roots: roots.clone(),
+            max_body: server.limits().max_auth_response_bytes,
+        };
+        lock(&self.state.net).insert(url.clone(), settings);
+        true
+    }
+
+    /// The HTTP client for the authorizations of the server at `server_url`.
+    pub(crate) fn net(&self, server_url: &str) -> net::Net {
+        let settings = lock(&self.state.net)
+            .get(server_url)
+            .cloned()
+            .unwrap_or_default();
+        net::Net::new(settings, &self.extra_roots, self.timeout)
     }
 
     fn bump(&self) {
@@ -357,7 +440,7 @@ impl OAuthConfig {
             return Ok(value);
         }
         if t.refresh_token.is_some() {
-            match flow::refresh(self, &t) {
+            match flow::refresh(self, server_url, &t) {
                 Ok(new) => {
                     let value = format!("Bearer {}", new.access_token.expose());
                     self.adopt(&mut inner, server_url, new);
@@ -402,7 +485,7 @@ impl OAuthConfig {
                 }
             }
             if let Some(t) = current.as_ref().filter(|t| t.refresh_token.is_some()) {
-                match flow::refresh(self, t) {
+                match flow::refresh(self, server_url, t) {
                     Ok(new) => {
                         self.adopt(&mut inner, server_url, new);
                         return Ok(());
