@@ -627,15 +627,17 @@ fn bind_listener(
     super::LoopbackListener::bind(port)
 }
 
-/// One authorization-code flow; a failure carries the client identity it used.
-#[allow(clippy::type_complexity)]
+/// A failed attempt and the client identity it used (none when it failed before choosing one).
+type Attempt = (Failure, Option<Box<ClientReg>>);
+
+/// One authorization-code flow.
 fn authorize_once(
     cfg: &OAuthConfig,
     inner: &mut Inner,
     net: &Net,
     disc: &Discovered,
     scope: Option<String>,
-) -> Result<StoredTokens, (Failure, Option<ClientReg>)> {
+) -> Result<StoredTokens, Attempt> {
     let handler = cfg.redirect.as_ref().ok_or((
         Failure::from("no redirect handler is configured for the authorization-code grant"),
         None,
@@ -658,7 +660,7 @@ fn authorize_once(
         (None, Kind::Loopback { .. }) => unreachable!("a loopback handler has a listener"),
     };
     let client = client_for(cfg, inner, net, disc, &redirect_uri).map_err(|e| (e.into(), None))?;
-    let with = |f: Failure| (f, Some(client.clone()));
+    let with = |f: Failure| (f, Some(Box::new(client.clone())));
     let verifier = random_token(32).map_err(|e| with(e.into()))?;
     let state = random_token(16).map_err(|e| with(e.into()))?;
     let mut q: Vec<(&str, String)> = vec![

@@ -24,6 +24,58 @@
 //!
 //! Tokens, codes, verifiers and secrets never appear in `Debug`, errors or logs.
 //!
+//! # The requests to the authorization server
+//!
+//! The metadata, registration, token and refresh requests go the way the server's own
+//! connection goes: through its proxy setting ([`ProxyConfig`](crate::config::ProxyConfig),
+//! applied to the authorization server's URL, so loopback and `NO_PROXY` hosts are reached
+//! directly under `FromEnv`), trusting its extra root certificates (plus
+//! [`OAuthConfig::root_certificates`]). Each request, its redirects included, ends within
+//! [`OAuthConfig::timeout`]; an answer longer than
+//! [`Limits::max_auth_response_bytes`](crate::config::Limits::max_auth_response_bytes)
+//! (256 KiB by default) fails the authorization. Redirects are followed only within the origin
+//! asked (at most 5; a POST only on 307 and 308), so a code, verifier, refresh token or client
+//! secret never reaches another origin; a redirect elsewhere fails the authorization, naming
+//! the target without its query. Before connecting, use [`OAuthConfig::login_for`] to get the
+//! same settings ([`OAuthConfig::login`] uses the environment's proxy and the default roots
+//! for a server not connected yet).
+//!
+//! The authorization server's metadata, authorization, token and registration endpoints must be
+//! `https://`; `http://` is accepted only on loopback hosts (`localhost` and its subdomains,
+//! 127.0.0.0/8, `::1`).
+//! Any other endpoint fails the authorization with an [`Error::Unauthorized`] whose detail
+//! begins `insecure authorization server endpoint` and names the endpoint
+//! (`authorization_endpoint`, `token_endpoint`, `registration_endpoint`, `metadata endpoint`)
+//! and its URL, before any request is made to it and before the authorization URL reaches the
+//! [`RedirectHandler`].
+//!
+//! # Client registrations
+//!
+//! A client registered dynamically is saved in the [`TokenStore`] as a [`StoredClient`], keyed by
+//! issuer and redirect URI, so later authorizations, in this process or in another sharing a
+//! [`FileTokenStore`], use it instead of registering again. A loopback handler on a random port
+//! first tries the port of a redirect URI registered before, so that its registration applies.
+//! When the authorization server answers `invalid_client` (at the token endpoint or on the
+//! redirect), the registration is dropped from memory and the store, and the authorization is
+//! run once more with a new one.
+//!
+//! # Refresh tokens and `offline_access`
+//!
+//! Registrations ask for the `refresh_token` grant. When the authorization server lists
+//! `offline_access` in its metadata's `scopes_supported`, the authorization-code grant adds it
+//! to the scope requested (SEP-2207; [`OAuthConfig::refresh_tokens`] turns this off); it is
+//! never requested from a server that does not list it.
+//!
+//! # A server without metadata
+//!
+//! A server that publishes neither protected resource metadata nor authorization server
+//! metadata is refused by default: the 2025-03-26 specification had clients fall back to
+//! `/authorize`, `/token` and `/register` at the server's origin, but the current one requires
+//! the client to check `code_challenge_methods_supported` for `S256` and to refuse to proceed
+//! when it cannot, and without metadata it cannot. [`OAuthConfig::legacy_endpoint_fallback`]
+//! turns the fallback on for servers known to need it (PKCE S256 is still sent; whether it is
+//! enforced is then up to the server). Metadata without `S256` is always refused.
+//!
 //! ```no_run
 //! use mcp_blocking::{Client, ServerConfig};
 //! use mcp_blocking::auth::{FileTokenStore, OAuthConfig, RedirectHandler};

@@ -219,11 +219,10 @@ impl Net {
             }
             .map_err(|e| NetError::Failed(describe(&url, e)))?;
             let status = resp.status().as_u16();
-            let follows = match (status, verb) {
-                (301 | 302 | 303 | 307 | 308, Verb::Get) => true,
-                (307 | 308, Verb::Post(..)) => true,
-                _ => false,
-            };
+            let follows = matches!(
+                (status, verb),
+                (301 | 302 | 303 | 307 | 308, Verb::Get) | (307 | 308, Verb::Post(..))
+            );
             let location = resp
                 .headers()
                 .get("location")

@@ -40,7 +40,7 @@ pub(crate) fn resolve(base: &str, location: &str) -> Option<String> {
 }
 
 /// Whether `url` may be used for an authorization-server endpoint: `https://`, or `http://` on
-/// a loopback host (`localhost`, 127.0.0.0/8, `::1`). `what` names the endpoint in the error.
+/// a loopback host (`localhost` and its subdomains, 127.0.0.0/8, `::1`). `what` names the endpoint in the error.
 pub(crate) fn require_secure(url: &str, what: &str) -> Result<(), String> {
     let shown = super::net::shown(url);
     let uri: ureq::http::Uri = url
@@ -53,12 +53,8 @@ pub(crate) fn require_secure(url: &str, what: &str) -> Result<(), String> {
         .trim_end_matches(']')
         .trim_end_matches('.')
         .to_ascii_lowercase();
-    let loopback_host = host == "localhost"
-        || match host.parse::<std::net::IpAddr>() {
-            Ok(std::net::IpAddr::V4(a)) => a.is_loopback(),
-            Ok(std::net::IpAddr::V6(a)) => a.is_loopback(),
-            Err(_) => false,
-        };
+    // `localhost` and its subdomains (RFC 6761), 127.0.0.0/8, ::1.
+    let loopback_host = crate::transport::proxy::is_loopback(&host);
     match uri.scheme_str().map(str::to_ascii_lowercase).as_deref() {
         Some("https") if !host.is_empty() => Ok(()),
         Some("http") if loopback_host => Ok(()),
@@ -270,12 +266,14 @@ mod tests {
             "http://127.8.9.1:5/t",
             "http://[::1]:8/t",
             "HTTP://LOCALHOST/t",
+            "http://as.localhost:8/t",
         ] {
             assert!(require_secure(ok, "token_endpoint").is_ok(), "{ok}");
         }
         for bad in [
             "http://as.example.com/token",
             "http://localhost.evil.com/t",
+            "http://evil-localhost/t",
             "http://10.0.0.1/t",
             "ftp://as/t",
             "javascript:alert(1)",
