@@ -367,6 +367,11 @@ impl OAuthConfig {
     /// Authorizes now for the server at `server_url`, without waiting for it to ask: discovery
     /// from the well-known locations, then the configured grant; the tokens are saved.
     ///
+    /// The requests use the network settings of the server at `server_url` once a client has
+    /// connected to it with this config (or [`login_for`](Self::login_for) has run); before
+    /// that, the environment's proxy variables and the default roots. Prefer
+    /// [`login_for`](Self::login_for), which takes them from the server's configuration.
+    ///
     /// # Errors
     /// [`Error::Unauthorized`] naming `server` when any step fails.
     pub fn login(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
