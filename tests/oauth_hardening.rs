@@ -561,3 +561,38 @@ fn a_server_without_metadata_is_refused_unless_the_fallback_is_allowed() {
     assert!(server.requests().iter().any(|r| r.path == "/register"));
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 }
+
+#[test]
+fn a_token_request_follows_only_307_and_308_within_the_origin() {
+    let redirected = |status: u16, location: &str| {
+        AuthServer::start(AsOptions {
+            token_redirect: Some((status, location.to_owned())),
+            ..AsOptions::default()
+        })
+    };
+    // 307 and 308 keep the method and body: followed within the origin.
+    for status in [307, 308] {
+        let server = redirected(status, "/token2");
+        connect(&server, headless_oauth())
+            .expect("the token request follows")
+            .close()
+            .unwrap();
+        assert_eq!(server.requests_to("/token2").len(), 1);
+    }
+    // A 302 to a POST is the answer, not a hop.
+    let server = redirected(302, "/token2");
+    let text = unauthorized(connect(&server, headless_oauth()).unwrap_err());
+    assert!(
+        text.contains("the token request failed: HTTP 302"),
+        "{text}"
+    );
+    assert!(server.requests_to("/token2").is_empty());
+    // Another origin never receives the code, the verifier or the client's credentials.
+    let server = redirected(307, "http://localhost:9/token?x=secret");
+    let text = unauthorized(connect(&server, headless_oauth()).unwrap_err());
+    assert!(
+        text.contains("refused a redirect to another origin, http://localhost:9/token"),
+        "{text}"
+    );
+    assert!(!text.contains("secret"), "{text}");
+}

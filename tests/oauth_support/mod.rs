@@ -52,6 +52,9 @@ pub struct AsOptions {
     /// `GET /.well-known/oauth-authorization-server` answers 307 to this `Location` (a path on
     /// this origin serves the metadata at `/as-metadata`).
     pub metadata_redirect: Option<String>,
+    /// `POST /token` answers this redirect status and `Location` (`POST /token2` is the token
+    /// endpoint too).
+    pub token_redirect: Option<(u16, String)>,
 }
 
 impl Default for AsOptions {
@@ -72,6 +75,7 @@ impl Default for AsOptions {
             endpoints: Vec::new(),
             issuer: None,
             metadata_redirect: None,
+            token_redirect: None,
         }
     }
 }
@@ -325,7 +329,11 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
             );
             conn.redirect(302, &location)
         }
-        ("POST", "/token") => token(opts, st, req, conn),
+        ("POST", "/token") if opts.token_redirect.is_some() => {
+            let (status, location) = opts.token_redirect.clone().unwrap_or_default();
+            conn.redirect(status, &location)
+        }
+        ("POST", "/token") | ("POST", "/token2") => token(opts, st, req, conn),
         ("POST", "/mcp") => mcp(opts, st, origin, req, conn),
         ("DELETE", "/mcp") => conn.respond(200, &[], b""),
         _ => conn.respond(if path == "/mcp" { 405 } else { 404 }, &[], b""),
