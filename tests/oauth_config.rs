@@ -125,3 +125,29 @@ fn other_hosts_keys_are_skipped_and_disabled_blocks_ignored() {
     assert!(report.server("gemini").unwrap().oauth_config().is_some());
     assert!(report.server("off").unwrap().oauth_config().is_none());
 }
+
+#[test]
+fn the_legacy_endpoint_fallback_is_off_unless_the_block_allows_it() {
+    let doc = json!({"mcpServers": {
+        "old": {"url": "https://example.com/mcp", "oauth": {"legacy_endpoint_fallback": true}},
+        "camel": {"url": "https://example.com/mcp", "oauth": {"legacyEndpointFallback": true}},
+        "new": {"url": "https://example.com/mcp", "oauth": {}},
+    }});
+    let report = loader().load_value(&doc).unwrap();
+    assert!(report.is_ok(), "{:?}", report.errors);
+    let shown = |name: &str| format!("{:?}", report.server(name).unwrap().oauth_config().unwrap());
+    assert!(
+        shown("old").contains("endpoint_fallback: true"),
+        "{}",
+        shown("old")
+    );
+    assert!(shown("camel").contains("endpoint_fallback: true"));
+    assert!(shown("new").contains("endpoint_fallback: false"));
+
+    let doc = json!({"mcpServers": {"api": {
+        "url": "https://example.com/mcp",
+        "oauth": {"legacy_endpoint_fallback": "yes"},
+    }}});
+    let e = &loader().load_value(&doc).unwrap().errors[0];
+    assert_eq!(e.kind, ConfigErrorKind::WrongType, "{e}");
+}

@@ -3,12 +3,12 @@
 
 use serde_json::{json, Map, Value};
 
-use super::net::{Net, Reply};
+use super::net::{Net, NetError, Reply};
 use super::redirect::Kind;
-use super::store::{covers, Secret, StoredTokens};
+use super::store::{covers, Secret, StoredClient, StoredTokens};
 use super::util::{
-    b64, encode, form, now_secs, origin, param, query_params, random_token, s256, split_url,
-    Challenge,
+    b64, encode, form, now_secs, origin, param, query_params, random_token, require_secure, s256,
+    split_url, Challenge,
 };
 use super::{Grant, Inner, OAuthConfig};
 
@@ -19,6 +19,35 @@ pub(crate) struct ClientReg {
     client_secret: Option<Secret>,
     method: String,
     redirect_uri: String,
+    /// Registered dynamically (kept in the store, dropped when the server rejects it).
+    dynamic: bool,
+}
+
+/// How one authorization attempt failed.
+enum Failure {
+    /// The authorization server answered `invalid_client` for this client.
+    InvalidClient(String),
+    Other(String),
+}
+
+impl From<String> for Failure {
+    fn from(s: String) -> Failure {
+        Failure::Other(s)
+    }
+}
+
+impl From<&str> for Failure {
+    fn from(s: &str) -> Failure {
+        Failure::Other(s.to_owned())
+    }
+}
+
+impl From<Failure> for String {
+    fn from(f: Failure) -> String {
+        match f {
+            Failure::InvalidClient(s) | Failure::Other(s) => s,
+        }
+    }
 }
 
 /// What discovery found.
@@ -65,16 +94,17 @@ fn strings(v: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-fn net(cfg: &OAuthConfig) -> Net {
-    Net::new(&cfg.extra_roots, cfg.timeout)
-}
-
 /// The server URL without query and fragment.
 fn bare(url: &str) -> &str {
     url.split(['?', '#']).next().unwrap_or(url)
 }
 
-fn discover(net: &Net, server_url: &str, challenge: &Challenge) -> Result<Discovered, String> {
+fn discover(
+    cfg: &OAuthConfig,
+    net: &Net,
+    server_url: &str,
+    challenge: &Challenge,
+) -> Result<Discovered, String> {
     let (server_origin, path) =
         split_url(server_url).ok_or_else(|| "the server URL is not usable".to_owned())?;
     let mut candidates = Vec::new();
@@ -109,7 +139,8 @@ fn discover(net: &Net, server_url: &str, challenge: &Challenge) -> Result<Discov
                 }
             }
             Ok(_) => {}
-            Err(e) => log::debug!("protected resource metadata: {e}"),
+            Err(NetError::Refused(e)) => return Err(e),
+            Err(NetError::Failed(e)) => log::debug!("protected resource metadata: {e}"),
         }
     }
     let (resource, issuer, strict, prm_scopes) = match prm {
@@ -151,6 +182,7 @@ fn discover(net: &Net, server_url: &str, challenge: &Challenge) -> Result<Discov
             format!("{iss_origin}{p}/.well-known/openid-configuration"),
         ]
     };
+    require_secure(&meta_candidates[0], "metadata endpoint")?;
     let mut meta = None;
     for c in &meta_candidates {
         match net.get(c) {
@@ -161,7 +193,8 @@ fn discover(net: &Net, server_url: &str, challenge: &Challenge) -> Result<Discov
                 }
             }
             Ok(_) => {}
-            Err(e) => log::debug!("authorization server metadata: {e}"),
+            Err(NetError::Refused(e)) => return Err(e),
+            Err(NetError::Failed(e)) => log::debug!("authorization server metadata: {e}"),
         }
     }
     let meta = match meta {
@@ -189,7 +222,21 @@ fn discover(net: &Net, server_url: &str, challenge: &Challenge) -> Result<Discov
                 "no authorization server metadata found for `{issuer}`"
             ))
         }
-        None => Map::new(),
+        None if !cfg.endpoint_fallback => {
+            return Err(format!(
+                "the server publishes no OAuth metadata (neither protected resource metadata \
+                 nor authorization server metadata at `{issuer}`), so its support of PKCE with \
+                 S256 cannot be verified; refusing to authorize (OAuthConfig::\
+                 legacy_endpoint_fallback allows the 2025-03-26 default endpoints)"
+            ))
+        }
+        None => {
+            log::warn!(
+                "no OAuth metadata at `{issuer}`: using its default endpoints (/authorize, \
+                 /token, /register) without knowing whether it supports PKCE with S256"
+            );
+            Map::new()
+        }
     };
     Ok(Discovered {
         resource,
@@ -207,8 +254,8 @@ pub(super) fn obtain(
     challenge: &Challenge,
     granted: Option<String>,
 ) -> Result<StoredTokens, String> {
-    let net = net(cfg);
-    let disc = discover(&net, server_url, challenge)?;
+    let net = cfg.net(server_url);
+    let disc = discover(cfg, &net, server_url, challenge)?;
     let scope = choose_scope(cfg, &disc, challenge, granted.as_deref());
     log::info!(
         "authorizing at {} for {}",
@@ -247,8 +294,22 @@ fn choose_scope(
     } else if !disc.prm_scopes.is_empty() {
         add(&disc.prm_scopes.join(" "));
     }
+    // SEP-2207: a client that wants refresh tokens asks for `offline_access` where the
+    // authorization server lists it, and never where it does not.
+    if cfg.grant == Grant::AuthorizationCode
+        && cfg.refresh_tokens
+        && disc
+            .strings("scopes_supported")
+            .iter()
+            .any(|s| s == OFFLINE_ACCESS)
+    {
+        add(OFFLINE_ACCESS);
+    }
     (!out.is_empty()).then(|| out.join(" "))
 }
+
+/// The OpenID scope that asks for a refresh token.
+const OFFLINE_ACCESS: &str = "offline_access";
 
 /// The token endpoint authentication for a client with (or without) a secret: the first
 /// secret method the server lists (`client_secret_basic` when it lists none), or `none` when
@@ -270,6 +331,9 @@ fn choose_method(disc: &Discovered, has_secret: bool) -> String {
     "client_secret_basic".into()
 }
 
+/// The client identity to use at the authorization server for `redirect_uri`: the configured
+/// one, else a client ID metadata document, else a registration kept in memory or in the
+/// store, else a new dynamic registration (saved in the store).
 fn client_for(
     cfg: &OAuthConfig,
     inner: &mut Inner,
@@ -283,82 +347,121 @@ fn client_for(
             client_secret: cfg.client_secret.clone(),
             method: choose_method(disc, cfg.client_secret.is_some()),
             redirect_uri: redirect_uri.to_owned(),
+            dynamic: false,
         });
-    }
-    let issuer = disc.meta_issuer().to_owned();
-    if let Some(reg) = inner.clients.get(&issuer) {
-        if reg.redirect_uri == redirect_uri {
-            return Ok(reg.clone());
-        }
     }
     let cimd = disc
         .meta
         .get("client_id_metadata_document_supported")
         .and_then(Value::as_bool)
         == Some(true);
-    let reg = match (&cfg.client_metadata_url, cimd) {
-        (Some(url), true) => ClientReg {
+    if let (Some(url), true) = (&cfg.client_metadata_url, cimd) {
+        return Ok(ClientReg {
             client_id: url.clone(),
             client_secret: None,
             method: "none".into(),
             redirect_uri: redirect_uri.to_owned(),
-        },
-        _ => {
-            let endpoint = match disc
-                .meta
-                .get("registration_endpoint")
-                .and_then(Value::as_str)
-            {
-                Some(e) => e.to_owned(),
-                None if disc.meta.is_empty() => disc.endpoint("registration_endpoint", "/register"),
-                None => {
-                    return Err("the authorization server offers no dynamic registration; \
-                                configure a client id"
-                        .into())
-                }
-            };
-            let mut body = json!({
-                "client_name": cfg.client_name,
-                "redirect_uris": [redirect_uri],
-                "grant_types": ["authorization_code", "refresh_token"],
-                "response_types": ["code"],
-                "application_type": "native",
-            });
-            // A public client (PKCE protects the code), where the server allows one.
-            let methods = disc.strings("token_endpoint_auth_methods_supported");
-            if methods.is_empty() || methods.iter().any(|m| m == "none") {
-                body["token_endpoint_auth_method"] = json!("none");
-            }
-            let reply = net.post_json(&endpoint, &body)?;
-            if !(200..300).contains(&reply.status) {
-                return Err(format!("client registration failed: {}", reply.describe()));
-            }
-            let m = reply
-                .json()
-                .ok_or("the client registration answer is not a JSON object")?;
-            let client_id = m
-                .get("client_id")
-                .and_then(Value::as_str)
-                .ok_or("the client registration answer has no client_id")?
-                .to_owned();
-            let client_secret = m
-                .get("client_secret")
-                .and_then(Value::as_str)
-                .map(Secret::new);
-            let method = match m.get("token_endpoint_auth_method").and_then(Value::as_str) {
-                Some(x) => x.to_owned(),
-                None => choose_method(disc, client_secret.is_some()),
-            };
-            ClientReg {
-                client_id,
-                client_secret,
-                method,
-                redirect_uri: redirect_uri.to_owned(),
+            dynamic: false,
+        });
+    }
+    let issuer = disc.meta_issuer().to_owned();
+    let key = (issuer.clone(), redirect_uri.to_owned());
+    if let Some(reg) = inner.clients.get(&key) {
+        return Ok(reg.clone());
+    }
+    match cfg.store.load_clients(&issuer) {
+        Ok(list) => {
+            if let Some(c) = list.into_iter().find(|c| c.redirect_uri == redirect_uri) {
+                log::debug!("using the client registered at {issuer} before");
+                let reg = ClientReg {
+                    client_id: c.client_id,
+                    client_secret: c.client_secret,
+                    method: c.token_endpoint_auth_method,
+                    redirect_uri: c.redirect_uri,
+                    dynamic: true,
+                };
+                inner.clients.insert(key, reg.clone());
+                return Ok(reg);
             }
         }
+        Err(e) => log::warn!("OAuth token store: {e}"),
+    }
+    let endpoint = match disc
+        .meta
+        .get("registration_endpoint")
+        .and_then(Value::as_str)
+    {
+        Some(e) => e.to_owned(),
+        None if disc.meta.is_empty() => disc.endpoint("registration_endpoint", "/register"),
+        None => {
+            return Err("the authorization server offers no dynamic registration; \
+                        configure a client id"
+                .into())
+        }
     };
-    inner.clients.insert(issuer, reg.clone());
+    require_secure(&endpoint, "registration_endpoint")?;
+    let mut body = json!({
+        "client_name": cfg.client_name,
+        "redirect_uris": [redirect_uri],
+        "grant_types": ["authorization_code", "refresh_token"],
+        "response_types": ["code"],
+        "application_type": "native",
+    });
+    // A public client (PKCE protects the code), where the server allows one.
+    let methods = disc.strings("token_endpoint_auth_methods_supported");
+    if methods.is_empty() || methods.iter().any(|m| m == "none") {
+        body["token_endpoint_auth_method"] = json!("none");
+    }
+    let reply = net.post_json(&endpoint, &body)?;
+    if !(200..300).contains(&reply.status) {
+        return Err(format!("client registration failed: {}", reply.describe()));
+    }
+    let m = reply
+        .json()
+        .ok_or("the client registration answer is not a JSON object")?;
+    let client_id = m
+        .get("client_id")
+        .and_then(Value::as_str)
+        .filter(|id| !id.is_empty())
+        .ok_or("the client registration answer has no client_id")?
+        .to_owned();
+    let client_secret = m
+        .get("client_secret")
+        .and_then(Value::as_str)
+        .map(Secret::new);
+    let method = match m.get("token_endpoint_auth_method").and_then(Value::as_str) {
+        Some(x) => x.to_owned(),
+        None => choose_method(disc, client_secret.is_some()),
+    };
+    let reg = ClientReg {
+        client_id,
+        client_secret,
+        method,
+        redirect_uri: redirect_uri.to_owned(),
+        dynamic: true,
+    };
+    let stored = StoredClient::new(
+        issuer,
+        redirect_uri,
+        reg.client_id.clone(),
+        reg.client_secret.clone(),
+        reg.method.clone(),
+    );
+    if let Err(e) = cfg.store.save_client(&stored) {
+        log::warn!("OAuth token store: {e}");
+    }
+    inner.clients.insert(key, reg.clone());
     Ok(reg)
+}
+
+/// Forgets a registration the authorization server rejected, in memory and in the store.
+fn forget_client(cfg: &OAuthConfig, inner: &mut Inner, issuer: &str, reg: &ClientReg) {
+    inner
+        .clients
+        .remove(&(issuer.to_owned(), reg.redirect_uri.clone()));
+    if let Err(e) = cfg.store.remove_client(issuer, &reg.redirect_uri) {
+        log::warn!("OAuth token store: {e}");
+    }
 }
 
 /// Adds the client authentication to a token request.
@@ -402,11 +505,18 @@ fn token_request(
     endpoint: &str,
     body: &[(&'static str, String)],
     headers: &[(&'static str, String)],
-) -> Result<Map<String, Value>, String> {
+) -> Result<Map<String, Value>, Failure> {
+    require_secure(endpoint, "token_endpoint")?;
     let pairs: Vec<(&str, &str)> = body.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let reply: Reply = net.post_form(endpoint, form(&pairs), headers)?;
+    let reply: Reply = net
+        .post_form(endpoint, form(&pairs), headers)
+        .map_err(String::from)?;
     if reply.status != 200 {
-        return Err(format!("the token request failed: {}", reply.describe()));
+        let msg = format!("the token request failed: {}", reply.describe());
+        if reply.error_code().as_deref() == Some("invalid_client") {
+            return Err(Failure::InvalidClient(msg));
+        }
+        return Err(Failure::Other(msg));
     }
     let m = reply
         .json()
@@ -417,10 +527,10 @@ fn token_request(
     }
     if let Some(tt) = m.get("token_type").and_then(Value::as_str) {
         if !tt.eq_ignore_ascii_case("bearer") {
-            return Err(format!(
+            return Err(Failure::Other(format!(
                 "the token type is `{}`, not Bearer",
                 crate::config::echo(tt, 40)
-            ));
+            )));
         }
     }
     Ok(m)
@@ -464,12 +574,84 @@ fn authorization_code(
     disc: &Discovered,
     scope: Option<String>,
 ) -> Result<StoredTokens, String> {
-    let handler = cfg
-        .redirect
-        .as_ref()
-        .ok_or("no redirect handler is configured for the authorization-code grant")?;
+    match authorize_once(cfg, inner, net, disc, scope.clone()) {
+        Ok(t) => Ok(t),
+        Err((Failure::InvalidClient(msg), Some(reg))) if reg.dynamic => {
+            // A registration the server no longer knows: register again, once.
+            log::warn!(
+                "the authorization server rejected the registered client ({msg}); registering \
+                 again"
+            );
+            forget_client(cfg, inner, disc.meta_issuer(), &reg);
+            authorize_once(cfg, inner, net, disc, scope).map_err(|(f, _)| String::from(f))
+        }
+        Err((f, _)) => Err(f.into()),
+    }
+}
+
+/// The loopback listener for an authorization: on the configured port, else on the port of a
+/// redirect URI registered at this issuer before (so the registration can be used again), else
+/// on a random one.
+fn bind_listener(
+    cfg: &OAuthConfig,
+    inner: &Inner,
+    disc: &Discovered,
+    port: u16,
+) -> Result<super::LoopbackListener, String> {
+    if port == 0 && cfg.client_id.is_none() {
+        let issuer = disc.meta_issuer();
+        let mut uris: Vec<String> = inner
+            .clients
+            .keys()
+            .filter(|(i, _)| i == issuer)
+            .map(|(_, u)| u.clone())
+            .collect();
+        match cfg.store.load_clients(issuer) {
+            Ok(list) => uris.extend(list.into_iter().map(|c| c.redirect_uri)),
+            Err(e) => log::warn!("OAuth token store: {e}"),
+        }
+        for uri in uris {
+            let Some(p) = uri
+                .strip_prefix("http://127.0.0.1:")
+                .and_then(|rest| rest.strip_suffix("/callback"))
+                .and_then(|p| p.parse::<u16>().ok())
+                .filter(|p| *p != 0)
+            else {
+                continue;
+            };
+            if let Ok(l) = super::LoopbackListener::bind(p) {
+                return Ok(l);
+            }
+        }
+    }
+    super::LoopbackListener::bind(port)
+}
+
+/// A failed attempt and the client identity it used (none when it failed before choosing one).
+type Attempt = (Failure, Option<Box<ClientReg>>);
+
+/// One authorization-code flow.
+fn authorize_once(
+    cfg: &OAuthConfig,
+    inner: &mut Inner,
+    net: &Net,
+    disc: &Discovered,
+    scope: Option<String>,
+) -> Result<StoredTokens, Attempt> {
+    let handler = cfg.redirect.as_ref().ok_or((
+        Failure::from("no redirect handler is configured for the authorization-code grant"),
+        None,
+    ))?;
+    let authorization_endpoint = disc.endpoint("authorization_endpoint", "/authorize");
+    let token_endpoint = disc.endpoint("token_endpoint", "/token");
+    // Both are checked before anyone is sent to sign in.
+    require_secure(&authorization_endpoint, "authorization_endpoint")
+        .and_then(|()| require_secure(&token_endpoint, "token_endpoint"))
+        .map_err(|e| (Failure::Other(e), None))?;
     let listener = match &handler.kind {
-        Kind::Loopback { port, .. } => Some(super::LoopbackListener::bind(*port)?),
+        Kind::Loopback { port, .. } => {
+            Some(bind_listener(cfg, inner, disc, *port).map_err(|e| (e.into(), None))?)
+        }
         Kind::Exchange { .. } => None,
     };
     let redirect_uri = match (&listener, &handler.kind) {
@@ -477,9 +659,10 @@ fn authorization_code(
         (None, Kind::Exchange { redirect_uri, .. }) => redirect_uri.clone(),
         (None, Kind::Loopback { .. }) => unreachable!("a loopback handler has a listener"),
     };
-    let client = client_for(cfg, inner, net, disc, &redirect_uri)?;
-    let verifier = random_token(32)?;
-    let state = random_token(16)?;
+    let client = client_for(cfg, inner, net, disc, &redirect_uri).map_err(|e| (e.into(), None))?;
+    let with = |f: Failure| (f, Some(Box::new(client.clone())));
+    let verifier = random_token(32).map_err(|e| with(e.into()))?;
+    let state = random_token(16).map_err(|e| with(e.into()))?;
     let mut q: Vec<(&str, String)> = vec![
         ("response_type", "code".into()),
         ("client_id", client.client_id.clone()),
@@ -493,9 +676,14 @@ fn authorization_code(
         q.push(("scope", s.clone()));
     }
     let pairs: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let endpoint = disc.endpoint("authorization_endpoint", "/authorize");
-    let sep = if endpoint.contains('?') { '&' } else { '?' };
-    let url = format!("{endpoint}{sep}{}", form(&pairs));
+    let sep = if authorization_endpoint.contains('?') {
+        '&'
+    } else {
+        '?'
+    };
+    let url = format!("{authorization_endpoint}{sep}{}", form(&pairs));
+    // The URL handed to the callback is the checked endpoint's.
+    require_secure(&url, "authorization_endpoint").map_err(|e| with(e.into()))?;
     let back = match (&handler.kind, &listener) {
         (
             Kind::Loopback {
@@ -504,24 +692,29 @@ fn authorization_code(
             Some(l),
         ) => {
             on_url(&url);
-            l.wait(*timeout)?
+            l.wait(*timeout).map_err(|e| with(e.into()))?
         }
-        (Kind::Exchange { exchange, .. }, _) => exchange(&url)?,
+        (Kind::Exchange { exchange, .. }, _) => exchange(&url).map_err(|e| with(e.into()))?,
         _ => unreachable!("a loopback handler has a listener"),
     };
     let params = query_params(back.trim());
     if let Some(err) = param(&params, "error") {
         let desc = param(&params, "error_description").unwrap_or("");
-        return Err(format!(
+        let msg = format!(
             "the authorization server refused: {} {}",
             crate::config::echo(err, 100),
             crate::config::echo(desc, 200)
-        ));
+        );
+        return Err(with(if err == "invalid_client" {
+            Failure::InvalidClient(msg)
+        } else {
+            Failure::Other(msg)
+        }));
     }
     if param(&params, "state") != Some(state.as_str()) {
-        return Err(
+        return Err(with(
             "the redirect's `state` does not match the request; the code is not used".into(),
-        );
+        ));
     }
     let iss_supported = disc
         .meta
@@ -530,26 +723,25 @@ fn authorization_code(
         == Some(true);
     match param(&params, "iss") {
         Some(iss) if iss != disc.meta_issuer() => {
-            return Err(format!(
+            return Err(with(Failure::Other(format!(
                 "the redirect's `iss` ({}) is not the authorization server's issuer; the code \
                  is not used",
                 crate::config::echo(iss, 200)
-            ))
+            ))))
         }
         None if iss_supported => {
-            return Err(
+            return Err(with(
                 "the redirect has no `iss` although the authorization server promises one; the \
                  code is not used"
                     .into(),
-            )
+            ))
         }
         _ => {}
     }
     let code = param(&params, "code")
         .filter(|c| !c.is_empty())
-        .ok_or("the redirect carries no authorization code")?
+        .ok_or_else(|| with("the redirect carries no authorization code".into()))?
         .to_owned();
-    let token_endpoint = disc.endpoint("token_endpoint", "/token");
     let mut body = vec![
         ("grant_type", "authorization_code".to_owned()),
         ("code", code),
@@ -566,14 +758,15 @@ fn authorization_code(
         disc.meta_issuer(),
         &mut body,
         &mut headers,
-    )?;
-    let m = token_request(net, &token_endpoint, &body, &headers)?;
+    )
+    .map_err(|e| with(e.into()))?;
+    let m = token_request(net, &token_endpoint, &body, &headers).map_err(with)?;
     Ok(tokens_from(
         &m,
         disc.meta_issuer(),
         &disc.resource,
         &client.client_id,
-        client.client_secret,
+        client.client_secret.clone(),
         &client.method,
         &token_endpoint,
         scope,
@@ -633,9 +826,13 @@ fn client_credentials(
 }
 
 /// Uses the refresh token (RFC 6749 §6, with `resource`).
-pub(super) fn refresh(cfg: &OAuthConfig, t: &StoredTokens) -> Result<StoredTokens, String> {
+pub(super) fn refresh(
+    cfg: &OAuthConfig,
+    server_url: &str,
+    t: &StoredTokens,
+) -> Result<StoredTokens, String> {
     let refresh = t.refresh_token.clone().ok_or("there is no refresh token")?;
-    let net = net(cfg);
+    let net = cfg.net(server_url);
     let mut body = vec![
         ("grant_type", "refresh_token".to_owned()),
         ("refresh_token", refresh.expose().to_owned()),

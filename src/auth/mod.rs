@@ -24,6 +24,58 @@
 //!
 //! Tokens, codes, verifiers and secrets never appear in `Debug`, errors or logs.
 //!
+//! # The requests to the authorization server
+//!
+//! The metadata, registration, token and refresh requests go the way the server's own
+//! connection goes: through its proxy setting ([`ProxyConfig`](crate::config::ProxyConfig),
+//! applied to the authorization server's URL, so loopback and `NO_PROXY` hosts are reached
+//! directly under `FromEnv`), trusting its extra root certificates (plus
+//! [`OAuthConfig::root_certificates`]). Each request, its redirects included, ends within
+//! [`OAuthConfig::timeout`]; an answer longer than
+//! [`Limits::max_auth_response_bytes`](crate::config::Limits::max_auth_response_bytes)
+//! (256 KiB by default) fails the authorization. Redirects are followed only within the origin
+//! asked (at most 5; a POST only on 307 and 308), so a code, verifier, refresh token or client
+//! secret never reaches another origin; a redirect elsewhere fails the authorization, naming
+//! the target without its query. Before connecting, use [`OAuthConfig::login_for`] to get the
+//! same settings ([`OAuthConfig::login`] uses the environment's proxy and the default roots
+//! for a server not connected yet).
+//!
+//! The authorization server's metadata, authorization, token and registration endpoints must be
+//! `https://`; `http://` is accepted only on loopback hosts (`localhost` and its subdomains,
+//! 127.0.0.0/8, `::1`).
+//! Any other endpoint fails the authorization with an [`Error::Unauthorized`] whose detail
+//! begins `insecure authorization server endpoint` and names the endpoint
+//! (`authorization_endpoint`, `token_endpoint`, `registration_endpoint`, `metadata endpoint`)
+//! and its URL, before any request is made to it and before the authorization URL reaches the
+//! [`RedirectHandler`].
+//!
+//! # Client registrations
+//!
+//! A client registered dynamically is saved in the [`TokenStore`] as a [`StoredClient`], keyed by
+//! issuer and redirect URI, so later authorizations, in this process or in another sharing a
+//! [`FileTokenStore`], use it instead of registering again. A loopback handler on a random port
+//! first tries the port of a redirect URI registered before, so that its registration applies.
+//! When the authorization server answers `invalid_client` (at the token endpoint or on the
+//! redirect), the registration is dropped from memory and the store, and the authorization is
+//! run once more with a new one.
+//!
+//! # Refresh tokens and `offline_access`
+//!
+//! Registrations ask for the `refresh_token` grant. When the authorization server lists
+//! `offline_access` in its metadata's `scopes_supported`, the authorization-code grant adds it
+//! to the scope requested (SEP-2207; [`OAuthConfig::refresh_tokens`] turns this off); it is
+//! never requested from a server that does not list it.
+//!
+//! # A server without metadata
+//!
+//! A server that publishes neither protected resource metadata nor authorization server
+//! metadata is refused by default: the 2025-03-26 specification had clients fall back to
+//! `/authorize`, `/token` and `/register` at the server's origin, but the current one requires
+//! the client to check `code_challenge_methods_supported` for `S256` and to refuse to proceed
+//! when it cannot, and without metadata it cannot. [`OAuthConfig::legacy_endpoint_fallback`]
+//! turns the fallback on for servers known to need it (PKCE S256 is still sent; whether it is
+//! enforced is then up to the server). Metadata without `S256` is always refused.
+//!
 //! ```no_run
 //! use mcp_blocking::{Client, ServerConfig};
 //! use mcp_blocking::auth::{FileTokenStore, OAuthConfig, RedirectHandler};
@@ -50,7 +102,7 @@ use std::time::Duration;
 
 pub use jwt::{JwtAlgorithm, SigningKey};
 pub use redirect::{LoopbackListener, RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
-pub use store::{FileTokenStore, MemoryTokenStore, Secret, StoredTokens, TokenStore};
+pub use store::{FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore};
 
 use crate::error::Error;
 use crate::sync::lock;
@@ -103,6 +155,8 @@ pub struct OAuthConfig {
     pub(crate) store: Arc<dyn TokenStore>,
     pub(crate) timeout: Duration,
     pub(crate) extra_roots: Vec<Vec<u8>>,
+    pub(crate) refresh_tokens: bool,
+    pub(crate) endpoint_fallback: bool,
     pub(crate) state: Arc<State>,
 }
 
@@ -117,6 +171,8 @@ impl fmt::Debug for OAuthConfig {
             .field("scopes", &self.scopes)
             .field("redirect", &self.redirect)
             .field("timeout", &self.timeout)
+            .field("refresh_tokens", &self.refresh_tokens)
+            .field("endpoint_fallback", &self.endpoint_fallback)
             .finish_non_exhaustive()
     }
 }
@@ -128,12 +184,15 @@ impl fmt::Debug for OAuthConfig {
 pub(crate) struct State {
     inner: Mutex<Inner>,
     generation: AtomicU64,
+    /// The network settings of each server URL this config serves (bound at connect).
+    net: Mutex<HashMap<String, net::NetSettings>>,
 }
 
 #[derive(Default)]
 pub(crate) struct Inner {
     servers: HashMap<String, ServerState>,
-    pub(crate) clients: HashMap<String, flow::ClientReg>,
+    /// Client identities by issuer and redirect URI.
+    pub(crate) clients: HashMap<(String, String), flow::ClientReg>,
 }
 
 #[derive(Default)]
@@ -156,6 +215,8 @@ impl OAuthConfig {
             store: Arc::new(MemoryTokenStore::new()),
             timeout: Duration::from_secs(30),
             extra_roots: Vec::new(),
+            refresh_tokens: true,
+            endpoint_fallback: false,
             state: Arc::default(),
         }
     }
@@ -247,9 +308,32 @@ impl OAuthConfig {
         self
     }
 
-    /// Extra trusted root certificates (DER) for the authorization server.
+    /// Extra trusted root certificates (DER) for the authorization server, on top of those the
+    /// server's own connection trusts (its `root_certificates`, which the requests to the
+    /// authorization server trust too).
     pub fn root_certificates(mut self, roots: Vec<Vec<u8>>) -> OAuthConfig {
         self.extra_roots = roots;
+        self
+    }
+
+    /// Whether the authorization-code grant wants refresh tokens (default: yes). When it does
+    /// and the authorization server lists `offline_access` in its metadata's
+    /// `scopes_supported`, `offline_access` is added to the scope requested (OpenID-flavoured
+    /// servers issue refresh tokens only for it); it is never requested from a server that
+    /// does not list it, nor with the `client_credentials` grant.
+    pub fn refresh_tokens(mut self, wanted: bool) -> OAuthConfig {
+        self.refresh_tokens = wanted;
+        self
+    }
+
+    /// The 2025-03-26 fallback for a server that publishes no metadata at all (no protected
+    /// resource metadata and no authorization-server metadata at its origin): use `/authorize`,
+    /// `/token` and `/register` at the server's origin. Off by default, because without
+    /// metadata the client cannot verify that the server supports PKCE with S256, which the
+    /// current specification requires before any authorization; see the
+    /// [module documentation](crate::auth#a-server-without-metadata).
+    pub fn legacy_endpoint_fallback(mut self, allowed: bool) -> OAuthConfig {
+        self.endpoint_fallback = allowed;
         self
     }
 
@@ -283,14 +367,70 @@ impl OAuthConfig {
     /// Authorizes now for the server at `server_url`, without waiting for it to ask: discovery
     /// from the well-known locations, then the configured grant; the tokens are saved.
     ///
+    /// The requests use the network settings of the server at `server_url` once a client has
+    /// connected to it with this config (or [`login_for`](Self::login_for) has run); before
+    /// that, the environment's proxy variables and the default roots. Prefer
+    /// [`login_for`](Self::login_for), which takes them from the server's configuration.
+    ///
     /// # Errors
     /// [`Error::Unauthorized`] naming `server` when any step fails.
     pub fn login(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
+        self.login_at(server, server_url)
+    }
+
+    /// [`login`](Self::login) for `server`, with its network settings: the requests to the
+    /// authorization server go through the server's proxy setting and trust its extra root
+    /// certificates, as they do once the server is connected.
+    ///
+    /// # Errors
+    /// [`Error::Unauthorized`] naming the server when any step fails, or when `server` is not
+    /// a Streamable HTTP or legacy SSE server.
+    pub fn login_for(&self, server: &crate::ServerConfig) -> Result<StoredTokens, Error> {
+        let Some(url) = server.transport().url().filter(|_| self.bind(server)) else {
+            return Err(auth_error(
+                server.name(),
+                401,
+                "OAuth applies to Streamable HTTP and legacy SSE servers only".into(),
+                None,
+            ));
+        };
+        self.login_at(server.name(), url)
+    }
+
+    fn login_at(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
         let mut inner = lock(&self.state.inner);
         let tokens = flow::obtain(self, &mut inner, server_url, &Challenge::default(), None)
             .map_err(|d| auth_error(server, 401, d, None))?;
         self.adopt(&mut inner, server_url, tokens.clone());
         Ok(tokens)
+    }
+
+    /// Records the network settings of `server` (its proxy setting, extra root certificates and
+    /// answer cap) for the requests its authorizations make; `false` for a server that is not
+    /// Streamable HTTP or legacy SSE.
+    pub(crate) fn bind(&self, server: &crate::ServerConfig) -> bool {
+        use crate::config::TransportConfig;
+        let (url, proxy, roots) = match server.transport() {
+            TransportConfig::StreamableHttp(h) => (&h.url, &h.proxy, &h.root_certificates),
+            TransportConfig::Sse(s) => (&s.url, &s.proxy, &s.root_certificates),
+            _ => return false,
+        };
+        let settings = net::NetSettings {
+            proxy: proxy.clone(),
+            roots: roots.clone(),
+            max_body: server.limits().max_auth_response_bytes,
+        };
+        lock(&self.state.net).insert(url.clone(), settings);
+        true
+    }
+
+    /// The HTTP client for the authorizations of the server at `server_url`.
+    pub(crate) fn net(&self, server_url: &str) -> net::Net {
+        let settings = lock(&self.state.net)
+            .get(server_url)
+            .cloned()
+            .unwrap_or_default();
+        net::Net::new(settings, &self.extra_roots, self.timeout)
     }
 
     fn bump(&self) {
@@ -357,7 +497,7 @@ impl OAuthConfig {
             return Ok(value);
         }
         if t.refresh_token.is_some() {
-            match flow::refresh(self, &t) {
+            match flow::refresh(self, server_url, &t) {
                 Ok(new) => {
                     let value = format!("Bearer {}", new.access_token.expose());
                     self.adopt(&mut inner, server_url, new);
@@ -402,7 +542,7 @@ impl OAuthConfig {
                 }
             }
             if let Some(t) = current.as_ref().filter(|t| t.refresh_token.is_some()) {
-                match flow::refresh(self, t) {
+                match flow::refresh(self, server_url, t) {
                     Ok(new) => {
                         self.adopt(&mut inner, server_url, new);
                         return Ok(());

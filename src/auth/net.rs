@@ -1,15 +1,33 @@
-//! The HTTP requests of the flow (metadata, registration, token, the headless authorization
-//! GET): one ureq agent that never follows redirects and returns every status as a value.
-//! Bodies are read up to a cap; nothing read here is put in a message except the `error` and
-//! `error_description` fields of an OAuth error answer.
+//! The HTTP requests of the flow (metadata, registration, token, refresh) to the protected
+//! resource's metadata and to the authorization server.
+//!
+//! They go the way the MCP server's own connection goes: through the server's proxy setting
+//! ([`ProxyConfig`], chosen per authorization-server URL as for the server's URL, loopback and
+//! `NO_PROXY` hosts directly), trusting the server's extra root certificates plus
+//! [`OAuthConfig::root_certificates`](super::OAuthConfig::root_certificates), on the agent the
+//! HTTP transports use. Each request (all its redirects included) ends within the
+//! [`OAuthConfig::timeout`](super::OAuthConfig::timeout); each answer is read up to
+//! [`Limits::max_auth_response_bytes`](crate::config::Limits::max_auth_response_bytes), and a
+//! longer one fails the authorization.
+//!
+//! Redirects: at most [`MAX_REDIRECTS`] per request, and only within the origin (scheme, host
+//! and port) of the URL asked for, so the client's credentials (a form body with a code,
+//! verifier, refresh token or secret; a `Basic` header) never reach another origin, and an
+//! `https://` request never continues over `http://`. A GET follows 301, 302, 303, 307 and 308;
+//! a POST follows only 307 and 308 (the same body to the same origin). A redirect elsewhere
+//! fails the request, naming the target without its query. Nothing read here is put in a
+//! message except the `error` and `error_description` fields of an OAuth error answer.
 
 use std::io::Read;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-/// The largest metadata, registration or token answer read.
-const MAX_BODY: u64 = 256 * 1024;
+use crate::config::{redact_url, ProxyConfig};
+use crate::transport::proxy::{route_for, Route};
+
+/// The most redirects one request to the authorization server follows.
+pub(crate) const MAX_REDIRECTS: usize = 5;
 
 /// An answer: status and body.
 pub(crate) struct Reply {
@@ -24,6 +42,14 @@ impl Reply {
             Ok(Value::Object(m)) => Some(m),
             _ => None,
         }
+    }
+
+    /// The OAuth `error` code of an error answer.
+    pub(crate) fn error_code(&self) -> Option<String> {
+        self.json()?
+            .get("error")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
     }
 
     /// `HTTP <status>` plus the OAuth `error` and `error_description`, when the body has them.
@@ -41,10 +67,49 @@ impl Reply {
     }
 }
 
+/// How a request failed.
+#[derive(Debug)]
+pub(crate) enum NetError {
+    /// It could not be made or answered (DNS, refused, TLS, timeout): discovery may try the
+    /// next candidate.
+    Failed(String),
+    /// The answer broke a rule of ours (too large, a redirect to another origin): the
+    /// authorization stops.
+    Refused(String),
+}
+
+impl From<NetError> for String {
+    fn from(e: NetError) -> String {
+        match e {
+            NetError::Failed(s) | NetError::Refused(s) => s,
+        }
+    }
+}
+
+/// The network settings of the MCP server whose authorization runs: the same proxy setting and
+/// extra root certificates as its own connection, and the cap on answers.
+#[derive(Clone, Debug)]
+pub(crate) struct NetSettings {
+    pub(crate) proxy: ProxyConfig,
+    pub(crate) roots: Vec<Vec<u8>>,
+    pub(crate) max_body: usize,
+}
+
+impl Default for NetSettings {
+    fn default() -> Self {
+        NetSettings {
+            proxy: ProxyConfig::FromEnv,
+            roots: Vec::new(),
+            max_body: crate::config::Limits::default().max_auth_response_bytes,
+        }
+    }
+}
+
 /// The flow's HTTP client.
 #[derive(Clone)]
 pub(crate) struct Net {
-    agent: ureq::Agent,
+    settings: NetSettings,
+    timeout: Duration,
 }
 
 impl std::fmt::Debug for Net {
@@ -53,42 +118,29 @@ impl std::fmt::Debug for Net {
     }
 }
 
+/// A request's method and body.
+#[derive(Clone, Copy)]
+enum Verb<'a> {
+    Get,
+    Post(&'a str, &'a str),
+}
+
 impl Net {
-    /// A client trusting the webpki roots plus `extra_roots` (DER), with `timeout` per request.
-    pub(crate) fn new(extra_roots: &[Vec<u8>], timeout: Duration) -> Net {
-        let webpki = webpki_root_certs::TLS_SERVER_ROOT_CERTS
-            .iter()
-            .map(|c| ureq::tls::Certificate::from_der(c));
-        let extra = extra_roots
-            .iter()
-            .map(|der| ureq::tls::Certificate::from_der(der).to_owned());
-        let tls = ureq::tls::TlsConfig::builder()
-            .root_certs(ureq::tls::RootCerts::from(webpki.chain(extra)))
-            .unversioned_rustls_crypto_provider(std::sync::Arc::new(
-                rustls::crypto::ring::default_provider(),
-            ));
-        let config = ureq::Agent::config_builder()
-            .tls_config(tls.build())
-            .http_status_as_error(false)
-            .max_redirects(0)
-            .timeout_global(Some(timeout))
-            .user_agent(concat!("mcp-blocking/", env!("CARGO_PKG_VERSION")))
-            .build();
-        Net {
-            agent: ureq::Agent::new_with_config(config),
-        }
+    /// A client with the server's `settings`, trusting `extra_roots` (DER) too, with `timeout`
+    /// per request.
+    pub(crate) fn new(settings: NetSettings, extra_roots: &[Vec<u8>], timeout: Duration) -> Net {
+        let mut settings = settings;
+        settings.roots.extend(extra_roots.iter().cloned());
+        Net { settings, timeout }
     }
 
     /// `GET url` with `Accept: application/json`.
-    pub(crate) fn get(&self, url: &str) -> Result<Reply, String> {
-        let resp = self
-            .agent
-            .get(url)
-            .header("Accept", "application/json")
-            .header("MCP-Protocol-Version", "2025-11-25")
-            .call()
-            .map_err(|e| describe(url, e))?;
-        read(resp)
+    pub(crate) fn get(&self, url: &str) -> Result<Reply, NetError> {
+        self.send(
+            Verb::Get,
+            url,
+            &[("MCP-Protocol-Version", "2025-11-25".to_owned())],
+        )
     }
 
     /// `POST url` with a form body and extra headers.
@@ -97,49 +149,149 @@ impl Net {
         url: &str,
         body: String,
         headers: &[(&str, String)],
-    ) -> Result<Reply, String> {
-        let mut req = self
-            .agent
-            .post(url)
-            .header("Accept", "application/json")
-            .content_type("application/x-www-form-urlencoded");
-        for (k, v) in headers {
-            req = req.header(*k, v.as_str());
-        }
-        let resp = req.send(body).map_err(|e| describe(url, e))?;
-        read(resp)
+    ) -> Result<Reply, NetError> {
+        self.send(
+            Verb::Post(&body, "application/x-www-form-urlencoded"),
+            url,
+            headers,
+        )
     }
 
     /// `POST url` with a JSON body.
-    pub(crate) fn post_json(&self, url: &str, body: &Value) -> Result<Reply, String> {
-        let resp = self
-            .agent
-            .post(url)
-            .header("Accept", "application/json")
-            .content_type("application/json")
-            .send(body.to_string())
-            .map_err(|e| describe(url, e))?;
-        read(resp)
+    pub(crate) fn post_json(&self, url: &str, body: &Value) -> Result<Reply, NetError> {
+        let body = body.to_string();
+        self.send(Verb::Post(&body, "application/json"), url, &[])
+    }
+
+    /// The agent for `url`: the server's proxy setting applied to this URL.
+    fn agent(&self, url: &str) -> Result<ureq::Agent, NetError> {
+        let shown = shown(url);
+        let proxy = route_for(&self.settings.proxy, url)
+            .and_then(|route| match route {
+                Route::Direct => Ok(None),
+                Route::Proxy(p) => p.to_ureq().map(Some),
+            })
+            .map_err(|e| NetError::Failed(format!("{shown}: {e}")))?;
+        Ok(crate::transport::http::agent(&self.settings.roots, proxy))
+    }
+
+    fn send(
+        &self,
+        verb: Verb<'_>,
+        url: &str,
+        headers: &[(&str, String)],
+    ) -> Result<Reply, NetError> {
+        let deadline = Instant::now() + self.timeout;
+        let mut url = url.to_owned();
+        let home = super::util::origin(&url);
+        for hop in 0..=MAX_REDIRECTS {
+            let agent = self.agent(&url)?;
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(NetError::Failed(format!("{}: timed out", shown(&url))));
+            }
+            let resp = match verb {
+                Verb::Get => {
+                    let mut req = agent
+                        .get(&url)
+                        .config()
+                        .timeout_global(Some(left))
+                        .build()
+                        .header("Accept", "application/json");
+                    for (k, v) in headers {
+                        req = req.header(*k, v.as_str());
+                    }
+                    req.call()
+                }
+                Verb::Post(body, content_type) => {
+                    let mut req = agent
+                        .post(&url)
+                        .config()
+                        .timeout_global(Some(left))
+                        .build()
+                        .header("Accept", "application/json")
+                        .content_type(content_type);
+                    for (k, v) in headers {
+                        req = req.header(*k, v.as_str());
+                    }
+                    req.send(body)
+                }
+            }
+            .map_err(|e| NetError::Failed(describe(&url, e)))?;
+            let status = resp.status().as_u16();
+            let follows = matches!(
+                (status, verb),
+                (301 | 302 | 303 | 307 | 308, Verb::Get) | (307 | 308, Verb::Post(..))
+            );
+            let location = resp
+                .headers()
+                .get("location")
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned);
+            let (true, Some(location)) = (follows, location) else {
+                return self.read(&url, resp);
+            };
+            let refuse =
+                |why: String| NetError::Refused(format!("{}: HTTP {status}: {why}", shown(&url)));
+            let Some(next) = super::util::resolve(&url, &location) else {
+                return Err(refuse(
+                    "the redirect's `Location` is not an http:// or https:// URL".into(),
+                ));
+            };
+            if hop == MAX_REDIRECTS {
+                return Err(refuse(format!(
+                    "more than {MAX_REDIRECTS} redirects (the last to {})",
+                    shown(&next)
+                )));
+            }
+            if super::util::origin(&next) != home {
+                return Err(refuse(format!(
+                    "refused a redirect to another origin, {} (requests to the authorization \
+                     server are redirected within their origin only)",
+                    shown(&next)
+                )));
+            }
+            log::debug!(
+                "{}: HTTP {status}, following to {}",
+                shown(&url),
+                shown(&next)
+            );
+            url = next;
+        }
+        unreachable!("the last hop returns")
+    }
+
+    fn read(&self, url: &str, resp: ureq::http::Response<ureq::Body>) -> Result<Reply, NetError> {
+        let status = resp.status().as_u16();
+        let cap = self.settings.max_body;
+        let mut buf = Vec::new();
+        resp.into_body()
+            .into_reader()
+            .take(cap as u64 + 1)
+            .read_to_end(&mut buf)
+            .map_err(|e| NetError::Failed(format!("{}: {e}", shown(url))))?;
+        if buf.len() > cap {
+            return Err(NetError::Refused(format!(
+                "{}: the answer is larger than {cap} bytes (Limits::max_auth_response_bytes); \
+                 refusing it",
+                shown(url)
+            )));
+        }
+        Ok(Reply {
+            status,
+            body: String::from_utf8_lossy(&buf).into_owned(),
+        })
     }
 }
 
-fn read(resp: ureq::http::Response<ureq::Body>) -> Result<Reply, String> {
-    let status = resp.status().as_u16();
-    let mut buf = Vec::new();
-    let _ = resp
-        .into_body()
-        .into_reader()
-        .take(MAX_BODY)
-        .read_to_end(&mut buf);
-    Ok(Reply {
-        status,
-        body: String::from_utf8_lossy(&buf).into_owned(),
-    })
+/// A URL as messages show it: without query and fragment, credentials redacted.
+pub(crate) fn shown(url: &str) -> String {
+    redact_url(url.split(['?', '#']).next().unwrap_or(""))
 }
 
 /// A failed request, naming the URL without its query.
 fn describe(url: &str, e: ureq::Error) -> String {
-    let shown = url.split(['?', '#']).next().unwrap_or("");
+    let shown = shown(url);
     match e {
         ureq::Error::BadUri(_) => format!("{shown}: the URL is not usable"),
         ureq::Error::Timeout(_) => format!("{shown}: timed out"),

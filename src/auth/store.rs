@@ -1,5 +1,6 @@
-//! Where tokens live between requests and between processes: the [`TokenStore`] trait, the
-//! in-memory default and a JSON file (mode 0600, replaced atomically).
+//! Where tokens and dynamic client registrations live between requests and between processes:
+//! the [`TokenStore`] trait, the in-memory default and a JSON file (mode 0600, replaced
+//! atomically).
 
 use std::fmt;
 use std::path::{Path, PathBuf};
@@ -82,10 +83,58 @@ impl StoredTokens {
     }
 }
 
-/// Keeps tokens. Implementations must be safe to call from many threads; the library calls
-/// [`save`](Self::save) after every authorization and refresh.
+/// A client registered dynamically (RFC 7591) at one authorization server for one redirect
+/// URI, kept so that later authorizations (in this process or another sharing the store) use it
+/// instead of registering again. Keyed by [`issuer`](Self::issuer) and
+/// [`redirect_uri`](Self::redirect_uri). `Debug` hides the client secret.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[non_exhaustive]
+pub struct StoredClient {
+    /// The authorization server (its issuer identifier).
+    pub issuer: String,
+    /// The redirect URI the client was registered with.
+    pub redirect_uri: String,
+    /// The client id the authorization server assigned.
+    pub client_id: String,
+    /// The client secret it assigned, for a confidential client.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub client_secret: Option<Secret>,
+    /// How the client authenticates at the token endpoint.
+    pub token_endpoint_auth_method: String,
+}
+
+impl StoredClient {
+    /// A registration record.
+    pub fn new(
+        issuer: impl Into<String>,
+        redirect_uri: impl Into<String>,
+        client_id: impl Into<String>,
+        client_secret: Option<Secret>,
+        token_endpoint_auth_method: impl Into<String>,
+    ) -> StoredClient {
+        StoredClient {
+            issuer: issuer.into(),
+            redirect_uri: redirect_uri.into(),
+            client_id: client_id.into(),
+            client_secret,
+            token_endpoint_auth_method: token_endpoint_auth_method.into(),
+        }
+    }
+
+    fn same_key(&self, other: &StoredClient) -> bool {
+        self.issuer == other.issuer && self.redirect_uri == other.redirect_uri
+    }
+}
+
+/// Keeps tokens and dynamic client registrations. Implementations must be safe to call from
+/// many threads; the library calls [`save`](Self::save) after every authorization and refresh,
+/// and [`save_client`](Self::save_client) after every dynamic registration.
 ///
-/// An `Err` is a message without secrets; it fails the authorization that needed the store.
+/// The client methods have defaults that keep nothing (every process then registers anew);
+/// [`MemoryTokenStore`] and [`FileTokenStore`] implement them.
+///
+/// An `Err` is a message without secrets; it fails the authorization that needed the store
+/// (a failing client method is logged and the flow registers anew).
 pub trait TokenStore: Send + Sync {
     /// Every entry whose [`resource`](StoredTokens::resource) is a prefix of `server_url`
     /// (or equal to it).
@@ -94,6 +143,22 @@ pub trait TokenStore: Send + Sync {
     fn save(&self, tokens: &StoredTokens) -> Result<(), String>;
     /// Removes every entry [`load`](Self::load) would give for `server_url`; returns how many.
     fn remove(&self, server_url: &str) -> Result<usize, String>;
+    /// Every client registration kept for authorization server `issuer`.
+    fn load_clients(&self, issuer: &str) -> Result<Vec<StoredClient>, String> {
+        let _ = issuer;
+        Ok(Vec::new())
+    }
+    /// Adds `client`, replacing the one with the same issuer and redirect URI.
+    fn save_client(&self, client: &StoredClient) -> Result<(), String> {
+        let _ = client;
+        Ok(())
+    }
+    /// Forgets the registration of `issuer` for `redirect_uri` (the authorization server
+    /// rejected it); returns how many went.
+    fn remove_client(&self, issuer: &str, redirect_uri: &str) -> Result<usize, String> {
+        let _ = (issuer, redirect_uri);
+        Ok(0)
+    }
 }
 
 /// Whether stored `resource` covers `server_url` (equal, or a path prefix on the same origin).
@@ -109,6 +174,7 @@ pub(crate) fn covers(resource: &str, server_url: &str) -> bool {
 #[derive(Debug, Default)]
 pub struct MemoryTokenStore {
     entries: Mutex<Vec<StoredTokens>>,
+    clients: Mutex<Vec<StoredClient>>,
 }
 
 impl MemoryTokenStore {
@@ -140,9 +206,32 @@ impl TokenStore for MemoryTokenStore {
         entries.retain(|t| !covers(&t.resource, server_url));
         Ok(before - entries.len())
     }
+
+    fn load_clients(&self, issuer: &str) -> Result<Vec<StoredClient>, String> {
+        Ok(lock(&self.clients)
+            .iter()
+            .filter(|c| c.issuer == issuer)
+            .cloned()
+            .collect())
+    }
+
+    fn save_client(&self, client: &StoredClient) -> Result<(), String> {
+        let mut clients = lock(&self.clients);
+        clients.retain(|c| !c.same_key(client));
+        clients.push(client.clone());
+        Ok(())
+    }
+
+    fn remove_client(&self, issuer: &str, redirect_uri: &str) -> Result<usize, String> {
+        let mut clients = lock(&self.clients);
+        let before = clients.len();
+        clients.retain(|c| !(c.issuer == issuer && c.redirect_uri == redirect_uri));
+        Ok(before - clients.len())
+    }
 }
 
-/// Tokens kept in a JSON file, shared by every process that names it.
+/// Tokens and dynamic client registrations kept in a JSON file, shared by every process that
+/// names it (`{"tokens": [...], "clients": [...]}`).
 ///
 /// The file is created with mode 0600 (owner only) and every write replaces it atomically (a
 /// temporary file in the same directory, renamed over it), so a reader never sees half a file.
@@ -166,6 +255,8 @@ pub struct FileTokenStore {
 struct FileContents {
     #[serde(default)]
     tokens: Vec<StoredTokens>,
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    clients: Vec<StoredClient>,
 }
 
 impl FileTokenStore {
@@ -262,6 +353,38 @@ impl TokenStore for FileTokenStore {
         let before = contents.tokens.len();
         contents.tokens.retain(|t| !covers(&t.resource, server_url));
         let removed = before - contents.tokens.len();
+        if removed > 0 {
+            self.write(&contents)?;
+        }
+        Ok(removed)
+    }
+
+    fn load_clients(&self, issuer: &str) -> Result<Vec<StoredClient>, String> {
+        let _g = lock(&self.guard);
+        Ok(self
+            .read()?
+            .clients
+            .into_iter()
+            .filter(|c| c.issuer == issuer)
+            .collect())
+    }
+
+    fn save_client(&self, client: &StoredClient) -> Result<(), String> {
+        let _g = lock(&self.guard);
+        let mut contents = self.read()?;
+        contents.clients.retain(|c| !c.same_key(client));
+        contents.clients.push(client.clone());
+        self.write(&contents)
+    }
+
+    fn remove_client(&self, issuer: &str, redirect_uri: &str) -> Result<usize, String> {
+        let _g = lock(&self.guard);
+        let mut contents = self.read()?;
+        let before = contents.clients.len();
+        contents
+            .clients
+            .retain(|c| !(c.issuer == issuer && c.redirect_uri == redirect_uri));
+        let removed = before - contents.clients.len();
         if removed > 0 {
             self.write(&contents)?;
         }

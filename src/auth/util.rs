@@ -20,6 +20,54 @@ pub(crate) fn origin(url: &str) -> Option<String> {
     split_url(url).map(|(o, _)| o)
 }
 
+/// Resolves a redirect's `Location` against the URL that answered: an absolute `http(s)://`
+/// URL, a scheme-relative one (`//host/p`) or an absolute path (`/p`); `None` otherwise.
+pub(crate) fn resolve(base: &str, location: &str) -> Option<String> {
+    let location = location.split('#').next().unwrap_or("").trim();
+    let (base_origin, _) = split_url(base)?;
+    let scheme = base_origin.split("://").next()?;
+    let next = if let Some(rest) = location.strip_prefix("//") {
+        format!("{scheme}://{rest}")
+    } else if location.starts_with('/') {
+        format!("{base_origin}{location}")
+    } else {
+        location.to_owned()
+    };
+    let lower = next.to_ascii_lowercase();
+    let usable = (lower.starts_with("http://") || lower.starts_with("https://"))
+        && next.parse::<ureq::http::Uri>().is_ok();
+    usable.then_some(next)
+}
+
+/// Whether `url` may be used for an authorization-server endpoint: `https://`, or `http://` on
+/// a loopback host (`localhost` and its subdomains, 127.0.0.0/8, `::1`). `what` names the endpoint in the error.
+pub(crate) fn require_secure(url: &str, what: &str) -> Result<(), String> {
+    let shown = super::net::shown(url);
+    let uri: ureq::http::Uri = url
+        .parse()
+        .map_err(|_| format!("the authorization server's {what} `{shown}` is not a URL"))?;
+    let host = uri
+        .host()
+        .unwrap_or("")
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    // `localhost` and its subdomains (RFC 6761), 127.0.0.0/8, ::1.
+    let loopback_host = crate::transport::proxy::is_loopback(&host);
+    match uri.scheme_str().map(str::to_ascii_lowercase).as_deref() {
+        Some("https") if !host.is_empty() => Ok(()),
+        Some("http") if loopback_host => Ok(()),
+        Some("http") => Err(format!(
+            "insecure authorization server endpoint: its {what} `{shown}` is not https:// \
+             (http:// is allowed only for localhost, 127.0.0.0/8 and ::1); refusing to use it"
+        )),
+        _ => Err(format!(
+            "the authorization server's {what} `{shown}` is not an https:// URL"
+        )),
+    }
+}
+
 /// Percent-encodes everything but the RFC 3986 unreserved characters.
 pub(crate) fn encode(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
@@ -208,6 +256,48 @@ pub(crate) fn now_secs() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn only_https_or_loopback_endpoints_pass() {
+        for ok in [
+            "https://as.example.com/token",
+            "http://localhost:3000/token",
+            "http://127.0.0.1/t",
+            "http://127.8.9.1:5/t",
+            "http://[::1]:8/t",
+            "HTTP://LOCALHOST/t",
+            "http://as.localhost:8/t",
+        ] {
+            assert!(require_secure(ok, "token_endpoint").is_ok(), "{ok}");
+        }
+        for bad in [
+            "http://as.example.com/token",
+            "http://localhost.evil.com/t",
+            "http://evil-localhost/t",
+            "http://10.0.0.1/t",
+            "ftp://as/t",
+            "javascript:alert(1)",
+            "/token",
+        ] {
+            let e = require_secure(bad, "token_endpoint").unwrap_err();
+            assert!(e.contains("token_endpoint"), "{e}");
+        }
+    }
+
+    #[test]
+    fn redirects_resolve() {
+        let base = "https://as.example/a/b?x=1";
+        assert_eq!(
+            resolve(base, "/c?y#f").as_deref(),
+            Some("https://as.example/c?y")
+        );
+        assert_eq!(
+            resolve(base, "//other/p").as_deref(),
+            Some("https://other/p")
+        );
+        assert_eq!(resolve(base, "http://x/p").as_deref(), Some("http://x/p"));
+        assert_eq!(resolve(base, "javascript:alert(1)"), None);
+    }
 
     #[test]
     fn splits_urls() {

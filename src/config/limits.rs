@@ -69,6 +69,11 @@ pub struct Limits {
     /// and roots handlers) before it fails with [`Error::Protocol`](crate::Error::Protocol).
     /// Default: 8.
     pub max_input_rounds: usize,
+    /// OAuth: the largest answer read from the protected resource's metadata or the
+    /// authorization server (its metadata, dynamic registration, token and refresh answers),
+    /// in bytes. A larger one fails the authorization with an error naming this cap.
+    /// Default: 256 KiB.
+    pub max_auth_response_bytes: usize,
 }
 
 impl Default for Limits {
@@ -83,6 +88,7 @@ impl Default for Limits {
             task_poll_ceiling: Duration::from_secs(30),
             max_listed_tasks: 10_000,
             max_input_rounds: 8,
+            max_auth_response_bytes: 256 * 1024,
         }
     }
 }
@@ -120,6 +126,13 @@ impl Limits {
     #[must_use]
     pub fn with_max_input_rounds(mut self, rounds: usize) -> Self {
         self.max_input_rounds = rounds;
+        self
+    }
+
+    /// Sets [`max_auth_response_bytes`](Limits::max_auth_response_bytes).
+    #[must_use]
+    pub fn with_max_auth_response_bytes(mut self, bytes: usize) -> Self {
+        self.max_auth_response_bytes = bytes;
         self
     }
 

@@ -8,12 +8,15 @@
 //!   redirect_port: 8976               # optional: the loopback listener's port (else random)
 //!   store: ~/.config/myapp/tokens.json  # optional: a token file (else in memory)
 //!   client_metadata_url: https://...  # optional: a client ID metadata document
+//!   legacy_endpoint_fallback: false   # optional: allow the 2025-03-26 default endpoints for a
+//!                                     # server without metadata (see OAuthConfig)
 //!   enabled: true                     # optional: false ignores the block
 //! ```
 //!
-//! camelCase spellings (`clientId`, `clientSecret`, `redirectPort`, `tokenStore`) are accepted
-//! too, as other hosts write them. Strings take `${VAR}`. The person signing in is reached
-//! through a loopback listener whose URL is logged (warn level); replace the handler with
+//! camelCase spellings (`clientId`, `clientSecret`, `redirectPort`, `tokenStore`,
+//! `legacyEndpointFallback`) are accepted too, as other hosts write them. Strings take `${VAR}`.
+//! The person signing in is reached through a loopback listener whose URL is logged (warn
+//! level); replace the handler with
 //! [`OAuthConfig::redirect`](crate::auth::OAuthConfig::redirect) to show it yourself.
 
 use serde_json::{Map, Value};
@@ -23,7 +26,7 @@ use super::suggest::nearest;
 use super::{ConfigError, ConfigErrorKind};
 use crate::auth::{FileTokenStore, OAuthConfig, RedirectHandler};
 
-const KEYS: [&str; 12] = [
+const KEYS: [&str; 14] = [
     "enabled",
     "client_id",
     "clientId",
@@ -36,6 +39,8 @@ const KEYS: [&str; 12] = [
     "tokenStore",
     "client_metadata_url",
     "clientMetadataUrl",
+    "legacy_endpoint_fallback",
+    "legacyEndpointFallback",
 ];
 
 /// Keys other hosts write in their `oauth` blocks that this library has no use for; skipped in
@@ -132,6 +137,11 @@ pub(super) fn parse(
     }
     if let Some(url) = metadata_url {
         oauth = oauth.client_metadata_url(url);
+    }
+    for key in ["legacy_endpoint_fallback", "legacyEndpointFallback"] {
+        if let Some(allowed) = get_bool(obj, key, path)? {
+            oauth = oauth.legacy_endpoint_fallback(allowed);
+        }
     }
     if let Some(store) = store {
         let expanded = match (store.strip_prefix("~/"), std::env::var_os("HOME")) {

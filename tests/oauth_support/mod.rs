@@ -33,6 +33,28 @@ pub struct AsOptions {
     pub challenge_scope: Option<String>,
     /// Answer every request with a valid token 403 `insufficient_scope`, asking for this scope.
     pub forbid_scope: Option<String>,
+    /// Give each registration its own client id (`client-<n>`) and answer `invalid_client` at
+    /// the token endpoint for an id it did not register (or has forgotten).
+    pub check_clients: bool,
+    /// Answer every token request `invalid_client`.
+    pub reject_clients: bool,
+    /// Pad the authorization server metadata with this many bytes.
+    pub metadata_padding: usize,
+    /// The authorization server metadata's `scopes_supported` (none when `None`).
+    pub as_scopes: Option<Vec<String>>,
+    /// Replace these endpoints in the authorization server metadata (`"token_endpoint"` ->
+    /// URL).
+    pub endpoints: Vec<(String, String)>,
+    /// The authorization server's issuer, instead of the origin: named by the protected
+    /// resource metadata, stated by its metadata (whose endpoints it prefixes) and sent as
+    /// `iss` (a name for this same server, such as one only a test proxy resolves).
+    pub issuer: Option<String>,
+    /// `GET /.well-known/oauth-authorization-server` answers 307 to this `Location` (a path on
+    /// this origin serves the metadata at `/as-metadata`).
+    pub metadata_redirect: Option<String>,
+    /// `POST /token` answers this redirect status and `Location` (`POST /token2` is the token
+    /// endpoint too).
+    pub token_redirect: Option<(u16, String)>,
 }
 
 impl Default for AsOptions {
@@ -46,6 +68,14 @@ impl Default for AsOptions {
             resource_metadata: None,
             challenge_scope: None,
             forbid_scope: None,
+            check_clients: false,
+            reject_clients: false,
+            metadata_padding: 0,
+            as_scopes: None,
+            endpoints: Vec::new(),
+            issuer: None,
+            metadata_redirect: None,
+            token_redirect: None,
         }
     }
 }
@@ -70,6 +100,12 @@ pub struct AsState {
     pub unauthorized: AtomicUsize,
     /// The `redirect_uri` of the last authorization request.
     pub last_redirect_uri: Mutex<Option<String>>,
+    /// The `scope` of each authorization request (`None`: none sent).
+    pub scopes: Mutex<Vec<Option<String>>>,
+    /// The client ids registered (with `check_clients`).
+    pub clients: Mutex<Vec<String>>,
+    /// The client id of each token request.
+    pub token_clients: Mutex<Vec<String>>,
     counter: AtomicU64,
 }
 
@@ -89,6 +125,9 @@ impl Default for AsState {
             client_credentials_grants: AtomicUsize::default(),
             unauthorized: AtomicUsize::default(),
             last_redirect_uri: Mutex::default(),
+            scopes: Mutex::default(),
+            clients: Mutex::default(),
+            token_clients: Mutex::default(),
             counter: AtomicU64::default(),
         }
     }
@@ -103,6 +142,11 @@ impl AsState {
     pub fn revoke_access_tokens(&self) {
         self.access.lock().unwrap().clear();
     }
+
+    /// Forgets every registered client (their token requests then get `invalid_client`).
+    pub fn forget_clients(&self) {
+        self.clients.lock().unwrap().clear();
+    }
 }
 
 /// The server and its state.
@@ -114,16 +158,25 @@ pub struct AuthServer {
 
 impl AuthServer {
     pub fn start(opts: AsOptions) -> AuthServer {
+        AuthServer::start_with(|_| opts)
+    }
+
+    /// Starts with the options `opts` makes of the server's origin.
+    pub fn start_with(opts: impl FnOnce(&str) -> AsOptions) -> AuthServer {
         let state = Arc::new(AsState::default());
         let origin = Arc::new(OnceLock::<String>::new());
+        let options = Arc::new(OnceLock::<AsOptions>::new());
         let http = {
-            let (state, origin) = (state.clone(), origin.clone());
+            let (state, origin, options) = (state.clone(), origin.clone(), options.clone());
             HttpServer::start(move |req, conn| {
                 let o = origin.get().cloned().unwrap_or_default();
+                let opts = options.get().cloned().unwrap_or_default();
                 handle(&opts, &state, &o, req, conn)
             })
         };
-        let _ = origin.set(http.url("").trim_end_matches('/').to_owned());
+        let o = http.url("").trim_end_matches('/').to_owned();
+        let _ = options.set(opts(&o));
+        let _ = origin.set(o);
         AuthServer {
             http,
             state,
@@ -210,7 +263,7 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
             &[],
             &json!({
                 "resource": format!("{origin}/mcp"),
-                "authorization_servers": [origin],
+                "authorization_servers": [opts.issuer.as_deref().unwrap_or(origin)],
                 "scopes_supported": ["mcp:read"],
             }),
         ),
@@ -229,32 +282,30 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
                 let _ = st.sse_tx.send(answer);
             }
         }
-        ("GET", "/.well-known/oauth-authorization-server") => conn.json(
-            200,
-            &[],
-            &json!({
-                "issuer": origin,
-                "authorization_endpoint": format!("{origin}/authorize"),
-                "token_endpoint": format!("{origin}/token"),
-                "registration_endpoint": format!("{origin}/register"),
-                "response_types_supported": ["code"],
-                "grant_types_supported": ["authorization_code", "refresh_token"],
-                "code_challenge_methods_supported": if opts.s256 { json!(["S256"]) } else { json!(["plain"]) },
-                "token_endpoint_auth_methods_supported": ["none"],
-                "authorization_response_iss_parameter_supported": true,
-            }),
-        ),
+        ("GET", "/.well-known/oauth-authorization-server") if opts.metadata_redirect.is_some() => {
+            conn.redirect(307, opts.metadata_redirect.as_deref().unwrap_or(""))
+        }
+        ("GET", "/.well-known/oauth-authorization-server") | ("GET", "/as-metadata") => {
+            conn.json(200, &[], &as_metadata(opts, origin))
+        }
         ("POST", "/register") => {
-            st.registrations.fetch_add(1, Ordering::SeqCst);
+            let n = st.registrations.fetch_add(1, Ordering::SeqCst) + 1;
+            let id = if opts.check_clients {
+                format!("client-{n}")
+            } else {
+                "client-1".to_owned()
+            };
+            st.clients.lock().unwrap().push(id.clone());
             conn.json(
                 201,
                 &[],
-                &json!({"client_id": "client-1", "token_endpoint_auth_method": "none"}),
+                &json!({"client_id": id, "token_endpoint_auth_method": "none"}),
             )
         }
         ("GET", "/authorize") => {
             st.authorize_requests.fetch_add(1, Ordering::SeqCst);
             let q = query(&req.path);
+            st.scopes.lock().unwrap().push(q.get("scope").cloned());
             let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
             *st.last_redirect_uri.lock().unwrap() = Some(redirect.clone());
             let code = st.next("code");
@@ -265,7 +316,11 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
                     redirect.clone(),
                 ),
             );
-            let iss = opts.wrong_iss.clone().unwrap_or_else(|| origin.to_owned());
+            let iss = opts
+                .wrong_iss
+                .clone()
+                .or_else(|| opts.issuer.clone())
+                .unwrap_or_else(|| origin.to_owned());
             let location = format!(
                 "{redirect}?code={}&state={}&iss={}",
                 enc(&code),
@@ -274,15 +329,57 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
             );
             conn.redirect(302, &location)
         }
-        ("POST", "/token") => token(opts, st, req, conn),
+        ("POST", "/token") if opts.token_redirect.is_some() => {
+            let (status, location) = opts.token_redirect.clone().unwrap_or_default();
+            conn.redirect(status, &location)
+        }
+        ("POST", "/token") | ("POST", "/token2") => token(opts, st, req, conn),
         ("POST", "/mcp") => mcp(opts, st, origin, req, conn),
         ("DELETE", "/mcp") => conn.respond(200, &[], b""),
         _ => conn.respond(if path == "/mcp" { 405 } else { 404 }, &[], b""),
     }
 }
 
+/// The authorization server metadata.
+fn as_metadata(opts: &AsOptions, origin: &str) -> Value {
+    let origin = opts.issuer.as_deref().unwrap_or(origin);
+    let mut m = json!({
+        "issuer": origin,
+        "authorization_endpoint": format!("{origin}/authorize"),
+        "token_endpoint": format!("{origin}/token"),
+        "registration_endpoint": format!("{origin}/register"),
+        "response_types_supported": ["code"],
+        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "code_challenge_methods_supported": if opts.s256 { json!(["S256"]) } else { json!(["plain"]) },
+        "token_endpoint_auth_methods_supported": ["none"],
+        "authorization_response_iss_parameter_supported": true,
+    });
+    for (k, v) in &opts.endpoints {
+        m[k.as_str()] = json!(v);
+    }
+    if let Some(scopes) = &opts.as_scopes {
+        m["scopes_supported"] = json!(scopes);
+    }
+    if opts.metadata_padding > 0 {
+        m["padding"] = json!("x".repeat(opts.metadata_padding));
+    }
+    m
+}
+
 fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
     let f = form(&req.body);
+    if f.get("grant_type").map(String::as_str) != Some("client_credentials") {
+        let id = f.get("client_id").cloned().unwrap_or_default();
+        st.token_clients.lock().unwrap().push(id.clone());
+        if opts.reject_clients || (opts.check_clients && !st.clients.lock().unwrap().contains(&id))
+        {
+            return conn.json(
+                401,
+                &[],
+                &json!({"error": "invalid_client", "error_description": "unknown client"}),
+            );
+        }
+    }
     let issue = |conn: &mut Conn| {
         let access = st.next("at");
         st.access.lock().unwrap().push(access.clone());
