@@ -138,9 +138,15 @@ fn login_pasting(store: &Path, before: &[&str], after: &[&str]) -> (Output, Stri
         .spawn()
         .expect("start mcpb login --paste");
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
     let auth_url = loop {
         let mut line = String::new();
-        assert!(stderr.read_line(&mut line).unwrap() > 0, "no URL printed");
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            let mut stdout = String::new();
+            let _ = std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout);
+            panic!("no URL printed; stderr: {seen}; stdout: {stdout}");
+        }
+        seen.push_str(&line);
         if line.contains("/authorize?") {
             break line.trim().to_owned();
         }

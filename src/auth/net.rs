@@ -172,7 +172,7 @@ impl Net {
                 Route::Proxy(p) => p.to_ureq().map(Some),
             })
             .map_err(|e| NetError::Failed(format!("{shown}: {e}")))?;
-        Ok(crate::transport::http::agent(&self.settings.roots, proxy))
+        Ok(crate::transport::web::agent(&self.settings.roots, proxy))
     }
 
     fn send(

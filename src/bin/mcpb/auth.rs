@@ -33,6 +33,8 @@ struct Remote {
     url: String,
     /// The `oauth` block of its config entry.
     oauth: Option<OAuthConfig>,
+    /// Its configuration: the sign-in uses its proxy setting and extra root certificates.
+    config: ServerConfig,
 }
 
 /// `login`, `logout` or `auth status`.
@@ -91,10 +93,16 @@ fn remote(global: &Global, word: &str) -> Result<Remote, Failure> {
             if ws || transport == Some(UrlTransport::Ws) {
                 return Err(not_remote("WebSocket ones"));
             }
+            let name = crate::host_of(&url);
+            let config = match transport {
+                Some(UrlTransport::Sse) => ServerConfig::sse(name, url.clone()),
+                _ => ServerConfig::http(name, url.clone()),
+            };
             Ok(Remote {
                 name: crate::host_of(&url),
                 url,
                 oauth: None,
+                config,
             })
         }
         Target::Config(file, wanted) => {
@@ -115,6 +123,7 @@ fn remote(global: &Global, word: &str) -> Result<Remote, Failure> {
                 name: config.name().to_owned(),
                 url,
                 oauth: config.oauth_config().cloned(),
+                config,
             })
         }
         Target::Stdio(_) => Err(not_remote("stdio ones")),
@@ -236,7 +245,7 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
     if let Some(t) = global.timeout {
         oauth = oauth.timeout(std::time::Duration::from_secs_f64(t));
     }
-    let result = oauth.login(&remote.name, url);
+    let result = oauth.login_for(&remote.config);
     if let Some(mut child) = opener.lock().unwrap_or_else(|p| p.into_inner()).take() {
         if !matches!(child.try_wait(), Ok(Some(_))) {
             let _ = child.kill();
