@@ -688,13 +688,39 @@ fn the_shell_keeps_one_session_with_history() {
 
 #[test]
 fn subscribe_in_the_shell_prints_updates() {
-    let o =
-        shell("subscribe fixture://config\ncall touch uri=fixture://config\nping\nping\nping\n");
-    assert_exit(&o, 0);
-    let out = stdout(&o);
-    assert!(out.contains("subscribed to fixture://config"), "{out}");
-    assert!(out.contains("touched"), "{out}");
-    assert!(out.contains("updated fixture://config"), "{out}");
+    use std::io::Write;
+    // Interactive: the update is printed by the notification thread, so the session is left
+    // only once it has appeared (a script piped in at once could reach its end first).
+    let line = fixture("");
+    let mut child = Command::new(MCPB)
+        .args(["--stdio", &line, "shell"])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run mcpb");
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(b"subscribe fixture://config\ncall touch uri=fixture://config\n")
+        .expect("write");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut seen = String::new();
+    while !seen.contains("updated fixture://config") {
+        let mut l = String::new();
+        if out.read_line(&mut l).expect("read stdout") == 0 {
+            break;
+        }
+        seen.push_str(&l);
+    }
+    stdin.write_all(b"exit\n").expect("write");
+    drop(stdin);
+    let _ = out.read_to_string(&mut seen);
+    let status = child.wait().expect("wait");
+    assert_eq!(status.code(), Some(0), "{seen}");
+    assert!(seen.contains("subscribed to fixture://config"), "{seen}");
+    assert!(seen.contains("touched"), "{seen}");
+    assert!(seen.contains("updated fixture://config"), "{seen}");
 }
 
 #[test]
