@@ -32,27 +32,45 @@ pub(crate) fn content_length(resp: &ureq::http::Response<ureq::Body>) -> Option<
 }
 
 /// Reads a body of at most `max` bytes; `Ok(None)` when it is longer (then read no further
-/// than `max` plus one read). The buffer grows with what arrives and never past `max`.
-pub(crate) fn read_capped(mut body: impl Read, max: usize) -> std::io::Result<Option<Vec<u8>>> {
-    let mut buf: Vec<u8> = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
+/// than `max` plus one read). The buffer grows with what arrives and never past `max` (plus the
+/// one byte that tells a longer body). `hint` is the body's announced length: a body that keeps
+/// to it is read into one buffer of that size, with no copy.
+pub(crate) fn read_capped(
+    mut body: impl Read,
+    max: usize,
+    hint: Option<u64>,
+) -> std::io::Result<Option<Vec<u8>>> {
+    /// The first buffer when the length is not announced.
+    const FIRST: usize = 8 * 1024;
+    let limit = max.saturating_add(1);
+    let first = hint
+        .and_then(|n| usize::try_from(n).ok())
+        .map_or(FIRST, |n| n.saturating_add(1))
+        .clamp(1, limit);
+    let mut buf: Vec<u8> = Vec::with_capacity(first);
     loop {
-        let n = match body.read(&mut chunk) {
-            Ok(0) => return Ok(Some(buf)),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let needed = buf.len() + n;
-        if needed > max {
-            return Ok(None);
-        }
-        if needed > buf.capacity() {
-            // Grow by doubling, but never past the cap.
-            let target = needed.max(buf.capacity().saturating_mul(2)).min(max);
+        if buf.len() == buf.capacity() {
+            // Grow by doubling, but never past the cap (and the one byte beyond it).
+            let target = buf.capacity().saturating_mul(2).max(FIRST).min(limit);
             buf.reserve_exact(target - buf.len());
         }
-        buf.extend_from_slice(&chunk[..n]);
+        let len = buf.len();
+        buf.resize(buf.capacity(), 0);
+        let n = match body.read(&mut buf[len..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                buf.truncate(len);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        buf.truncate(len + n);
+        if n == 0 {
+            return Ok(Some(buf));
+        }
+        if buf.len() > max {
+            return Ok(None);
+        }
     }
 }
 
