@@ -245,3 +245,133 @@ impl<T: Transport> Transport for BufferedTransport<T> {
         self.inner.is_tls()
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! The layer over a recording connection: what reaches it, and when.
+
+    use std::time::Duration;
+
+    use ureq::unversioned::transport::time::Duration as UDuration;
+    use ureq::unversioned::transport::LazyBuffers;
+
+    use super::*;
+
+    /// Records writes, reads and probes; reads find nothing.
+    #[derive(Debug)]
+    struct Recording {
+        buffers: LazyBuffers,
+        writes: Vec<Vec<u8>>,
+        write_timeouts: Vec<UDuration>,
+        read_timeouts: Vec<UDuration>,
+        probes: usize,
+    }
+
+    impl Recording {
+        fn new() -> Self {
+            Recording {
+                buffers: LazyBuffers::new(1024, 1024),
+                writes: Vec::new(),
+                write_timeouts: Vec::new(),
+                read_timeouts: Vec::new(),
+                probes: 0,
+            }
+        }
+    }
+
+    impl Transport for Recording {
+        fn buffers(&mut self) -> &mut dyn Buffers {
+            &mut self.buffers
+        }
+        fn transmit_output(&mut self, amount: usize, t: NextTimeout) -> Result<(), ureq::Error> {
+            let data = self.buffers.output()[..amount].to_vec();
+            self.writes.push(data);
+            self.write_timeouts.push(t.after);
+            Ok(())
+        }
+        fn await_input(&mut self, t: NextTimeout) -> Result<bool, ureq::Error> {
+            self.read_timeouts.push(t.after);
+            Ok(false)
+        }
+        fn is_open(&mut self) -> bool {
+            self.probes += 1;
+            true
+        }
+        fn is_tls(&self) -> bool {
+            false
+        }
+    }
+
+    fn within(ms: u64) -> NextTimeout {
+        NextTimeout {
+            after: UDuration::from(Duration::from_millis(ms)),
+            ..NextTimeout::default()
+        }
+    }
+
+    fn write(t: &mut BufferedTransport<Recording>, bytes: &[u8], ms: u64) {
+        t.buffers().output()[..bytes.len()].copy_from_slice(bytes);
+        t.transmit_output(bytes.len(), within(ms)).expect("write");
+    }
+
+    #[test]
+    fn a_head_leaves_with_its_body_in_one_write() {
+        let mut t = BufferedTransport::new(Recording::new());
+        write(&mut t, b"HEAD\r\n\r\n", 1000);
+        assert!(t.inner.writes.is_empty(), "the head is held back");
+        write(&mut t, b"{body}", 1000);
+        assert_eq!(t.inner.writes, [b"HEAD\r\n\r\n{body}".to_vec()]);
+        // A request without a body: its head goes out when the reply is awaited.
+        write(&mut t, b"GET\r\n\r\n", 1000);
+        t.await_input(within(1000)).expect("read");
+        assert_eq!(t.inner.writes.len(), 2);
+        assert_eq!(t.inner.writes[1], b"GET\r\n\r\n");
+    }
+
+    #[test]
+    fn a_write_too_large_to_join_goes_after_the_held_one() {
+        let mut t = BufferedTransport::new(Recording::new());
+        write(&mut t, b"HEAD", 1000);
+        let big = vec![b'x'; 1022];
+        write(&mut t, &big, 1000);
+        assert_eq!(t.inner.writes, [b"HEAD".to_vec(), big]);
+    }
+
+    #[test]
+    fn only_the_probe_before_reuse_reaches_the_connection() {
+        let mut t = BufferedTransport::new(Recording::new());
+        write(&mut t, b"HEAD", 1000);
+        t.await_input(within(1000)).expect("read");
+        // Back to the pool right after the reply: not probed; taken from the pool: probed.
+        assert!(t.is_open());
+        assert_eq!(t.inner.probes, 0);
+        assert!(t.is_open());
+        assert_eq!(t.inner.probes, 1);
+        assert!(t.is_open());
+        assert_eq!(t.inner.probes, 2);
+    }
+
+    #[test]
+    fn timeouts_are_never_shorter_than_asked_and_at_most_the_slack_longer() {
+        let mut t = BufferedTransport::new(Recording::new());
+        for ms in [10_000, 9_999, 10_000, 9_999, 5_000, 5_000, 7_000] {
+            t.await_input(within(ms)).expect("read");
+        }
+        let asked = [10_000, 9_999, 10_000, 9_999, 5_000, 5_000, 7_000];
+        let got: Vec<Duration> = t.inner.read_timeouts.iter().map(|d| **d).collect();
+        for (a, g) in asked.iter().zip(&got) {
+            let a = Duration::from_millis(*a);
+            assert!(*g >= a && *g - a <= SLACK, "asked {a:?}, passed {g:?}");
+        }
+        // Within the slack the same value is passed down, so the socket is not set again.
+        assert_eq!(got[0], got[1]);
+        assert_eq!(got[1], got[2]);
+        assert_eq!(got[4], got[5]);
+        assert_ne!(got[3], got[4]);
+        // No timeout and a zero one pass through unchanged.
+        t.await_input(NextTimeout::default()).expect("read");
+        assert!(t.inner.read_timeouts[7].is_not_happening());
+        t.await_input(within(0)).expect("read");
+        assert!(t.inner.read_timeouts[8].is_zero());
+    }
+}

@@ -144,3 +144,51 @@ pub(crate) fn skip_oversized(server: &str, what: &str, sink: &dyn Sink, t: &Even
         sink.reject(id, detail);
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Capped body reads, with and without an announced length.
+
+    use super::read_capped;
+
+    /// Reads in pieces of at most 3 bytes, like a socket might.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(3).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_body_is_read_whole_whatever_its_announced_length() {
+        let body = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
+        for hint in [None, Some(body.len() as u64), Some(2), Some(10_000)] {
+            let got = read_capped(Trickle(body), 1000, hint).expect("read");
+            assert_eq!(got.as_deref(), Some(&body[..]), "hint {hint:?}");
+        }
+        let exact = read_capped(Trickle(body), 1000, Some(body.len() as u64))
+            .expect("read")
+            .expect("within the cap");
+        assert!(exact.capacity() <= body.len() + 1, "{}", exact.capacity());
+    }
+
+    #[test]
+    fn a_body_over_the_cap_is_none_and_the_buffer_stays_within_it() {
+        let body = vec![b'x'; 100];
+        assert_eq!(read_capped(Trickle(&body), 99, None).expect("read"), None);
+        assert_eq!(
+            read_capped(Trickle(&body), 99, Some(100)).expect("read"),
+            None
+        );
+        let at_cap = read_capped(Trickle(&body), 100, None).expect("read");
+        assert_eq!(at_cap.map(|b| b.len()), Some(100));
+        assert_eq!(
+            read_capped(Trickle(b""), 0, None).expect("read"),
+            Some(Vec::new())
+        );
+    }
+}
