@@ -9,6 +9,18 @@
 //!                          inside `only_buffered(..)` on this thread: waits a moment
 //!                          (`ARRIVING`, at most a scheduler tick), then WouldBlock
 //! ```
+//!
+//! The same layer spares a kept-alive request the system calls it does not need (12 per
+//! request against a raw client's 2, measured with `bench_http --only json`; 5 with this layer):
+//!
+//! ```text
+//!   transmit_output: a small write is held back and leaves with the next one (head + body:
+//!                    one write, one packet); a read sends a held write first
+//!   is_open:         the pool asks when a connection comes back (right after its reply) and
+//!                    before reuse; only the second probe reaches the socket
+//!   timeouts:        the socket timeout is set again only when the one asked for is above the
+//!                    last one set or more than `SLACK` (2 ms) below it: never shorter than asked
+//! ```
 
 use std::cell::Cell;
 use std::fmt;
