@@ -18,6 +18,7 @@
 //!
 //! ```text
 //! cargo run --release --example bench_http [-- <calls>]
+//! cargo run --release --example bench_http -- --only raw|ureq|json|sse [calls]   # one row, for strace -c / perf
 //! ```
 
 use std::io::{self, Read, Write};
