@@ -40,7 +40,7 @@ impl Inner {
         if matches!(status, 401 | 403 | 407) || out.id.is_none() {
             return Err(status_error(&self.server, &what, resp).into());
         }
-        let body = read_capped(resp.into_body().into_reader(), MAX_REFUSAL_BYTES)
+        let body = read_capped(resp.into_body().into_reader(), MAX_REFUSAL_BYTES, None)
             .ok()
             .flatten()
             .unwrap_or_default();

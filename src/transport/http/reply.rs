@@ -32,24 +32,28 @@ impl Inner {
         resp: ureq::http::Response<ureq::Body>,
         call: &Call<'_>,
     ) -> Result<(), Error> {
-        let what = format!("POST {}", self.shown_url());
+        // Only errors name the request (built then: this is every call's path).
+        let what = || format!("POST {}", self.shown_url());
         if is_event_stream(&resp) {
             let reader = BufReader::new(resp.into_body().into_reader());
             return self.read_events(SseReader::new(reader, self.max_message), call);
         }
         let too_large = || {
             self.too_large(&format!(
-                "{what}: the JSON reply to `{}` exceeds the {} byte limit (`max_message_bytes`); \
+                "{}: the JSON reply to `{}` exceeds the {} byte limit (`max_message_bytes`); \
                  it was not read further",
-                call.method, self.max_message
+                what(),
+                call.method,
+                self.max_message
             ))
         };
-        if content_length(&resp).is_some_and(|n| n > self.max_message as u64) {
+        let length = content_length(&resp);
+        if length.is_some_and(|n| n > self.max_message as u64) {
             return Err(too_large());
         }
         let reader = resp.into_body().into_reader();
-        let body = read_capped(reader, self.max_message)
-            .map_err(|e| call.io_error(&self.server, &what, e))?
+        let body = read_capped(reader, self.max_message, length)
+            .map_err(|e| call.io_error(&self.server, &what(), e))?
             .ok_or_else(too_large)?;
         let found = if call.deliver {
             deliver_frame(&self.server, &*self.sink, &body, call.want)
@@ -62,7 +66,8 @@ impl Inner {
             Err(Error::Protocol {
                 server: self.server.clone(),
                 detail: format!(
-                    "{what}: the reply did not contain the response to `{}`",
+                    "{}: the reply did not contain the response to `{}`",
+                    what(),
                     call.method
                 ),
             })
@@ -73,7 +78,9 @@ impl Inner {
     /// resumed with GET + `Last-Event-ID` after the server's `retry` delay, as often as it makes
     /// progress; the response may arrive on the resumed stream.
     fn read_events(&self, mut reader: ReplyStream, call: &Call<'_>) -> Result<(), Error> {
-        let mut what = format!("POST {}", self.shown_url());
+        // Only errors name the request (built then: this is every SSE reply's path).
+        let mut verb = "POST";
+        let what = |verb: &str| format!("{verb} {}", self.shown_url());
         let mut stalled = 0;
         loop {
             let before = reader.parser().last_event_id().map(str::to_owned);
@@ -97,12 +104,14 @@ impl Inner {
                         if let Some(t) = EventTooLarge::find(&e) {
                             // The reply is dropped unread: its connection closes.
                             return Err(self.too_large(&format!(
-                                "{what}: an event of the reply to `{}` exceeds the {} byte \
+                                "{}: an event of the reply to `{}` exceeds the {} byte \
                                  limit (`max_message_bytes`); the reply was abandoned",
-                                call.method, t.limit
+                                what(verb),
+                                call.method,
+                                t.limit
                             )));
                         }
-                        break Some(call.io_error(&self.server, &what, e));
+                        break Some(call.io_error(&self.server, &what(verb), e));
                     }
                 }
             };
@@ -135,8 +144,8 @@ impl Inner {
             if self.wait_retry(&parser, stalled, call)? {
                 return Ok(());
             }
-            what = format!("GET {}", self.shown_url());
-            reader = self.resume(parser, call, &what)?;
+            verb = "GET";
+            reader = self.resume(parser, call, &what(verb))?;
         }
     }
 

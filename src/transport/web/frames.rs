@@ -32,27 +32,45 @@ pub(crate) fn content_length(resp: &ureq::http::Response<ureq::Body>) -> Option<
 }
 
 /// Reads a body of at most `max` bytes; `Ok(None)` when it is longer (then read no further
-/// than `max` plus one read). The buffer grows with what arrives and never past `max`.
-pub(crate) fn read_capped(mut body: impl Read, max: usize) -> std::io::Result<Option<Vec<u8>>> {
-    let mut buf: Vec<u8> = Vec::new();
-    let mut chunk = vec![0u8; 64 * 1024];
+/// than `max` plus one read). The buffer grows with what arrives and never past `max` (plus the
+/// one byte that tells a longer body). `hint` is the body's announced length: a body that keeps
+/// to it is read into one buffer of that size, with no copy.
+pub(crate) fn read_capped(
+    mut body: impl Read,
+    max: usize,
+    hint: Option<u64>,
+) -> std::io::Result<Option<Vec<u8>>> {
+    /// The first buffer when the length is not announced.
+    const FIRST: usize = 8 * 1024;
+    let limit = max.saturating_add(1);
+    let first = hint
+        .and_then(|n| usize::try_from(n).ok())
+        .map_or(FIRST, |n| n.saturating_add(1))
+        .clamp(1, limit);
+    let mut buf: Vec<u8> = Vec::with_capacity(first);
     loop {
-        let n = match body.read(&mut chunk) {
-            Ok(0) => return Ok(Some(buf)),
-            Ok(n) => n,
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        let needed = buf.len() + n;
-        if needed > max {
-            return Ok(None);
-        }
-        if needed > buf.capacity() {
-            // Grow by doubling, but never past the cap.
-            let target = needed.max(buf.capacity().saturating_mul(2)).min(max);
+        if buf.len() == buf.capacity() {
+            // Grow by doubling, but never past the cap (and the one byte beyond it).
+            let target = buf.capacity().saturating_mul(2).max(FIRST).min(limit);
             buf.reserve_exact(target - buf.len());
         }
-        buf.extend_from_slice(&chunk[..n]);
+        let len = buf.len();
+        buf.resize(buf.capacity(), 0);
+        let n = match body.read(&mut buf[len..]) {
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {
+                buf.truncate(len);
+                continue;
+            }
+            Err(e) => return Err(e),
+        };
+        buf.truncate(len + n);
+        if n == 0 {
+            return Ok(Some(buf));
+        }
+        if buf.len() > max {
+            return Ok(None);
+        }
     }
 }
 
@@ -124,5 +142,53 @@ pub(crate) fn skip_oversized(server: &str, what: &str, sink: &dyn Sink, t: &Even
     log::error!("server `{server}`: {detail}");
     if let Some(id) = peek_id_prefix(&t.head) {
         sink.reject(id, detail);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Capped body reads, with and without an announced length.
+
+    use super::read_capped;
+
+    /// Reads in pieces of at most 3 bytes, like a socket might.
+    struct Trickle<'a>(&'a [u8]);
+
+    impl std::io::Read for Trickle<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            let n = buf.len().min(3).min(self.0.len());
+            buf[..n].copy_from_slice(&self.0[..n]);
+            self.0 = &self.0[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn a_body_is_read_whole_whatever_its_announced_length() {
+        let body = b"{\"jsonrpc\":\"2.0\",\"id\":1,\"result\":{}}";
+        for hint in [None, Some(body.len() as u64), Some(2), Some(10_000)] {
+            let got = read_capped(Trickle(body), 1000, hint).expect("read");
+            assert_eq!(got.as_deref(), Some(&body[..]), "hint {hint:?}");
+        }
+        let exact = read_capped(Trickle(body), 1000, Some(body.len() as u64))
+            .expect("read")
+            .expect("within the cap");
+        assert!(exact.capacity() <= body.len() + 1, "{}", exact.capacity());
+    }
+
+    #[test]
+    fn a_body_over_the_cap_is_none_and_the_buffer_stays_within_it() {
+        let body = vec![b'x'; 100];
+        assert_eq!(read_capped(Trickle(&body), 99, None).expect("read"), None);
+        assert_eq!(
+            read_capped(Trickle(&body), 99, Some(100)).expect("read"),
+            None
+        );
+        let at_cap = read_capped(Trickle(&body), 100, None).expect("read");
+        assert_eq!(at_cap.map(|b| b.len()), Some(100));
+        assert_eq!(
+            read_capped(Trickle(b""), 0, None).expect("read"),
+            Some(Vec::new())
+        );
     }
 }

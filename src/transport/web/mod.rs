@@ -6,7 +6,7 @@
 //! | file | what |
 //! |---|---|
 //! | `pool.rs` | the shared ureq client with its DNS cache |
-//! | `buffered.rs` | a connection layer that can read only what has already arrived |
+//! | `buffered.rs` | a connection layer that can read only what has already arrived, and spares system calls |
 //! | `redirect.rs` | sending a request and following its redirects (same origin only by default) |
 //! | `headers.rs` | configured headers and the auth provider, redacted in `Debug` |
 //! | `errors.rs` | ureq, I/O and status failures into the crate's error |

@@ -71,19 +71,24 @@ impl ureq::unversioned::resolver::Resolver for CachingResolver {
         config: &ureq::config::Config,
         timeout: ureq::unversioned::transport::NextTimeout,
     ) -> Result<ureq::unversioned::resolver::ResolvedSocketAddrs, ureq::Error> {
-        let key = format!(
-            "{}://{}",
-            uri.scheme_str().unwrap_or(""),
-            uri.authority().map(|a| a.as_str()).unwrap_or("")
-        );
+        // ureq asks before every request, kept-alive or not: the lookup builds nothing.
+        let scheme = uri.scheme_str().unwrap_or("");
+        let authority = uri.authority().map(|a| a.as_str()).unwrap_or("");
+        let is_key = |k: &str| {
+            k.len() == scheme.len() + 3 + authority.len()
+                && k.starts_with(scheme)
+                && k[scheme.len()..].starts_with("://")
+                && k.ends_with(authority)
+        };
         let now = Instant::now();
         {
             let mut cache = lock(&self.cache);
             cache.retain(|(_, at, _)| now.duration_since(*at) < DNS_TTL);
-            if let Some((_, _, addrs)) = cache.iter().find(|(k, _, _)| *k == key) {
+            if let Some((_, _, addrs)) = cache.iter().find(|(k, _, _)| is_key(k)) {
                 return Ok(addrs.clone());
             }
         }
+        let key = format!("{scheme}://{authority}");
         let addrs = self.inner.resolve(uri, config, timeout)?;
         let mut cache = lock(&self.cache);
         if cache.len() >= 32 {

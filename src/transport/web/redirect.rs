@@ -171,6 +171,9 @@ pub(crate) struct Requester {
     pub(crate) headers: RequestHeaders,
     /// The configured URL's origin: the only one that gets `headers`.
     home: Option<Origin>,
+    /// The configured URL itself (on `home` when `home` is known): most requests go there,
+    /// and comparing it spares parsing the URL for every request.
+    home_url: String,
     /// Follow redirects to other origins (without `headers`).
     follow_cross_origin: bool,
 }
@@ -189,13 +192,14 @@ impl Requester {
             agent,
             headers,
             home: origin(url),
+            home_url: url.to_owned(),
             follow_cross_origin,
         }
     }
 
     /// Whether `url` is on the configured URL's origin.
     pub(crate) fn is_home(&self, url: &str) -> bool {
-        self.home.is_some() && origin(url) == self.home
+        self.home.is_some() && (url == self.home_url || origin(url) == self.home)
     }
 
     /// Sends `verb` to `url` with the protocol headers `extra` (and, on the configured origin,
@@ -216,9 +220,10 @@ impl Requester {
         let mut url = url.to_owned();
         let mut moved = true;
         for hop in 0..=MAX_REDIRECTS {
-            let what = format!("{} {}", verb.name(), redact_url(&url));
+            // Built only for messages (every request passes here).
+            let what = || format!("{} {}", verb.name(), redact_url(&url));
             let resp = self.once(verb, &url, extra, limit).map_err(|e| match e {
-                Once::Ureq(e) => fail(&what, e),
+                Once::Ureq(e) => fail(&what(), e),
                 Once::Headers(e) => e,
             })?;
             let status = resp.status().as_u16();
@@ -227,17 +232,18 @@ impl Requester {
                 303 => matches!(verb, Verb::Get),
                 _ => false,
             };
-            let location = resp
-                .headers()
-                .get("location")
+            let location = follows
+                .then(|| resp.headers().get("location"))
+                .flatten()
                 .map(|v| v.to_str().unwrap_or_default().to_owned());
-            let (true, Some(location)) = (follows, location) else {
+            let Some(location) = location else {
                 return Ok(Sent {
                     resp,
                     url,
                     moved: moved && hop > 0,
                 });
             };
+            let what = what();
             let refuse = |detail: String| Error::Transport {
                 server: self.server.clone(),
                 status: Some(status),
