@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::connection::Connection;
 use super::dispatch::{ClientSink, DispatchCtx};
+use super::era_cache;
 use super::{CallOptions, Client};
 use crate::config::{ProtocolMode, TransportConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
@@ -268,7 +269,11 @@ impl Client {
     /// The handshake of the configured protocol mode: `server/discover` (modern), `initialize`
     /// (legacy), or the probe and its fallback (auto; legacy HTTP+SSE and WebSocket servers are
     /// not probed).
+    ///
+    /// In auto mode, a transport whose probe fell back earlier in this process is not probed
+    /// again (see `era_cache.rs`).
     fn open_era(&self, conn: &mut Connection, target: &str) -> Result<InitializeResult, Error> {
+        let mut seen = None;
         let probe = match self.config.protocol() {
             ProtocolMode::Legacy => return self.handshake(conn, target),
             ProtocolMode::Modern => false,
@@ -279,13 +284,33 @@ impl Client {
                 ) {
                     return self.handshake(conn, target);
                 }
+                seen = self.era_key();
+                if era_cache::is_legacy(seen) {
+                    return self
+                        .handshake(conn, target)
+                        .inspect_err(|_| era_cache::forget(seen));
+                }
                 true
             }
         };
         match self.discover(conn, target, probe)? {
             Some(init) => Ok(init),
-            None => self.handshake(conn, target),
+            None => {
+                let init = self.handshake(conn, target)?;
+                era_cache::remember_legacy(seen);
+                Ok(init)
+            }
         }
+    }
+
+    /// The identity under which the era of this server is remembered; `None` for an in-process
+    /// server (its config names no real transport).
+    fn era_key(&self) -> Option<u64> {
+        #[cfg(any(test, feature = "testing"))]
+        if self.in_process.is_some() {
+            return None;
+        }
+        era_cache::key(self.config.transport())
     }
 
     /// Sends `initialize`, checks the answer and sends `notifications/initialized`. A timeout,
