@@ -50,7 +50,7 @@ impl Client {
         let server: Arc<str> = self.config.name().into();
         let timeout = self.config.timeout();
         let (session, ctx, sink) = self.parts(&server);
-        let mut private_poller = None;
+        let private_poller = None;
         #[cfg(any(test, feature = "testing"))]
         if let Some(in_process) = &self.in_process {
             let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
@@ -71,22 +71,15 @@ impl Client {
         let target = self.target();
         let transport: Arc<dyn Transport> = match self.config.transport() {
             TransportConfig::Stdio(cfg) => {
+                // A client given no poller uses the process-wide one (its thread ends a moment
+                // after the last server closes).
                 let poller = match &self.poller {
                     Some(p) => p.clone(),
-                    None => {
-                        let p = ConnectionPoller::try_new().map_err(|e| {
-                            let detail = format!("{target}: could not create a poller: {e}");
-                            ConnectError::new(
-                                &server,
-                                &target,
-                                ConnectErrorKind::Unreachable,
-                                detail,
-                            )
+                    None => ConnectionPoller::process_default().map_err(|e| {
+                        let detail = format!("{target}: could not create a poller: {e}");
+                        ConnectError::new(&server, &target, ConnectErrorKind::Unreachable, detail)
                             .with_source(e)
-                        })?;
-                        private_poller = Some(p.clone());
-                        p
-                    }
+                    })?,
                 };
                 stdio::open(&server, cfg, self.config.limits(), &poller, sink.clone())?
             }
