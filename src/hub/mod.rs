@@ -373,7 +373,7 @@ impl Inner {
     /// Rebuilds the routes from the connected servers. Called with the state locked.
     pub(crate) fn rebuild(&self, state: &State) {
         let servers = state.named_tools();
-        let refs: Vec<(&str, Arc<[Tool]>, Arc<Client>, bool)> = servers
+        let refs: Vec<registry::ServerTools<'_>> = servers
             .iter()
             .map(|(n, t, c, live)| (n.as_str(), Arc::clone(t), Arc::clone(c), *live))
             .collect();

@@ -179,6 +179,9 @@ pub(crate) fn prefixed(server: &str, tool: &str, separator: &str) -> String {
     format!("{}{separator}{tool}", names::sanitize(server))
 }
 
+/// A server's name, its tools, its client, and whether it is live (offered).
+pub(crate) type ServerTools<'a> = (&'a str, Arc<[Tool]>, Arc<Client>, bool);
+
 /// Where a call goes.
 #[derive(Clone)]
 pub(crate) struct Route {
@@ -228,7 +231,7 @@ impl Registry {
     /// Names the tools of every server given (so names stay stable while a server is degraded),
     /// then offers and routes those of the servers marked live.
     pub(crate) fn build(
-        servers: &[(&str, Arc<[Tool]>, Arc<Client>, bool)],
+        servers: &[ServerTools<'_>],
         policy: CollisionPolicy,
         separator: &str,
     ) -> Registry {

@@ -117,7 +117,7 @@ impl State {
     /// The connected servers, and those that were connected once (degraded or failed since:
     /// their last tool lists keep their names reserved, so other servers' names do not change),
     /// with their tools and clients, in order, each with whether it is connected.
-    pub(crate) fn named_tools(&self) -> Vec<(String, Arc<[Tool]>, Arc<Client>, bool)> {
+    pub(crate) fn named_tools(&self) -> Vec<NamedTools> {
         self.slots
             .iter()
             .filter(|s| s.status == Status::Connected || !s.tools.is_empty())
@@ -133,6 +133,9 @@ impl State {
             .collect()
     }
 }
+
+/// A server's name, its tools, its client, and whether it is connected.
+pub(crate) type NamedTools = (String, Arc<[Tool]>, Arc<Client>, bool);
 
 /// Opens a client and lists its tools; closes it again when listing fails.
 fn connect_one(client: &Client) -> Result<Vec<Tool>, Error> {
