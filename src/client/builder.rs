@@ -42,7 +42,9 @@ pub struct ClientBuilder {
 }
 
 impl ClientBuilder {
-    /// Serves this stdio server from a shared [`ConnectionPoller`] instead of a private one.
+    /// Serves this stdio server from the given [`ConnectionPoller`]. Without one, a stdio
+    /// client uses the process-wide poller, whose thread serves every such client and ends half
+    /// a second after the last of them closed.
     pub fn poller(mut self, poller: &ConnectionPoller) -> Self {
         self.poller = Some(poller.clone());
         self

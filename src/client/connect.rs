@@ -7,6 +7,7 @@ use serde_json::json;
 
 use super::connection::Connection;
 use super::dispatch::{ClientSink, DispatchCtx};
+use super::era_cache;
 use super::{CallOptions, Client};
 use crate::config::{ProtocolMode, TransportConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
@@ -49,7 +50,7 @@ impl Client {
         let server: Arc<str> = self.config.name().into();
         let timeout = self.config.timeout();
         let (session, ctx, sink) = self.parts(&server);
-        let mut private_poller = None;
+        let private_poller = None;
         #[cfg(any(test, feature = "testing"))]
         if let Some(in_process) = &self.in_process {
             let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
@@ -70,22 +71,15 @@ impl Client {
         let target = self.target();
         let transport: Arc<dyn Transport> = match self.config.transport() {
             TransportConfig::Stdio(cfg) => {
+                // A client given no poller uses the process-wide one (its thread ends a moment
+                // after the last server closes).
                 let poller = match &self.poller {
                     Some(p) => p.clone(),
-                    None => {
-                        let p = ConnectionPoller::try_new().map_err(|e| {
-                            let detail = format!("{target}: could not create a poller: {e}");
-                            ConnectError::new(
-                                &server,
-                                &target,
-                                ConnectErrorKind::Unreachable,
-                                detail,
-                            )
+                    None => ConnectionPoller::process_default().map_err(|e| {
+                        let detail = format!("{target}: could not create a poller: {e}");
+                        ConnectError::new(&server, &target, ConnectErrorKind::Unreachable, detail)
                             .with_source(e)
-                        })?;
-                        private_poller = Some(p.clone());
-                        p
-                    }
+                    })?,
                 };
                 stdio::open(&server, cfg, self.config.limits(), &poller, sink.clone())?
             }
@@ -268,7 +262,11 @@ impl Client {
     /// The handshake of the configured protocol mode: `server/discover` (modern), `initialize`
     /// (legacy), or the probe and its fallback (auto; legacy HTTP+SSE and WebSocket servers are
     /// not probed).
+    ///
+    /// In auto mode, a transport whose probe fell back earlier in this process is not probed
+    /// again (see `era_cache.rs`).
     fn open_era(&self, conn: &mut Connection, target: &str) -> Result<InitializeResult, Error> {
+        let mut seen = None;
         let probe = match self.config.protocol() {
             ProtocolMode::Legacy => return self.handshake(conn, target),
             ProtocolMode::Modern => false,
@@ -279,13 +277,33 @@ impl Client {
                 ) {
                     return self.handshake(conn, target);
                 }
+                seen = self.era_key();
+                if era_cache::is_legacy(seen) {
+                    return self
+                        .handshake(conn, target)
+                        .inspect_err(|_| era_cache::forget(seen));
+                }
                 true
             }
         };
         match self.discover(conn, target, probe)? {
             Some(init) => Ok(init),
-            None => self.handshake(conn, target),
+            None => {
+                let init = self.handshake(conn, target)?;
+                era_cache::remember_legacy(seen);
+                Ok(init)
+            }
         }
+    }
+
+    /// The identity under which the era of this server is remembered; `None` for an in-process
+    /// server (its config names no real transport).
+    fn era_key(&self) -> Option<u64> {
+        #[cfg(any(test, feature = "testing"))]
+        if self.in_process.is_some() {
+            return None;
+        }
+        era_cache::key(self.config.transport())
     }
 
     /// Sends `initialize`, checks the answer and sends `notifications/initialized`. A timeout,

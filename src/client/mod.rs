@@ -11,6 +11,7 @@ mod builder;
 mod connect;
 mod connection;
 mod dispatch;
+mod era_cache;
 mod modern;
 mod options;
 mod task_calls;

@@ -64,6 +64,12 @@ pub enum ProtocolMode {
     /// a result that is not a discover result, or no answer within [`AUTO_PROBE_TIMEOUT`] (or
     /// the server's timeout when shorter) means legacy: the client then sends `initialize`.
     /// Legacy HTTP+SSE and WebSocket servers are spoken to in the legacy era without a probe.
+    ///
+    /// Once a probe has fallen back and `initialize` succeeded, the process remembers that
+    /// server (a keyed hash of its stdio command line, arguments, environment and directory, or
+    /// of its Streamable HTTP URL; at most 256 of them) and connects to it again, as a Hub
+    /// reconnecting does, without the probe. A handshake that then fails forgets it, so the next
+    /// connection probes again.
     #[default]
     Auto,
 }

@@ -49,7 +49,7 @@ pub use settings::Setting;
 
 use builder::Options;
 use degrade::Next;
-use registry::{Registry, Route};
+use registry::{Offered, Registry, Route};
 use state::State;
 
 /// Many MCP servers for one host program: settings hierarchy, discovery, parallel connect,
@@ -257,7 +257,8 @@ impl Hub {
 
     /// Every tool offered by the connected servers, before any allow-list.
     pub fn tools(&self) -> Vec<HubTool> {
-        self.inner.registry().tools.clone()
+        let registry = self.inner.registry();
+        registry.offered.iter().map(Offered::to_hub_tool).collect()
     }
 
     /// The names of the servers that are connected now, in configuration order.
@@ -328,21 +329,21 @@ impl Hub {
             })?;
         let policy = &self.inner.options.degradation;
         let may_resend = registry
-            .tools
+            .offered
             .iter()
             .find(|t| t.name == name)
-            .is_some_and(|t| policy.may_resend(t));
+            .is_some_and(|t| policy.may_resend_offered(&t.name, t.tool()));
         Ok((route, may_resend))
     }
 
     fn tool_set(&self, servers: &[String], allow: Option<&[String]>) -> ToolSet {
         let registry = self.inner.registry();
         let tools = registry
-            .tools
+            .offered
             .iter()
-            .filter(|t| servers.contains(&t.server))
+            .filter(|t| servers.iter().any(|s| *s == *t.server))
             .filter(|t| allow.is_none_or(|a| a.iter().any(|e| t.matches(e))))
-            .cloned()
+            .map(Offered::to_hub_tool)
             .collect();
         let state = self.inner.lock_state();
         ToolSet {
@@ -372,9 +373,9 @@ impl Inner {
     /// Rebuilds the routes from the connected servers. Called with the state locked.
     pub(crate) fn rebuild(&self, state: &State) {
         let servers = state.named_tools();
-        let refs: Vec<(&str, &[Tool], Arc<Client>, bool)> = servers
+        let refs: Vec<registry::ServerTools<'_>> = servers
             .iter()
-            .map(|(n, t, c, live)| (n.as_str(), t.as_slice(), Arc::clone(c), *live))
+            .map(|(n, t, c, live)| (n.as_str(), Arc::clone(t), Arc::clone(c), *live))
             .collect();
         let reg = Registry::build(&refs, self.options.collisions, &self.options.separator);
         *write_lock(&self.registry) = Arc::new(reg);

@@ -70,11 +70,29 @@ impl HubTool {
 /// each server's tool order. Offered names are unique and all match `^[a-zA-Z0-9_-]{1,64}$`
 /// (see [`names`](super::names)): names that already do are kept first, then the others are
 /// sanitised and, when still too long or taken, shortened with a stable hash suffix.
+#[cfg(test)]
 pub(crate) fn assign_names(
     servers: &[(&str, &[Tool])],
     policy: CollisionPolicy,
     separator: &str,
 ) -> Vec<HubTool> {
+    assign(servers, policy, separator)
+        .into_iter()
+        .map(|(s, t, name)| HubTool {
+            name,
+            server: servers[s].0.to_owned(),
+            tool: servers[s].1[t].clone(),
+        })
+        .collect()
+}
+
+/// [`assign_names`] as positions: for each offered tool, its server's index in `servers`, the
+/// tool's index in that server's list, and the name it is offered under.
+fn assign(
+    servers: &[(&str, &[Tool])],
+    policy: CollisionPolicy,
+    separator: &str,
+) -> Vec<(usize, usize, String)> {
     let mut owners: HashMap<&str, usize> = HashMap::new();
     for (_, tools) in servers {
         let mut seen_here = HashSet::new();
@@ -85,11 +103,11 @@ pub(crate) fn assign_names(
         }
     }
     // The name each tool asks for, before the API rule; `None` for a tool left out.
-    let mut wanted: Vec<(&str, &Tool, String)> = Vec::new();
+    let mut wanted: Vec<(&str, &Tool, String, (usize, usize))> = Vec::new();
     let mut seen: HashSet<(&str, &str)> = HashSet::new();
     let mut first_owner: HashMap<&str, &str> = HashMap::new();
-    for (server, tools) in servers {
-        for t in *tools {
+    for (si, (server, tools)) in servers.iter().enumerate() {
+        for (ti, t) in tools.iter().enumerate() {
             if !seen.insert((server, t.name.as_str())) {
                 log::warn!(
                     "server `{server}`: tool `{}` is listed twice; the second is left out",
@@ -117,18 +135,18 @@ pub(crate) fn assign_names(
                 }
                 _ => t.name.clone(),
             };
-            wanted.push((server, t, name));
+            wanted.push((server, t, name, (si, ti)));
         }
     }
     let mut taken: HashSet<String> = HashSet::new();
     let mut offered: Vec<Option<String>> = vec![None; wanted.len()];
     // Names the APIs already accept are kept, first come first served.
-    for (i, (_, _, name)) in wanted.iter().enumerate() {
+    for (i, (_, _, name, _)) in wanted.iter().enumerate() {
         if names::is_api_name(name) && taken.insert(name.clone()) {
             offered[i] = Some(name.clone());
         }
     }
-    for (i, (server, t, name)) in wanted.iter().enumerate() {
+    for (i, (server, t, name, _)) in wanted.iter().enumerate() {
         if offered[i].is_some() {
             continue;
         }
@@ -151,13 +169,7 @@ pub(crate) fn assign_names(
     wanted
         .into_iter()
         .zip(offered)
-        .filter_map(|((server, t, _), name)| {
-            Some(HubTool {
-                name: name?,
-                server: server.to_owned(),
-                tool: t.clone(),
-            })
-        })
+        .filter_map(|((_, _, _, (si, ti)), name)| Some((si, ti, name?)))
         .collect()
 }
 
@@ -166,6 +178,9 @@ pub(crate) fn assign_names(
 pub(crate) fn prefixed(server: &str, tool: &str, separator: &str) -> String {
     format!("{}{separator}{tool}", names::sanitize(server))
 }
+
+/// A server's name, its tools, its client, and whether it is live (offered).
+pub(crate) type ServerTools<'a> = (&'a str, Arc<[Tool]>, Arc<Client>, bool);
 
 /// Where a call goes.
 #[derive(Clone)]
@@ -179,42 +194,73 @@ pub(crate) struct Route {
 /// a caller holds it only as long as it takes to clone one route.
 #[derive(Default)]
 pub(crate) struct Registry {
-    pub(crate) tools: Vec<HubTool>,
+    pub(crate) offered: Vec<Offered>,
     pub(crate) routes: HashMap<String, Route>,
+}
+
+/// An offered tool: its name, its server, and the server's definition, shared with the Hub's
+/// own list of that server's tools (a [`HubTool`] is made from it when asked for).
+pub(crate) struct Offered {
+    pub(crate) name: String,
+    pub(crate) server: Arc<str>,
+    list: Arc<[Tool]>,
+    index: usize,
+}
+
+impl Offered {
+    /// The server's definition.
+    pub(crate) fn tool(&self) -> &Tool {
+        &self.list[self.index]
+    }
+
+    /// Whether an allow-list entry names this tool (see [`HubTool::matches`]).
+    pub(crate) fn matches(&self, entry: &str) -> bool {
+        self.name == entry || self.tool().name == entry
+    }
+
+    pub(crate) fn to_hub_tool(&self) -> HubTool {
+        HubTool {
+            name: self.name.clone(),
+            server: self.server.to_string(),
+            tool: self.tool().clone(),
+        }
+    }
 }
 
 impl Registry {
     /// Names the tools of every server given (so names stay stable while a server is degraded),
     /// then offers and routes those of the servers marked live.
     pub(crate) fn build(
-        servers: &[(&str, &[Tool], Arc<Client>, bool)],
+        servers: &[ServerTools<'_>],
         policy: CollisionPolicy,
         separator: &str,
     ) -> Registry {
-        let named: Vec<(&str, &[Tool])> = servers.iter().map(|(s, t, _, _)| (*s, *t)).collect();
-        let clients: HashMap<&str, &Arc<Client>> = servers
-            .iter()
-            .filter(|(_, _, _, live)| *live)
-            .map(|(s, _, c, _)| (*s, c))
-            .collect();
-        let tools: Vec<HubTool> = assign_names(&named, policy, separator)
-            .into_iter()
-            .filter(|t| clients.contains_key(t.server.as_str()))
-            .collect();
-        let mut routes = HashMap::with_capacity(tools.len());
-        for t in &tools {
-            if let Some(client) = clients.get(t.server.as_str()) {
-                routes.insert(
-                    t.name.clone(),
-                    Route {
-                        server: t.server.as_str().into(),
-                        tool: t.tool.name.clone(),
-                        client: Arc::clone(client),
-                    },
-                );
+        let named: Vec<(&str, &[Tool])> = servers.iter().map(|(s, t, _, _)| (*s, &**t)).collect();
+        let names: Vec<Arc<str>> = servers.iter().map(|(s, _, _, _)| Arc::from(*s)).collect();
+        let assigned = assign(&named, policy, separator);
+        let mut offered = Vec::with_capacity(assigned.len());
+        let mut routes = HashMap::with_capacity(assigned.len());
+        for (si, ti, name) in assigned {
+            let (_, list, client, live) = &servers[si];
+            if !*live {
+                continue;
             }
+            routes.insert(
+                name.clone(),
+                Route {
+                    server: Arc::clone(&names[si]),
+                    tool: list[ti].name.clone(),
+                    client: Arc::clone(client),
+                },
+            );
+            offered.push(Offered {
+                name,
+                server: Arc::clone(&names[si]),
+                list: Arc::clone(list),
+                index: ti,
+            });
         }
-        Registry { tools, routes }
+        Registry { offered, routes }
     }
 }
 

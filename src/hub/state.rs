@@ -41,7 +41,8 @@ struct Slot {
     /// Given by `inject`: never closed by the Hub.
     injected: bool,
     status: Status,
-    tools: Vec<Tool>,
+    /// Shared with the registry, which offers them without a copy.
+    tools: Arc<[Tool]>,
     failure: Option<Failure>,
 }
 
@@ -116,17 +117,25 @@ impl State {
     /// The connected servers, and those that were connected once (degraded or failed since:
     /// their last tool lists keep their names reserved, so other servers' names do not change),
     /// with their tools and clients, in order, each with whether it is connected.
-    pub(crate) fn named_tools(&self) -> Vec<(String, Vec<Tool>, Arc<Client>, bool)> {
+    pub(crate) fn named_tools(&self) -> Vec<NamedTools> {
         self.slots
             .iter()
             .filter(|s| s.status == Status::Connected || !s.tools.is_empty())
             .map(|s| {
                 let live = s.status == Status::Connected;
-                (s.name.clone(), s.tools.clone(), Arc::clone(&s.client), live)
+                (
+                    s.name.clone(),
+                    Arc::clone(&s.tools),
+                    Arc::clone(&s.client),
+                    live,
+                )
             })
             .collect()
     }
 }
+
+/// A server's name, its tools, its client, and whether it is connected.
+pub(crate) type NamedTools = (String, Arc<[Tool]>, Arc<Client>, bool);
 
 /// Opens a client and lists its tools; closes it again when listing fails.
 fn connect_one(client: &Client) -> Result<Vec<Tool>, Error> {
@@ -195,7 +204,7 @@ impl Inner {
                         client,
                         injected: false,
                         status: Status::Idle,
-                        tools: Vec::new(),
+                        tools: Arc::new([]),
                         failure: None,
                     });
                 }
@@ -245,7 +254,7 @@ impl Inner {
                     log::info!("server `{name}`: connected, {} tools", tools.len());
                     let n = tools.len();
                     slot.status = Status::Connected;
-                    slot.tools = tools;
+                    slot.tools = tools.into();
                     slot.failure = None;
                     self.emit(HubEvent::Connected {
                         server: name,
@@ -301,7 +310,7 @@ impl Inner {
                 }
                 st.skipped.remove(&name);
                 let (status, tools, failure) = match tools {
-                    Ok(t) => (Status::Connected, t, None),
+                    Ok(t) => (Status::Connected, t.into(), None),
                     Err(e) => {
                         log::warn!("hub: injected server `{name}` could not list its tools: {e}");
                         let failure = Failure {
@@ -309,7 +318,7 @@ impl Inner {
                             attempts: 1,
                             at: Instant::now(),
                         };
-                        (Status::Failed, Vec::new(), Some(failure))
+                        (Status::Failed, Arc::from([]), Some(failure))
                     }
                 };
                 st.slots.push(Slot {
@@ -342,7 +351,7 @@ impl Inner {
                 if slot.status != Status::Connected || !Arc::ptr_eq(&slot.client, &client) {
                     return;
                 }
-                slot.tools = tools;
+                slot.tools = tools.into();
                 self.rebuild(&st);
                 log::debug!("server `{server}`: tool list refreshed, {n} tools");
                 self.emit(HubEvent::ToolsRefreshed {
@@ -428,9 +437,9 @@ impl Inner {
         let reason = error.to_string();
         let removed: Vec<String> = self
             .registry()
-            .tools
+            .offered
             .iter()
-            .filter(|t| t.server == server)
+            .filter(|t| &*t.server == server)
             .map(|t| t.name.clone())
             .collect();
         let client = {

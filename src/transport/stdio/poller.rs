@@ -40,8 +40,10 @@ const PIPE_SIZE: usize = 1024 * 1024;
 
 /// One thread that reads and writes the pipes of many stdio servers.
 ///
-/// A [`Client`](crate::Client) given no poller owns a private one; share one across clients (a
-/// [`Hub`](crate::Client) does) to serve any number of servers with one I/O thread.
+/// A [`Client`](crate::Client) given no poller uses a process-wide one, whose thread starts with
+/// the first stdio server and ends half a second after the last one closed. Give clients a
+/// poller of your own (a [`Hub`](crate::Hub) does) to control its thread with
+/// [`start`](Self::start) and [`stop`](Self::stop).
 ///
 /// ```
 /// use mcp_blocking::ConnectionPoller;
@@ -84,7 +86,16 @@ struct Core {
     conns: Mutex<HashMap<usize, Arc<Conn>>>,
     stopping: AtomicBool,
     next_id: AtomicUsize,
+    /// For the process-wide poller: how long the thread stays once no server is registered.
+    linger: Option<Duration>,
+    /// The thread ended (or is ending) because it had nothing to serve for `linger`; set under
+    /// the `conns` lock, so a `register` either finds it set or is seen by the thread.
+    retired: AtomicBool,
 }
+
+/// How long the process-wide poller's thread waits for the next server after the last one
+/// closed, before it ends (the next connection starts it again).
+const DEFAULT_LINGER: Duration = Duration::from_millis(500);
 
 pub(super) const STDOUT: usize = 0;
 pub(super) const STDERR: usize = 1;
@@ -110,6 +121,10 @@ impl ConnectionPoller {
     /// # Errors
     /// The OS error when no poller can be created.
     pub fn try_new() -> io::Result<Self> {
+        Self::with_linger(None)
+    }
+
+    fn with_linger(linger: Option<Duration>) -> io::Result<Self> {
         Ok(ConnectionPoller {
             shared: Arc::new(Shared {
                 core: Arc::new(Core {
@@ -117,10 +132,27 @@ impl ConnectionPoller {
                     conns: Mutex::new(HashMap::new()),
                     stopping: AtomicBool::new(false),
                     next_id: AtomicUsize::new(1),
+                    linger,
+                    retired: AtomicBool::new(false),
                 }),
                 thread: Mutex::new(None),
             }),
         })
+    }
+
+    /// The poller of every client given none: created once per process, its thread started by
+    /// the first server registered and ended [`DEFAULT_LINGER`] after the last one closed (so a
+    /// client that connects, closes and connects again reuses the thread instead of starting
+    /// one each time). A thread that ended so is joined when the poller starts again.
+    pub(crate) fn process_default() -> io::Result<Self> {
+        static DEFAULT: Mutex<Option<ConnectionPoller>> = Mutex::new(None);
+        let mut slot = lock(&DEFAULT);
+        if let Some(p) = slot.as_ref() {
+            return Ok(p.clone());
+        }
+        let p = Self::with_linger(Some(DEFAULT_LINGER))?;
+        *slot = Some(p.clone());
+        Ok(p)
     }
 
     /// Starts the poller thread (named `mcp-poller`). Idempotent.
@@ -129,13 +161,15 @@ impl ConnectionPoller {
     /// The OS error when the thread cannot be spawned.
     pub fn start(&self) -> io::Result<&Self> {
         let mut thread = lock(&self.shared.thread);
-        if thread.as_ref().is_some_and(|t| !t.handle.is_finished()) {
+        let retired = self.shared.core.retired.load(Ordering::SeqCst);
+        if !retired && thread.as_ref().is_some_and(|t| !t.handle.is_finished()) {
             return Ok(self);
         }
         if let Some(old) = thread.take() {
             let _ = old.handle.join();
         }
         self.shared.core.stopping.store(false, Ordering::SeqCst);
+        self.shared.core.retired.store(false, Ordering::SeqCst);
         let core = Arc::clone(&self.shared.core);
         let (alive, ended) = crossbeam_channel::bounded::<()>(0);
         let handle = std::thread::Builder::new()
@@ -150,9 +184,10 @@ impl ConnectionPoller {
 
     /// Whether the poller thread is running.
     pub fn is_running(&self) -> bool {
-        lock(&self.shared.thread)
-            .as_ref()
-            .is_some_and(|t| !t.handle.is_finished())
+        !self.shared.core.retired.load(Ordering::SeqCst)
+            && lock(&self.shared.thread)
+                .as_ref()
+                .is_some_and(|t| !t.handle.is_finished())
     }
 
     /// How many servers are registered.
@@ -249,7 +284,13 @@ impl ConnectionPoller {
     /// Removes a child's pipes from the poller and closes them.
     pub(crate) fn unregister(&self, conn: &Conn) {
         conn.detach(&self.shared.core.poller);
-        lock(&self.shared.core.conns).remove(&conn.id);
+        let mut conns = lock(&self.shared.core.conns);
+        conns.remove(&conn.id);
+        if self.shared.core.linger.is_some() && conns.is_empty() {
+            drop(conns);
+            // A thread waiting without a timeout starts counting its linger.
+            let _ = self.shared.core.poller.notify();
+        }
     }
 
     /// Writes one frame to a child's stdin (see `stdin.rs`).
@@ -303,7 +344,9 @@ fn run(shared: &Core) {
     let mut chunk = vec![0u8; READ_CHUNK];
     loop {
         events.clear();
-        if let Err(e) = shared.poller.wait(&mut events, None) {
+        let idle = shared.linger.filter(|_| lock(&shared.conns).is_empty());
+        let began = Instant::now();
+        if let Err(e) = shared.poller.wait(&mut events, idle) {
             if e.kind() == io::ErrorKind::Interrupted {
                 continue;
             }
@@ -312,6 +355,15 @@ fn run(shared: &Core) {
         }
         if shared.stopping.load(Ordering::SeqCst) {
             break;
+        }
+        // Woken with nothing to do: a timeout, or a `notify` (which only starts the count).
+        if idle.is_some_and(|linger| events.is_empty() && began.elapsed() >= linger) {
+            let conns = lock(&shared.conns);
+            if conns.is_empty() {
+                // Decided under the lock `register` takes before it starts the thread.
+                shared.retired.store(true, Ordering::SeqCst);
+                break;
+            }
         }
         for ev in events.iter() {
             let conn = lock(&shared.conns).get(&(ev.key / 4)).cloned();
@@ -323,5 +375,45 @@ fn run(shared: &Core) {
                 _ => {}
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Re-reads `is_running` until it is `want`, for up to two seconds.
+    fn running_becomes(p: &ConnectionPoller, want: bool) -> bool {
+        let deadline = Instant::now() + Duration::from_secs(2);
+        while p.is_running() != want && Instant::now() < deadline {
+            std::thread::sleep(Duration::from_millis(1));
+        }
+        p.is_running() == want
+    }
+
+    #[test]
+    fn a_lingering_poller_ends_its_idle_thread_and_starts_it_again() {
+        let p = ConnectionPoller::with_linger(Some(Duration::from_millis(20))).unwrap();
+        p.start().unwrap();
+        assert!(
+            running_becomes(&p, false),
+            "the idle thread ends after its linger"
+        );
+        p.start().unwrap();
+        assert!(
+            p.is_running(),
+            "starting again joins the old thread and starts a new one"
+        );
+        p.stop(Duration::from_secs(5)).unwrap();
+        assert!(!p.is_running());
+    }
+
+    #[test]
+    fn a_poller_without_linger_keeps_its_idle_thread() {
+        let p = ConnectionPoller::try_new().unwrap();
+        p.start().unwrap();
+        std::thread::sleep(Duration::from_millis(30));
+        assert!(p.is_running());
+        p.stop(Duration::from_secs(5)).unwrap();
     }
 }
