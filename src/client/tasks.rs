@@ -438,6 +438,13 @@ impl TaskHandle {
                     next_poll = deadline::add(Instant::now(), poll);
                 },
             };
+            // Progress the server sent before its answer was routed before that answer, but the
+            // select above may have taken the answer first: deliver it before returning.
+            if let Some(cb) = &opts.on_progress {
+                while let Ok(p) = progress_rx.try_recv() {
+                    cb(&p);
+                }
+            }
             // The time ran out: the answer may have come with it.
             let outcome = outcome.or_else(|| match result_rx.try_recv() {
                 Ok(r) if !matches!(r, Err(Error::Timeout { .. })) => match self.settle(r, deadline)
