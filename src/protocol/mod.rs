@@ -5,3 +5,4 @@ mod fuzz_tests;
 mod in_place;
 pub(crate) mod jsonrpc;
 pub(crate) mod session;
+pub(crate) mod slot;

@@ -17,12 +17,13 @@
 
 use std::time::Instant;
 
-use crossbeam_channel::{RecvTimeoutError, Sender, TryRecvError};
+use crossbeam_channel::{RecvTimeoutError, TryRecvError};
 use polling::{Event as PollEvent, PollMode, Poller};
 
 use super::pipes::{Conn, ReadSide, ReadStatus};
 use super::poller::{key, STDOUT};
 use crate::protocol::session::Event;
+use crate::protocol::slot::SlotTx;
 use crate::sync::lock;
 use crate::transport::Caller;
 
@@ -35,7 +36,7 @@ pub(crate) struct Lead {
     /// hand-off is pending, the poller thread does not watch stdout.
     woken: Option<i64>,
     /// Callers waiting while another leads, longest-waiting first.
-    followers: Vec<(i64, Sender<Event>)>,
+    followers: Vec<(i64, SlotTx)>,
 }
 
 impl Lead {
@@ -208,11 +209,12 @@ mod tests {
 
     #[test]
     fn a_leaving_leader_wakes_one_follower_once_and_its_answer_still_fits() {
-        let (ta, ra) = crossbeam_channel::bounded(2);
-        let (tb, rb) = crossbeam_channel::bounded(2);
-        let (tc, rc) = crossbeam_channel::bounded::<Event>(2);
+        use crate::protocol::slot::slot;
+        let (ta, ra) = slot(2);
+        let (tb, rb) = slot(2);
+        let (tc, rc) = slot(2);
         drop(rc);
-        let (td, _rd) = crossbeam_channel::bounded(2);
+        let (td, _rd) = slot(2);
         td.try_send(Event::Done(Err(Failure::Unusable("answered".into()))))
             .unwrap();
         let mut l = Lead {
