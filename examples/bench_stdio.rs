@@ -124,7 +124,27 @@ fn seq_call(n: usize) -> (f64, f64) {
     (client_us, floor_us)
 }
 
+/// `BENCH_SIDE=client` or `floor` measures one side only (the other reads 0), for counting
+/// syscalls and context switches per call (`perf stat`, `strace -c -f`).
+fn side(name: &str) -> bool {
+    std::env::var("BENCH_SIDE").map_or(true, |s| s == name)
+}
+
 fn threads8(n_per_thread: usize) -> (f64, f64) {
+    let client_rps = if side("client") {
+        threads8_client(n_per_thread)
+    } else {
+        0.0
+    };
+    let floor_rps = if side("floor") {
+        threads8_floor(n_per_thread)
+    } else {
+        0.0
+    };
+    (client_rps, floor_rps)
+}
+
+fn threads8_client(n_per_thread: usize) -> f64 {
     let c = Arc::new(client());
     let t = Instant::now();
     std::thread::scope(|s| {
@@ -139,7 +159,10 @@ fn threads8(n_per_thread: usize) -> (f64, f64) {
     });
     let client_rps = (8 * n_per_thread) as f64 / t.elapsed().as_secs_f64();
     c.close().unwrap();
+    client_rps
+}
 
+fn threads8_floor(n_per_thread: usize) -> f64 {
     let mut raw = Raw::spawn();
     raw.handshake();
     let total = 8 * n_per_thread;
@@ -169,7 +192,7 @@ fn threads8(n_per_thread: usize) -> (f64, f64) {
     drop(stdin);
     let mut child = child;
     let _ = child.wait();
-    (client_rps, floor_rps)
+    floor_rps
 }
 
 fn lifecycle(n: usize) -> (f64, f64) {

@@ -36,6 +36,64 @@ struct State {
     waiter: Option<Thread>,
     /// The receiver is gone: nothing more is taken.
     gone: bool,
+    /// Counts the answer when it arrives (see [`SlotTx::count_answer_in`]).
+    counter: Option<Arc<AtomicUsize>>,
+    /// The counter the answer was counted in, until the caller takes it back.
+    counted: Option<Arc<AtomicUsize>>,
+}
+
+thread_local! {
+    /// Wakes held back on this thread (see [`HeldWakes`]): whether they are, and whom to wake.
+    static HELD: std::cell::RefCell<(bool, Vec<Thread>)> =
+        const { std::cell::RefCell::new((false, Vec::new())) };
+}
+
+fn wake(t: Thread) {
+    let held = HELD.with(|h| {
+        let mut h = h.borrow_mut();
+        if h.0 {
+            h.1.push(t.clone());
+        }
+        h.0
+    });
+    if !held {
+        t.unpark();
+    }
+}
+
+/// While one lives, the waiters this thread hands events to are woken only when it is dropped
+/// (or [`release`](Self::release)d): a thread routing a whole read of answers wakes their
+/// callers after routing all of them, rather than being interrupted by each one on a busy core.
+pub(crate) struct HeldWakes(());
+
+impl HeldWakes {
+    /// Holds this thread's wakes back.
+    pub(crate) fn hold() -> HeldWakes {
+        HELD.with(|h| h.borrow_mut().0 = true);
+        HeldWakes(())
+    }
+
+    /// Wakes everybody held back so far (and keeps holding).
+    pub(crate) fn release(&self) {
+        let mut woken = HELD.with(|h| std::mem::take(&mut h.borrow_mut().1));
+        for t in woken.drain(..) {
+            t.unpark();
+        }
+        // The list's memory is kept for the next round.
+        HELD.with(|h| {
+            let mut h = h.borrow_mut();
+            if h.1.capacity() < woken.capacity() {
+                h.1 = woken;
+            }
+        });
+    }
+}
+
+impl Drop for HeldWakes {
+    fn drop(&mut self) {
+        self.release();
+        HELD.with(|h| h.borrow_mut().0 = false);
+    }
 }
 
 /// The sending end of a slot (the session routes to it; a transport may wake its caller).
@@ -56,6 +114,8 @@ pub(crate) fn slot(cap: usize) -> (SlotTx, SlotRx) {
             queue: VecDeque::with_capacity(cap.min(2)),
             waiter: None,
             gone: false,
+            counter: None,
+            counted: None,
         }),
         len: AtomicUsize::new(0),
         cap,
@@ -71,12 +131,18 @@ impl SlotTx {
             if st.queue.len() >= self.0.cap || st.gone {
                 return Err(Refused);
             }
+            if matches!(ev, Event::Done(_)) {
+                if let Some(c) = st.counter.take() {
+                    c.fetch_add(1, Ordering::SeqCst);
+                    st.counted = Some(c);
+                }
+            }
             st.queue.push_back(ev);
             self.0.len.store(st.queue.len(), Ordering::Release);
             st.waiter.take()
         };
         if let Some(t) = waiter {
-            t.unpark();
+            wake(t);
         }
         Ok(())
     }
@@ -89,6 +155,16 @@ impl SlotTx {
     /// Whether no event waits.
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
+    }
+
+    /// When the answer arrives, `counter` goes up by one, in the same step, until the caller
+    /// takes it back ([`SlotRx::take_counted`]): a transport learns how many woken callers
+    /// are on their way back (stdio holds their writes meanwhile, to send them together).
+    pub(crate) fn count_answer_in(&self, counter: &Arc<AtomicUsize>) {
+        let mut st = lock(&self.0.state);
+        if st.counted.is_none() {
+            st.counter = Some(Arc::clone(counter));
+        }
     }
 }
 
@@ -133,6 +209,14 @@ impl SlotRx {
         self.0.len.load(Ordering::Acquire) == 0
     }
 
+    /// Stops counting (see [`SlotTx::count_answer_in`]); the counter the answer went up in,
+    /// for the caller to bring down.
+    pub(crate) fn take_counted(&self) -> Option<Arc<AtomicUsize>> {
+        let mut st = lock(&self.0.state);
+        st.counter = None;
+        st.counted.take()
+    }
+
     /// Every event waiting now.
     pub(crate) fn try_iter(&self) -> impl Iterator<Item = Event> + '_ {
         std::iter::from_fn(move || self.try_recv().ok())
@@ -174,8 +258,24 @@ mod tests {
             Err(RecvTimeoutError::Timeout)
         ));
         assert!(Instant::now() >= soon);
+        let returning = Arc::new(AtomicUsize::new(0));
+        tx.count_answer_in(&returning);
+        tx.try_send(Event::Wake).unwrap();
+        assert_eq!(returning.load(Ordering::SeqCst), 0, "only an answer counts");
+        tx.try_send(closed()).unwrap();
+        assert_eq!(returning.load(Ordering::SeqCst), 1);
+        let c = rx.take_counted().expect("counted");
+        c.fetch_sub(1, Ordering::SeqCst);
+        assert!(rx.take_counted().is_none(), "once");
+        rx.try_iter().for_each(drop);
+        let held = HeldWakes::hold();
+        tx.try_send(closed()).unwrap();
+        held.release();
+        drop(held);
+        assert!(matches!(rx.try_recv(), Ok(Event::Done(_))));
         std::thread::scope(|s| {
             s.spawn(|| {
+                let _held = HeldWakes::hold();
                 // No sleep to synchronise: whether the waiter parks first or not, it wakes.
                 tx.try_send(closed()).unwrap();
             });
