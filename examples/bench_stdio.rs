@@ -13,7 +13,9 @@
 //!
 //! Each row is the median of interleaved client/floor rounds; the client's fastest and slowest
 //! rounds are printed as its spread. `BENCH_QUICK=1` runs fewer, shorter rounds;
-//! `BENCH_ROWS=seq,8` only the rows whose names contain one of the words.
+//! `BENCH_ROWS=seq,8` only the rows whose names contain one of the words; `BENCH_NO_PROBES=1`
+//! only the pinned rows (no memory probes), and `BENCH_SIDE=client` or `floor` one side of the
+//! 8-thread row: for counting syscalls and context switches per call with `perf stat`.
 //!
 //! Every row runs unpinned and then pinned to one core (the process and everything it spawns).
 //! Run: `cargo run --release --example bench_stdio` (the servers are this executable, started again
@@ -488,6 +490,12 @@ fn main() -> ExitCode {
     }
     if std::env::args().any(|a| a == "--rss-probe") {
         rss_probe();
+        return ExitCode::SUCCESS;
+    }
+    if std::env::var_os("BENCH_NO_PROBES").is_some() {
+        // The rows only, pinned (for `perf stat` / `strace -c -f` counts per call).
+        pin_to_core0();
+        print("Pinned to one core", &run("pinned to core 0"));
         return ExitCode::SUCCESS;
     }
     let unpinned = run("unpinned");
