@@ -10,6 +10,10 @@
 //!   the leader leaves ──> wakes the longest-waiting follower (Event::Wake), who leads next,
 //!                         or, with no follower, the poller thread watches stdout again
 //!   a woken follower that leaves without leading (stop_waiting) passes the wake on
+//!   a read's answers are all routed before their callers are woken (HeldWakes); followers
+//!   handed their answer count as on their way back (`returning`) until they return: writes
+//!   meanwhile wait in the outbox, written by the last one back (or by the leader after
+//!   HOLD_AT_MOST), so the next requests of callers answered together leave together
 //! ```
 //!
 //! A busy connection is thus read by its callers, one at a time, and never goes through the

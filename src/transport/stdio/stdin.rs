@@ -5,6 +5,8 @@
 //!                 its frame and every frame that joined meanwhile (one write for all)
 //!                 somebody writing ──> the frame joins the next write (the outbox)
 //!                 bytes queued (the pipe was full) ──> the frame joins the queue
+//!                 answered followers on their way back (lead.rs) ──> the frame waits in the
+//!                 outbox; the last one back writes it with theirs (flush)
 //!   pipe full ──> the rest is queued; the poller writes it as the pipe drains (on_stdin)
 //! ```
 //!
