@@ -13,7 +13,9 @@
 //!
 //! Each row is the median of interleaved client/floor rounds; the client's fastest and slowest
 //! rounds are printed as its spread. `BENCH_QUICK=1` runs fewer, shorter rounds;
-//! `BENCH_ROWS=seq,8` only the rows whose names contain one of the words.
+//! `BENCH_ROWS=seq,8` only the rows whose names contain one of the words; `BENCH_NO_PROBES=1`
+//! only the pinned rows (no memory probes), and `BENCH_SIDE=client` or `floor` one side of the
+//! 8-thread row: for counting syscalls and context switches per call with `perf stat`.
 //!
 //! Every row runs unpinned and then pinned to one core (the process and everything it spawns).
 //! Run: `cargo run --release --example bench_stdio` (the servers are this executable, started again
@@ -124,7 +126,27 @@ fn seq_call(n: usize) -> (f64, f64) {
     (client_us, floor_us)
 }
 
+/// `BENCH_SIDE=client` or `floor` measures one side only (the other reads 0), for counting
+/// syscalls and context switches per call (`perf stat`, `strace -c -f`).
+fn side(name: &str) -> bool {
+    std::env::var("BENCH_SIDE").map_or(true, |s| s == name)
+}
+
 fn threads8(n_per_thread: usize) -> (f64, f64) {
+    let client_rps = if side("client") {
+        threads8_client(n_per_thread)
+    } else {
+        0.0
+    };
+    let floor_rps = if side("floor") {
+        threads8_floor(n_per_thread)
+    } else {
+        0.0
+    };
+    (client_rps, floor_rps)
+}
+
+fn threads8_client(n_per_thread: usize) -> f64 {
     let c = Arc::new(client());
     let t = Instant::now();
     std::thread::scope(|s| {
@@ -139,7 +161,10 @@ fn threads8(n_per_thread: usize) -> (f64, f64) {
     });
     let client_rps = (8 * n_per_thread) as f64 / t.elapsed().as_secs_f64();
     c.close().unwrap();
+    client_rps
+}
 
+fn threads8_floor(n_per_thread: usize) -> f64 {
     let mut raw = Raw::spawn();
     raw.handshake();
     let total = 8 * n_per_thread;
@@ -169,7 +194,7 @@ fn threads8(n_per_thread: usize) -> (f64, f64) {
     drop(stdin);
     let mut child = child;
     let _ = child.wait();
-    (client_rps, floor_rps)
+    floor_rps
 }
 
 fn lifecycle(n: usize) -> (f64, f64) {
@@ -465,6 +490,12 @@ fn main() -> ExitCode {
     }
     if std::env::args().any(|a| a == "--rss-probe") {
         rss_probe();
+        return ExitCode::SUCCESS;
+    }
+    if std::env::var_os("BENCH_NO_PROBES").is_some() {
+        // The rows only, pinned (for `perf stat` / `strace -c -f` counts per call).
+        pin_to_core0();
+        print("Pinned to one core", &run("pinned to core 0"));
         return ExitCode::SUCCESS;
     }
     let unpinned = run("unpinned");

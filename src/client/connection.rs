@@ -46,6 +46,10 @@ impl Connection {
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<Payload, Error> {
+        if self.oauth.is_none() {
+            // Sent once: the params need no copy for a retry.
+            return self.request_once(method, params, opts);
+        }
         crate::auth::with_authorization(self.oauth.as_ref(), &self.server, || {
             self.request_once(method, params.clone(), opts)
         })

@@ -623,7 +623,11 @@ fn observed(m: &Inbound) -> Expect {
         Inbound::Response(InResponse { id, outcome }) => Expect::Response(
             id.clone(),
             match outcome {
-                Ok(p) => Outcome::Result(p.parse::<Value>().expect("a parsed result re-reads")),
+                Ok(p) => Outcome::Result(
+                    p.clone()
+                        .parse::<Value>()
+                        .expect("a parsed result re-reads"),
+                ),
                 Err(Fault::Rpc(e)) => Outcome::Rpc(e.code.0, e.message.clone(), e.data.clone()),
                 Err(Fault::Malformed(m)) => Outcome::Malformed(kind_of(m)),
             },
@@ -806,7 +810,7 @@ fn check_peeks(input: &[u8], unbroken: bool, n: u64, peeked: &mut u64) {
                     match &r.outcome {
                         Ok(raw) => assert_eq!(
                             from_line.as_ref().ok(),
-                            Some(&raw.parse::<Value>().unwrap()),
+                            Some(&raw.clone().parse::<Value>().unwrap()),
                             "{case}"
                         ),
                         Err(_) => assert!(from_line.is_err(), "{case}: {from_line:?}"),

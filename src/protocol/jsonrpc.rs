@@ -10,6 +10,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::value::RawValue;
 use serde_json::Value;
 
+use super::in_place;
+
 /// A JSON-RPC request id: an integer or a string, never null.
 #[derive(Debug, Clone, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(untagged)]
@@ -204,7 +206,7 @@ fn strict_error(raw: &RawValue) -> Result<RpcError, Malformed> {
 }
 
 /// The `result` of a response, parsed by the caller that waits for it (on its own thread, once).
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(crate) enum Payload {
     /// The result alone, as raw JSON.
     Raw(Box<RawValue>),
@@ -216,42 +218,59 @@ pub(crate) enum Payload {
 
 impl Payload {
     /// Deserialises the result. For a [`Payload::Line`], an envelope that breaks JSON-RPC 2.0
-    /// (see [`Malformed`]) is an error too, whose message is the [`Malformed`] text.
-    pub(crate) fn parse<T: serde::de::DeserializeOwned>(&self) -> Result<T, serde_json::Error> {
+    /// (see [`Malformed`]) is an error too, whose message is the [`Malformed`] text. A large
+    /// line that is mostly one string is parsed in place (see `in_place.rs`): the string
+    /// becomes the result's without a second copy of the message.
+    pub(crate) fn parse<T: serde::de::DeserializeOwned>(self) -> Result<T, serde_json::Error> {
         match self {
             Payload::Raw(raw) => serde_json::from_str(raw.get()),
-            Payload::Line(line) => {
-                // Unknown members are skipped; the known ones are read (or skipped, for the
-                // ones only checked) in the same single pass as the result. Naming `id`
-                // makes a second `id` an error, as it is for `Inbound::parse`.
-                #[derive(Deserialize)]
-                struct Env<'a, T> {
-                    #[serde(default, borrow)]
-                    jsonrpc: Option<&'a RawValue>,
-                    #[serde(default, rename = "id")]
-                    _id: Option<IgnoredAny>,
-                    #[serde(default)]
-                    method: Option<IgnoredAny>,
-                    #[serde(default)]
-                    error: Option<IgnoredAny>,
-                    result: T,
-                }
-                let env: Env<'_, T> = serde_json::from_slice(line)?;
-                let checked = check_version(env.jsonrpc).and_then(|()| {
-                    if env.method.is_some() {
-                        Err(Malformed::HasMethod)
-                    } else if env.error.is_some() {
-                        Err(Malformed::ResultAndError)
-                    } else {
-                        Ok(())
+            Payload::Line(line) if line.len() >= in_place::MIN_LINE => {
+                match in_place::split(line) {
+                    in_place::Outcome::Whole(line) => parse_line(&line),
+                    in_place::Outcome::Invalid(what) => Err(serde::de::Error::custom(what)),
+                    in_place::Outcome::Split(split) => {
+                        let mut result: Value = parse_line(&split.skeleton)?;
+                        let mut big = Some(split.big);
+                        in_place::put_back(&mut result, &mut big);
+                        serde_json::from_value(result)
                     }
-                });
-                match checked {
-                    Ok(()) => Ok(env.result),
-                    Err(m) => Err(serde::de::Error::custom(m)),
                 }
             }
+            Payload::Line(line) => parse_line(&line),
         }
+    }
+}
+
+/// The result of a whole response line, its envelope checked in the same pass.
+fn parse_line<T: serde::de::DeserializeOwned>(line: &[u8]) -> Result<T, serde_json::Error> {
+    // Unknown members are skipped; the known ones are read (or skipped, for the ones only
+    // checked) in the same single pass as the result. Naming `id` makes a second `id` an error,
+    // as it is for `Inbound::parse`.
+    #[derive(Deserialize)]
+    struct Env<'a, T> {
+        #[serde(default, borrow)]
+        jsonrpc: Option<&'a RawValue>,
+        #[serde(default, rename = "id")]
+        _id: Option<IgnoredAny>,
+        #[serde(default)]
+        method: Option<IgnoredAny>,
+        #[serde(default)]
+        error: Option<IgnoredAny>,
+        result: T,
+    }
+    let env: Env<'_, T> = serde_json::from_slice(line)?;
+    let checked = check_version(env.jsonrpc).and_then(|()| {
+        if env.method.is_some() {
+            Err(Malformed::HasMethod)
+        } else if env.error.is_some() {
+            Err(Malformed::ResultAndError)
+        } else {
+            Ok(())
+        }
+    });
+    match checked {
+        Ok(()) => Ok(env.result),
+        Err(m) => Err(serde::de::Error::custom(m)),
     }
 }
 
@@ -721,7 +740,7 @@ mod tests {
         match &m[0] {
             Inbound::Response(r) => {
                 assert_eq!(r.id, Some(RequestId::Number(7)));
-                let v: Value = r.outcome.as_ref().unwrap().parse().unwrap();
+                let v: Value = r.outcome.as_ref().unwrap().clone().parse().unwrap();
                 assert_eq!(v, serde_json::json!({"a": 1}));
             }
             other => panic!("{other:?}"),

@@ -2,5 +2,7 @@
 pub(crate) mod era;
 #[cfg(test)]
 mod fuzz_tests;
+mod in_place;
 pub(crate) mod jsonrpc;
 pub(crate) mod session;
+pub(crate) mod slot;

@@ -14,13 +14,14 @@ use std::collections::HashMap;
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 use std::sync::Mutex;
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::Sender;
 use serde_json::{json, Value};
 
 use super::jsonrpc::{
     encode_request, Fault, FrameError, InNotification, InRequest, Inbound, Malformed, Payload,
     RequestId, RpcError,
 };
+use super::slot::{slot, Refused, SlotRx, SlotTx};
 use crate::model::{
     ClientCapabilities, Implementation, InitializeResult, Progress, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -94,7 +95,7 @@ pub(crate) struct Unattributed {
 }
 
 struct Slot {
-    tx: Sender<Event>,
+    tx: SlotTx,
     /// Whether progress was asked for (the channel then has room for the progress cap too).
     progress: bool,
 }
@@ -104,8 +105,8 @@ struct Slot {
 pub(crate) struct Begun {
     pub(crate) id: i64,
     pub(crate) frame: Vec<u8>,
-    pub(crate) rx: Receiver<Event>,
-    pub(crate) tx: Sender<Event>,
+    pub(crate) rx: SlotRx,
+    pub(crate) tx: SlotTx,
 }
 
 /// Request ids are small sequential integers we chose ourselves: a multiplicative hash spreads
@@ -187,7 +188,7 @@ impl Session {
         method: &str,
         params: Option<Value>,
         progress: bool,
-    ) -> Result<(i64, Vec<u8>, Receiver<Event>), Failure> {
+    ) -> Result<(i64, Vec<u8>, SlotRx), Failure> {
         self.begin_request(method, params, progress)
             .map(|b| (b.id, b.frame, b.rx))
     }
@@ -212,7 +213,7 @@ impl Session {
         // `MAX_QUEUED_PROGRESS` unread updates (`route` drops the rest): the channel always has
         // room for the answer, and the router never blocks.
         let capacity = if progress { MAX_QUEUED_PROGRESS + 2 } else { 2 };
-        let (tx, rx) = crossbeam_channel::bounded(capacity);
+        let (tx, rx) = slot(capacity);
         let mut pending = self.lock();
         if let Some((detail, stderr_tail)) = &pending.closed {
             return Err(Failure::Closed {
@@ -363,10 +364,8 @@ impl Session {
     fn finish(slot: Slot, outcome: Result<Payload, Failure>) {
         // The caller may have given up between our remove and this send; then the answer is
         // simply dropped, like any late answer.
-        if let Err(crossbeam_channel::TrySendError::Full(_)) =
-            slot.tx.try_send(Event::Done(outcome))
-        {
-            // Cannot happen: a slot holds at most one `Wake` besides its answer.
+        if let Err(Refused) = slot.tx.try_send(Event::Done(outcome)) {
+            // Or full, which cannot happen: a slot holds at most one `Wake` besides its answer.
             log::error!("a response found its caller's slot full; it is dropped");
         }
     }
@@ -511,7 +510,7 @@ mod tests {
         Inbound::parse(s.as_bytes()).unwrap().pop().unwrap()
     }
 
-    fn done(rx: &Receiver<Event>) -> Result<Payload, Failure> {
+    fn done(rx: &SlotRx) -> Result<Payload, Failure> {
         match rx.try_recv().expect("an event") {
             Event::Done(d) => d,
             other => panic!("expected Done, got {other:?}"),

@@ -8,12 +8,13 @@
 
 use std::time::Instant;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::RecvTimeoutError;
 
 use crate::error::Error;
 
 use crate::protocol::jsonrpc::{Inbound, RequestId};
 use crate::protocol::session::Event;
+use crate::protocol::slot::{SlotRx, SlotTx};
 pub(crate) use outgoing::Outgoing;
 
 pub(crate) mod http;
@@ -54,9 +55,9 @@ pub(crate) struct Caller<'a> {
     /// The request id.
     pub(crate) id: i64,
     /// Its slot: where the session routes its progress and answer.
-    pub(crate) rx: &'a Receiver<Event>,
+    pub(crate) rx: &'a SlotRx,
     /// A sender to its slot, for [`Event::Wake`].
-    pub(crate) tx: &'a Sender<Event>,
+    pub(crate) tx: &'a SlotTx,
     /// Set by a transport that gave the caller a role to pass on in
     /// [`Transport::stop_waiting`] (so callers without one cost nothing there).
     pub(crate) enlisted: std::cell::Cell<bool>,
@@ -64,7 +65,7 @@ pub(crate) struct Caller<'a> {
 
 impl<'a> Caller<'a> {
     /// The caller of request `id`, waiting on `rx`.
-    pub(crate) fn new(id: i64, rx: &'a Receiver<Event>, tx: &'a Sender<Event>) -> Self {
+    pub(crate) fn new(id: i64, rx: &'a SlotRx, tx: &'a SlotTx) -> Self {
         Caller {
             id,
             rx,

@@ -10,19 +10,28 @@
 //!   the leader leaves ──> wakes the longest-waiting follower (Event::Wake), who leads next,
 //!                         or, with no follower, the poller thread watches stdout again
 //!   a woken follower that leaves without leading (stop_waiting) passes the wake on
+//!   a read's answers are all routed before their callers are woken (HeldWakes); followers
+//!   handed their answer count as on their way back (`returning`) until they return: writes
+//!   meanwhile wait in the outbox, written by the last one back (or by the leader after
+//!   HOLD_AT_MOST), so the next requests of callers answered together leave together
 //! ```
 //!
 //! A busy connection is thus read by its callers, one at a time, and never goes through the
 //! poller thread; an idle one is watched by the poller (server requests, notifications, exit).
 
-use std::time::Instant;
+use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{RecvTimeoutError, Sender, TryRecvError};
+/// How long a leader lets frames wait for callers on their way back before it writes them.
+const HOLD_AT_MOST: Duration = Duration::from_millis(1);
+
+use crossbeam_channel::{RecvTimeoutError, TryRecvError};
 use polling::{Event as PollEvent, PollMode, Poller};
 
 use super::pipes::{Conn, ReadSide, ReadStatus};
 use super::poller::{key, STDOUT};
 use crate::protocol::session::Event;
+use crate::protocol::slot::{HeldWakes, SlotTx};
 use crate::sync::lock;
 use crate::transport::Caller;
 
@@ -35,7 +44,7 @@ pub(crate) struct Lead {
     /// hand-off is pending, the poller thread does not watch stdout.
     woken: Option<i64>,
     /// Callers waiting while another leads, longest-waiting first.
-    followers: Vec<(i64, Sender<Event>)>,
+    followers: Vec<(i64, SlotTx)>,
 }
 
 impl Lead {
@@ -78,7 +87,10 @@ impl Conn {
                     if !self.lead(poller, caller, deadline) {
                         match caller.rx.recv_deadline(deadline) {
                             Ok(Event::Wake) => {}
-                            other => return other,
+                            other => {
+                                self.came_back(poller, caller);
+                                return other;
+                            }
                         }
                     }
                 }
@@ -86,15 +98,31 @@ impl Conn {
         }
     }
 
+    /// A follower handed its answer is back: when it is the last one, what the callers on
+    /// their way back wrote meanwhile leaves in one write.
+    fn came_back(&self, poller: &Poller, caller: &Caller<'_>) {
+        if !caller.enlisted.get() {
+            return;
+        }
+        if let Some(counter) = caller.rx.take_counted() {
+            if counter.fetch_sub(1, Ordering::SeqCst) == 1 {
+                self.flush(poller);
+            }
+        }
+    }
+
     /// Reads stdout until `caller`'s slot has an event or `deadline` passes; returns `false`
     /// (having enlisted the caller as a follower) when another thread leads.
     fn lead(&self, poller: &Poller, caller: &Caller<'_>, deadline: Instant) -> bool {
+        // A follower trying to lead no longer counts as one on its way back.
+        self.came_back(poller, caller);
         let was_handed = {
             let mut l = lock(&self.lead);
             if l.active {
                 if !l.followers.iter().any(|(id, _)| *id == caller.id) {
                     l.followers.push((caller.id, caller.tx.clone()));
                 }
+                caller.tx.count_answer_in(&self.returning);
                 caller.enlisted.set(true);
                 return false;
             }
@@ -118,6 +146,8 @@ impl Conn {
             );
         }
         let mut ended = false;
+        // Every answer of a read is routed before any of their callers is woken.
+        let held = HeldWakes::hold();
         while caller.rx.is_empty() {
             // Wait first: the answer is rarely there already, and when it is, poll says so at
             // once. This saves a read that would only report an empty pipe.
@@ -128,12 +158,24 @@ impl Conn {
             let Some(stdout) = r.stdout.as_ref() else {
                 break;
             };
-            let wait = rustix::event::Timespec::try_from(deadline - now).ok();
+            // Frames held for callers on their way back (see `came_back`) leave after a short
+            // wait at most, even if one of them is slow to come back.
+            let holding = self.returning.load(Ordering::SeqCst) > 0 && self.holds_frames();
+            let wait = if holding {
+                (deadline - now).min(HOLD_AT_MOST)
+            } else {
+                deadline - now
+            };
+            let wait = rustix::event::Timespec::try_from(wait).ok();
             let mut fds = [rustix::event::PollFd::new(
                 stdout,
                 rustix::event::PollFlags::IN,
             )];
             match rustix::event::poll(&mut fds, wait.as_ref()) {
+                Ok(0) if holding => {
+                    self.flush(poller);
+                    continue;
+                }
                 Ok(0) => break,
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(_) => break,
@@ -143,7 +185,7 @@ impl Conn {
                     ended = true;
                     break;
                 }
-                ReadStatus::Drained => {}
+                ReadStatus::Drained => held.release(),
             }
         }
         {
@@ -154,6 +196,7 @@ impl Conn {
             }
         }
         drop(r);
+        drop(held);
         if ended {
             let mut chunk = vec![0u8; 16 * 1024];
             self.end_after_stdout(poller, &mut chunk);
@@ -182,6 +225,7 @@ impl Conn {
         if !caller.enlisted.get() {
             return;
         }
+        self.came_back(poller, caller);
         let handed_to_me = |l: &Lead| !l.active && l.woken == Some(caller.id);
         {
             // Only the lead lock: a leader holds the reader for as long as it reads.
@@ -208,11 +252,12 @@ mod tests {
 
     #[test]
     fn a_leaving_leader_wakes_one_follower_once_and_its_answer_still_fits() {
-        let (ta, ra) = crossbeam_channel::bounded(2);
-        let (tb, rb) = crossbeam_channel::bounded(2);
-        let (tc, rc) = crossbeam_channel::bounded::<Event>(2);
+        use crate::protocol::slot::slot;
+        let (ta, ra) = slot(2);
+        let (tb, rb) = slot(2);
+        let (tc, rc) = slot(2);
         drop(rc);
-        let (td, _rd) = crossbeam_channel::bounded(2);
+        let (td, _rd) = slot(2);
         td.try_send(Event::Done(Err(Failure::Unusable("answered".into()))))
             .unwrap();
         let mut l = Lead {

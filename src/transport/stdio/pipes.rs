@@ -18,6 +18,7 @@
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::process::{ChildStderr, ChildStdout};
+use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -85,6 +86,9 @@ pub(crate) struct Conn {
     /// Who reads stdout: the poller thread, a calling thread, or a waiting caller asked to take
     /// over (see `lead.rs`). Lock order: `reader` before `lead`.
     pub(super) lead: Mutex<Lead>,
+    /// Followers handed their answers that have not come back yet (see `lead.rs`): while there
+    /// are any, writes wait in the outbox to leave together.
+    pub(super) returning: Arc<AtomicUsize>,
 }
 
 pub(super) struct ReadSide {
@@ -160,6 +164,7 @@ impl Conn {
             end_report: Mutex::new(None),
             ended_cv: Condvar::new(),
             lead: Mutex::new(Lead::default()),
+            returning: Arc::new(AtomicUsize::new(0)),
         }
     }
 
@@ -196,7 +201,10 @@ impl Conn {
         let Ok(mut r) = self.reader.try_lock() else {
             return;
         };
-        if let ReadStatus::Ended = self.read_available(&mut r, poller) {
+        let held = crate::protocol::slot::HeldWakes::hold();
+        let status = self.read_available(&mut r, poller);
+        drop(held);
+        if let ReadStatus::Ended = status {
             drop(r);
             self.end_after_stdout(poller, chunk);
         }
