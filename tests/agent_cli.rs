@@ -339,8 +339,9 @@ fn ctrl_c_cancels_a_run_and_exits_130() {
     // The run stopped at once (well before the call's 15 s timeout), the server was told, and
     // the model was not asked again.
     assert!(started.elapsed() < Duration::from_secs(5), "{seen}");
+    // (mcpb's own log line: the server's echo of it may be cut off by the close.)
     assert!(
-        seen.contains(r#""method":"notifications/cancelled""#),
+        seen.contains("sent notifications/cancelled for 1 request(s)"),
         "{seen}"
     );
     assert_eq!(model.requests().len(), 1, "{seen}");
