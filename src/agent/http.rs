@@ -223,9 +223,7 @@ impl Endpoint {
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
-                .and_then(|v| v.trim().parse::<f64>().ok())
-                .filter(|s| s.is_finite() && *s >= 0.0)
-                .map(|s| Duration::from_secs_f64(s.min(86_400.0)));
+                .and_then(|v| retry_after(v, std::time::SystemTime::now()));
             let text = self.read_body(resp, &endpoint)?;
             if (200..300).contains(&status) {
                 return serde_json::from_str(&text).map_err(|e| ModelError::BadResponse {
@@ -354,8 +352,103 @@ macro_rules! endpoint_builders {
 }
 pub(crate) use endpoint_builders;
 
+/// A `Retry-After` value: delay seconds, or an HTTP date (IMF-fixdate, `Sun, 06 Nov 1994
+/// 08:49:37 GMT`) turned into the time left until then (zero when it has passed); at most a day.
+/// `None` for anything else.
+fn retry_after(value: &str, now: std::time::SystemTime) -> Option<Duration> {
+    const DAY: f64 = 86_400.0;
+    let value = value.trim();
+    if let Ok(secs) = value.parse::<f64>() {
+        return (secs.is_finite() && secs >= 0.0).then(|| Duration::from_secs_f64(secs.min(DAY)));
+    }
+    let at = http_date(value)?;
+    let now = now.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    Some(Duration::from_secs(at.saturating_sub(now)).min(Duration::from_secs(86_400)))
+}
+
+/// Seconds since the Unix epoch of an IMF-fixdate (`Sun, 06 Nov 1994 08:49:37 GMT`).
+fn http_date(value: &str) -> Option<u64> {
+    let (_, rest) = value.split_once(", ")?;
+    let mut parts = rest.split(' ');
+    let day: u64 = parts.next()?.parse().ok()?;
+    let month = match parts.next()? {
+        "Jan" => 1,
+        "Feb" => 2,
+        "Mar" => 3,
+        "Apr" => 4,
+        "May" => 5,
+        "Jun" => 6,
+        "Jul" => 7,
+        "Aug" => 8,
+        "Sep" => 9,
+        "Oct" => 10,
+        "Nov" => 11,
+        "Dec" => 12,
+        _ => return None,
+    };
+    let year: i64 = parts.next()?.parse().ok()?;
+    let mut hms = parts.next()?.split(':').map(|p| p.parse::<u64>().ok());
+    let (h, m, sec) = (hms.next()??, hms.next()??, hms.next()??);
+    if parts.next()? != "GMT" || parts.next().is_some() || hms.next().is_some() {
+        return None;
+    }
+    if !(1..=31).contains(&day) || h > 23 || m > 59 || sec > 60 || !(1970..=9999).contains(&year) {
+        return None;
+    }
+    // Days from the civil date (Howard Hinnant's algorithm).
+    let (y, mo) = if month <= 2 {
+        (year - 1, month + 9)
+    } else {
+        (year, month - 3)
+    };
+    let era = y.div_euclid(400);
+    let yoe = y - era * 400;
+    let doy = (153 * mo + 2) / 5 + day as i64 - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    let days = u64::try_from(era * 146_097 + doe - 719_468).ok()?;
+    Some(days * 86_400 + h * 3_600 + m * 60 + sec)
+}
+
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn retry_after_takes_seconds_and_http_dates() {
+        use std::time::{Duration, UNIX_EPOCH};
+        let now = UNIX_EPOCH + Duration::from_secs(784_111_767); // Sun, 06 Nov 1994 08:49:27 GMT
+        assert_eq!(retry_after("3", now), Some(Duration::from_secs(3)));
+        assert_eq!(retry_after(" 1.5 ", now), Some(Duration::from_millis(1500)));
+        assert_eq!(
+            retry_after("Sun, 06 Nov 1994 08:49:37 GMT", now),
+            Some(Duration::from_secs(10))
+        );
+        assert_eq!(http_date("Thu, 01 Jan 1970 00:00:00 GMT"), Some(0));
+        assert_eq!(
+            http_date("Tue, 29 Feb 2000 12:00:00 GMT"),
+            Some(951_825_600)
+        );
+        // A date in the past is no wait; a far one is cut to a day.
+        assert_eq!(
+            retry_after("Thu, 01 Jan 1970 00:00:00 GMT", now),
+            Some(Duration::ZERO)
+        );
+        assert_eq!(
+            retry_after("Fri, 31 Dec 9999 23:59:59 GMT", now),
+            Some(Duration::from_secs(86_400))
+        );
+        for bad in [
+            "",
+            "-1",
+            "soon",
+            "Sun, 06 Nov 1994 08:49:37 UTC",
+            "Sun, 32 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Foo 1994 08:49:37 GMT",
+            "06 Nov 1994 08:49:37 GMT",
+            "Sun, 06 Nov 1994 08:49 GMT",
+        ] {
+            assert_eq!(retry_after(bad, now), None, "{bad}");
+        }
+    }
+
     use super::*;
 
     #[test]
