@@ -75,16 +75,33 @@ impl Conn {
         caller: &Caller<'_>,
         deadline: Instant,
     ) -> Result<Event, RecvTimeoutError> {
+        // A caller leaving without having led may hold stdout claimed for it (`claim_for`):
+        // enlisted, it gives it back in `stop_waiting`.
+        let mut led = false;
+        let leaving = |led: bool| {
+            if !led {
+                caller.enlisted.set(true);
+            }
+        };
         loop {
             match caller.rx.try_recv() {
                 Ok(Event::Wake) => {}
-                Ok(ev) => return Ok(ev),
-                Err(TryRecvError::Disconnected) => return Err(RecvTimeoutError::Disconnected),
+                Ok(ev) => {
+                    leaving(led);
+                    return Ok(ev);
+                }
+                Err(TryRecvError::Disconnected) => {
+                    leaving(led);
+                    return Err(RecvTimeoutError::Disconnected);
+                }
                 Err(TryRecvError::Empty) => {
                     if Instant::now() >= deadline {
+                        leaving(led);
                         return Err(RecvTimeoutError::Timeout);
                     }
-                    if !self.lead(poller, caller, deadline) {
+                    if self.lead(poller, caller, deadline) {
+                        led = true;
+                    } else {
                         match caller.rx.recv_deadline(deadline) {
                             Ok(Event::Wake) => {}
                             other => {
@@ -95,6 +112,44 @@ impl Conn {
                     }
                 }
             }
+        }
+    }
+
+    /// Before request `id` is written: when nobody reads stdout, the poller thread stops
+    /// watching it now, as a hand-off to the caller of `id` (who leads next, see `wait`), so that
+    /// an answer arriving before the caller waits does not wake the poller thread. Nothing is
+    /// done when another thread reads or a hand-off is pending. The caller gives it back in
+    /// `stop_waiting` if it leaves without leading; `unclaim` when the write fails.
+    pub(super) fn claim_for(&self, poller: &Poller, id: i64) {
+        let Ok(r) = self.reader.try_lock() else {
+            return;
+        };
+        let mut l = lock(&self.lead);
+        if l.active || l.woken.is_some() {
+            return;
+        }
+        let Some(stdout) = r.stdout.as_ref() else {
+            return;
+        };
+        if poller
+            .modify_with_mode(
+                stdout,
+                PollEvent::none(key(self.id, STDOUT)),
+                PollMode::Level,
+            )
+            .is_ok()
+        {
+            l.woken = Some(id);
+        }
+    }
+
+    /// Request `id` was not written: stdout claimed for it (`claim_for`) and not taken since
+    /// goes back to the poller thread (or to a follower).
+    pub(super) fn unclaim(&self, poller: &Poller, id: i64) {
+        let r = lock(&self.reader);
+        let mut l = lock(&self.lead);
+        if !l.active && l.woken == Some(id) {
+            self.hand_over(&mut l, &r, poller);
         }
     }
 

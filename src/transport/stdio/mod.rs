@@ -32,9 +32,11 @@ use self::pipes::Conn;
 pub use self::poller::ConnectionPoller;
 use self::poller::WriteOutcome;
 use self::process::{describe_exit, status_text, Proc};
+use super::outgoing::Kind;
 use super::{Caller, Outgoing, Sink, Transport};
 use crate::config::{Limits, StdioConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
+use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::session::Event;
 use crossbeam_channel::RecvTimeoutError;
 
@@ -104,7 +106,20 @@ pub(crate) fn open(
 
 impl Transport for StdioTransport {
     fn send(&self, msg: Outgoing) -> Result<(), Error> {
-        match self.poller.write(&self.conn, msg.frame, msg.deadline) {
+        // A request's caller waits for its answer next: stdout is handed to it before the write
+        // (when nobody reads it), so a quick answer does not wake the poller thread first.
+        let claim = match (msg.kind, &msg.id) {
+            (Kind::Request, Some(RequestId::Number(id))) => {
+                self.conn.claim_for(self.poller.os_poller(), *id);
+                Some(*id)
+            }
+            _ => None,
+        };
+        let outcome = self.poller.write(&self.conn, msg.frame, msg.deadline);
+        if let (Some(id), false) = (claim, matches!(outcome, WriteOutcome::Written)) {
+            self.conn.unclaim(self.poller.os_poller(), id);
+        }
+        match outcome {
             WriteOutcome::Written => Ok(()),
             WriteOutcome::Closed => {
                 // The process is ending: its exit (status, last stderr lines) is reported in a
