@@ -290,6 +290,22 @@ impl OAuthConfig {
         self
     }
 
+    /// The loopback port the redirect handler listens on: `Some(0)` for a random one, `None`
+    /// when the handler is not a loopback listener (or there is none yet, as in a config file's
+    /// `oauth` block without `redirect_port`).
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
+    /// let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|_| {}).port(8976));
+    /// assert_eq!(oauth.redirect_port(), Some(8976));
+    /// ```
+    pub fn redirect_port(&self) -> Option<u16> {
+        match &self.redirect.as_ref()?.kind {
+            redirect::Kind::Loopback { port, .. } => Some(*port),
+            _ => None,
+        }
+    }
+
     /// Where tokens are kept (default: [`MemoryTokenStore`]).
     pub fn token_store(mut self, store: impl TokenStore + 'static) -> OAuthConfig {
         self.store = Arc::new(store);

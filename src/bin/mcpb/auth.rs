@@ -272,16 +272,9 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
     ))
 }
 
-/// The loopback port an entry's `oauth` block asks for (`redirect_port`; 0: any). The library
-/// shows it only in the block's `Debug` (`Loopback { port: N, .. }`), which hides no secret.
+/// The loopback port an entry's `oauth` block asks for (`redirect_port`; 0: any).
 fn redirect_port(oauth: &OAuthConfig) -> u16 {
-    let text = format!("{oauth:?}");
-    text.split_once("Loopback { port: ")
-        .and_then(|(_, rest)| {
-            let digits: String = rest.chars().take_while(char::is_ascii_digit).collect();
-            digits.parse().ok()
-        })
-        .unwrap_or(0)
+    oauth.redirect_port().unwrap_or(0)
 }
 
 fn logout(remote: &Remote) -> Result<Output, Failure> {
