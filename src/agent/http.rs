@@ -134,6 +134,14 @@ impl Endpoint {
         }
     }
 
+    /// The `Authorization: Bearer KEY` header of OpenAI-style APIs (none without a key).
+    pub(crate) fn bearer(&self) -> Vec<(&'static str, String)> {
+        self.key
+            .iter()
+            .map(|k| ("authorization", format!("Bearer {}", k.expose())))
+            .collect()
+    }
+
     pub(crate) fn shown(&self) -> String {
         redact_url(&self.url)
     }

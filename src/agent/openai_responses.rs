@@ -199,12 +199,7 @@ pub(crate) fn parse(endpoint: &str, body: Value) -> Result<ModelResponse, ModelE
 
 impl Model for OpenAiResponses {
     fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let auth: Vec<(&str, String)> = self
-            .endpoint
-            .key
-            .iter()
-            .map(|k| ("authorization", format!("Bearer {}", k.expose())))
-            .collect();
+        let auth = self.endpoint.bearer();
         let body = self.body(request);
         let answer = self.endpoint.post(&auth, &body, request.cancel.as_ref())?;
         parse(&self.endpoint.shown(), answer)
