@@ -96,6 +96,8 @@ struct Row {
     higher_better: bool,
     /// The client's fastest and slowest round.
     spread: (f64, f64),
+    /// The floor's fastest and slowest round.
+    floor_spread: (f64, f64),
 }
 
 fn seq_call(n: usize) -> (f64, f64) {
@@ -397,21 +399,24 @@ fn rustix_cpuset() -> rustix::thread::CpuSet {
 
 /// Runs `f` (one client measurement and one floor measurement) `rounds` times, interleaved, and
 /// keeps the median of each: noise from other processes hits both sides alike.
-fn median_of(rounds: usize, mut f: impl FnMut() -> (f64, f64)) -> (f64, f64, (f64, f64)) {
+/// The medians of `rounds` interleaved client/floor rounds, and each side's (min, max) round.
+type Medians = (f64, f64, (f64, f64), (f64, f64));
+
+fn median_of(rounds: usize, mut f: impl FnMut() -> (f64, f64)) -> Medians {
     let (mut cs, mut fs): (Vec<f64>, Vec<f64>) = (0..rounds).map(|_| f()).unzip();
     let mid = |v: &mut Vec<f64>| {
         v.sort_by(|a, b| a.total_cmp(b));
         v[v.len() / 2]
     };
     let (c, f) = (mid(&mut cs), mid(&mut fs));
-    (c, f, (cs[0], cs[cs.len() - 1]))
+    (c, f, (cs[0], cs[cs.len() - 1]), (fs[0], fs[fs.len() - 1]))
 }
 
 fn run(label: &str) -> Vec<Row> {
     let quick = std::env::var_os("BENCH_QUICK").is_some();
     let (k, rounds) = if quick { (1, 3) } else { (8, 9) };
     let mut rows = Vec::new();
-    let mut row = |name, unit, higher_better, (client, floor, spread): (f64, f64, (f64, f64))| {
+    let mut row = |name, unit, higher_better, (client, floor, spread, floor_spread): Medians| {
         eprintln!("[{label}] {name}: client {client:.1} floor {floor:.1} {unit}");
         rows.push(Row {
             name,
@@ -420,6 +425,7 @@ fn run(label: &str) -> Vec<Row> {
             floor,
             higher_better,
             spread,
+            floor_spread,
         });
     };
     // BENCH_ROWS=seq,8 (substrings of row names) runs only those rows.
@@ -468,8 +474,10 @@ fn run(label: &str) -> Vec<Row> {
 
 fn print(label: &str, rows: &[Row]) {
     println!("\n{label}");
-    println!("| workload | unit | client | floor | ratio | client spread (min-max round) |");
-    println!("|---|---|---:|---:|---:|---:|");
+    println!(
+        "| workload | unit | client | floor | ratio | client spread (min-max round) | floor spread |"
+    );
+    println!("|---|---|---:|---:|---:|---:|---:|");
     for r in rows {
         let ratio = r.client / r.floor;
         let note = if r.higher_better {
@@ -478,8 +486,17 @@ fn print(label: &str, rows: &[Row]) {
             "x floor"
         };
         println!(
-            "| {} | {} | {:.1} | {:.1} | {:.2}{} | {:.1}-{:.1} |",
-            r.name, r.unit, r.client, r.floor, ratio, note, r.spread.0, r.spread.1
+            "| {} | {} | {:.1} | {:.1} | {:.2}{} | {:.1}-{:.1} | {:.1}-{:.1} |",
+            r.name,
+            r.unit,
+            r.client,
+            r.floor,
+            ratio,
+            note,
+            r.spread.0,
+            r.spread.1,
+            r.floor_spread.0,
+            r.floor_spread.1
         );
     }
 }
