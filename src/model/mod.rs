@@ -180,6 +180,11 @@ mod number {
 }
 
 #[cfg(test)]
+mod de_reference;
+#[cfg(test)]
+mod de_tests;
+
+#[cfg(test)]
 pub(crate) mod testing {
     use serde::{de::DeserializeOwned, Serialize};
     use serde_json::Value;
