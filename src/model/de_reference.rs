@@ -7,7 +7,7 @@ use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::model::Role;
+use crate::model::{ElicitAction, LoggingLevel, ProgressToken, Role, Task};
 
 type Map = serde_json::Map<String, Value>;
 type ResourceLink = Resource;
@@ -486,4 +486,267 @@ impl<'de> Deserialize<'de> for ResourceContents {
         };
         contents.map_err(|e| D::Error::custom(format!("invalid resource contents: {e}")))
     }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct LoggingMessage {
+    pub(super) level: LoggingLevel,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) logger: Option<String>,
+    pub(super) data: Value,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Progress {
+    pub(super) progress_token: ProgressToken,
+    #[serde(serialize_with = "crate::model::number::serialize")]
+    pub(super) progress: f64,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::model::number::serialize_opt"
+    )]
+    pub(super) total: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) message: Option<String>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ResourceUpdated {
+    pub(super) uri: String,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Cancelled {
+    #[serde(default, skip_serializing_if = "Value::is_null")]
+    pub(super) request_id: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) reason: Option<String>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Completion {
+    pub(super) values: Vec<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) total: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) has_more: Option<bool>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct CompleteResult {
+    pub(super) completion: Completion,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct DiscoverResult {
+    pub(super) supported_versions: Vec<String>,
+    pub(super) capabilities: ServerCapabilities,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) instructions: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) ttl_ms: Option<i64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) cache_scope: Option<String>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Root {
+    pub(super) uri: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) name: Option<String>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ListRootsResult {
+    pub(super) roots: Vec<Root>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct SamplingMessage {
+    pub(super) role: Role,
+    pub(super) content: Value,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct CreateMessageParams {
+    pub(super) messages: Vec<SamplingMessage>,
+    pub(super) max_tokens: u64,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) system_prompt: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) model_preferences: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) include_context: Option<String>,
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        serialize_with = "crate::model::number::serialize_opt"
+    )]
+    pub(super) temperature: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) stop_sequences: Option<Vec<String>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) metadata: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) tools: Option<Vec<Value>>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) tool_choice: Option<Value>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct CreateMessageResult {
+    pub(super) role: Role,
+    pub(super) content: Value,
+    pub(super) model: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) stop_reason: Option<String>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ElicitParams {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) mode: Option<String>,
+    pub(super) message: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) requested_schema: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) url: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) elicitation_id: Option<String>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ElicitResult {
+    pub(super) action: ElicitAction,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) content: Option<Map>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct RootsCapability {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) list_changed: Option<bool>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ClientCapabilities {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) roots: Option<RootsCapability>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) sampling: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) elicitation: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) experimental: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct CreateTaskResult {
+    pub(super) task: Task,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct TaskMetadata {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) ttl: Option<u64>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct ListTasksResult {
+    pub(super) tasks: Vec<Task>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) next_cursor: Option<String>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct TasksCapability {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) list: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) cancel: Option<Value>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) requests: Option<Value>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
 }

@@ -519,3 +519,81 @@ fn real_server_lists_round_trip() {
     assert!(tools.tools.len() >= 10);
     assert!(tools.tools.iter().any(|t| t.name == "get-tiny-image"));
 }
+
+#[test]
+fn notifications_server_requests_and_task_results_and_their_damaged_copies_read_as_before() {
+    same_on_damage::<LoggingMessage, old::LoggingMessage>(
+        &json!({"level": "warning", "logger": "db", "data": {"rows": [1, 2]}, "x": 1}),
+        2,
+    );
+    same_on_damage::<Progress, old::Progress>(
+        &json!({"progressToken": 7, "progress": 0.5, "total": 10, "message": "half", "_meta": {}}),
+        2,
+    );
+    same_on_damage::<Progress, old::Progress>(&json!({"progressToken": "t", "progress": 3}), 2);
+    same_on_damage::<ResourceUpdated, old::ResourceUpdated>(
+        &json!({"uri": "file:///a", "title": "A"}),
+        2,
+    );
+    same_on_damage::<Cancelled, old::Cancelled>(&json!({"requestId": 3, "reason": "late"}), 2);
+    same_on_damage::<CompleteResult, old::CompleteResult>(
+        &json!({"completion": {"values": ["a", "b"], "total": 2, "hasMore": false, "x": 0},
+                "_meta": {"m": 1}, "y": 1}),
+        3,
+    );
+    same_on_damage::<DiscoverResult, old::DiscoverResult>(
+        &json!({"supportedVersions": ["2026-07-28"], "capabilities": {"tools": {}},
+                "instructions": "i", "ttlMs": 1000, "cacheScope": "public",
+                "_meta": {"io.modelcontextprotocol/serverInfo": {"name": "s", "version": "1"}},
+                "resultType": "complete"}),
+        3,
+    );
+    same_on_damage::<ListRootsResult, old::ListRootsResult>(
+        &json!({"roots": [{"uri": "file:///w", "name": "w", "_meta": {}, "x": 1}], "_meta": {}}),
+        3,
+    );
+    same_on_damage::<CreateMessageParams, old::CreateMessageParams>(
+        &json!({"messages": [{"role": "user", "content": {"type": "text", "text": "hi"},
+                              "_meta": {}, "x": 1}],
+                "maxTokens": 100, "systemPrompt": "s", "modelPreferences": {"hints": []},
+                "includeContext": "none", "temperature": 0.5, "stopSequences": ["\n"],
+                "metadata": {}, "tools": [{"name": "t"}], "toolChoice": {"mode": "auto"},
+                "_meta": {"progressToken": 1}, "task": {"ttl": 5}}),
+        3,
+    );
+    same_on_damage::<CreateMessageResult, old::CreateMessageResult>(
+        &json!({"role": "assistant", "content": {"type": "text", "text": "ok"}, "model": "m",
+                "stopReason": "endTurn", "_meta": {}, "usage": {"in": 1}}),
+        2,
+    );
+    same_on_damage::<ElicitParams, old::ElicitParams>(
+        &json!({"mode": "form", "message": "Name?", "requestedSchema": {"type": "object"},
+                "url": "https://example.com", "elicitationId": "e1", "_meta": {}, "x": 1}),
+        2,
+    );
+    same_on_damage::<ElicitResult, old::ElicitResult>(
+        &json!({"action": "accept", "content": {"name": "n"}, "_meta": {}, "x": 1}),
+        2,
+    );
+    same_on_damage::<ClientCapabilities, old::ClientCapabilities>(
+        &json!({"roots": {"listChanged": true, "x": 1}, "sampling": {}, "elicitation": {},
+                "experimental": {"e": {}}, "tasks": {}}),
+        3,
+    );
+    let task = json!({"taskId": "t1", "status": "working", "createdAt": "2025-11-25T10:00:00Z",
+                      "lastUpdatedAt": "2025-11-25T10:00:01Z", "ttl": 60000, "pollInterval": 500});
+    same_on_damage::<CreateTaskResult, old::CreateTaskResult>(
+        &json!({"task": task, "_meta": {"io.modelcontextprotocol/model-immediate-response": "x"},
+                "y": 1}),
+        3,
+    );
+    same_on_damage::<ListTasksResult, old::ListTasksResult>(
+        &json!({"tasks": [task], "nextCursor": "c", "_meta": {}}),
+        3,
+    );
+    same_on_damage::<TaskMetadata, old::TaskMetadata>(&json!({"ttl": 5, "x": 1}), 2);
+    same_on_damage::<TasksCapability, old::TasksCapability>(
+        &json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}, "x": 1}),
+        2,
+    );
+}

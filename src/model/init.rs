@@ -1,6 +1,6 @@
 //! The `initialize` handshake: implementation info and capabilities.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::Map;
@@ -63,7 +63,7 @@ setters!(Implementation {
 });
 
 /// The `roots` client capability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct RootsCapability {
@@ -75,10 +75,14 @@ pub struct RootsCapability {
     pub extra: Map,
 }
 
+deserialize_struct!(RootsCapability {
+    list_changed: "listChanged" optional,
+});
+
 setters!(RootsCapability { with_list_changed => list_changed: bool });
 
 /// What the client can do; `Default` is the empty object `{}`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ClientCapabilities {
@@ -98,6 +102,13 @@ pub struct ClientCapabilities {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(ClientCapabilities {
+    roots: "roots" optional,
+    sampling: "sampling" optional,
+    elicitation: "elicitation" optional,
+    experimental: "experimental" optional,
+});
 
 setters!(ClientCapabilities {
     with_roots => roots: RootsCapability,

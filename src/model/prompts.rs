@@ -247,7 +247,7 @@ impl CompletionReference {
 }
 
 /// Completion values for an argument.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Completion {
@@ -264,6 +264,12 @@ pub struct Completion {
     pub extra: Map,
 }
 
+deserialize_struct!(Completion {
+    values: "values" required,
+    total: "total" optional,
+    has_more: "hasMore" optional,
+});
+
 impl Completion {
     /// Completion `values`.
     pub fn new(values: Vec<String>) -> Self {
@@ -277,7 +283,7 @@ impl Completion {
 setters!(Completion { with_total => total: u64, with_has_more => has_more: bool });
 
 /// The result of `completion/complete`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CompleteResult {
@@ -290,6 +296,11 @@ pub struct CompleteResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(CompleteResult {
+    completion: "completion" required,
+    meta: "_meta" optional,
+});
 
 impl CompleteResult {
     /// A result holding `completion`.

@@ -169,7 +169,7 @@ setters!(Task {
 });
 
 /// The answer to a task-augmented request: the task that was created.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CreateTaskResult {
@@ -182,6 +182,11 @@ pub struct CreateTaskResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(CreateTaskResult {
+    task: "task" required,
+    meta: "_meta" optional,
+});
 
 impl CreateTaskResult {
     /// A result announcing `task`.
@@ -204,7 +209,7 @@ impl CreateTaskResult {
 }
 
 /// The `task` member of a task-augmented request: what the client asks of the task.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TaskMetadata {
@@ -216,6 +221,10 @@ pub struct TaskMetadata {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(TaskMetadata {
+    ttl: "ttl" optional,
+});
 
 setters!(TaskMetadata { with_ttl => ttl: u64 });
 
@@ -256,7 +265,7 @@ pub type GetTaskResult = Task;
 pub type CancelTaskResult = Task;
 
 /// The result of `tasks/list`: one page of tasks.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListTasksResult {
@@ -273,6 +282,12 @@ pub struct ListTasksResult {
     pub extra: Map,
 }
 
+deserialize_struct!(ListTasksResult {
+    tasks: "tasks" required,
+    next_cursor: "nextCursor" optional,
+    meta: "_meta" optional,
+});
+
 impl ListTasksResult {
     /// A page holding `tasks`.
     pub fn new(tasks: Vec<Task>) -> Self {
@@ -287,7 +302,7 @@ setters!(ListTasksResult { with_next_cursor => next_cursor: String });
 
 /// The `tasks` server capability: `{list?, cancel?, requests?: {tools?: {call?}}}`. A member
 /// present (any object) turns its feature on.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TasksCapability {
@@ -304,6 +319,12 @@ pub struct TasksCapability {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(TasksCapability {
+    list: "list" optional,
+    cancel: "cancel" optional,
+    requests: "requests" optional,
+});
 
 impl TasksCapability {
     /// Everything on: list, cancel and task-augmented `tools/call`.
