@@ -25,14 +25,20 @@ fn outcome<T: DeserializeOwned + Serialize>(text: &str) -> Result<String, String
         .map_err(|e| e.to_string())
 }
 
+fn from_reader<T: DeserializeOwned + Serialize>(text: &str) -> Result<String, String> {
+    serde_json::from_reader::<_, T>(text.as_bytes())
+        .map(|v| serde_json::to_string(&v).expect("serialise"))
+        .map_err(|e| e.to_string())
+}
+
 fn outcome_of_value<T: DeserializeOwned + Serialize>(value: Value) -> Result<String, String> {
     serde_json::from_value::<T>(value)
         .map(|v| serde_json::to_string(&v).expect("serialise"))
         .map_err(|e| e.to_string())
 }
 
-/// `N` (this crate) and `R` (the derived reference) read `text` alike, from text, bytes and
-/// a `Value`.
+/// `N` (this crate) and `R` (the derived reference) read `text` alike, from text, bytes, a
+/// reader and a `Value` (owned or borrowed).
 fn same<N, R>(text: &str)
 where
     N: DeserializeOwned + Serialize,
@@ -45,7 +51,20 @@ where
         outcome::<R>(text).err(),
         "from bytes: {text}"
     );
+    assert_eq!(
+        from_reader::<N>(text),
+        from_reader::<R>(text),
+        "from a reader: {text}"
+    );
     if let Ok(value) = serde_json::from_str::<Value>(text) {
+        let by_ref = N::deserialize(&value)
+            .map(|v| serde_json::to_string(&v).expect("serialise"))
+            .map_err(|e| e.to_string());
+        assert_eq!(
+            by_ref,
+            outcome_of_value::<R>(value.clone()),
+            "from a &Value: {text}"
+        );
         assert_eq!(
             outcome_of_value::<N>(value.clone()),
             outcome_of_value::<R>(value),
