@@ -616,3 +616,34 @@ fn notifications_server_requests_and_task_results_and_their_damaged_copies_read_
         2,
     );
 }
+
+#[test]
+fn task_tool_calls_are_read_in_place_as_the_parsed_capability_says() {
+    for tasks in [
+        None,
+        Some(json!(null)),
+        Some(json!([])),
+        Some(json!("x")),
+        Some(json!({})),
+        Some(json!({"requests": null})),
+        Some(json!({"requests": []})),
+        Some(json!({"requests": {"tools": null}})),
+        Some(json!({"requests": {"tools": {"call": null}}})),
+        Some(json!({"requests": {"tools": {"call": false}}})),
+        Some(json!({"requests": {"tools": {"call": {}}}})),
+        Some(json!({"list": {}, "requests": {"tools": {"call": {}, "x": 1}}, "y": 2})),
+    ] {
+        let mut caps = ServerCapabilities::default();
+        if let Some(t) = &tasks {
+            caps.extra.insert("tasks".into(), t.clone());
+        }
+        let parsed: Option<TasksCapability> =
+            tasks.clone().and_then(|t| serde_json::from_value(t).ok());
+        assert_eq!(caps.tasks(), parsed, "{tasks:?}");
+        assert_eq!(
+            caps.has_task_tool_calls(),
+            parsed.is_some_and(|t| t.has_tool_calls()),
+            "{tasks:?}"
+        );
+    }
+}

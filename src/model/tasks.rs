@@ -361,7 +361,7 @@ impl ServerCapabilities {
     /// The `tasks` capability, when the server declares one (and it is an object).
     pub fn tasks(&self) -> Option<TasksCapability> {
         let v = self.extra.get("tasks")?;
-        serde_json::from_value(v.clone()).ok()
+        TasksCapability::deserialize(v).ok()
     }
 
     /// Sets the `tasks` capability.
@@ -375,7 +375,16 @@ impl ServerCapabilities {
 
     /// The server accepts task-augmented `tools/call`.
     pub fn has_task_tool_calls(&self) -> bool {
-        self.tasks().is_some_and(|t| t.has_tool_calls())
+        // `self.tasks().is_some_and(|t| t.has_tool_calls())`, read in place: it is asked on
+        // every `tools/call`.
+        self.extra.get("tasks").is_some_and(|tasks| {
+            tasks.is_object()
+                && tasks
+                    .get("requests")
+                    .and_then(|r| r.get("tools"))
+                    .and_then(|t| t.get("call"))
+                    .is_some_and(|c| !c.is_null())
+        })
     }
 }
 
