@@ -5,7 +5,8 @@
 //! `mod.rs`) read each member once, straight into its field or into `extra`, and behave as the
 //! derived ones did: the same fields, the same errors (`missing field`, `duplicate field`,
 //! `expected struct X`), unknown members kept in document order (a repeated unknown member
-//! keeps its first place and its last value, as `Map::insert` does).
+//! keeps its first place and its last value, as `Map::insert` does). The `#[serde(flatten)]`
+//! left on the `extra` fields serves `Serialize` only.
 
 use std::borrow::Cow;
 use std::fmt;

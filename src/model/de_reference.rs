@@ -7,7 +7,7 @@ use serde::de::{DeserializeOwned, Error as _};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 
-use crate::model::{ElicitAction, LoggingLevel, ProgressToken, Role, Task};
+use crate::model::{ElicitAction, LoggingLevel, ProgressToken, Role, TaskStatus};
 
 type Map = serde_json::Map<String, Value>;
 type ResourceLink = Resource;
@@ -747,6 +747,43 @@ pub(super) struct TasksCapability {
     pub(super) cancel: Option<Value>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub(super) requests: Option<Value>,
+    #[serde(flatten)]
+    pub(super) extra: Map,
+}
+
+/// Reads a JSON number of milliseconds (any non-negative number, rounded) or `null`.
+fn millis<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let v = Option::<f64>::deserialize(d)?;
+    match v {
+        None => Ok(None),
+        Some(n) if n.is_finite() && n >= 0.0 => Ok(Some(n.round().min(u64::MAX as f64) as u64)),
+        Some(n) => Err(serde::de::Error::custom(format!(
+            "expected a non-negative number of milliseconds, got {n}"
+        ))),
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub(super) struct Task {
+    pub(super) task_id: String,
+    pub(super) status: TaskStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub(super) status_message: Option<String>,
+    #[serde(default)]
+    pub(super) created_at: String,
+    #[serde(default)]
+    pub(super) last_updated_at: String,
+    #[serde(default, deserialize_with = "millis")]
+    pub(super) ttl: Option<u64>,
+    #[serde(
+        default,
+        deserialize_with = "millis",
+        skip_serializing_if = "Option::is_none"
+    )]
+    pub(super) poll_interval: Option<u64>,
+    #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
+    pub(super) meta: Option<Map>,
     #[serde(flatten)]
     pub(super) extra: Map,
 }

@@ -611,6 +611,14 @@ fn notifications_server_requests_and_task_results_and_their_damaged_copies_read_
         3,
     );
     same_on_damage::<TaskMetadata, old::TaskMetadata>(&json!({"ttl": 5, "x": 1}), 2);
+    same_on_damage::<Task, old::Task>(&task, 2);
+    for ttl in [
+        "null", "0", "1.4", "1.5", "-1", "-0.0", "1e300", "\"60\"", "[]",
+    ] {
+        same::<Task, old::Task>(&format!(
+            r#"{{"taskId":"t","status":"completed","ttl":{ttl},"pollInterval":{ttl},"x":1}}"#
+        ));
+    }
     same_on_damage::<TasksCapability, old::TasksCapability>(
         &json!({"list": {}, "cancel": {}, "requests": {"tools": {"call": {}}}, "x": 1}),
         2,

@@ -40,9 +40,11 @@ macro_rules! setters {
 /// `kind` is `required` (absent is `missing field`), `optional` (an `Option`: absent or `null`
 /// is `None`) or `default` (absent is `Default::default()`). A known member given twice is a
 /// `duplicate field` error; the value of every known member is read as its field's type reads
-/// it, so wrong types fail with the same message as before.
+/// it, so wrong types fail with the same message as before. `kind via f` reads the member as
+/// `f`'s argument type and passes it through `f: fn(A) -> Result<Field, String>`, whose error
+/// becomes the deserializer's (as `#[serde(deserialize_with)]` would).
 macro_rules! deserialize_struct {
-    ($ty:ident { $($field:ident : $wire:literal $kind:ident),* $(,)? }) => {
+    ($ty:ident { $($field:ident : $wire:literal $kind:ident $(via $via:path)?),* $(,)? }) => {
         impl<'de> ::serde::Deserialize<'de> for $ty {
             fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 #[allow(non_camel_case_types)]
@@ -67,7 +69,7 @@ macro_rules! deserialize_struct {
                                     if $field.is_some() {
                                         return Err(<A::Error as ::serde::de::Error>::duplicate_field($wire));
                                     }
-                                    $field = Some(map.next_value()?);
+                                    $field = Some(deserialize_struct!(@read map A $($via)?));
                                 })*
                                 $crate::model::de::Key::Other(name) => {
                                     let value: ::serde_json::Value = map.next_value()?;
@@ -84,6 +86,12 @@ macro_rules! deserialize_struct {
                 d.deserialize_map(Fields)
             }
         }
+    };
+    (@read $map:ident $a:ident) => {
+        $map.next_value()?
+    };
+    (@read $map:ident $a:ident $via:path) => {
+        $via($map.next_value()?).map_err(<$a::Error as ::serde::de::Error>::custom)?
     };
     (@take required $field:ident $wire:literal $a:ident) => {
         match $field {

@@ -96,20 +96,20 @@ impl<'de> Deserialize<'de> for TaskStatus {
     }
 }
 
-/// Reads a JSON number of milliseconds (any non-negative number, rounded) or `null`.
-fn millis<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    let v = Option::<f64>::deserialize(d)?;
+/// A JSON number of milliseconds (any non-negative number, rounded) or `null`, read as an
+/// `Option<f64>`.
+fn millis(v: Option<f64>) -> Result<Option<u64>, String> {
     match v {
         None => Ok(None),
         Some(n) if n.is_finite() && n >= 0.0 => Ok(Some(n.round().min(u64::MAX as f64) as u64)),
-        Some(n) => Err(serde::de::Error::custom(format!(
+        Some(n) => Err(format!(
             "expected a non-negative number of milliseconds, got {n}"
-        ))),
+        )),
     }
 }
 
 /// A task, as `tasks/get`, `tasks/list` and `tasks/cancel` describe it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Task {
@@ -127,14 +127,10 @@ pub struct Task {
     #[serde(default)]
     pub last_updated_at: String,
     /// How long the server keeps it, in milliseconds; `None` is unlimited (JSON `null`).
-    #[serde(default, deserialize_with = "millis")]
+    #[serde(default)]
     pub ttl: Option<u64>,
     /// How often the server suggests polling, in milliseconds.
-    #[serde(
-        default,
-        deserialize_with = "millis",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll_interval: Option<u64>,
     /// The `_meta` member.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
@@ -143,6 +139,17 @@ pub struct Task {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(Task {
+    task_id: "taskId" required,
+    status: "status" required,
+    status_message: "statusMessage" optional,
+    created_at: "createdAt" default,
+    last_updated_at: "lastUpdatedAt" default,
+    ttl: "ttl" default via millis,
+    poll_interval: "pollInterval" default via millis,
+    meta: "_meta" optional,
+});
 
 impl Task {
     /// A task `task_id` in `status`, with no other detail.
