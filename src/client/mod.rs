@@ -383,17 +383,25 @@ impl Client {
         arguments: Value,
         opts: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        if self.connection()?.modern.is_some() {
+        let (modern, task_calls) = {
+            let conn = self.connection()?;
+            let init = conn.init.as_ref();
+            (
+                conn.modern.is_some(),
+                init.is_some_and(|i| i.capabilities.has_task_tool_calls()),
+            )
+        };
+        if modern {
             return self.call_tool_modern(name, arguments, opts);
         }
-        if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
-            return done;
+        // Only a server that declares task-augmented `tools/call` may require a task.
+        if task_calls {
+            if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
+                return done;
+            }
         }
         // Kept only for a server with tasks, whose tool list may be stale.
-        let retry = self
-            .init_part(|i| i.capabilities.has_task_tool_calls())
-            .unwrap_or(false)
-            .then(|| arguments.clone());
+        let retry = task_calls.then(|| arguments.clone());
         let params = self.tool_params(name, arguments)?;
         let plain = self.typed("tools/call", Some(Value::Object(params)), opts);
         if let Some(arguments) = retry {

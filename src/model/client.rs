@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{Map, Role};
 
 /// A directory or file the client lets the server work in.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Root {
@@ -23,6 +23,12 @@ pub struct Root {
     pub extra: Map,
 }
 
+deserialize_struct!(Root {
+    uri: "uri" required,
+    name: "name" optional,
+    meta: "_meta" optional,
+});
+
 impl Root {
     /// The root at `uri`.
     pub fn new(uri: impl Into<String>) -> Self {
@@ -38,7 +44,7 @@ impl Root {
 setters!(Root { with_name => name: String, with_meta => meta: Map });
 
 /// The client's answer to `roots/list`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListRootsResult {
@@ -51,6 +57,11 @@ pub struct ListRootsResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(ListRootsResult {
+    roots: "roots" required,
+    meta: "_meta" optional,
+});
 
 impl ListRootsResult {
     /// An answer listing `roots`.
@@ -66,7 +77,7 @@ impl ListRootsResult {
 setters!(ListRootsResult { with_meta => meta: Map });
 
 /// One message of a sampling conversation.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct SamplingMessage {
@@ -81,6 +92,12 @@ pub struct SamplingMessage {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(SamplingMessage {
+    role: "role" required,
+    content: "content" required,
+    meta: "_meta" optional,
+});
 
 impl SamplingMessage {
     /// A message from `role` holding `content` (one block or an array of blocks).
@@ -113,7 +130,7 @@ impl SamplingMessage {
 }
 
 /// The params of `sampling/createMessage`: the server asks the client's model for a reply.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CreateMessageParams {
@@ -157,6 +174,20 @@ pub struct CreateMessageParams {
     pub extra: Map,
 }
 
+deserialize_struct!(CreateMessageParams {
+    messages: "messages" required,
+    max_tokens: "maxTokens" required,
+    system_prompt: "systemPrompt" optional,
+    model_preferences: "modelPreferences" optional,
+    include_context: "includeContext" optional,
+    temperature: "temperature" optional,
+    stop_sequences: "stopSequences" optional,
+    metadata: "metadata" optional,
+    tools: "tools" optional,
+    tool_choice: "toolChoice" optional,
+    meta: "_meta" optional,
+});
+
 impl CreateMessageParams {
     /// A request to continue `messages` with at most `max_tokens` tokens.
     pub fn new(messages: Vec<SamplingMessage>, max_tokens: u64) -> Self {
@@ -190,7 +221,7 @@ setters!(CreateMessageParams {
 });
 
 /// The client's answer to `sampling/createMessage`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CreateMessageResult {
@@ -210,6 +241,14 @@ pub struct CreateMessageResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(CreateMessageResult {
+    role: "role" required,
+    content: "content" required,
+    model: "model" required,
+    stop_reason: "stopReason" optional,
+    meta: "_meta" optional,
+});
 
 impl CreateMessageResult {
     /// A reply of one text block from `model`.
@@ -232,7 +271,7 @@ setters!(CreateMessageResult { with_stop_reason => stop_reason: String, with_met
 ///
 /// Form mode (no `mode`, or `"form"`) carries `requestedSchema`; URL mode carries `url` and
 /// `elicitationId`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ElicitParams {
@@ -257,6 +296,15 @@ pub struct ElicitParams {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(ElicitParams {
+    mode: "mode" optional,
+    message: "message" required,
+    requested_schema: "requestedSchema" optional,
+    url: "url" optional,
+    elicitation_id: "elicitationId" optional,
+    meta: "_meta" optional,
+});
 
 impl ElicitParams {
     /// A form-mode request: show `message`, collect fields described by `requested_schema`.
@@ -316,7 +364,7 @@ pub enum ElicitAction {
 }
 
 /// The client's answer to `elicitation/create`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ElicitResult {
@@ -332,6 +380,12 @@ pub struct ElicitResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(ElicitResult {
+    action: "action" required,
+    content: "content" optional,
+    meta: "_meta" optional,
+});
 
 impl ElicitResult {
     fn with_action(action: ElicitAction, content: Option<Map>) -> Self {

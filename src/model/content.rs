@@ -1,9 +1,20 @@
 //! Content blocks, annotations, roles and resource contents.
 
-use serde::de::{DeserializeOwned, Error as _};
-use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
+use std::borrow::Cow;
+use std::fmt;
+use std::marker::PhantomData;
 
+use serde::de::value::{
+    BorrowedStrDeserializer, I128Deserializer, MapAccessDeserializer, MapDeserializer,
+    SeqAccessDeserializer, StringDeserializer, U128Deserializer,
+};
+use serde::de::{
+    self, DeserializeOwned, DeserializeSeed, Error as _, MapAccess, SeqAccess, Visitor,
+};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::{Number, Value};
+
+use super::de::CowKey;
 use super::{Map, ResourceLink};
 
 /// Who a message or a piece of content belongs to.
@@ -18,7 +29,7 @@ pub enum Role {
 }
 
 /// Hints about how a piece of content is meant to be used.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Annotations {
@@ -40,6 +51,12 @@ pub struct Annotations {
     pub extra: Map,
 }
 
+deserialize_struct!(Annotations {
+    audience: "audience" optional,
+    priority: "priority" optional,
+    last_modified: "lastModified" optional,
+});
+
 setters!(Annotations {
     with_audience => audience: Vec<Role>,
     with_priority => priority: f64,
@@ -47,7 +64,7 @@ setters!(Annotations {
 });
 
 /// A `{"type": "text"}` content block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TextContent {
@@ -64,6 +81,12 @@ pub struct TextContent {
     pub extra: Map,
 }
 
+deserialize_struct!(TextContent {
+    text: "text" required,
+    annotations: "annotations" optional,
+    meta: "_meta" optional,
+});
+
 impl TextContent {
     /// A text block holding `text`.
     pub fn new(text: impl Into<String>) -> Self {
@@ -79,7 +102,7 @@ impl TextContent {
 setters!(TextContent { with_annotations => annotations: Annotations, with_meta => meta: Map });
 
 /// A `{"type": "image"}` content block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ImageContent {
@@ -98,6 +121,13 @@ pub struct ImageContent {
     pub extra: Map,
 }
 
+deserialize_struct!(ImageContent {
+    data: "data" required,
+    mime_type: "mimeType" required,
+    annotations: "annotations" optional,
+    meta: "_meta" optional,
+});
+
 impl ImageContent {
     /// An image block from base64 `data` of type `mime_type`.
     pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
@@ -114,7 +144,7 @@ impl ImageContent {
 setters!(ImageContent { with_annotations => annotations: Annotations, with_meta => meta: Map });
 
 /// A `{"type": "audio"}` content block.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct AudioContent {
@@ -133,6 +163,13 @@ pub struct AudioContent {
     pub extra: Map,
 }
 
+deserialize_struct!(AudioContent {
+    data: "data" required,
+    mime_type: "mimeType" required,
+    annotations: "annotations" optional,
+    meta: "_meta" optional,
+});
+
 impl AudioContent {
     /// An audio block from base64 `data` of type `mime_type`.
     pub fn new(data: impl Into<String>, mime_type: impl Into<String>) -> Self {
@@ -149,7 +186,7 @@ impl AudioContent {
 setters!(AudioContent { with_annotations => annotations: Annotations, with_meta => meta: Map });
 
 /// A `{"type": "resource"}` content block: a resource's contents inline.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct EmbeddedResource {
@@ -165,6 +202,12 @@ pub struct EmbeddedResource {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(EmbeddedResource {
+    resource: "resource" required,
+    annotations: "annotations" optional,
+    meta: "_meta" optional,
+});
 
 impl EmbeddedResource {
     /// A block embedding `resource`.
@@ -308,31 +351,209 @@ fn block<T: DeserializeOwned>(mut map: Map, kind: &str) -> Result<T, String> {
         .map_err(|e| format!("invalid `{kind}` content block: {e}"))
 }
 
+/// A block read whole, by the rules it was always read with: a known `"type"` (the last one,
+/// when there are several) picks the struct, anything else is [`Content::Unknown`].
+fn from_value(value: Value) -> Result<Content, String> {
+    let Value::Object(map) = value else {
+        return Ok(Content::Unknown(value));
+    };
+    let kind = map
+        .get("type")
+        .and_then(Value::as_str)
+        .unwrap_or("")
+        .to_owned();
+    match kind.as_str() {
+        "text" => block(map, &kind).map(Content::Text),
+        "image" => block(map, &kind).map(Content::Image),
+        "audio" => block(map, &kind).map(Content::Audio),
+        "resource_link" => block(map, &kind).map(Content::ResourceLink),
+        "resource" => block(map, &kind).map(Content::Resource),
+        _ => Ok(Content::Unknown(Value::Object(map))),
+    }
+}
+
+/// The members of a block, in document order, each read as a [`Value`].
+type Members<'de> = Vec<(Cow<'de, str>, Value)>;
+
+/// Most members a block may have to take the member-by-member path (the check for repeated
+/// names is quadratic); a larger block is read as a map.
+const MAX_MEMBERS: usize = 16;
+
+/// Reads a known block's members (without `"type"`) straight into `T`: the same result and
+/// the same error as [`block`] gives for a block that names no member twice.
+fn members_into<T: DeserializeOwned>(
+    members: Members<'_>,
+    type_at: usize,
+    kind: &str,
+) -> Result<T, String> {
+    let rest = members
+        .into_iter()
+        .enumerate()
+        .filter(|(i, _)| *i != type_at)
+        .map(|(_, member)| member);
+    T::deserialize(MapDeserializer::<_, serde_json::Error>::new(rest))
+        .map_err(|e| format!("invalid `{kind}` content block: {e}"))
+}
+
+/// A block from its members. When no name repeats, a known block is read member by member
+/// (no intermediate map); otherwise the members become a map as [`Value`] would build it
+/// (a repeated name keeps its first place and its last value) and [`from_value`] reads it.
+fn from_members(members: Members<'_>) -> Result<Content, String> {
+    let distinct = members.len() <= MAX_MEMBERS
+        && members
+            .iter()
+            .enumerate()
+            .all(|(i, (name, _))| members[..i].iter().all(|(other, _)| other != name));
+    let type_at = members.iter().position(|(name, _)| name == "type");
+    let kind = type_at.and_then(|i| members[i].1.as_str());
+    match (distinct, type_at, kind) {
+        (true, Some(at), Some("text")) => members_into(members, at, "text").map(Content::Text),
+        (true, Some(at), Some("image")) => members_into(members, at, "image").map(Content::Image),
+        (true, Some(at), Some("audio")) => members_into(members, at, "audio").map(Content::Audio),
+        (true, Some(at), Some("resource_link")) => {
+            members_into(members, at, "resource_link").map(Content::ResourceLink)
+        }
+        (true, Some(at), Some("resource")) => {
+            members_into(members, at, "resource").map(Content::Resource)
+        }
+        _ => {
+            let mut map = Map::new();
+            for (name, value) in members {
+                map.insert(name.into_owned(), value);
+            }
+            from_value(Value::Object(map))
+        }
+    }
+}
+
 impl<'de> Deserialize<'de> for Content {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let value = Value::deserialize(d)?;
-        let Value::Object(map) = value else {
-            return Ok(Content::Unknown(value));
+        // A known block that does not fit is an error raised once the whole block is read,
+        // outside the deserializer's own call (so it names the same place in the input).
+        d.deserialize_any(ContentVisitor)?.map_err(D::Error::custom)
+    }
+}
+
+/// Reads any JSON value as [`Value`] does; an object's members are kept apart, so a known
+/// block is read straight from them.
+struct ContentVisitor;
+
+impl ContentVisitor {
+    fn unknown<E>(value: Value) -> Result<Result<Content, String>, E> {
+        Ok(Ok(Content::Unknown(value)))
+    }
+}
+
+impl<'de> Visitor<'de> for ContentVisitor {
+    type Value = Result<Content, String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any valid JSON value")
+    }
+
+    fn visit_bool<E: de::Error>(self, v: bool) -> Result<Self::Value, E> {
+        Self::unknown(Value::Bool(v))
+    }
+
+    fn visit_i64<E: de::Error>(self, v: i64) -> Result<Self::Value, E> {
+        Self::unknown(Value::Number(v.into()))
+    }
+
+    fn visit_i128<E: de::Error>(self, v: i128) -> Result<Self::Value, E> {
+        Self::unknown(Value::deserialize(I128Deserializer::<E>::new(v))?)
+    }
+
+    fn visit_u64<E: de::Error>(self, v: u64) -> Result<Self::Value, E> {
+        Self::unknown(Value::Number(v.into()))
+    }
+
+    fn visit_u128<E: de::Error>(self, v: u128) -> Result<Self::Value, E> {
+        Self::unknown(Value::deserialize(U128Deserializer::<E>::new(v))?)
+    }
+
+    fn visit_f64<E: de::Error>(self, v: f64) -> Result<Self::Value, E> {
+        Self::unknown(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Self::Value, E> {
+        Self::unknown(Value::String(v.to_owned()))
+    }
+
+    fn visit_string<E: de::Error>(self, v: String) -> Result<Self::Value, E> {
+        Self::unknown(Value::String(v))
+    }
+
+    fn visit_none<E: de::Error>(self) -> Result<Self::Value, E> {
+        Self::unknown(Value::Null)
+    }
+
+    fn visit_unit<E: de::Error>(self) -> Result<Self::Value, E> {
+        Self::unknown(Value::Null)
+    }
+
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        Ok(from_value(Value::deserialize(d)?))
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, seq: A) -> Result<Self::Value, A::Error> {
+        Self::unknown(Value::deserialize(SeqAccessDeserializer::new(seq))?)
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let Some(first) = map.next_key_seed(CowKey(PhantomData))? else {
+            return Ok(from_value(Value::Object(Map::new())));
         };
-        let kind = map
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned();
-        let content = match kind.as_str() {
-            "text" => block(map, &kind).map(Content::Text),
-            "image" => block(map, &kind).map(Content::Image),
-            "audio" => block(map, &kind).map(Content::Audio),
-            "resource_link" => block(map, &kind).map(Content::ResourceLink),
-            "resource" => block(map, &kind).map(Content::Resource),
-            _ => Ok(Content::Unknown(Value::Object(map))),
-        };
-        content.map_err(D::Error::custom)
+        if first == RAW_VALUE_TOKEN {
+            // serde_json's marker of a raw value: let `Value` read the object as it does.
+            let whole = Replay {
+                first: Some(first),
+                rest: map,
+            };
+            return Ok(from_value(Value::deserialize(MapAccessDeserializer::new(
+                whole,
+            ))?));
+        }
+        let mut members: Members<'de> = Vec::with_capacity(4);
+        members.push((first, map.next_value()?));
+        while let Some(name) = map.next_key_seed(CowKey(PhantomData))? {
+            members.push((name, map.next_value()?));
+        }
+        Ok(from_members(members))
+    }
+}
+
+/// The first member name of an object `Value` marks as raw JSON (feature `raw_value`).
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// A map whose first name was already read: gives it again, then the rest.
+struct Replay<'de, A> {
+    first: Option<Cow<'de, str>>,
+    rest: A,
+}
+
+impl<'de, A: MapAccess<'de>> MapAccess<'de> for Replay<'de, A> {
+    type Error = A::Error;
+
+    fn next_key_seed<K: DeserializeSeed<'de>>(
+        &mut self,
+        seed: K,
+    ) -> Result<Option<K::Value>, A::Error> {
+        match self.first.take() {
+            Some(Cow::Borrowed(name)) => seed
+                .deserialize(BorrowedStrDeserializer::new(name))
+                .map(Some),
+            Some(Cow::Owned(name)) => seed.deserialize(StringDeserializer::new(name)).map(Some),
+            None => self.rest.next_key_seed(seed),
+        }
+    }
+
+    fn next_value_seed<V: DeserializeSeed<'de>>(&mut self, seed: V) -> Result<V::Value, A::Error> {
+        self.rest.next_value_seed(seed)
     }
 }
 
 /// The contents of a resource whose data is text.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TextResourceContents {
@@ -351,6 +572,13 @@ pub struct TextResourceContents {
     pub extra: Map,
 }
 
+deserialize_struct!(TextResourceContents {
+    uri: "uri" required,
+    mime_type: "mimeType" optional,
+    text: "text" required,
+    meta: "_meta" optional,
+});
+
 impl TextResourceContents {
     /// The text contents of `uri`.
     pub fn new(uri: impl Into<String>, text: impl Into<String>) -> Self {
@@ -367,7 +595,7 @@ impl TextResourceContents {
 setters!(TextResourceContents { with_mime_type => mime_type: String, with_meta => meta: Map });
 
 /// The contents of a resource whose data is binary.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct BlobResourceContents {
@@ -385,6 +613,13 @@ pub struct BlobResourceContents {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(BlobResourceContents {
+    uri: "uri" required,
+    mime_type: "mimeType" optional,
+    blob: "blob" required,
+    meta: "_meta" optional,
+});
 
 impl BlobResourceContents {
     /// The binary contents of `uri`, `blob` being base64.

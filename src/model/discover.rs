@@ -1,7 +1,7 @@
 //! `server/discover` (protocol 2026-07-28): how a modern server describes itself, in place of
 //! the legacy `initialize` result.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::init::{Implementation, InitializeResult, ServerCapabilities};
@@ -13,7 +13,7 @@ type Map = serde_json::Map<String, Value>;
 /// A connected modern client also reports it as an [`InitializeResult`] (see
 /// [`DiscoverResult::to_initialize_result`]), so code written for either era reads the server's
 /// name, capabilities and instructions the same way.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct DiscoverResult {
@@ -37,6 +37,15 @@ pub struct DiscoverResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(DiscoverResult {
+    supported_versions: "supportedVersions" required,
+    capabilities: "capabilities" required,
+    instructions: "instructions" optional,
+    ttl_ms: "ttlMs" optional,
+    cache_scope: "cacheScope" optional,
+    meta: "_meta" optional,
+});
 
 impl DiscoverResult {
     /// The server's name and version from `_meta["io.modelcontextprotocol/serverInfo"]`, when

@@ -1,12 +1,12 @@
 //! The `initialize` handshake: implementation info and capabilities.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::Map;
 
 /// The name and version of a client or server (`clientInfo`, `serverInfo`).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Implementation {
@@ -31,6 +31,15 @@ pub struct Implementation {
     pub extra: Map,
 }
 
+deserialize_struct!(Implementation {
+    name: "name" required,
+    version: "version" required,
+    title: "title" optional,
+    description: "description" optional,
+    website_url: "websiteUrl" optional,
+    icons: "icons" optional,
+});
+
 impl Implementation {
     /// An implementation called `name` at `version`.
     pub fn new(name: impl Into<String>, version: impl Into<String>) -> Self {
@@ -54,7 +63,7 @@ setters!(Implementation {
 });
 
 /// The `roots` client capability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct RootsCapability {
@@ -66,10 +75,14 @@ pub struct RootsCapability {
     pub extra: Map,
 }
 
+deserialize_struct!(RootsCapability {
+    list_changed: "listChanged" optional,
+});
+
 setters!(RootsCapability { with_list_changed => list_changed: bool });
 
 /// What the client can do; `Default` is the empty object `{}`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ClientCapabilities {
@@ -90,6 +103,13 @@ pub struct ClientCapabilities {
     pub extra: Map,
 }
 
+deserialize_struct!(ClientCapabilities {
+    roots: "roots" optional,
+    sampling: "sampling" optional,
+    elicitation: "elicitation" optional,
+    experimental: "experimental" optional,
+});
+
 setters!(ClientCapabilities {
     with_roots => roots: RootsCapability,
     with_sampling => sampling: Value,
@@ -98,7 +118,7 @@ setters!(ClientCapabilities {
 });
 
 /// A capability whose only flag is `listChanged` (`tools`, `prompts`).
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListChangedCapability {
@@ -110,10 +130,14 @@ pub struct ListChangedCapability {
     pub extra: Map,
 }
 
+deserialize_struct!(ListChangedCapability {
+    list_changed: "listChanged" optional,
+});
+
 setters!(ListChangedCapability { with_list_changed => list_changed: bool });
 
 /// The `resources` server capability.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ResourcesCapability {
@@ -128,13 +152,18 @@ pub struct ResourcesCapability {
     pub extra: Map,
 }
 
+deserialize_struct!(ResourcesCapability {
+    subscribe: "subscribe" optional,
+    list_changed: "listChanged" optional,
+});
+
 setters!(ResourcesCapability {
     with_subscribe => subscribe: bool,
     with_list_changed => list_changed: bool,
 });
 
 /// What the server offers. Check these before calling a method they gate.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ServerCapabilities {
@@ -160,6 +189,15 @@ pub struct ServerCapabilities {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(ServerCapabilities {
+    tools: "tools" optional,
+    resources: "resources" optional,
+    prompts: "prompts" optional,
+    logging: "logging" optional,
+    completions: "completions" optional,
+    experimental: "experimental" optional,
+});
 
 setters!(ServerCapabilities {
     with_tools => tools: ListChangedCapability,
@@ -203,7 +241,7 @@ impl ServerCapabilities {
 }
 
 /// The server's answer to `initialize`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct InitializeResult {
@@ -223,6 +261,14 @@ pub struct InitializeResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(InitializeResult {
+    protocol_version: "protocolVersion" required,
+    capabilities: "capabilities" required,
+    server_info: "serverInfo" required,
+    instructions: "instructions" optional,
+    meta: "_meta" optional,
+});
 
 impl InitializeResult {
     /// A result announcing `protocol_version`, `capabilities` and `server_info`.

@@ -34,8 +34,82 @@ macro_rules! setters {
     };
 }
 
+/// Writes `Deserialize` for a struct whose unknown members go to its `extra: Map`, one member
+/// at a time (see `de.rs`): `Type { field: "wireName" kind, ... }`, in declaration order.
+///
+/// `kind` is `required` (absent is `missing field`), `optional` (an `Option`: absent or `null`
+/// is `None`) or `default` (absent is `Default::default()`). A known member given twice is a
+/// `duplicate field` error; the value of every known member is read as its field's type reads
+/// it, so wrong types fail with the same message as before. `kind via f` reads the member as
+/// `f`'s argument type and passes it through `f: fn(A) -> Result<Field, String>`, whose error
+/// becomes the deserializer's (as `#[serde(deserialize_with)]` would).
+macro_rules! deserialize_struct {
+    ($ty:ident { $($field:ident : $wire:literal $kind:ident $(via $via:path)?),* $(,)? }) => {
+        impl<'de> ::serde::Deserialize<'de> for $ty {
+            fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+                #[allow(non_camel_case_types)]
+                #[derive(Clone, Copy)]
+                enum Field { $($field),* }
+                const FIELDS: &[(&str, Field)] = &[$(($wire, Field::$field)),*];
+                struct Fields;
+                impl<'de> ::serde::de::Visitor<'de> for Fields {
+                    type Value = $ty;
+                    fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
+                        f.write_str(concat!("struct ", stringify!($ty)))
+                    }
+                    fn visit_map<A: ::serde::de::MapAccess<'de>>(
+                        self,
+                        mut map: A,
+                    ) -> Result<$ty, A::Error> {
+                        $(let mut $field = None;)*
+                        let mut extra = $crate::model::Map::new();
+                        while let Some(key) = map.next_key_seed($crate::model::de::Keys(FIELDS))? {
+                            match key {
+                                $($crate::model::de::Key::Known(Field::$field) => {
+                                    if $field.is_some() {
+                                        return Err(<A::Error as ::serde::de::Error>::duplicate_field($wire));
+                                    }
+                                    $field = Some(deserialize_struct!(@read map A $($via)?));
+                                })*
+                                $crate::model::de::Key::Other(name) => {
+                                    let value: ::serde_json::Value = map.next_value()?;
+                                    extra.insert(name, value);
+                                }
+                            }
+                        }
+                        Ok($ty {
+                            $($field: deserialize_struct!(@take $kind $field $wire A),)*
+                            extra,
+                        })
+                    }
+                }
+                d.deserialize_map(Fields)
+            }
+        }
+    };
+    (@read $map:ident $a:ident) => {
+        $map.next_value()?
+    };
+    (@read $map:ident $a:ident $via:path) => {
+        $via($map.next_value()?).map_err(<$a::Error as ::serde::de::Error>::custom)?
+    };
+    (@take required $field:ident $wire:literal $a:ident) => {
+        match $field {
+            Some(v) => v,
+            None => return Err(<$a::Error as ::serde::de::Error>::missing_field($wire)),
+        }
+    };
+    (@take optional $field:ident $wire:literal $a:ident) => {
+        $field.unwrap_or(None)
+    };
+    (@take default $field:ident $wire:literal $a:ident) => {
+        $field.unwrap_or_default()
+    };
+}
+
 mod client;
 mod content;
+mod de;
 mod discover;
 mod init;
 mod notifications;
@@ -112,6 +186,11 @@ mod number {
         }
     }
 }
+
+#[cfg(test)]
+mod de_reference;
+#[cfg(test)]
+mod de_tests;
 
 #[cfg(test)]
 pub(crate) mod testing {

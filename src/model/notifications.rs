@@ -115,7 +115,7 @@ impl FromStr for LoggingLevel {
 }
 
 /// The params of `notifications/message`: one log entry from the server.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct LoggingMessage {
@@ -130,6 +130,12 @@ pub struct LoggingMessage {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(LoggingMessage {
+    level: "level" required,
+    logger: "logger" optional,
+    data: "data" required,
+});
 
 impl LoggingMessage {
     /// An entry at `level` holding `data`.
@@ -184,7 +190,7 @@ impl From<&str> for ProgressToken {
 }
 
 /// The params of `notifications/progress`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Progress {
@@ -208,6 +214,13 @@ pub struct Progress {
     pub extra: Map,
 }
 
+deserialize_struct!(Progress {
+    progress_token: "progressToken" required,
+    progress: "progress" required,
+    total: "total" optional,
+    message: "message" optional,
+});
+
 impl Progress {
     /// Progress `progress` for the request that sent `progress_token`.
     pub fn new(progress_token: impl Into<ProgressToken>, progress: f64) -> Self {
@@ -224,7 +237,7 @@ impl Progress {
 setters!(Progress { with_total => total: f64, with_message => message: String });
 
 /// The params of `notifications/resources/updated`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ResourceUpdated {
@@ -234,6 +247,10 @@ pub struct ResourceUpdated {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(ResourceUpdated {
+    uri: "uri" required,
+});
 
 impl ResourceUpdated {
     /// The resource at `uri` changed.
@@ -246,7 +263,7 @@ impl ResourceUpdated {
 }
 
 /// The params of `notifications/cancelled`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Cancelled {
@@ -260,6 +277,11 @@ pub struct Cancelled {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(Cancelled {
+    request_id: "requestId" default,
+    reason: "reason" optional,
+});
 
 impl Cancelled {
     /// Cancels the request with id `request_id`.

@@ -6,7 +6,7 @@ use serde_json::Value;
 use super::{Content, Map, Role};
 
 /// An argument a prompt accepts.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct PromptArgument {
@@ -25,6 +25,13 @@ pub struct PromptArgument {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(PromptArgument {
+    name: "name" required,
+    title: "title" optional,
+    description: "description" optional,
+    required: "required" optional,
+});
 
 impl PromptArgument {
     /// An argument called `name`.
@@ -46,7 +53,7 @@ setters!(PromptArgument {
 });
 
 /// A prompt template the server offers.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Prompt {
@@ -72,6 +79,15 @@ pub struct Prompt {
     pub extra: Map,
 }
 
+deserialize_struct!(Prompt {
+    name: "name" required,
+    title: "title" optional,
+    description: "description" optional,
+    arguments: "arguments" optional,
+    icons: "icons" optional,
+    meta: "_meta" optional,
+});
+
 impl Prompt {
     /// A prompt called `name`.
     pub fn new(name: impl Into<String>) -> Self {
@@ -96,7 +112,7 @@ setters!(Prompt {
 });
 
 /// The result of `prompts/list`: one page of prompts.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListPromptsResult {
@@ -113,6 +129,12 @@ pub struct ListPromptsResult {
     pub extra: Map,
 }
 
+deserialize_struct!(ListPromptsResult {
+    prompts: "prompts" required,
+    next_cursor: "nextCursor" optional,
+    meta: "_meta" optional,
+});
+
 impl ListPromptsResult {
     /// A page holding `prompts`.
     pub fn new(prompts: Vec<Prompt>) -> Self {
@@ -126,7 +148,7 @@ impl ListPromptsResult {
 setters!(ListPromptsResult { with_next_cursor => next_cursor: String, with_meta => meta: Map });
 
 /// One message of a prompt.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct PromptMessage {
@@ -138,6 +160,11 @@ pub struct PromptMessage {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(PromptMessage {
+    role: "role" required,
+    content: "content" required,
+});
 
 impl PromptMessage {
     /// A message from `role` holding `content`.
@@ -151,7 +178,7 @@ impl PromptMessage {
 }
 
 /// The result of `prompts/get`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct GetPromptResult {
@@ -167,6 +194,12 @@ pub struct GetPromptResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(GetPromptResult {
+    description: "description" optional,
+    messages: "messages" required,
+    meta: "_meta" optional,
+});
 
 impl GetPromptResult {
     /// A result holding `messages`.
@@ -214,7 +247,7 @@ impl CompletionReference {
 }
 
 /// Completion values for an argument.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Completion {
@@ -231,6 +264,12 @@ pub struct Completion {
     pub extra: Map,
 }
 
+deserialize_struct!(Completion {
+    values: "values" required,
+    total: "total" optional,
+    has_more: "hasMore" optional,
+});
+
 impl Completion {
     /// Completion `values`.
     pub fn new(values: Vec<String>) -> Self {
@@ -244,7 +283,7 @@ impl Completion {
 setters!(Completion { with_total => total: u64, with_has_more => has_more: bool });
 
 /// The result of `completion/complete`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CompleteResult {
@@ -257,6 +296,11 @@ pub struct CompleteResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(CompleteResult {
+    completion: "completion" required,
+    meta: "_meta" optional,
+});
 
 impl CompleteResult {
     /// A result holding `completion`.

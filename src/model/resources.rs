@@ -1,12 +1,12 @@
 //! Resources, resource templates, and the results that carry them.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::{Annotations, Map, ResourceContents};
 
 /// A resource the server can read.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Resource {
@@ -40,6 +40,18 @@ pub struct Resource {
     pub extra: Map,
 }
 
+deserialize_struct!(Resource {
+    uri: "uri" required,
+    name: "name" required,
+    title: "title" optional,
+    description: "description" optional,
+    mime_type: "mimeType" optional,
+    size: "size" optional,
+    annotations: "annotations" optional,
+    icons: "icons" optional,
+    meta: "_meta" optional,
+});
+
 /// A `{"type": "resource_link"}` content block: a [`Resource`]'s members.
 pub type ResourceLink = Resource;
 
@@ -72,7 +84,7 @@ setters!(Resource {
 });
 
 /// The result of `resources/list`: one page of resources.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListResourcesResult {
@@ -89,6 +101,12 @@ pub struct ListResourcesResult {
     pub extra: Map,
 }
 
+deserialize_struct!(ListResourcesResult {
+    resources: "resources" required,
+    next_cursor: "nextCursor" optional,
+    meta: "_meta" optional,
+});
+
 impl ListResourcesResult {
     /// A page holding `resources`.
     pub fn new(resources: Vec<Resource>) -> Self {
@@ -102,7 +120,7 @@ impl ListResourcesResult {
 setters!(ListResourcesResult { with_next_cursor => next_cursor: String, with_meta => meta: Map });
 
 /// A family of resources named by an RFC 6570 URI template.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ResourceTemplate {
@@ -133,6 +151,17 @@ pub struct ResourceTemplate {
     pub extra: Map,
 }
 
+deserialize_struct!(ResourceTemplate {
+    uri_template: "uriTemplate" required,
+    name: "name" required,
+    title: "title" optional,
+    description: "description" optional,
+    mime_type: "mimeType" optional,
+    annotations: "annotations" optional,
+    icons: "icons" optional,
+    meta: "_meta" optional,
+});
+
 impl ResourceTemplate {
     /// The template `uri_template`, called `name`.
     pub fn new(uri_template: impl Into<String>, name: impl Into<String>) -> Self {
@@ -160,7 +189,7 @@ setters!(ResourceTemplate {
 });
 
 /// The result of `resources/templates/list`: one page of templates.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListResourceTemplatesResult {
@@ -176,6 +205,12 @@ pub struct ListResourceTemplatesResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(ListResourceTemplatesResult {
+    resource_templates: "resourceTemplates" required,
+    next_cursor: "nextCursor" optional,
+    meta: "_meta" optional,
+});
 
 impl ListResourceTemplatesResult {
     /// A page holding `resource_templates`.
@@ -193,7 +228,7 @@ setters!(ListResourceTemplatesResult {
 });
 
 /// The result of `resources/read`.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ReadResourceResult {
@@ -206,6 +241,11 @@ pub struct ReadResourceResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(ReadResourceResult {
+    contents: "contents" required,
+    meta: "_meta" optional,
+});
 
 impl ReadResourceResult {
     /// A result holding `contents`.

@@ -96,20 +96,20 @@ impl<'de> Deserialize<'de> for TaskStatus {
     }
 }
 
-/// Reads a JSON number of milliseconds (any non-negative number, rounded) or `null`.
-fn millis<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
-    let v = Option::<f64>::deserialize(d)?;
+/// A JSON number of milliseconds (any non-negative number, rounded) or `null`, read as an
+/// `Option<f64>`.
+fn millis(v: Option<f64>) -> Result<Option<u64>, String> {
     match v {
         None => Ok(None),
         Some(n) if n.is_finite() && n >= 0.0 => Ok(Some(n.round().min(u64::MAX as f64) as u64)),
-        Some(n) => Err(serde::de::Error::custom(format!(
+        Some(n) => Err(format!(
             "expected a non-negative number of milliseconds, got {n}"
-        ))),
+        )),
     }
 }
 
 /// A task, as `tasks/get`, `tasks/list` and `tasks/cancel` describe it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Task {
@@ -127,14 +127,10 @@ pub struct Task {
     #[serde(default)]
     pub last_updated_at: String,
     /// How long the server keeps it, in milliseconds; `None` is unlimited (JSON `null`).
-    #[serde(default, deserialize_with = "millis")]
+    #[serde(default)]
     pub ttl: Option<u64>,
     /// How often the server suggests polling, in milliseconds.
-    #[serde(
-        default,
-        deserialize_with = "millis",
-        skip_serializing_if = "Option::is_none"
-    )]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     pub poll_interval: Option<u64>,
     /// The `_meta` member.
     #[serde(default, rename = "_meta", skip_serializing_if = "Option::is_none")]
@@ -143,6 +139,17 @@ pub struct Task {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(Task {
+    task_id: "taskId" required,
+    status: "status" required,
+    status_message: "statusMessage" optional,
+    created_at: "createdAt" default,
+    last_updated_at: "lastUpdatedAt" default,
+    ttl: "ttl" default via millis,
+    poll_interval: "pollInterval" default via millis,
+    meta: "_meta" optional,
+});
 
 impl Task {
     /// A task `task_id` in `status`, with no other detail.
@@ -169,7 +176,7 @@ setters!(Task {
 });
 
 /// The answer to a task-augmented request: the task that was created.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CreateTaskResult {
@@ -182,6 +189,11 @@ pub struct CreateTaskResult {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(CreateTaskResult {
+    task: "task" required,
+    meta: "_meta" optional,
+});
 
 impl CreateTaskResult {
     /// A result announcing `task`.
@@ -204,7 +216,7 @@ impl CreateTaskResult {
 }
 
 /// The `task` member of a task-augmented request: what the client asks of the task.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TaskMetadata {
@@ -216,6 +228,10 @@ pub struct TaskMetadata {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(TaskMetadata {
+    ttl: "ttl" optional,
+});
 
 setters!(TaskMetadata { with_ttl => ttl: u64 });
 
@@ -256,7 +272,7 @@ pub type GetTaskResult = Task;
 pub type CancelTaskResult = Task;
 
 /// The result of `tasks/list`: one page of tasks.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListTasksResult {
@@ -273,6 +289,12 @@ pub struct ListTasksResult {
     pub extra: Map,
 }
 
+deserialize_struct!(ListTasksResult {
+    tasks: "tasks" required,
+    next_cursor: "nextCursor" optional,
+    meta: "_meta" optional,
+});
+
 impl ListTasksResult {
     /// A page holding `tasks`.
     pub fn new(tasks: Vec<Task>) -> Self {
@@ -287,7 +309,7 @@ setters!(ListTasksResult { with_next_cursor => next_cursor: String });
 
 /// The `tasks` server capability: `{list?, cancel?, requests?: {tools?: {call?}}}`. A member
 /// present (any object) turns its feature on.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct TasksCapability {
@@ -304,6 +326,12 @@ pub struct TasksCapability {
     #[serde(flatten)]
     pub extra: Map,
 }
+
+deserialize_struct!(TasksCapability {
+    list: "list" optional,
+    cancel: "cancel" optional,
+    requests: "requests" optional,
+});
 
 impl TasksCapability {
     /// Everything on: list, cancel and task-augmented `tools/call`.
@@ -340,7 +368,7 @@ impl ServerCapabilities {
     /// The `tasks` capability, when the server declares one (and it is an object).
     pub fn tasks(&self) -> Option<TasksCapability> {
         let v = self.extra.get("tasks")?;
-        serde_json::from_value(v.clone()).ok()
+        TasksCapability::deserialize(v).ok()
     }
 
     /// Sets the `tasks` capability.
@@ -354,7 +382,16 @@ impl ServerCapabilities {
 
     /// The server accepts task-augmented `tools/call`.
     pub fn has_task_tool_calls(&self) -> bool {
-        self.tasks().is_some_and(|t| t.has_tool_calls())
+        // `self.tasks().is_some_and(|t| t.has_tool_calls())`, read in place: it is asked on
+        // every `tools/call`.
+        self.extra.get("tasks").is_some_and(|tasks| {
+            tasks.is_object()
+                && tasks
+                    .get("requests")
+                    .and_then(|r| r.get("tools"))
+                    .and_then(|t| t.get("call"))
+                    .is_some_and(|c| !c.is_null())
+        })
     }
 }
 

@@ -1,12 +1,12 @@
 //! Tools: definitions, listing and call results.
 
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 use serde_json::Value;
 
 use super::{Content, Map, ResourceContents};
 
 /// Hints about a tool's behaviour. They come from the server and are untrusted.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ToolAnnotations {
@@ -30,6 +30,14 @@ pub struct ToolAnnotations {
     pub extra: Map,
 }
 
+deserialize_struct!(ToolAnnotations {
+    title: "title" optional,
+    read_only_hint: "readOnlyHint" optional,
+    destructive_hint: "destructiveHint" optional,
+    idempotent_hint: "idempotentHint" optional,
+    open_world_hint: "openWorldHint" optional,
+});
+
 setters!(ToolAnnotations {
     with_title => title: String,
     with_read_only_hint => read_only_hint: bool,
@@ -41,7 +49,7 @@ setters!(ToolAnnotations {
 /// A tool the server offers.
 ///
 /// The schemas are kept as raw JSON, so every keyword and the key order survive.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct Tool {
@@ -106,6 +114,18 @@ impl Tool {
     }
 }
 
+deserialize_struct!(Tool {
+    name: "name" required,
+    title: "title" optional,
+    description: "description" optional,
+    input_schema: "inputSchema" required,
+    output_schema: "outputSchema" optional,
+    annotations: "annotations" optional,
+    icons: "icons" optional,
+    execution: "execution" optional,
+    meta: "_meta" optional,
+});
+
 setters!(Tool {
     with_title => title: String,
     with_description => description: String,
@@ -117,7 +137,7 @@ setters!(Tool {
 });
 
 /// The result of `tools/list`: one page of tools.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct ListToolsResult {
@@ -144,13 +164,19 @@ impl ListToolsResult {
     }
 }
 
+deserialize_struct!(ListToolsResult {
+    tools: "tools" required,
+    next_cursor: "nextCursor" optional,
+    meta: "_meta" optional,
+});
+
 setters!(ListToolsResult { with_next_cursor => next_cursor: String, with_meta => meta: Map });
 
 /// The result of `tools/call`.
 ///
 /// A tool that ran and failed answers with `isError: true` ([`CallToolResult::failed`]); that is
 /// a result, not a protocol error.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 #[serde(rename_all = "camelCase")]
 #[non_exhaustive]
 pub struct CallToolResult {
@@ -206,6 +232,13 @@ impl CallToolResult {
         texts.collect::<Vec<_>>().join("\n")
     }
 }
+
+deserialize_struct!(CallToolResult {
+    content: "content" required,
+    structured_content: "structuredContent" optional,
+    is_error: "isError" optional,
+    meta: "_meta" optional,
+});
 
 setters!(CallToolResult {
     with_structured_content => structured_content: Value,
