@@ -14,6 +14,7 @@
 //! under a read lock held only to clone one route, never during a call.
 
 mod builder;
+mod compact;
 mod degrade;
 mod discovery;
 mod export;

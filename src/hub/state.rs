@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::compact;
 use super::degrade::{backoff, DegradedServer, Failed, ServerFailure};
 use super::discovery::ServerDiscovery;
 use super::registry::Route;
@@ -244,6 +245,17 @@ impl Inner {
             return names;
         }
         let results = connect_in_parallel(&jobs);
+        // Every list is copied (compactly, on this thread, which keeps them) before any list the
+        // connecting threads parsed is dropped, so no copy lands in memory a parse just freed.
+        let lists: Vec<Option<Arc<[Tool]>>> = results
+            .iter()
+            .map(|(_, r)| r.as_ref().ok().map(|t| compact::tools(t)))
+            .collect();
+        let results: Vec<(String, Result<Arc<[Tool]>, Error>)> = results
+            .into_iter()
+            .zip(lists)
+            .map(|((name, r), list)| (name, r.map(|_| list.unwrap_or_else(|| Arc::from([])))))
+            .collect();
         let mut st = self.lock_state();
         for (name, result) in results {
             let Some(slot) = st.slot_mut(&name) else {
@@ -254,7 +266,7 @@ impl Inner {
                     log::info!("server `{name}`: connected, {} tools", tools.len());
                     let n = tools.len();
                     slot.status = Status::Connected;
-                    slot.tools = tools.into();
+                    slot.tools = tools;
                     slot.failure = None;
                     self.emit(HubEvent::Connected {
                         server: name,
@@ -310,7 +322,7 @@ impl Inner {
                 }
                 st.skipped.remove(&name);
                 let (status, tools, failure) = match tools {
-                    Ok(t) => (Status::Connected, t.into(), None),
+                    Ok(t) => (Status::Connected, compact::tools(&t), None),
                     Err(e) => {
                         log::warn!("hub: injected server `{name}` could not list its tools: {e}");
                         let failure = Failure {
@@ -344,6 +356,7 @@ impl Inner {
         match client.list_tools() {
             Ok(tools) => {
                 let n = tools.len();
+                let tools = compact::tools(&tools);
                 let mut st = self.lock_state();
                 let Some(slot) = st.slot_mut(server) else {
                     return;
@@ -351,7 +364,7 @@ impl Inner {
                 if slot.status != Status::Connected || !Arc::ptr_eq(&slot.client, &client) {
                     return;
                 }
-                slot.tools = tools.into();
+                slot.tools = tools;
                 self.rebuild(&st);
                 log::debug!("server `{server}`: tool list refreshed, {n} tools");
                 self.emit(HubEvent::ToolsRefreshed {
