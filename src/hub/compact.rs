@@ -1,11 +1,14 @@
-//! Compact copies of the tool lists the Hub keeps for as long as a server is connected.
+//! The tool lists the Hub keeps for as long as a server is connected, in a compact form.
 //!
-//! A parsed tool list carries the slack of its parse: every JSON object grew one member at a
-//! time, so its member table has room to spare. The Hub keeps a copy built with exact sizes
-//! (objects with `Map::with_capacity`, arrays and strings exactly as long as they are), equal to
-//! the original, members in the same order. The copy is made on the thread that keeps it (not
-//! on the thread that parsed the list), so the parsing thread's allocations are all transient.
-//! Tools handed out ([`HubTool`](super::HubTool)) are compact copies too.
+//! A parsed tool takes about seven times the bytes of its JSON text (a `Tool` is over 500
+//! bytes before its schema, and every JSON object and string is an allocation of its own), and
+//! the Hub only needs a tool's name and idempotency hint until it hands the tool out. So it
+//! keeps each tool as its JSON text ([`KeptTool`]), read again when the tool is handed out
+//! ([`HubTool`](super::HubTool), at most once per tool per run). A tool whose text would not
+//! read back as an equal tool is kept as a tool instead: a copy with exact sizes (objects with
+//! `Map::with_capacity`, arrays and strings exactly as long as they are), members in the same
+//! order. The kept form is made on the thread that keeps it (not on the thread that parsed the
+//! list), so the parsing thread's allocations are all transient.
 
 use std::sync::Arc;
 
@@ -13,9 +16,54 @@ use serde_json::{Map, Value};
 
 use crate::model::{Tool, ToolAnnotations};
 
-/// A compact copy of `tools` (see the module documentation).
-pub(crate) fn tools(tools: &[Tool]) -> Arc<[Tool]> {
-    tools.iter().map(tool).collect()
+/// A tool as the Hub keeps it (see the module documentation).
+pub(crate) struct KeptTool {
+    /// The server's name for the tool.
+    pub(crate) name: String,
+    /// Whether the tool declares `idempotentHint: true`.
+    pub(crate) idempotent: bool,
+    form: Form,
+}
+
+enum Form {
+    /// The tool's JSON text, which reads back as an equal tool.
+    Text(Box<str>),
+    /// A compact copy of the tool.
+    Tool(Box<Tool>),
+}
+
+impl KeptTool {
+    /// The kept form of `t`.
+    pub(crate) fn new(t: &Tool) -> KeptTool {
+        let form = match serde_json::to_string(t) {
+            Ok(text) if serde_json::from_str::<Tool>(&text).is_ok_and(|back| back == *t) => {
+                Form::Text(text.into_boxed_str())
+            }
+            _ => Form::Tool(Box::new(tool(t))),
+        };
+        KeptTool {
+            name: t.name.as_str().to_owned(),
+            idempotent: t.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true),
+            form,
+        }
+    }
+
+    /// The tool, equal to the one it was made from.
+    pub(crate) fn tool(&self) -> Tool {
+        match &self.form {
+            Form::Tool(t) => (**t).clone(),
+            // Read without error when it was kept (see `new`): the same text reads the same.
+            Form::Text(text) => serde_json::from_str(text).unwrap_or_else(|e| {
+                log::error!("hub: tool `{}` could not be read back: {e}", self.name);
+                Tool::new(self.name.as_str(), Value::Object(Map::new()))
+            }),
+        }
+    }
+}
+
+/// The kept form of `tools`.
+pub(crate) fn keep(tools: &[Tool]) -> Arc<[KeptTool]> {
+    tools.iter().map(KeptTool::new).collect()
 }
 
 /// A compact copy of one tool, equal to it.
@@ -134,10 +182,32 @@ mod tests {
     }
 
     #[test]
+    fn a_kept_tool_reads_back_equal_with_members_in_order() {
+        let original = sample();
+        let kept = keep(&[original.clone(), Tool::new("bare", json!({}))]);
+        assert!(matches!(kept[0].form, Form::Text(_)));
+        assert_eq!((kept[0].name.as_str(), kept[0].idempotent), ("echo", false));
+        for _ in 0..2 {
+            assert_eq!(kept[0].tool(), original);
+            assert_eq!(text(&kept[0].tool()), text(&original));
+        }
+        assert_eq!(kept[1].tool(), Tool::new("bare", json!({})));
+        // A tool whose text would read back otherwise (`null` reads as an absent member) is
+        // kept as a compact copy.
+        let odd = Tool::new("odd", json!({"type": "object"}))
+            .with_output_schema(Value::Null)
+            .with_annotations(ToolAnnotations::default().with_idempotent_hint(true));
+        let kept = KeptTool::new(&odd);
+        assert!(matches!(kept.form, Form::Tool(_)));
+        assert!(kept.idempotent);
+        assert_eq!(kept.tool(), odd);
+    }
+
+    #[test]
     fn a_compact_copy_is_equal_with_members_in_order() {
         let original = sample();
-        let given = vec![original.clone(), Tool::new("bare", json!({}))];
-        let copy = tools(&given);
+        let given = [original.clone(), Tool::new("bare", json!({}))];
+        let copy: Vec<Tool> = given.iter().map(tool).collect();
         assert_eq!(copy.len(), 2);
         assert_eq!(copy[0], original);
         assert_eq!(text(&copy[0]), text(&original));

@@ -333,7 +333,10 @@ impl Hub {
             .offered
             .iter()
             .find(|t| t.name == name)
-            .is_some_and(|t| policy.may_resend_offered(&t.name, t.tool()));
+            .is_some_and(|t| {
+                let kept = t.kept();
+                policy.may_resend_named(&t.name, &kept.name, kept.idempotent)
+            });
         Ok((route, may_resend))
     }
 

@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::compact;
+use super::compact::{self, KeptTool};
 use super::degrade::{backoff, DegradedServer, Failed, ServerFailure};
 use super::discovery::ServerDiscovery;
 use super::registry::Route;
@@ -43,7 +43,7 @@ struct Slot {
     injected: bool,
     status: Status,
     /// Shared with the registry, which offers them without a copy.
-    tools: Arc<[Tool]>,
+    tools: Arc<[KeptTool]>,
     failure: Option<Failure>,
 }
 
@@ -136,14 +136,24 @@ impl State {
 }
 
 /// A server's name, its tools, its client, and whether it is connected.
-pub(crate) type NamedTools = (String, Arc<[Tool]>, Arc<Client>, bool);
+pub(crate) type NamedTools = (String, Arc<[KeptTool]>, Arc<Client>, bool);
 
-/// Opens a client and lists its tools; closes it again when listing fails.
-fn connect_one(client: &Client) -> Result<Vec<Tool>, Error> {
+/// Opens a client and lists its tools, in the form the Hub keeps them; closes it again when
+/// listing fails.
+///
+/// The kept form is made here, on the connecting thread, and the parsed list dropped before the
+/// thread ends: the memory of one thread's parse is then free for the next thread's (the
+/// threads are many and their lists come in at about the same time), instead of every parsed
+/// list being held at once until all threads are done.
+fn connect_one(client: &Client) -> Result<Arc<[KeptTool]>, Error> {
     client.open()?;
-    client.list_tools().inspect_err(|_| {
-        let _ = client.disconnect();
-    })
+    match client.list_tools() {
+        Ok(tools) => Ok(compact::keep(&tools)),
+        Err(e) => {
+            let _ = client.disconnect();
+            Err(e)
+        }
+    }
 }
 
 impl Inner {
@@ -245,17 +255,6 @@ impl Inner {
             return names;
         }
         let results = connect_in_parallel(&jobs);
-        // Every list is copied (compactly, on this thread, which keeps them) before any list the
-        // connecting threads parsed is dropped, so no copy lands in memory a parse just freed.
-        let lists: Vec<Option<Arc<[Tool]>>> = results
-            .iter()
-            .map(|(_, r)| r.as_ref().ok().map(|t| compact::tools(t)))
-            .collect();
-        let results: Vec<(String, Result<Arc<[Tool]>, Error>)> = results
-            .into_iter()
-            .zip(lists)
-            .map(|((name, r), list)| (name, r.map(|_| list.unwrap_or_else(|| Arc::from([])))))
-            .collect();
         let mut st = self.lock_state();
         for (name, result) in results {
             let Some(slot) = st.slot_mut(&name) else {
@@ -322,7 +321,7 @@ impl Inner {
                 }
                 st.skipped.remove(&name);
                 let (status, tools, failure) = match tools {
-                    Ok(t) => (Status::Connected, compact::tools(&t), None),
+                    Ok(t) => (Status::Connected, compact::keep(&t), None),
                     Err(e) => {
                         log::warn!("hub: injected server `{name}` could not list its tools: {e}");
                         let failure = Failure {
@@ -356,7 +355,7 @@ impl Inner {
         match client.list_tools() {
             Ok(tools) => {
                 let n = tools.len();
-                let tools = compact::tools(&tools);
+                let tools = compact::keep(&tools);
                 let mut st = self.lock_state();
                 let Some(slot) = st.slot_mut(server) else {
                     return;
@@ -510,7 +509,9 @@ impl Inner {
 }
 
 /// Connects every job on its own named thread; returns the results in job order.
-fn connect_in_parallel(jobs: &[(String, Arc<Client>)]) -> Vec<(String, Result<Vec<Tool>, Error>)> {
+fn connect_in_parallel(
+    jobs: &[(String, Arc<Client>)],
+) -> Vec<(String, Result<Arc<[KeptTool]>, Error>)> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()
