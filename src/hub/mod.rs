@@ -342,13 +342,14 @@ impl Hub {
 
     fn tool_set(&self, servers: &[String], allow: Option<&[String]>) -> ToolSet {
         let registry = self.inner.registry();
-        let tools = registry
+        let picked: Vec<&Offered> = registry
             .offered
             .iter()
             .filter(|t| servers.iter().any(|s| *s == *t.server))
             .filter(|t| allow.is_none_or(|a| a.iter().any(|e| t.matches(e))))
-            .map(Offered::to_hub_tool)
             .collect();
+        // Made in one allocation of the exact size, not grown (and copied) step by step.
+        let tools = picked.into_iter().map(Offered::to_hub_tool).collect();
         let state = self.inner.lock_state();
         ToolSet {
             tools,

@@ -26,6 +26,9 @@ use crate::model::{CallToolResult, Tool};
 /// A client and the outcome of listing its tools.
 type Listed = (Arc<Client>, Result<Vec<Tool>, Error>);
 
+/// A server's name and the outcome of connecting it: its tools, as the Hub keeps them.
+type Connected = (String, Result<Arc<[KeptTool]>, Error>);
+
 #[derive(Default)]
 pub(crate) struct State {
     /// Whether a resolving run, `connect_all` or `inject` has happened.
@@ -509,9 +512,7 @@ impl Inner {
 }
 
 /// Connects every job on its own named thread; returns the results in job order.
-fn connect_in_parallel(
-    jobs: &[(String, Arc<Client>)],
-) -> Vec<(String, Result<Arc<[KeptTool]>, Error>)> {
+fn connect_in_parallel(jobs: &[(String, Arc<Client>)]) -> Vec<Connected> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()
