@@ -320,24 +320,14 @@ impl Hub {
     /// Where a call of `name` goes, and whether it may be sent again after it may have run.
     fn route(&self, name: &str) -> Result<(Route, bool), Error> {
         let registry = self.inner.registry();
-        let route = registry
-            .routes
-            .get(name)
-            .cloned()
-            .ok_or_else(|| Error::InvalidArgument {
-                server: "hub".into(),
-                detail: format!("no connected server offers a tool named `{name}`"),
-            })?;
+        let offered = registry.find(name).ok_or_else(|| Error::InvalidArgument {
+            server: "hub".into(),
+            detail: format!("no connected server offers a tool named `{name}`"),
+        })?;
+        let kept = offered.kept();
         let policy = &self.inner.options.degradation;
-        let may_resend = registry
-            .offered
-            .iter()
-            .find(|t| t.name == name)
-            .is_some_and(|t| {
-                let kept = t.kept();
-                policy.may_resend_named(&t.name, &kept.name, kept.idempotent)
-            });
-        Ok((route, may_resend))
+        let may_resend = policy.may_resend_named(&offered.name, &kept.name, kept.idempotent);
+        Ok((offered.route(), may_resend))
     }
 
     fn tool_set(&self, servers: &[String], allow: Option<&[String]>) -> ToolSet {

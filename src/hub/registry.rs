@@ -209,19 +209,31 @@ pub(crate) struct Route {
 #[derive(Default)]
 pub(crate) struct Registry {
     pub(crate) offered: Vec<Offered>,
-    pub(crate) routes: HashMap<String, Route>,
+    /// Positions in `offered`, in the order of the offered names (which are unique): the
+    /// route of a name is found by binary search, without a second copy of every name.
+    by_name: Vec<usize>,
 }
 
-/// An offered tool: its name, its server, and the server's definition, shared with the Hub's
-/// own list of that server's tools (a [`HubTool`] is made from it when asked for).
+/// An offered tool: its name, its server and client, and the server's definition, shared with
+/// the Hub's own list of that server's tools (a [`HubTool`] is made from it when asked for).
 pub(crate) struct Offered {
     pub(crate) name: String,
     pub(crate) server: Arc<str>,
     list: Arc<[KeptTool]>,
     index: usize,
+    client: Arc<Client>,
 }
 
 impl Offered {
+    /// Where a call of this tool goes.
+    pub(crate) fn route(&self) -> Route {
+        Route {
+            server: Arc::clone(&self.server),
+            tool: self.kept().name.clone(),
+            client: Arc::clone(&self.client),
+        }
+    }
+
     /// The server's definition.
     pub(crate) fn kept(&self) -> &KeptTool {
         &self.list[self.index]
@@ -242,6 +254,15 @@ impl Offered {
 }
 
 impl Registry {
+    /// The tool offered as `name`.
+    pub(crate) fn find(&self, name: &str) -> Option<&Offered> {
+        let at = self
+            .by_name
+            .binary_search_by(|&i| self.offered[i].name.as_str().cmp(name))
+            .ok()?;
+        Some(&self.offered[self.by_name[at]])
+    }
+
     /// Names the tools of every server given (so names stay stable while a server is degraded),
     /// then offers and routes those of the servers marked live.
     pub(crate) fn build(
@@ -253,29 +274,24 @@ impl Registry {
             servers.iter().map(|(s, t, _, _)| (*s, &**t)).collect();
         let names: Vec<Arc<str>> = servers.iter().map(|(s, _, _, _)| Arc::from(*s)).collect();
         let assigned = assign(&named, policy, separator);
-        let mut offered = Vec::with_capacity(assigned.len());
-        let mut routes = HashMap::with_capacity(assigned.len());
+        let live = assigned.iter().filter(|(si, _, _)| servers[*si].3).count();
+        let mut offered = Vec::with_capacity(live);
         for (si, ti, name) in assigned {
             let (_, list, client, live) = &servers[si];
             if !*live {
                 continue;
             }
-            routes.insert(
-                name.clone(),
-                Route {
-                    server: Arc::clone(&names[si]),
-                    tool: list[ti].name.clone(),
-                    client: Arc::clone(client),
-                },
-            );
             offered.push(Offered {
                 name,
                 server: Arc::clone(&names[si]),
                 list: Arc::clone(list),
                 index: ti,
+                client: Arc::clone(client),
             });
         }
-        Registry { offered, routes }
+        let mut by_name: Vec<usize> = (0..offered.len()).collect();
+        by_name.sort_unstable_by(|&a, &b| offered[a].name.cmp(&offered[b].name));
+        Registry { offered, by_name }
     }
 }
 
@@ -495,6 +511,35 @@ mod tests {
         let a = tools(&["echo", "echo"]);
         let got = assign_names(&[("a", &a)], CollisionPolicy::PrefixColliding, "-");
         assert_eq!(names(&got), [n("echo", "a", "echo")]);
+    }
+
+    #[test]
+    fn every_offered_name_finds_its_tool_and_route() {
+        let client =
+            |s: &str| Arc::new(Client::builder(crate::ServerConfig::stdio(s, "x")).build());
+        let a = super::super::compact::keep(&tools(&["echo", "zz", "add", "files.read"]));
+        let b = super::super::compact::keep(&tools(&["echo", "search", "a"]));
+        let c = super::super::compact::keep(&tools(&["hidden"]));
+        let servers: Vec<ServerTools<'_>> = vec![
+            ("a", a, client("a"), true),
+            ("b", b, client("b"), true),
+            ("c", c, client("c"), false),
+        ];
+        let reg = Registry::build(&servers, CollisionPolicy::PrefixColliding, "__");
+        assert_eq!(reg.offered.len(), 7);
+        for o in &reg.offered {
+            let found = reg.find(&o.name).expect("found");
+            assert!(std::ptr::eq(found, o));
+            let route = found.route();
+            assert_eq!(
+                (&*route.server, route.tool.as_str()),
+                (&*o.server, &*o.kept().name)
+            );
+        }
+        let route = reg.find("files_read").expect("sanitised name").route();
+        assert_eq!((&*route.server, route.tool.as_str()), ("a", "files.read"));
+        assert!(reg.find("echo").is_none() && reg.find("hidden").is_none());
+        assert!(reg.find("").is_none() && Registry::default().find("a__echo").is_none());
     }
 
     #[test]
