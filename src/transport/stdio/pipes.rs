@@ -15,7 +15,6 @@
 //! `stderr_tail_lines` lines of at most `max_echo_bytes` (plus the one being read, cut as it
 //! arrives), and `max_queued_write_bytes` of our own output it does not read.
 
-use std::cell::RefCell;
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::process::{ChildStderr, ChildStdout};
@@ -37,7 +36,8 @@ use crate::transport::Sink;
 
 /// Bytes kept from the end of an oversized line, to find its id there.
 const SUFFIX: usize = 128;
-/// Size of the scratch buffer small reads land in (one per reading thread, see `with_scratch`).
+/// Size of the scratch buffer small reads land in (on the stack of the thread reading, for the
+/// time of its reading: an idle connection holds none).
 const SCRATCH: usize = 16 * 1024;
 /// Lines at least this long are handed over without copying.
 const BIG_LINE: usize = 64 * 1024;
@@ -215,13 +215,14 @@ impl Conn {
 
     /// Reads what stdout has now, framing and delivering complete lines.
     pub(super) fn read_available(&self, r: &mut ReadSide, poller: &Poller) -> ReadStatus {
+        let mut scratch = [0u8; SCRATCH];
         loop {
             if r.stdout.is_none() {
                 return ReadStatus::Gone;
             }
             let small = r.buf.len() < SCRATCH || r.skipping;
             let (res, more) = if small {
-                self.read_small(r)
+                self.read_small(r, &mut scratch)
             } else {
                 let ReadSide {
                     stdout,
@@ -287,26 +288,24 @@ impl Conn {
         }
     }
 
-    /// One read into the scratch buffer; a short read means the pipe is empty for now, so no
-    /// second read is needed to hear it say so. Returns what the read gave and whether the
-    /// scratch buffer was filled (there may be more).
-    fn read_small(&self, r: &mut ReadSide) -> (io::Result<usize>, bool) {
-        with_scratch(|scratch| {
-            let Some(pipe) = r.stdout.as_mut() else {
-                return (Ok(0), false);
-            };
-            match pipe.read(scratch) {
-                Ok(n) => {
-                    if r.skipping {
-                        self.skip(r, &scratch[..n]);
-                    } else {
-                        r.buf.extend_from_slice(&scratch[..n]);
-                    }
-                    (Ok(n), n == scratch.len())
+    /// One read into `scratch`; a short read means the pipe is empty for now, so no second
+    /// read is needed to hear it say so. Returns what the read gave and whether `scratch` was
+    /// filled (there may be more).
+    fn read_small(&self, r: &mut ReadSide, scratch: &mut [u8]) -> (io::Result<usize>, bool) {
+        let Some(pipe) = r.stdout.as_mut() else {
+            return (Ok(0), false);
+        };
+        match pipe.read(scratch) {
+            Ok(n) => {
+                if r.skipping {
+                    self.skip(r, &scratch[..n]);
+                } else {
+                    r.buf.extend_from_slice(&scratch[..n]);
                 }
-                Err(e) => (Err(e), false),
+                (Ok(n), n == scratch.len())
             }
-        })
+            Err(e) => (Err(e), false),
+        }
     }
 
     /// Splits complete lines out of the read buffer and delivers them.
@@ -591,27 +590,6 @@ impl Conn {
             .unwrap_or_else(|p| p.into_inner());
         report.clone()
     }
-}
-
-/// Runs `f` with this thread's scratch buffer for small reads (`SCRATCH` bytes): one per
-/// thread that reads stdout (the poller thread, callers reading their own answers), not one
-/// per connection. A nested use on the same thread, or one while the thread ends, gets a
-/// buffer of its own for the time of the call.
-fn with_scratch<T>(mut f: impl FnMut(&mut [u8]) -> T) -> T {
-    thread_local! {
-        static SCRATCH_BUF: RefCell<Vec<u8>> = const { RefCell::new(Vec::new()) };
-    }
-    SCRATCH_BUF
-        .try_with(|cell| {
-            let mut buf = cell.try_borrow_mut().ok()?;
-            if buf.len() < SCRATCH {
-                *buf = vec![0; SCRATCH];
-            }
-            Some(f(&mut buf))
-        })
-        .ok()
-        .flatten()
-        .unwrap_or_else(|| f(&mut vec![0; SCRATCH]))
 }
 
 /// Keeps the last `SUFFIX` bytes of what `tail` and `data` hold together.
