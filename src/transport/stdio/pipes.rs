@@ -339,6 +339,18 @@ impl Conn {
                 r.scanned = 0;
                 from = 0;
                 continue;
+            } else if start == 0 && end + 1 == r.buf.len() && end > KEEP_SMALL && !r.last_large {
+                // The buffer holds just this line and would be given back after it (see
+                // `settle_buffer`): it is handed over as the line instead of copied.
+                let mut line = std::mem::take(&mut r.buf);
+                line.truncate(end);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                self.deliver_line(line);
+                r.scanned = 0;
+                from = 0;
+                continue;
             } else {
                 let mut line = &r.buf[start..end];
                 if let [rest @ .., b'\r'] = line {
@@ -654,13 +666,20 @@ fn peek_id_suffix(tail: &[u8]) -> Option<RequestId> {
 mod tests {
     use super::*;
 
-    /// Counts what it is handed.
+    /// Keeps the response lines it is handed.
     #[derive(Default)]
-    struct Count(AtomicUsize);
+    struct Count(Mutex<Vec<Vec<u8>>>);
 
     impl Sink for Count {
-        fn deliver(&self, _msg: Inbound) {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        fn deliver(&self, msg: Inbound) {
+            let Inbound::Response(InResponse {
+                outcome: Ok(Payload::Line(line)),
+                ..
+            }) = msg
+            else {
+                panic!("not a response line");
+            };
+            lock(&self.0).push(line);
         }
         fn closed(&self, _detail: String, _stderr_tail: String) {}
     }
@@ -694,18 +713,34 @@ mod tests {
         let sink = Arc::new(Count::default());
         let c = conn(Arc::clone(&sink));
         let mut r = lock(&c.reader);
-        for (i, len) in [40_000, 40_000, 200, 300, 100].into_iter().enumerate() {
-            feed(&c, &mut r, &message(i as u32, len));
+        let mut sent = Vec::new();
+        for (i, len) in [40_000, 40_000, 200, 5_000, 300, 100]
+            .into_iter()
+            .enumerate()
+        {
+            let m = message(i as u32, len);
+            feed(&c, &mut r, &m);
+            sent.push(m);
             if len < KEEP_SMALL {
                 assert!(r.buf.capacity() <= KEEP_SMALL, "{}", r.buf.capacity());
             }
         }
         // One large message alone (then idle) is not kept either.
-        feed(&c, &mut r, &message(9, 30_000));
+        let m = message(9, 30_000);
+        feed(&c, &mut r, &m);
+        sent.push(m);
         assert_eq!(r.buf.capacity(), 0);
         assert!(r.buf.is_empty());
+        // Two messages in one read, the large one second.
+        let two = [message(10, 100), message(11, 20_000)].concat();
+        feed(&c, &mut r, &two);
+        sent.push(message(10, 100));
+        sent.push(message(11, 20_000));
         drop(r);
-        assert_eq!(sink.0.load(std::sync::atomic::Ordering::Relaxed), 6);
+        // Every line delivered whole, copied or handed over.
+        let got = lock(&sink.0).clone();
+        let want: Vec<Vec<u8>> = sent.iter().map(|m| m[..m.len() - 1].to_vec()).collect();
+        assert_eq!(got, want);
     }
 
     #[test]
