@@ -734,7 +734,12 @@ impl Client {
         let mut seen = std::collections::HashSet::new();
         loop {
             let (items, next) = page(cursor.as_deref())?;
-            all.extend(items);
+            if all.is_empty() {
+                // The first page is the list so far: kept, not copied.
+                all = items;
+            } else {
+                all.extend(items);
+            }
             match next {
                 Some(next) => {
                     if !seen.insert(next.clone()) {

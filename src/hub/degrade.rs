@@ -19,7 +19,6 @@ use std::time::Duration;
 use super::registry::HubTool;
 use crate::config::{show_duration, ConfigError, ConfigErrorKind, MAX_TIMEOUT};
 use crate::error::Error;
-use crate::model::Tool;
 
 /// How the [`Hub`](crate::Hub) treats a call that fails with a retryable error
 /// ([`Error::is_retryable`](crate::Error::is_retryable): timeout, closed, transport), or that
@@ -125,19 +124,16 @@ impl Degradation {
 
     #[cfg(test)]
     pub(crate) fn may_resend(&self, tool: &HubTool) -> bool {
-        self.may_resend_offered(&tool.name, &tool.tool)
+        let t = &tool.tool;
+        let declared = t.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true);
+        self.may_resend_named(&tool.name, &t.name, declared)
     }
 
-    /// Whether a call of `tool`, offered as `offered`, may be sent again after it may have
-    /// reached the server: the tool declares `idempotentHint: true`, or
-    /// [`retry_tools`](Self::retry_tools) names it (by either name).
-    pub(crate) fn may_resend_offered(&self, offered: &str, tool: &Tool) -> bool {
-        let declared = tool.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true);
-        declared
-            || self
-                .retry_tools
-                .iter()
-                .any(|n| n == offered || *n == tool.name)
+    /// Whether a call of the tool the server calls `name`, offered as `offered`, may be sent
+    /// again after it may have reached the server: the tool declares `idempotentHint: true`
+    /// (`declared`), or [`retry_tools`](Self::retry_tools) names it (by either name).
+    pub(crate) fn may_resend_named(&self, offered: &str, name: &str, declared: bool) -> bool {
+        declared || self.retry_tools.iter().any(|n| n == offered || n == name)
     }
 
     /// The wait before retry number `retry` (0 for the first): `base_delay · 2^retry`, at most

@@ -14,6 +14,7 @@
 //! under a read lock held only to clone one route, never during a call.
 
 mod builder;
+mod compact;
 mod degrade;
 mod discovery;
 mod export;
@@ -319,32 +320,26 @@ impl Hub {
     /// Where a call of `name` goes, and whether it may be sent again after it may have run.
     fn route(&self, name: &str) -> Result<(Route, bool), Error> {
         let registry = self.inner.registry();
-        let route = registry
-            .routes
-            .get(name)
-            .cloned()
-            .ok_or_else(|| Error::InvalidArgument {
-                server: "hub".into(),
-                detail: format!("no connected server offers a tool named `{name}`"),
-            })?;
+        let offered = registry.find(name).ok_or_else(|| Error::InvalidArgument {
+            server: "hub".into(),
+            detail: format!("no connected server offers a tool named `{name}`"),
+        })?;
+        let kept = offered.kept();
         let policy = &self.inner.options.degradation;
-        let may_resend = registry
-            .offered
-            .iter()
-            .find(|t| t.name == name)
-            .is_some_and(|t| policy.may_resend_offered(&t.name, t.tool()));
-        Ok((route, may_resend))
+        let may_resend = policy.may_resend_named(&offered.name, &kept.name, kept.idempotent);
+        Ok((offered.route(), may_resend))
     }
 
     fn tool_set(&self, servers: &[String], allow: Option<&[String]>) -> ToolSet {
         let registry = self.inner.registry();
-        let tools = registry
+        let picked: Vec<&Offered> = registry
             .offered
             .iter()
             .filter(|t| servers.iter().any(|s| *s == *t.server))
             .filter(|t| allow.is_none_or(|a| a.iter().any(|e| t.matches(e))))
-            .map(Offered::to_hub_tool)
             .collect();
+        // Made in one allocation of the exact size, not grown (and copied) step by step.
+        let tools = picked.into_iter().map(Offered::to_hub_tool).collect();
         let state = self.inner.lock_state();
         ToolSet {
             tools,

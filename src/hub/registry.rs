@@ -7,9 +7,27 @@
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
+use super::compact::KeptTool;
 use super::names;
 use crate::client::Client;
 use crate::model::Tool;
+
+/// A tool as naming sees it: its name on its server.
+pub(crate) trait Named {
+    fn tool_name(&self) -> &str;
+}
+
+impl Named for Tool {
+    fn tool_name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl Named for KeptTool {
+    fn tool_name(&self) -> &str {
+        &self.name
+    }
+}
 
 /// What to do when two servers offer a tool of the same name.
 ///
@@ -88,8 +106,8 @@ pub(crate) fn assign_names(
 
 /// [`assign_names`] as positions: for each offered tool, its server's index in `servers`, the
 /// tool's index in that server's list, and the name it is offered under.
-fn assign(
-    servers: &[(&str, &[Tool])],
+fn assign<T: Named>(
+    servers: &[(&str, &[T])],
     policy: CollisionPolicy,
     separator: &str,
 ) -> Vec<(usize, usize, String)> {
@@ -97,43 +115,42 @@ fn assign(
     for (_, tools) in servers {
         let mut seen_here = HashSet::new();
         for t in *tools {
-            if seen_here.insert(t.name.as_str()) {
-                *owners.entry(t.name.as_str()).or_default() += 1;
+            if seen_here.insert(t.tool_name()) {
+                *owners.entry(t.tool_name()).or_default() += 1;
             }
         }
     }
     // The name each tool asks for, before the API rule; `None` for a tool left out.
-    let mut wanted: Vec<(&str, &Tool, String, (usize, usize))> = Vec::new();
+    let mut wanted: Vec<(&str, &str, String, (usize, usize))> = Vec::new();
     let mut seen: HashSet<(&str, &str)> = HashSet::new();
     let mut first_owner: HashMap<&str, &str> = HashMap::new();
     for (si, (server, tools)) in servers.iter().enumerate() {
         for (ti, t) in tools.iter().enumerate() {
-            if !seen.insert((server, t.name.as_str())) {
+            let t = t.tool_name();
+            if !seen.insert((server, t)) {
                 log::warn!(
                     "server `{server}`: tool `{}` is listed twice; the second is left out",
-                    t.name
+                    t
                 );
                 continue;
             }
-            let colliding = owners.get(t.name.as_str()).copied().unwrap_or(0) > 1;
+            let colliding = owners.get(t).copied().unwrap_or(0) > 1;
             let name = match policy {
-                CollisionPolicy::PrefixAll => prefixed(server, &t.name, separator),
-                CollisionPolicy::PrefixColliding if colliding => {
-                    prefixed(server, &t.name, separator)
-                }
+                CollisionPolicy::PrefixAll => prefixed(server, t, separator),
+                CollisionPolicy::PrefixColliding if colliding => prefixed(server, t, separator),
                 CollisionPolicy::FirstWins if colliding => {
-                    let owner = *first_owner.entry(t.name.as_str()).or_insert(server);
+                    let owner = *first_owner.entry(t).or_insert(server);
                     if owner != *server {
                         log::warn!(
                             "server `{server}`: tool `{}` left out: server `{owner}` offers a \
                              tool of the same name",
-                            t.name
+                            t
                         );
                         continue;
                     }
-                    t.name.clone()
+                    t.to_owned()
                 }
-                _ => t.name.clone(),
+                _ => t.to_owned(),
             };
             wanted.push((server, t, name, (si, ti)));
         }
@@ -154,14 +171,11 @@ fn assign(
         let mut candidate = clean.clone();
         let mut salt = 0;
         while !names::is_api_name(&candidate) || taken.contains(&candidate) {
-            candidate = names::hashed(&clean, server, &t.name, salt);
+            candidate = names::hashed(&clean, server, t, salt);
             salt += 1;
         }
         if &candidate != name {
-            log::debug!(
-                "server `{server}`: tool `{}` is offered as `{candidate}`",
-                t.name
-            );
+            log::debug!("server `{server}`: tool `{t}` is offered as `{candidate}`");
         }
         taken.insert(candidate.clone());
         offered[i] = Some(candidate);
@@ -180,7 +194,7 @@ pub(crate) fn prefixed(server: &str, tool: &str, separator: &str) -> String {
 }
 
 /// A server's name, its tools, its client, and whether it is live (offered).
-pub(crate) type ServerTools<'a> = (&'a str, Arc<[Tool]>, Arc<Client>, bool);
+pub(crate) type ServerTools<'a> = (&'a str, Arc<[KeptTool]>, Arc<Client>, bool);
 
 /// Where a call goes.
 #[derive(Clone)]
@@ -195,39 +209,60 @@ pub(crate) struct Route {
 #[derive(Default)]
 pub(crate) struct Registry {
     pub(crate) offered: Vec<Offered>,
-    pub(crate) routes: HashMap<String, Route>,
+    /// Positions in `offered`, in the order of the offered names (which are unique): the
+    /// route of a name is found by binary search, without a second copy of every name.
+    by_name: Vec<usize>,
 }
 
-/// An offered tool: its name, its server, and the server's definition, shared with the Hub's
-/// own list of that server's tools (a [`HubTool`] is made from it when asked for).
+/// An offered tool: its name, its server and client, and the server's definition, shared with
+/// the Hub's own list of that server's tools (a [`HubTool`] is made from it when asked for).
 pub(crate) struct Offered {
     pub(crate) name: String,
     pub(crate) server: Arc<str>,
-    list: Arc<[Tool]>,
+    list: Arc<[KeptTool]>,
     index: usize,
+    client: Arc<Client>,
 }
 
 impl Offered {
+    /// Where a call of this tool goes.
+    pub(crate) fn route(&self) -> Route {
+        Route {
+            server: Arc::clone(&self.server),
+            tool: self.kept().name.clone(),
+            client: Arc::clone(&self.client),
+        }
+    }
+
     /// The server's definition.
-    pub(crate) fn tool(&self) -> &Tool {
+    pub(crate) fn kept(&self) -> &KeptTool {
         &self.list[self.index]
     }
 
     /// Whether an allow-list entry names this tool (see [`HubTool::matches`]).
     pub(crate) fn matches(&self, entry: &str) -> bool {
-        self.name == entry || self.tool().name == entry
+        self.name == entry || self.kept().name == entry
     }
 
     pub(crate) fn to_hub_tool(&self) -> HubTool {
         HubTool {
             name: self.name.clone(),
             server: self.server.to_string(),
-            tool: self.tool().clone(),
+            tool: self.kept().tool(),
         }
     }
 }
 
 impl Registry {
+    /// The tool offered as `name`.
+    pub(crate) fn find(&self, name: &str) -> Option<&Offered> {
+        let at = self
+            .by_name
+            .binary_search_by(|&i| self.offered[i].name.as_str().cmp(name))
+            .ok()?;
+        Some(&self.offered[self.by_name[at]])
+    }
+
     /// Names the tools of every server given (so names stay stable while a server is degraded),
     /// then offers and routes those of the servers marked live.
     pub(crate) fn build(
@@ -235,32 +270,28 @@ impl Registry {
         policy: CollisionPolicy,
         separator: &str,
     ) -> Registry {
-        let named: Vec<(&str, &[Tool])> = servers.iter().map(|(s, t, _, _)| (*s, &**t)).collect();
+        let named: Vec<(&str, &[KeptTool])> =
+            servers.iter().map(|(s, t, _, _)| (*s, &**t)).collect();
         let names: Vec<Arc<str>> = servers.iter().map(|(s, _, _, _)| Arc::from(*s)).collect();
         let assigned = assign(&named, policy, separator);
-        let mut offered = Vec::with_capacity(assigned.len());
-        let mut routes = HashMap::with_capacity(assigned.len());
+        let live = assigned.iter().filter(|(si, _, _)| servers[*si].3).count();
+        let mut offered = Vec::with_capacity(live);
         for (si, ti, name) in assigned {
             let (_, list, client, live) = &servers[si];
             if !*live {
                 continue;
             }
-            routes.insert(
-                name.clone(),
-                Route {
-                    server: Arc::clone(&names[si]),
-                    tool: list[ti].name.clone(),
-                    client: Arc::clone(client),
-                },
-            );
             offered.push(Offered {
                 name,
                 server: Arc::clone(&names[si]),
                 list: Arc::clone(list),
                 index: ti,
+                client: Arc::clone(client),
             });
         }
-        Registry { offered, routes }
+        let mut by_name: Vec<usize> = (0..offered.len()).collect();
+        by_name.sort_unstable_by(|&a, &b| offered[a].name.cmp(&offered[b].name));
+        Registry { offered, by_name }
     }
 }
 
@@ -480,6 +511,35 @@ mod tests {
         let a = tools(&["echo", "echo"]);
         let got = assign_names(&[("a", &a)], CollisionPolicy::PrefixColliding, "-");
         assert_eq!(names(&got), [n("echo", "a", "echo")]);
+    }
+
+    #[test]
+    fn every_offered_name_finds_its_tool_and_route() {
+        let client =
+            |s: &str| Arc::new(Client::builder(crate::ServerConfig::stdio(s, "x")).build());
+        let a = super::super::compact::keep(&tools(&["echo", "zz", "add", "files.read"]));
+        let b = super::super::compact::keep(&tools(&["echo", "search", "a"]));
+        let c = super::super::compact::keep(&tools(&["hidden"]));
+        let servers: Vec<ServerTools<'_>> = vec![
+            ("a", a, client("a"), true),
+            ("b", b, client("b"), true),
+            ("c", c, client("c"), false),
+        ];
+        let reg = Registry::build(&servers, CollisionPolicy::PrefixColliding, "__");
+        assert_eq!(reg.offered.len(), 7);
+        for o in &reg.offered {
+            let found = reg.find(&o.name).expect("found");
+            assert!(std::ptr::eq(found, o));
+            let route = found.route();
+            assert_eq!(
+                (&*route.server, route.tool.as_str()),
+                (&*o.server, &*o.kept().name)
+            );
+        }
+        let route = reg.find("files_read").expect("sanitised name").route();
+        assert_eq!((&*route.server, route.tool.as_str()), ("a", "files.read"));
+        assert!(reg.find("echo").is_none() && reg.find("hidden").is_none());
+        assert!(reg.find("").is_none() && Registry::default().find("a__echo").is_none());
     }
 
     #[test]

@@ -13,6 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
+use super::compact::{self, KeptTool};
 use super::degrade::{backoff, DegradedServer, Failed, ServerFailure};
 use super::discovery::ServerDiscovery;
 use super::registry::Route;
@@ -24,6 +25,9 @@ use crate::model::{CallToolResult, Tool};
 
 /// A client and the outcome of listing its tools.
 type Listed = (Arc<Client>, Result<Vec<Tool>, Error>);
+
+/// A server's name and the outcome of connecting it: its tools, as the Hub keeps them.
+type Connected = (String, Result<Arc<[KeptTool]>, Error>);
 
 #[derive(Default)]
 pub(crate) struct State {
@@ -42,7 +46,7 @@ struct Slot {
     injected: bool,
     status: Status,
     /// Shared with the registry, which offers them without a copy.
-    tools: Arc<[Tool]>,
+    tools: Arc<[KeptTool]>,
     failure: Option<Failure>,
 }
 
@@ -135,14 +139,24 @@ impl State {
 }
 
 /// A server's name, its tools, its client, and whether it is connected.
-pub(crate) type NamedTools = (String, Arc<[Tool]>, Arc<Client>, bool);
+pub(crate) type NamedTools = (String, Arc<[KeptTool]>, Arc<Client>, bool);
 
-/// Opens a client and lists its tools; closes it again when listing fails.
-fn connect_one(client: &Client) -> Result<Vec<Tool>, Error> {
+/// Opens a client and lists its tools, in the form the Hub keeps them; closes it again when
+/// listing fails.
+///
+/// The kept form is made here, on the connecting thread, and the parsed list dropped before the
+/// thread ends: the memory of one thread's parse is then free for the next thread's (the
+/// threads are many and their lists come in at about the same time), instead of every parsed
+/// list being held at once until all threads are done.
+fn connect_one(client: &Client) -> Result<Arc<[KeptTool]>, Error> {
     client.open()?;
-    client.list_tools().inspect_err(|_| {
-        let _ = client.disconnect();
-    })
+    match client.list_tools() {
+        Ok(tools) => Ok(compact::keep(&tools)),
+        Err(e) => {
+            let _ = client.disconnect();
+            Err(e)
+        }
+    }
 }
 
 impl Inner {
@@ -254,7 +268,7 @@ impl Inner {
                     log::info!("server `{name}`: connected, {} tools", tools.len());
                     let n = tools.len();
                     slot.status = Status::Connected;
-                    slot.tools = tools.into();
+                    slot.tools = tools;
                     slot.failure = None;
                     self.emit(HubEvent::Connected {
                         server: name,
@@ -310,7 +324,7 @@ impl Inner {
                 }
                 st.skipped.remove(&name);
                 let (status, tools, failure) = match tools {
-                    Ok(t) => (Status::Connected, t.into(), None),
+                    Ok(t) => (Status::Connected, compact::keep(&t), None),
                     Err(e) => {
                         log::warn!("hub: injected server `{name}` could not list its tools: {e}");
                         let failure = Failure {
@@ -344,6 +358,7 @@ impl Inner {
         match client.list_tools() {
             Ok(tools) => {
                 let n = tools.len();
+                let tools = compact::keep(&tools);
                 let mut st = self.lock_state();
                 let Some(slot) = st.slot_mut(server) else {
                     return;
@@ -351,7 +366,7 @@ impl Inner {
                 if slot.status != Status::Connected || !Arc::ptr_eq(&slot.client, &client) {
                     return;
                 }
-                slot.tools = tools.into();
+                slot.tools = tools;
                 self.rebuild(&st);
                 log::debug!("server `{server}`: tool list refreshed, {n} tools");
                 self.emit(HubEvent::ToolsRefreshed {
@@ -497,7 +512,7 @@ impl Inner {
 }
 
 /// Connects every job on its own named thread; returns the results in job order.
-fn connect_in_parallel(jobs: &[(String, Arc<Client>)]) -> Vec<(String, Result<Vec<Tool>, Error>)> {
+fn connect_in_parallel(jobs: &[(String, Arc<Client>)]) -> Vec<Connected> {
     std::thread::scope(|scope| {
         let handles: Vec<_> = jobs
             .iter()

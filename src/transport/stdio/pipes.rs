@@ -36,13 +36,16 @@ use crate::transport::Sink;
 
 /// Bytes kept from the end of an oversized line, to find its id there.
 const SUFFIX: usize = 128;
-/// Size of each connection's scratch buffer for small reads.
+/// Size of the scratch buffer small reads land in (on the stack of the thread reading, for the
+/// time of its reading: an idle connection holds none).
 const SCRATCH: usize = 16 * 1024;
 /// Lines at least this long are handed over without copying.
 const BIG_LINE: usize = 64 * 1024;
-/// Read buffer capacity kept between messages for good.
-const KEEP_CAPACITY: usize = 1024 * 1024;
-/// Rounds in a row without a large line after which a larger read buffer is released.
+/// Read buffer capacity a connection always keeps between messages. A larger buffer is given
+/// back once the message that needed it is handed over, unless the message before it was as
+/// large too (a connection moving large messages keeps its buffer, see `Conn::settle_buffer`).
+const KEEP_SMALL: usize = 4 * 1024;
+/// Rounds in a row without a large line after which the size hint of large lines is forgotten.
 const SHRINK_AFTER: u32 = 16;
 /// Most bytes read from one stdout per round.
 const READ_LIMIT: u64 = 4 * 1024 * 1024;
@@ -108,9 +111,9 @@ pub(super) struct ReadSide {
     big_hint: usize,
     /// Rounds in a row that ended with an empty buffer and no large line (see `SHRINK_AFTER`).
     small_rounds: u32,
-    /// Small reads land here first (one read, no empty-pipe probe); large lines are read
-    /// straight into `buf`.
-    pub(super) scratch: Box<[u8]>,
+    /// Whether the last round that handed over a message handed over one longer than
+    /// `KEEP_SMALL` (see `Conn::settle_buffer`).
+    last_large: bool,
 }
 
 pub(super) struct StderrSide {
@@ -145,12 +148,12 @@ impl Conn {
                 stdout: None,
                 buf: Vec::new(),
                 scanned: 0,
-                scratch: vec![0; SCRATCH].into_boxed_slice(),
                 skipping: false,
                 skip_tail: Vec::new(),
                 skip_rejected: false,
                 big_hint: 0,
                 small_rounds: 0,
+                last_large: false,
             }),
             writer: Mutex::new(WriteSide::default()),
             drained: Condvar::new(),
@@ -212,34 +215,24 @@ impl Conn {
 
     /// Reads what stdout has now, framing and delivering complete lines.
     pub(super) fn read_available(&self, r: &mut ReadSide, poller: &Poller) -> ReadStatus {
+        let mut scratch = [0u8; SCRATCH];
         loop {
-            let ReadSide {
-                stdout,
-                buf,
-                scratch,
-                skipping,
-                big_hint,
-                ..
-            } = &mut *r;
-            let Some(pipe) = stdout.as_mut() else {
+            if r.stdout.is_none() {
                 return ReadStatus::Gone;
-            };
-            let small = buf.len() < SCRATCH || *skipping;
+            }
+            let small = r.buf.len() < SCRATCH || r.skipping;
             let (res, more) = if small {
-                // One read into the scratch buffer; a short read means the pipe is empty for
-                // now, so no second read is needed to hear it say so.
-                match pipe.read(scratch) {
-                    Ok(n) => {
-                        if *skipping {
-                            self.skip(r, n);
-                        } else {
-                            buf.extend_from_slice(&scratch[..n]);
-                        }
-                        (Ok(n), n == SCRATCH)
-                    }
-                    Err(e) => (Err(e), false),
-                }
+                self.read_small(r, &mut scratch)
             } else {
+                let ReadSide {
+                    stdout,
+                    buf,
+                    big_hint,
+                    ..
+                } = &mut *r;
+                let Some(pipe) = stdout.as_mut() else {
+                    return ReadStatus::Gone;
+                };
                 // A large line: read straight into the frame buffer, at most READ_LIMIT per
                 // round and never past one byte over the size cap, so the cap is checked as
                 // the line arrives and the buffer never grows past it.
@@ -295,12 +288,37 @@ impl Conn {
         }
     }
 
+    /// One read into `scratch`; a short read means the pipe is empty for now, so no second
+    /// read is needed to hear it say so. Returns what the read gave and whether `scratch` was
+    /// filled (there may be more).
+    fn read_small(&self, r: &mut ReadSide, scratch: &mut [u8]) -> (io::Result<usize>, bool) {
+        let Some(pipe) = r.stdout.as_mut() else {
+            return (Ok(0), false);
+        };
+        match pipe.read(scratch) {
+            Ok(n) => {
+                if r.skipping {
+                    self.skip(r, &scratch[..n]);
+                } else {
+                    r.buf.extend_from_slice(&scratch[..n]);
+                }
+                (Ok(n), n == scratch.len())
+            }
+            Err(e) => (Err(e), false),
+        }
+    }
+
     /// Splits complete lines out of the read buffer and delivers them.
     fn frame(&self, r: &mut ReadSide) {
         let mut start = 0;
         let mut from = r.scanned;
+        // The longest line handed over this round, if any.
+        let mut longest: Option<usize> = None;
         while let Some(pos) = find_newline(&r.buf[from..]) {
             let end = from + pos;
+            if end - start <= self.max_message {
+                longest = longest.max(Some(end - start));
+            }
             if end - start > self.max_message {
                 let line = &r.buf[start..end];
                 if !self.too_large(line) {
@@ -321,6 +339,18 @@ impl Conn {
                 r.scanned = 0;
                 from = 0;
                 continue;
+            } else if start == 0 && end + 1 == r.buf.len() && end > KEEP_SMALL && !r.last_large {
+                // The buffer holds just this line and would be given back after it (see
+                // `settle_buffer`): it is handed over as the line instead of copied.
+                let mut line = std::mem::take(&mut r.buf);
+                line.truncate(end);
+                if line.last() == Some(&b'\r') {
+                    line.pop();
+                }
+                self.deliver_line(line);
+                r.scanned = 0;
+                from = 0;
+                continue;
             } else {
                 let mut line = &r.buf[start..end];
                 if let [rest @ .., b'\r'] = line {
@@ -334,12 +364,14 @@ impl Conn {
         if start > 0 {
             r.buf.drain(..start);
         }
-        if r.buf.is_empty() && r.buf.capacity() > KEEP_CAPACITY {
-            // Do not hold on to the memory of one huge message for good, but do not give it
-            // back after every message either: only after a run of rounds without a large one.
+        if let Some(longest) = longest {
+            Self::settle_buffer(r, longest);
+        }
+        if r.buf.is_empty() && r.big_hint > 0 {
+            // The size of the last large line is a good guess for the next one only while large
+            // lines keep coming.
             r.small_rounds += 1;
             if r.small_rounds >= SHRINK_AFTER {
-                r.buf = Vec::new();
                 r.small_rounds = 0;
                 r.big_hint = 0;
             }
@@ -357,11 +389,22 @@ impl Conn {
         }
     }
 
-    /// Discards `r.scratch[..n]`, part of an oversized line. At the line's end, fails the caller
-    /// whose answer it was (when its id comes last and the start did not name it), and keeps
-    /// what follows the line.
-    fn skip(&self, r: &mut ReadSide, n: usize) {
-        let data = &r.scratch[..n];
+    /// After a round that handed over messages (the longest `longest` bytes): an emptied buffer
+    /// larger than `KEEP_SMALL` is given back, so an idle connection holds little, unless this
+    /// round's message and the one before were both large: a connection moving large messages
+    /// keeps its buffer rather than growing a new one for each.
+    fn settle_buffer(r: &mut ReadSide, longest: usize) {
+        let large = longest > KEEP_SMALL;
+        if r.buf.is_empty() && r.buf.capacity() > KEEP_SMALL && !(large && r.last_large) {
+            r.buf = Vec::new();
+        }
+        r.last_large = large;
+    }
+
+    /// Discards `data`, part of an oversized line. At the line's end, fails the caller whose
+    /// answer it was (when its id comes last and the start did not name it), and keeps what
+    /// follows the line.
+    fn skip(&self, r: &mut ReadSide, data: &[u8]) {
         let Some(pos) = find_newline(data) else {
             keep_last(&mut r.skip_tail, data);
             return;
@@ -373,7 +416,7 @@ impl Conn {
         r.skip_tail.clear();
         r.skip_rejected = false;
         r.skipping = false;
-        r.buf.extend_from_slice(&r.scratch[pos + 1..n]);
+        r.buf.extend_from_slice(&data[pos + 1..]);
         r.scanned = 0;
     }
 
@@ -622,6 +665,100 @@ fn peek_id_suffix(tail: &[u8]) -> Option<RequestId> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Keeps the response lines it is handed.
+    #[derive(Default)]
+    struct Count(Mutex<Vec<Vec<u8>>>);
+
+    impl Sink for Count {
+        fn deliver(&self, msg: Inbound) {
+            let Inbound::Response(InResponse {
+                outcome: Ok(Payload::Line(line)),
+                ..
+            }) = msg
+            else {
+                panic!("not a response line");
+            };
+            lock(&self.0).push(line);
+        }
+        fn closed(&self, _detail: String, _stderr_tail: String) {}
+    }
+
+    fn conn(sink: Arc<Count>) -> Conn {
+        Conn::new(
+            0,
+            Arc::from("t"),
+            sink,
+            &Limits::default(),
+            Box::new(String::new),
+        )
+    }
+
+    /// A response line of about `len` bytes.
+    fn message(id: u32, len: usize) -> Vec<u8> {
+        let pad = "x".repeat(len.saturating_sub(40));
+        format!("{{\"jsonrpc\":\"2.0\",\"id\":{id},\"result\":\"{pad}\"}}\n").into_bytes()
+    }
+
+    /// Feeds `line` the way `read_small` does (in scratch-sized pieces) and frames it.
+    fn feed(c: &Conn, r: &mut ReadSide, line: &[u8]) {
+        for piece in line.chunks(SCRATCH) {
+            r.buf.extend_from_slice(piece);
+            c.frame(r);
+        }
+    }
+
+    #[test]
+    fn a_large_message_then_small_ones_leave_the_buffer_small() {
+        let sink = Arc::new(Count::default());
+        let c = conn(Arc::clone(&sink));
+        let mut r = lock(&c.reader);
+        let mut sent = Vec::new();
+        for (i, len) in [40_000, 40_000, 200, 5_000, 300, 100]
+            .into_iter()
+            .enumerate()
+        {
+            let m = message(i as u32, len);
+            feed(&c, &mut r, &m);
+            sent.push(m);
+            if len < KEEP_SMALL {
+                assert!(r.buf.capacity() <= KEEP_SMALL, "{}", r.buf.capacity());
+            }
+        }
+        // One large message alone (then idle) is not kept either.
+        let m = message(9, 30_000);
+        feed(&c, &mut r, &m);
+        sent.push(m);
+        assert_eq!(r.buf.capacity(), 0);
+        assert!(r.buf.is_empty());
+        // Two messages in one read, the large one second.
+        let two = [message(10, 100), message(11, 20_000)].concat();
+        feed(&c, &mut r, &two);
+        sent.push(message(10, 100));
+        sent.push(message(11, 20_000));
+        drop(r);
+        // Every line delivered whole, copied or handed over.
+        let got = lock(&sink.0).clone();
+        let want: Vec<Vec<u8>> = sent.iter().map(|m| m[..m.len() - 1].to_vec()).collect();
+        assert_eq!(got, want);
+    }
+
+    #[test]
+    fn repeated_large_messages_reuse_the_buffer() {
+        let c = conn(Arc::new(Count::default()));
+        let mut r = lock(&c.reader);
+        feed(&c, &mut r, &message(0, 30_000));
+        feed(&c, &mut r, &message(1, 30_000));
+        let kept = (r.buf.as_ptr(), r.buf.capacity());
+        assert!(kept.1 >= 30_000, "{kept:?}");
+        for id in 2..20 {
+            feed(&c, &mut r, &message(id, 20_000 + 500 * id as usize));
+            assert_eq!((r.buf.as_ptr(), r.buf.capacity()), kept, "message {id}");
+        }
+        // Small messages after them: the buffer is given back.
+        feed(&c, &mut r, &message(30, 100));
+        assert!(r.buf.capacity() <= KEEP_SMALL);
+    }
 
     #[test]
     fn an_id_at_the_end_of_a_line_is_found() {
