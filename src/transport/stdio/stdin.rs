@@ -244,7 +244,7 @@ impl Conn {
         }
         w.queue.clear();
         w.outbox.clear();
-        self.drained.notify_all();
+        self.notify_waiters(&w);
     }
 }
 
