@@ -284,19 +284,13 @@ impl ConnectionPoller {
             .map
             .insert(id, Arc::clone(&conn));
         let p = &self.shared.core.poller;
-        // stdout is not registered yet: the first request claims it (see `lead.rs`). Each pipe
-        // goes to the connection as soon as it is registered, so that a failure half-way
-        // leaves every registered pipe where `unregister` deletes it.
+        // stdout is not registered yet: the first request claims it (see `lead.rs`); stdin
+        // neither: only when it first fills up (see `stdin.rs`).
         if let Err(e) = add(p, &stderr, Event::readable(key(id, STDERR))) {
             self.forget(id);
             return Err(e);
         }
         conn.attach_output(stdout, stderr);
-        if let Err(e) = add(p, &stdin, Event::none(key(id, STDIN))) {
-            conn.detach(p);
-            self.forget(id);
-            return Err(e);
-        }
         conn.attach_stdin(stdin);
         self.start()?;
         Ok(conn)
@@ -357,16 +351,17 @@ pub(super) fn key(id: usize, which: usize) -> usize {
 pub(super) fn add(poller: &Poller, fd: &impl std::os::fd::AsRawFd, ev: Event) -> io::Result<()> {
     // SAFETY: `Poller::add` requires that the descriptor be deleted from the poller before it is
     // closed. Every pipe registered here is owned by a `Conn` (transport/stdio/) and is only ever
-    // dropped after `Poller::delete` on it. The places that take a pipe out of its `Conn` are,
-    // for stdin, `Conn::close_stdin` (stdin.rs; a caller writing at that moment holds a clone of
-    // the handle, so the descriptor closes later still); for all three, `Conn::detach`
-    // (pipes.rs; stdout through `Conn::drop_stdout`, which deletes it when `Lead::in_poller`
-    // says it is registered); for stdout, `Conn::read_available` at end of stream or on a read
-    // error, and `Conn::lead_to_close` (lead.rs), which deletes it before the closing thread
-    // reads (and closes) it; for stderr, `Conn::on_stderr` at its end, and `Conn::take_stderr`,
-    // which deletes it before handing it to the closing thread. stdout is registered only by
-    // `Conn::hand_over` (lead.rs), which sets `Lead::in_poller` under the locks `drop_stdout`
-    // and `lead_to_close` take. Each deletes the pipe before dropping it.
+    // dropped after `Poller::delete` on it. Where a pipe is registered only at some point
+    // (stdin, stdout), a flag set with the registration, under the lock that guards the pipe,
+    // says so: `WriteSide::in_poller` (stdin, set by `Conn::write_outbox` in stdin.rs) and
+    // `Lead::in_poller` (stdout, set by `Conn::hand_over` in lead.rs). The places that take a
+    // pipe out of its `Conn` are: for stdin, `Conn::close_stdin` (stdin.rs; a caller writing at
+    // that moment holds a clone of the handle, so the descriptor closes later still); for
+    // stdout, `Conn::drop_stdout` and `Conn::lead_to_close` (lead.rs; the latter before the
+    // closing thread reads and closes it), and `Conn::read_available` at end of stream or on a
+    // read error; for stderr, `Conn::detach` (pipes.rs), `Conn::on_stderr` at its end, and
+    // `Conn::take_stderr` (before the closing thread reads and closes it). Each deletes the pipe
+    // (when its flag says it is registered) before dropping it.
     #[allow(unsafe_code)] // The crate's one audited unsafe call; see the SAFETY note.
     unsafe {
         poller.add_with_mode(fd, ev, PollMode::Level)

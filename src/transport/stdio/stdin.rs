@@ -24,7 +24,7 @@ use std::time::Instant;
 use polling::{Event, PollMode, Poller};
 
 use super::pipes::Conn;
-use super::poller::{key, STDIN};
+use super::poller::{add, key, STDIN};
 use crate::sync::lock;
 
 /// What became of a write.
@@ -51,6 +51,8 @@ pub(super) struct WriteSide {
     writing: bool,
     /// The poller watches stdin for room.
     want_write: bool,
+    /// stdin is registered with the poller: only once the pipe was first full.
+    in_poller: bool,
     /// Writers waiting for the queue to drain.
     waiting: usize,
 }
@@ -62,7 +64,7 @@ impl WriteSide {
 }
 
 impl Conn {
-    /// Takes the child's stdin (already registered with the poller, with no interest).
+    /// Takes the child's stdin (registered with the poller only when it first fills up).
     pub(super) fn attach_stdin(&self, stdin: ChildStdin) {
         lock(&self.writer).stdin = Some(Arc::new(stdin));
     }
@@ -172,17 +174,17 @@ impl Conn {
                 w.queue.extend(&joined);
                 w.writing = false;
                 if !w.want_write {
-                    w.want_write = true;
-                    if poller
-                        .modify_with_mode(
-                            &*pipe,
-                            Event::writable(key(self.id, STDIN)),
-                            PollMode::Level,
-                        )
-                        .is_err()
-                    {
+                    let interest = Event::writable(key(self.id, STDIN));
+                    let watched = if w.in_poller {
+                        poller.modify_with_mode(&*pipe, interest, PollMode::Level)
+                    } else {
+                        add(poller, &*pipe, interest)
+                    };
+                    if watched.is_err() {
                         return WriteOutcome::Closed;
                     }
+                    w.in_poller = true;
+                    w.want_write = true;
                 }
                 return WriteOutcome::Written;
             }
@@ -240,7 +242,9 @@ impl Conn {
     pub(super) fn close_stdin(&self, poller: &Poller) {
         let mut w = lock(&self.writer);
         if let Some(stdin) = w.stdin.take() {
-            let _ = poller.delete(&*stdin);
+            if std::mem::take(&mut w.in_poller) {
+                let _ = poller.delete(&*stdin);
+            }
         }
         w.queue.clear();
         w.outbox.clear();
