@@ -132,9 +132,10 @@ struct Output<'a> {
 }
 
 impl<'a> Output<'a> {
-    /// Takes stdout out of the poller, when no caller reads it. Before stdin closes: stdout
-    /// ends as the child exits, and the poller thread would report that end itself.
-    fn take_stdout(conn: &'a Conn, poller: &'a Poller) -> Self {
+    /// Takes the output out of the poller (stdout only when no caller reads it). Before stdin
+    /// closes: a child woken by its stdin closing may run (and exit) before this thread runs
+    /// again, and the poller thread would be woken by its pipes ending.
+    fn take(conn: &'a Conn, poller: &'a Poller) -> Self {
         let stdout = conn
             .reader
             .try_lock()
@@ -144,16 +145,9 @@ impl<'a> Output<'a> {
             conn,
             poller,
             stdout,
-            stderr: None,
+            stderr: conn.take_stderr(poller),
             chunk: Vec::new(),
         }
-    }
-
-    /// Takes stderr out of the poller. Right after stdin closes is soon enough: a child exits
-    /// no sooner than it is woken, and should the poller thread see stderr end first, it reads
-    /// the end itself (only stdout's end is reported).
-    fn take_stderr(&mut self) {
-        self.stderr = self.conn.take_stderr(self.poller);
     }
 
     fn stdout_fd(&self) -> Option<BorrowedFd<'_>> {
@@ -299,9 +293,8 @@ impl StdioTransport {
     /// grace period; then the process group is swept so no grandchild survives. The child's
     /// output is read by this thread meanwhile (see [`Output`]).
     pub(super) fn end_process(&self) -> Option<ExitStatus> {
-        let mut out = Output::take_stdout(&self.conn, self.poller.os_poller());
+        let mut out = Output::take(&self.conn, self.poller.os_poller());
         self.poller.close_stdin(&self.conn);
-        out.take_stderr();
         let mut child = lock(&self.child);
         let mut status = wait_for(&mut child, GRACE, Some(&mut out));
         if status.is_none() {

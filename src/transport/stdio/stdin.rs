@@ -53,6 +53,8 @@ pub(super) struct WriteSide {
     want_write: bool,
     /// stdin is registered with the poller: only once the pipe was first full.
     in_poller: bool,
+    /// The pipe was enlarged (the first time it was full, see `write_growing`).
+    grown: bool,
     /// Writers waiting for the queue to drain.
     waiting: usize,
 }
@@ -145,10 +147,11 @@ impl Conn {
             return WriteOutcome::Written;
         }
         w.writing = true;
+        let mut grown = w.grown;
         let mut batch = std::mem::take(&mut w.outbox);
         drop(w);
         loop {
-            let written = match write_now(&pipe, &batch) {
+            let written = match write_growing(&pipe, &batch, &mut grown) {
                 Ok(n) => n,
                 Err(()) => {
                     let mut w = lock(&self.writer);
@@ -159,6 +162,7 @@ impl Conn {
                 }
             };
             let mut w = lock(&self.writer);
+            w.grown |= grown;
             if w.stdin.is_none() {
                 // Closed meanwhile: what is left is dropped, as `close_stdin` drops the queue.
                 w.writing = false;
@@ -250,6 +254,27 @@ impl Conn {
         w.outbox.clear();
         self.notify_waiters(&w);
     }
+}
+
+/// The pipe size asked for a child's stdin the first time it is full (Linux's default is
+/// 64 KiB): larger pipes mean fewer wake-ups per large message. The kernel may refuse (a
+/// per-user limit), which only costs speed.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const PIPE_SIZE: usize = 1024 * 1024;
+
+/// [`write_now`], and the first time the pipe is full (`grown` is false), enlarges it and
+/// writes on.
+fn write_growing(pipe: &ChildStdin, data: &[u8], grown: &mut bool) -> Result<usize, ()> {
+    let written = write_now(pipe, data)?;
+    if written == data.len() || *grown {
+        return Ok(written);
+    }
+    *grown = true;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if rustix::pipe::fcntl_setpipe_size(pipe, PIPE_SIZE).is_ok() {
+        return Ok(written + write_now(pipe, &data[written..])?);
+    }
+    Ok(written)
 }
 
 /// Writes as much of `data` as the pipe takes now; `Err` when the pipe is closed.
