@@ -14,6 +14,10 @@
 //!   handed their answer count as on their way back (`returning`) until they return: writes
 //!   meanwhile wait in the outbox, written by the last one back (or by the leader after
 //!   HOLD_AT_MOST), so the next requests of callers answered together leave together
+//!   a new connection: nobody watches stdout until its first request (the handshake) claims
+//!   it; the first hand-over registers it with the poller
+//!   close: the closing thread leads (lead_to_close) until the child has exited, so its exit
+//!   wakes only that thread (see process.rs)
 //! ```
 //!
 //! A busy connection is thus read by its callers, one at a time, and never goes through the

@@ -1,6 +1,7 @@
 //! The server process: spawned without a shell in its own process group, ended politely
 //! (stdin closed, then SIGTERM, then SIGKILL, each after a grace period) and reaped, its group
-//! swept so no grandchild survives.
+//! swept so no grandchild survives. While it ends, the closing thread reads its output (the
+//! poller thread no longer watches it), so the exit wakes that thread alone.
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
