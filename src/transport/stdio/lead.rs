@@ -172,6 +172,11 @@ impl Conn {
     /// Request `id` was not written: stdout claimed for it (`claim_for`) and not taken since
     /// goes back to the poller thread (or to a follower).
     pub(super) fn unclaim(&self, poller: &Poller, id: i64) {
+        // Not claimed (another thread reads, or a closing thread holds stdout): nothing to give
+        // back, and no reader lock to wait for.
+        if lock(&self.lead).woken != Some(id) {
+            return;
+        }
         let r = lock(&self.reader);
         let mut l = lock(&self.lead);
         if !l.active && l.woken == Some(id) {
