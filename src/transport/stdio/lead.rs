@@ -14,6 +14,10 @@
 //!   handed their answer count as on their way back (`returning`) until they return: writes
 //!   meanwhile wait in the outbox, written by the last one back (or by the leader after
 //!   HOLD_AT_MOST), so the next requests of callers answered together leave together
+//!   a new connection: nobody watches stdout until its first request (the handshake) claims
+//!   it; the first hand-over registers it with the poller
+//!   close: the closing thread leads (lead_to_close) until the child has exited, so its exit
+//!   wakes only that thread (see process.rs)
 //! ```
 //!
 //! A busy connection is thus read by its callers, one at a time, and never goes through the
@@ -29,7 +33,7 @@ use crossbeam_channel::{RecvTimeoutError, TryRecvError};
 use polling::{Event as PollEvent, PollMode, Poller};
 
 use super::pipes::{Conn, ReadSide, ReadStatus};
-use super::poller::{key, STDOUT};
+use super::poller::{add, key, STDOUT};
 use crate::protocol::session::Event;
 use crate::protocol::slot::{HeldWakes, SlotTx};
 use crate::sync::lock;
@@ -45,6 +49,11 @@ pub(crate) struct Lead {
     woken: Option<i64>,
     /// Callers waiting while another leads, longest-waiting first.
     followers: Vec<(i64, SlotTx)>,
+    /// stdout is registered with the poller. A new connection's is not: its first request (the
+    /// handshake) claims stdout before anybody watches it, and the first hand-over registers it.
+    in_poller: bool,
+    /// The poller thread watches stdout (registered, with read interest).
+    armed: bool,
 }
 
 impl Lead {
@@ -131,21 +140,43 @@ impl Conn {
         let Some(stdout) = r.stdout.as_ref() else {
             return;
         };
-        if poller
-            .modify_with_mode(
-                stdout,
-                PollEvent::none(key(self.id, STDOUT)),
-                PollMode::Level,
-            )
-            .is_ok()
-        {
-            l.woken = Some(id);
+        if l.armed {
+            if poller
+                .modify_with_mode(
+                    stdout,
+                    PollEvent::none(key(self.id, STDOUT)),
+                    PollMode::Level,
+                )
+                .is_err()
+            {
+                return;
+            }
+            l.armed = false;
+        }
+        l.woken = Some(id);
+    }
+
+    /// Before a message that is not a request is written: stdout is watched by somebody (a new
+    /// connection's is watched by nobody until its first request claims it).
+    pub(super) fn watch_if_unclaimed(&self, poller: &Poller) {
+        let Ok(r) = self.reader.try_lock() else {
+            // Somebody reads it.
+            return;
+        };
+        let mut l = lock(&self.lead);
+        if !l.active && l.woken.is_none() && !l.armed {
+            self.hand_over(&mut l, &r, poller);
         }
     }
 
     /// Request `id` was not written: stdout claimed for it (`claim_for`) and not taken since
     /// goes back to the poller thread (or to a follower).
     pub(super) fn unclaim(&self, poller: &Poller, id: i64) {
+        // Not claimed (another thread reads, or a closing thread holds stdout): nothing to give
+        // back, and no reader lock to wait for.
+        if lock(&self.lead).woken != Some(id) {
+            return;
+        }
         let r = lock(&self.reader);
         let mut l = lock(&self.lead);
         if !l.active && l.woken == Some(id) {
@@ -171,7 +202,7 @@ impl Conn {
     fn lead(&self, poller: &Poller, caller: &Caller<'_>, deadline: Instant) -> bool {
         // A follower trying to lead no longer counts as one on its way back.
         self.came_back(poller, caller);
-        let was_handed = {
+        let disarm = {
             let mut l = lock(&self.lead);
             if l.active {
                 if !l.followers.iter().any(|(id, _)| *id == caller.id) {
@@ -185,15 +216,16 @@ impl Conn {
             if caller.enlisted.get() {
                 l.followers.retain(|(id, _)| *id != caller.id);
             }
-            // Whoever was woken, the poller is not watching stdout: a hand-off is pending.
-            l.woken.take().is_some()
+            // Whoever was woken (a hand-off was pending), the poller is not watching stdout.
+            l.woken = None;
+            std::mem::take(&mut l.armed)
         };
         let mut r = lock(&self.reader);
         let Some(stdout) = r.stdout.as_ref() else {
             lock(&self.lead).active = false;
             return false;
         };
-        if !was_handed {
+        if disarm {
             let _ = poller.modify_with_mode(
                 stdout,
                 PollEvent::none(key(self.id, STDOUT)),
@@ -266,12 +298,64 @@ impl Conn {
             return;
         }
         if let Some(stdout) = r.stdout.as_ref() {
-            let _ = poller.modify_with_mode(
-                stdout,
-                PollEvent::readable(key(self.id, STDOUT)),
-                PollMode::Level,
-            );
+            let interest = PollEvent::readable(key(self.id, STDOUT));
+            let done = if l.in_poller {
+                poller.modify_with_mode(stdout, interest, PollMode::Level)
+            } else {
+                add(poller, stdout, interest)
+            };
+            match done {
+                Ok(()) => {
+                    l.in_poller = true;
+                    l.armed = true;
+                }
+                Err(e) => log::warn!(
+                    "server `{}`: could not watch its stdout: {e}; it is read only while a \
+                     caller waits",
+                    self.server
+                ),
+            }
         }
+    }
+
+    /// Stops the poller thread watching stdout and deletes it from the poller (the connection
+    /// is closing); `false` when a caller reads it or is about to. `r` is held by the closing
+    /// thread, which reads stdout itself from now on (the other callers follow meanwhile) and
+    /// gives it up with [`stop_leading_to_close`](Self::stop_leading_to_close).
+    pub(super) fn lead_to_close(&self, r: &ReadSide, poller: &Poller) -> bool {
+        let mut l = lock(&self.lead);
+        if l.active {
+            return false;
+        }
+        l.active = true;
+        l.woken = None;
+        l.armed = false;
+        if let Some(stdout) = r.stdout.as_ref() {
+            if std::mem::take(&mut l.in_poller) {
+                let _ = poller.delete(stdout);
+            }
+        }
+        true
+    }
+
+    /// The closing thread is done reading: stdout (no longer in the poller) is closed, and a
+    /// caller that followed meanwhile is woken to find it so.
+    pub(super) fn stop_leading_to_close(&self, r: &mut ReadSide, poller: &Poller) {
+        let mut l = lock(&self.lead);
+        drop(r.stdout.take());
+        l.active = false;
+        self.hand_over(&mut l, r, poller);
+    }
+
+    /// Removes stdout from the poller (when it is there) and closes it.
+    pub(super) fn drop_stdout(&self, r: &mut ReadSide, poller: &Poller) {
+        let mut l = lock(&self.lead);
+        if let Some(stdout) = r.stdout.take() {
+            if std::mem::take(&mut l.in_poller) {
+                let _ = poller.delete(&stdout);
+            }
+        }
+        l.armed = false;
     }
 
     /// `caller` stops waiting: it leaves the followers, and a wake it has not acted on passes
@@ -319,6 +403,7 @@ mod tests {
             active: false,
             woken: None,
             followers: vec![(3, tc), (4, td), (1, ta.clone()), (2, tb)],
+            ..Lead::default()
         };
         assert!(l.wake_next());
         assert_eq!(

@@ -113,7 +113,10 @@ impl Transport for StdioTransport {
                 self.conn.claim_for(self.poller.os_poller(), *id);
                 Some(*id)
             }
-            _ => None,
+            _ => {
+                self.conn.watch_if_unclaimed(self.poller.os_poller());
+                None
+            }
         };
         let outcome = self.poller.write(&self.conn, msg.frame, msg.deadline);
         if let (Some(id), false) = (claim, matches!(outcome, WriteOutcome::Written)) {

@@ -180,12 +180,18 @@ impl Conn {
     /// Removes every pipe from the poller and closes it.
     pub(super) fn detach(&self, poller: &Poller) {
         self.close_stdin(poller);
-        if let Some(stdout) = lock(&self.reader).stdout.take() {
-            let _ = poller.delete(&stdout);
-        }
+        self.drop_stdout(&mut lock(&self.reader), poller);
         if let Some(stderr) = lock(&self.stderr).pipe.take() {
             let _ = poller.delete(&stderr);
         }
+    }
+
+    /// Takes stderr out of the poller for the closing thread, which reads it from now on (see
+    /// [`read_stderr`](Self::read_stderr)); `None` when it is closed already.
+    pub(super) fn take_stderr(&self, poller: &Poller) -> Option<ChildStderr> {
+        let pipe = lock(&self.stderr).pipe.take()?;
+        let _ = poller.delete(&pipe);
+        Some(pipe)
     }
 
     /// The last lines the child wrote to stderr.
@@ -494,35 +500,54 @@ impl Conn {
 
     pub(super) fn on_stderr(&self, poller: &Poller, chunk: &mut [u8]) {
         let mut s = lock(&self.stderr);
+        let Some(mut pipe) = s.pipe.take() else {
+            return;
+        };
+        if self.drain_stderr(&mut s, &mut pipe, chunk) {
+            s.pipe = Some(pipe);
+        } else {
+            let _ = poller.delete(&pipe);
+        }
+    }
+
+    /// Reads what stderr (taken out of the poller, see [`take_stderr`](Self::take_stderr)) has
+    /// now, line by line as the poller thread does; `false` at its end (or on a read error).
+    pub(super) fn read_stderr(&self, pipe: &mut ChildStderr, chunk: &mut [u8]) -> bool {
+        self.drain_stderr(&mut lock(&self.stderr), pipe, chunk)
+    }
+
+    /// stderr (taken out of the poller) has ended with nothing left in it: the line being read,
+    /// if any, is complete.
+    pub(super) fn stderr_ended(&self) {
+        let mut s = lock(&self.stderr);
+        if !s.partial.is_empty() || s.cut > 0 {
+            self.end_stderr_line(&mut s);
+        }
+    }
+
+    /// Reads stderr until it is empty, forwarding and keeping its lines; `false` when it has
+    /// ended (or failed).
+    fn drain_stderr(&self, s: &mut StderrSide, pipe: &mut ChildStderr, chunk: &mut [u8]) -> bool {
         loop {
-            let Some(pipe) = s.pipe.as_mut() else { return };
             match pipe.read(chunk) {
                 Ok(0) => {
-                    if let Some(pipe) = s.pipe.take() {
-                        let _ = poller.delete(&pipe);
-                    }
                     if !s.partial.is_empty() || s.cut > 0 {
-                        self.end_stderr_line(&mut s);
+                        self.end_stderr_line(s);
                     }
-                    return;
+                    return false;
                 }
                 Ok(n) => {
                     let mut data = &chunk[..n];
                     while let Some(pos) = find_newline(data) {
-                        self.keep_stderr(&mut s, &data[..pos]);
-                        self.end_stderr_line(&mut s);
+                        self.keep_stderr(s, &data[..pos]);
+                        self.end_stderr_line(s);
                         data = &data[pos + 1..];
                     }
-                    self.keep_stderr(&mut s, data);
+                    self.keep_stderr(s, data);
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return,
-                Err(_) => {
-                    if let Some(pipe) = s.pipe.take() {
-                        let _ = poller.delete(&pipe);
-                    }
-                    return;
-                }
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => return true,
+                Err(_) => return false,
             }
         }
     }

@@ -34,7 +34,8 @@ use crate::transport::Sink;
 
 /// The poller thread's buffer for draining stderr.
 const READ_CHUNK: usize = 16 * 1024;
-/// The pipe size asked for a child's stdin and stdout (Linux's default is 64 KiB).
+/// The pipe size asked for a child's stdout (Linux's default is 64 KiB; stdin is enlarged
+/// when it first fills up, see `stdin.rs`).
 #[cfg(any(target_os = "linux", target_os = "android"))]
 const PIPE_SIZE: usize = 1024 * 1024;
 
@@ -83,7 +84,7 @@ struct Shared {
 /// What the thread needs.
 struct Core {
     poller: Poller,
-    conns: Mutex<HashMap<usize, Arc<Conn>>>,
+    conns: Mutex<Conns>,
     stopping: AtomicBool,
     next_id: AtomicUsize,
     /// For the process-wide poller: how long the thread stays once no server is registered.
@@ -91,6 +92,29 @@ struct Core {
     /// The thread ended (or is ending) because it had nothing to serve for `linger`; set under
     /// the `conns` lock, so a `register` either finds it set or is seen by the thread.
     retired: AtomicBool,
+}
+
+/// The registered connections, and what the lingering thread needs to know of them.
+#[derive(Default)]
+struct Conns {
+    map: HashMap<usize, Arc<Conn>>,
+    /// When the last connection went (or the thread found none).
+    emptied_at: Option<Instant>,
+    /// The thread waits without a timeout: the last connection going must wake it to start
+    /// its linger (a thread already waiting with one checks `emptied_at` when it wakes).
+    untimed_wait: bool,
+}
+
+impl Conns {
+    /// Removes connection `id`; `true` when the thread must be woken to start its linger.
+    fn remove(&mut self, id: usize, linger: Option<Duration>) -> bool {
+        self.map.remove(&id);
+        if linger.is_none() || !self.map.is_empty() {
+            return false;
+        }
+        self.emptied_at = Some(Instant::now());
+        std::mem::take(&mut self.untimed_wait)
+    }
 }
 
 /// How long the process-wide poller's thread waits for the next server after the last one
@@ -129,7 +153,7 @@ impl ConnectionPoller {
             shared: Arc::new(Shared {
                 core: Arc::new(Core {
                     poller: Poller::new()?,
-                    conns: Mutex::new(HashMap::new()),
+                    conns: Mutex::new(Conns::default()),
                     stopping: AtomicBool::new(false),
                     next_id: AtomicUsize::new(1),
                     linger,
@@ -170,6 +194,8 @@ impl ConnectionPoller {
         }
         self.shared.core.stopping.store(false, Ordering::SeqCst);
         self.shared.core.retired.store(false, Ordering::SeqCst);
+        // A new thread with nothing to serve counts its linger from its start.
+        lock(&self.shared.core.conns).emptied_at = None;
         let core = Arc::clone(&self.shared.core);
         let (alive, ended) = crossbeam_channel::bounded::<()>(0);
         let handle = std::thread::Builder::new()
@@ -192,7 +218,7 @@ impl ConnectionPoller {
 
     /// How many servers are registered.
     pub fn connection_count(&self) -> usize {
-        lock(&self.shared.core.conns).len()
+        lock(&self.shared.core.conns).map.len()
     }
 
     /// Stops the thread and fails every pending request of every registered server with
@@ -218,7 +244,11 @@ impl ConnectionPoller {
             }
             let _ = running.handle.join();
         }
-        let conns: Vec<Arc<Conn>> = lock(&self.shared.core.conns).values().cloned().collect();
+        let conns: Vec<Arc<Conn>> = lock(&self.shared.core.conns)
+            .map
+            .values()
+            .cloned()
+            .collect();
         for conn in conns {
             conn.end("the connection poller was stopped".to_owned());
         }
@@ -246,31 +276,20 @@ impl ConnectionPoller {
         // Larger pipes mean fewer wake-ups per large message; the kernel may refuse (a
         // per-user limit), which only costs speed.
         #[cfg(any(target_os = "linux", target_os = "android"))]
-        for fd in [stdin.as_fd(), stdout.as_fd()] {
-            let _ = rustix::pipe::fcntl_setpipe_size(fd, PIPE_SIZE);
-        }
+        let _ = rustix::pipe::fcntl_setpipe_size(&stdout, PIPE_SIZE);
         let id = self.shared.core.next_id.fetch_add(1, Ordering::Relaxed);
         let conn = Arc::new(Conn::new(id, server, sink, limits, exit_probe));
-        lock(&self.shared.core.conns).insert(id, Arc::clone(&conn));
+        lock(&self.shared.core.conns)
+            .map
+            .insert(id, Arc::clone(&conn));
         let p = &self.shared.core.poller;
-        // Each pipe goes to the connection as soon as it is registered, so that a failure
-        // half-way leaves every registered pipe where `unregister` deletes it.
-        let attached = add(p, &stdout, Event::readable(key(id, STDOUT)))
-            .and_then(|()| add(p, &stderr, Event::readable(key(id, STDERR))));
-        match attached {
-            Ok(()) => conn.attach_output(stdout, stderr),
-            Err(e) => {
-                let _ = p.delete(&stdout);
-                let _ = p.delete(&stderr);
-                lock(&self.shared.core.conns).remove(&id);
-                return Err(e);
-            }
-        }
-        if let Err(e) = add(p, &stdin, Event::none(key(id, STDIN))) {
-            conn.detach(p);
-            lock(&self.shared.core.conns).remove(&id);
+        // stdout is not registered yet: the first request claims it (see `lead.rs`); stdin
+        // neither: only when it first fills up (see `stdin.rs`).
+        if let Err(e) = add(p, &stderr, Event::readable(key(id, STDERR))) {
+            self.forget(id);
             return Err(e);
         }
+        conn.attach_output(stdout, stderr);
         conn.attach_stdin(stdin);
         self.start()?;
         Ok(conn)
@@ -284,12 +303,16 @@ impl ConnectionPoller {
     /// Removes a child's pipes from the poller and closes them.
     pub(crate) fn unregister(&self, conn: &Conn) {
         conn.detach(&self.shared.core.poller);
-        let mut conns = lock(&self.shared.core.conns);
-        conns.remove(&conn.id);
-        if self.shared.core.linger.is_some() && conns.is_empty() {
-            drop(conns);
+        self.forget(conn.id);
+    }
+
+    /// Removes connection `id` from the table.
+    fn forget(&self, id: usize) {
+        let core = &self.shared.core;
+        let wake = lock(&core.conns).remove(id, core.linger);
+        if wake {
             // A thread waiting without a timeout starts counting its linger.
-            let _ = self.shared.core.poller.notify();
+            let _ = core.poller.notify();
         }
     }
 
@@ -324,15 +347,20 @@ pub(super) fn key(id: usize, which: usize) -> usize {
 }
 
 /// Registers a pipe with the poller (level-triggered).
-fn add(poller: &Poller, fd: &impl std::os::fd::AsRawFd, ev: Event) -> io::Result<()> {
+pub(super) fn add(poller: &Poller, fd: &impl std::os::fd::AsRawFd, ev: Event) -> io::Result<()> {
     // SAFETY: `Poller::add` requires that the descriptor be deleted from the poller before it is
     // closed. Every pipe registered here is owned by a `Conn` (transport/stdio/) and is only ever
-    // dropped after `Poller::delete` on it. The places that take a pipe out of its `Conn` are,
-    // for stdin, `Conn::close_stdin` (stdin.rs; a caller writing at that moment holds a clone of
-    // the handle, so the descriptor closes later still); for all three, `Conn::detach`
-    // (pipes.rs); for stdout, `Conn::read_available` at end of stream or on a read error; for
-    // stderr, `Conn::on_stderr` likewise; and `ConnectionPoller::register`, which deletes what it
-    // registered when registering the rest fails. Each deletes the pipe before dropping it.
+    // dropped after `Poller::delete` on it. Where a pipe is registered only at some point
+    // (stdin, stdout), a flag set with the registration, under the lock that guards the pipe,
+    // says so: `WriteSide::in_poller` (stdin, set by `Conn::write_outbox` in stdin.rs) and
+    // `Lead::in_poller` (stdout, set by `Conn::hand_over` in lead.rs). The places that take a
+    // pipe out of its `Conn` are: for stdin, `Conn::close_stdin` (stdin.rs; a caller writing at
+    // that moment holds a clone of the handle, so the descriptor closes later still); for
+    // stdout, `Conn::drop_stdout` and `Conn::lead_to_close` (lead.rs; the latter before the
+    // closing thread reads and closes it), and `Conn::read_available` at end of stream or on a
+    // read error; for stderr, `Conn::detach` (pipes.rs), `Conn::on_stderr` at its end, and
+    // `Conn::take_stderr` (before the closing thread reads and closes it). Each deletes the pipe
+    // (when its flag says it is registered) before dropping it.
     #[allow(unsafe_code)] // The crate's one audited unsafe call; see the SAFETY note.
     unsafe {
         poller.add_with_mode(fd, ev, PollMode::Level)
@@ -344,9 +372,21 @@ fn run(shared: &Core) {
     let mut chunk = vec![0u8; READ_CHUNK];
     loop {
         events.clear();
-        let idle = shared.linger.filter(|_| lock(&shared.conns).is_empty());
-        let began = Instant::now();
-        if let Err(e) = shared.poller.wait(&mut events, idle) {
+        // With no server to serve, the thread waits until `linger` after the last one went.
+        let idle_until = {
+            let mut conns = lock(&shared.conns);
+            let until = match shared.linger {
+                Some(linger) if conns.map.is_empty() => {
+                    let since = *conns.emptied_at.get_or_insert_with(Instant::now);
+                    Some(crate::deadline::add(since, linger))
+                }
+                _ => None,
+            };
+            conns.untimed_wait = until.is_none();
+            until
+        };
+        let timeout = idle_until.map(|t| t.saturating_duration_since(Instant::now()));
+        if let Err(e) = shared.poller.wait(&mut events, timeout) {
             if e.kind() == io::ErrorKind::Interrupted {
                 continue;
             }
@@ -357,16 +397,20 @@ fn run(shared: &Core) {
             break;
         }
         // Woken with nothing to do: a timeout, or a `notify` (which only starts the count).
-        if idle.is_some_and(|linger| events.is_empty() && began.elapsed() >= linger) {
+        if idle_until.is_some() && events.is_empty() {
             let conns = lock(&shared.conns);
-            if conns.is_empty() {
+            let linger = shared.linger.unwrap_or_default();
+            let over = conns
+                .emptied_at
+                .is_some_and(|t| Instant::now() >= crate::deadline::add(t, linger));
+            if conns.map.is_empty() && over {
                 // Decided under the lock `register` takes before it starts the thread.
                 shared.retired.store(true, Ordering::SeqCst);
                 break;
             }
         }
         for ev in events.iter() {
-            let conn = lock(&shared.conns).get(&(ev.key / 4)).cloned();
+            let conn = lock(&shared.conns).map.get(&(ev.key / 4)).cloned();
             let Some(conn) = conn else { continue };
             match ev.key % 4 {
                 STDOUT => conn.on_stdout(&shared.poller, &mut chunk),

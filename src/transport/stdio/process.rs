@@ -1,20 +1,31 @@
 //! The server process: spawned without a shell in its own process group, ended politely
 //! (stdin closed, then SIGTERM, then SIGKILL, each after a grace period) and reaped, its group
-//! swept so no grandchild survives.
+//! swept so no grandchild survives. While it ends, the closing thread reads its output (the
+//! poller thread no longer watches it), so the exit wakes that thread alone.
 
+use std::os::fd::{AsFd, BorrowedFd};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::Mutex;
+use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use polling::Poller;
+use rustix::event::{PollFd, PollFlags};
 use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 
+use super::pipes::{Conn, ReadSide};
 use super::{command_line, StdioTransport, INHERITED_ENV};
 use crate::config::StdioConfig;
 use crate::error::Error;
+use crate::protocol::slot::HeldWakes;
 use crate::sync::lock;
 
 /// How long `close` waits at each step (stdin closed, then SIGTERM) before escalating.
 const GRACE: Duration = Duration::from_secs(2);
+/// How long `close` waits for the child to exit before it reads the child's output as it
+/// comes (see `wait_for`): output that does not fit in the pipes waits that long at most.
+const QUIET: Duration = Duration::from_millis(10);
+/// The buffer for reading a closing child's stderr.
+const STDERR_CHUNK: usize = 16 * 1024;
 
 /// A child's stdin, stdout and stderr.
 pub(super) type Pipes = (ChildStdin, ChildStdout, ChildStderr);
@@ -75,7 +86,7 @@ pub(super) fn describe_exit(child: &Mutex<Proc>) -> String {
     let Ok(mut c) = child.try_lock() else {
         return "the server process is being closed".to_owned();
     };
-    match wait_for(&mut c, Duration::from_millis(50)) {
+    match wait_for(&mut c, Duration::from_millis(50), None) {
         Some(status) => format!("the server process {}", status_text(status)),
         None => "the server closed its stdout".to_owned(),
     }
@@ -109,57 +120,191 @@ impl Proc {
     }
 }
 
-/// Waits up to `limit` for the child to exit, and reaps it.
-fn wait_for(proc: &mut Proc, limit: Duration) -> Option<ExitStatus> {
-    if let Ok(Some(status)) = proc.child.try_wait() {
-        return Some(status);
+/// A closing child's output, read by the closing thread itself while it waits for the exit:
+/// the exit then wakes only that thread, not the poller thread too. stdout is read here when no
+/// caller reads it (`stdout` holds it, see `Conn::lead_to_close`); stderr always (its lines are
+/// logged as the poller thread logs them).
+struct Output<'a> {
+    conn: &'a Conn,
+    poller: &'a Poller,
+    stdout: Option<MutexGuard<'a, ReadSide>>,
+    stderr: Option<ChildStderr>,
+    chunk: Vec<u8>,
+}
+
+impl<'a> Output<'a> {
+    /// Takes the output out of the poller (stdout only when no caller reads it). Before stdin
+    /// closes: a child woken by its stdin closing may run (and exit) before this thread runs
+    /// again, and the poller thread would be woken by its pipes ending.
+    fn take(conn: &'a Conn, poller: &'a Poller) -> Self {
+        let stdout = conn
+            .reader
+            .try_lock()
+            .ok()
+            .filter(|r| conn.lead_to_close(r, poller));
+        Output {
+            conn,
+            poller,
+            stdout,
+            stderr: conn.take_stderr(poller),
+            chunk: Vec::new(),
+        }
     }
-    let deadline = crate::deadline::after(limit);
-    if let Some(pidfd) = &proc.pidfd {
-        loop {
-            let now = Instant::now();
-            let wait =
-                rustix::event::Timespec::try_from(deadline.saturating_duration_since(now)).ok();
-            let mut fds = [rustix::event::PollFd::new(
-                pidfd,
-                rustix::event::PollFlags::IN,
-            )];
-            if let Err(rustix::io::Errno::INTR) = rustix::event::poll(&mut fds, wait.as_ref()) {
-                continue;
+
+    fn stdout_fd(&self) -> Option<BorrowedFd<'_>> {
+        self.stdout.as_ref()?.stdout.as_ref().map(|p| p.as_fd())
+    }
+
+    /// Handles what `poll` said of stdout and stderr.
+    fn ready(&mut self, stdout: PollFlags, stderr: PollFlags) {
+        let ended = PollFlags::HUP | PollFlags::ERR | PollFlags::NVAL;
+        if let Some(r) = self.stdout.as_mut() {
+            if stdout.contains(PollFlags::IN) {
+                let held = HeldWakes::hold();
+                let _ = self.conn.read_available(r, self.poller);
+                drop(held);
+            } else if stdout.intersects(ended) {
+                // Closed, and nothing left in it.
+                drop(r.stdout.take());
             }
-            // Readable (exited), timed out, or the poll failed: either way, ask once more.
+        }
+        if let Some(pipe) = self.stderr.as_mut() {
+            if stderr.contains(PollFlags::IN) {
+                if self.chunk.is_empty() {
+                    self.chunk = vec![0; STDERR_CHUNK];
+                }
+                if !self.conn.read_stderr(pipe, &mut self.chunk) {
+                    self.stderr = None;
+                }
+            } else if stderr.intersects(ended) {
+                self.conn.stderr_ended();
+                self.stderr = None;
+            }
+        }
+    }
+
+    /// The child has exited (or was killed): what it wrote last is read, stdout goes back to
+    /// the callers (closed) and stderr is closed.
+    fn finish(mut self) {
+        if let Ok((_, stdout, stderr)) = poll_output(None, Some(&self), Duration::ZERO) {
+            self.ready(stdout, stderr);
+        }
+        if let Some(mut r) = self.stdout.take() {
+            self.conn.stop_leading_to_close(&mut r, self.poller);
+        }
+    }
+}
+
+/// Waits up to `limit` for the child to exit, and reaps it; reads `out` meanwhile.
+///
+/// With a pidfd, the output is watched only after [`QUIET`]: a child that exits at once (most
+/// do when their stdin closes) then wakes this thread once, at its exit, rather than once for
+/// each pipe it closes on the way. Its output waits in the pipes meanwhile, read when it has
+/// exited (see [`Output::finish`]), or from `QUIET` on.
+fn wait_for(
+    proc: &mut Proc,
+    limit: Duration,
+    mut out: Option<&mut Output<'_>>,
+) -> Option<ExitStatus> {
+    let start = Instant::now();
+    let deadline = crate::deadline::add(start, limit);
+    let quiet_until = match proc.pidfd {
+        Some(_) => crate::deadline::add(start, QUIET.min(limit)),
+        None => start,
+    };
+    // Without a pidfd, process exit has no descriptor to wait on: poll with short, growing
+    // pauses.
+    let mut pause = Duration::from_micros(200);
+    loop {
+        if proc.pidfd.is_none() {
+            if let Ok(Some(status)) = proc.child.try_wait() {
+                return Some(status);
+            }
+        }
+        let now = Instant::now();
+        let left = deadline.saturating_duration_since(now);
+        if left.is_zero() {
+            return proc.child.try_wait().ok().flatten();
+        }
+        let quiet = now < quiet_until;
+        let wait = if quiet {
+            quiet_until - now
+        } else if proc.pidfd.is_some() {
+            left
+        } else {
+            let p = pause.min(left);
+            pause = (pause * 2).min(Duration::from_millis(20));
+            p
+        };
+        let watched = if quiet { None } else { out.as_deref() };
+        let pidfd = proc.pidfd.as_ref().map(|p| p.as_fd());
+        let (exited, stdout, stderr) = match poll_output(pidfd, watched, wait) {
+            Ok(ready) => ready,
+            Err(rustix::io::Errno::INTR) => continue,
+            // A failed poll: ask once more, without waiting.
+            Err(_) => return proc.child.try_wait().ok().flatten(),
+        };
+        if let Some(o) = out.as_deref_mut() {
+            o.ready(stdout, stderr);
+        }
+        if exited {
             return proc.child.try_wait().ok().flatten();
         }
     }
-    // No pidfd: process exit has no descriptor to wait on, so poll with short, growing pauses.
-    let mut pause = Duration::from_micros(200);
-    loop {
-        if let Ok(Some(status)) = proc.child.try_wait() {
-            return Some(status);
+}
+
+/// Waits up to `wait` for `pidfd` (the exit) or the open pipes of `out`; returns whether the
+/// child exited and what stdout and stderr have. Sleeps when there is nothing to watch.
+fn poll_output(
+    pidfd: Option<BorrowedFd<'_>>,
+    out: Option<&Output<'_>>,
+    wait: Duration,
+) -> rustix::io::Result<(bool, PollFlags, PollFlags)> {
+    let mut fds = Vec::with_capacity(3);
+    let pid_at = at(&mut fds, pidfd);
+    let (out_at, err_at) = match out {
+        Some(o) => (
+            at(&mut fds, o.stdout_fd()),
+            at(&mut fds, o.stderr.as_ref().map(|p| p.as_fd())),
+        ),
+        None => (None, None),
+    };
+    if fds.is_empty() {
+        if !wait.is_zero() {
+            std::thread::sleep(wait);
         }
-        let now = Instant::now();
-        if now >= deadline {
-            return None;
-        }
-        std::thread::sleep(pause.min(deadline - now));
-        pause = (pause * 2).min(Duration::from_millis(20));
+        return Ok((false, PollFlags::empty(), PollFlags::empty()));
     }
+    let timeout = rustix::event::Timespec::try_from(wait).ok();
+    rustix::event::poll(&mut fds, timeout.as_ref())?;
+    let flags = |i: Option<usize>| i.map_or(PollFlags::empty(), |i| fds[i].revents());
+    Ok((!flags(pid_at).is_empty(), flags(out_at), flags(err_at)))
+}
+
+/// Adds `fd` (when there is one) to `fds`, for reading; returns its index.
+fn at<'f>(fds: &mut Vec<PollFd<'f>>, fd: Option<BorrowedFd<'f>>) -> Option<usize> {
+    fd.map(|fd| {
+        fds.push(PollFd::from_borrowed_fd(fd, PollFlags::IN));
+        fds.len() - 1
+    })
 }
 
 impl StdioTransport {
     /// Ends the child as the spec asks: stdin closed, then SIGTERM, then SIGKILL, each after a
-    /// grace period; then the process group is swept so no grandchild survives.
+    /// grace period; then the process group is swept so no grandchild survives. The child's
+    /// output is read by this thread meanwhile (see [`Output`]).
     pub(super) fn end_process(&self) -> Option<ExitStatus> {
+        let mut out = Output::take(&self.conn, self.poller.os_poller());
         self.poller.close_stdin(&self.conn);
         let mut child = lock(&self.child);
-        let mut status = wait_for(&mut child, GRACE);
+        let mut status = wait_for(&mut child, GRACE, Some(&mut out));
         if status.is_none() {
             log::debug!(
                 "server `{}`: still running {GRACE:?} after stdin closed; sending SIGTERM",
                 self.server
             );
             self.signal_group(Signal::TERM);
-            status = wait_for(&mut child, GRACE);
+            status = wait_for(&mut child, GRACE, Some(&mut out));
         }
         if status.is_none() {
             log::warn!("server `{}`: ignored SIGTERM; sending SIGKILL", self.server);
@@ -168,6 +313,7 @@ impl StdioTransport {
             status = child.child.wait().ok();
         }
         drop(child);
+        out.finish();
         self.sweep_group();
         status
     }

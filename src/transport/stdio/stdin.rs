@@ -24,7 +24,7 @@ use std::time::Instant;
 use polling::{Event, PollMode, Poller};
 
 use super::pipes::Conn;
-use super::poller::{key, STDIN};
+use super::poller::{add, key, STDIN};
 use crate::sync::lock;
 
 /// What became of a write.
@@ -51,6 +51,10 @@ pub(super) struct WriteSide {
     writing: bool,
     /// The poller watches stdin for room.
     want_write: bool,
+    /// stdin is registered with the poller: only once the pipe was first full.
+    in_poller: bool,
+    /// The pipe was enlarged (the first time it was full, see `write_growing`).
+    grown: bool,
     /// Writers waiting for the queue to drain.
     waiting: usize,
 }
@@ -62,7 +66,7 @@ impl WriteSide {
 }
 
 impl Conn {
-    /// Takes the child's stdin (already registered with the poller, with no interest).
+    /// Takes the child's stdin (registered with the poller only when it first fills up).
     pub(super) fn attach_stdin(&self, stdin: ChildStdin) {
         lock(&self.writer).stdin = Some(Arc::new(stdin));
     }
@@ -143,10 +147,11 @@ impl Conn {
             return WriteOutcome::Written;
         }
         w.writing = true;
+        let mut grown = w.grown;
         let mut batch = std::mem::take(&mut w.outbox);
         drop(w);
         loop {
-            let written = match write_now(&pipe, &batch) {
+            let written = match write_growing(&pipe, &batch, &mut grown) {
                 Ok(n) => n,
                 Err(()) => {
                     let mut w = lock(&self.writer);
@@ -157,6 +162,7 @@ impl Conn {
                 }
             };
             let mut w = lock(&self.writer);
+            w.grown |= grown;
             if w.stdin.is_none() {
                 // Closed meanwhile: what is left is dropped, as `close_stdin` drops the queue.
                 w.writing = false;
@@ -172,17 +178,17 @@ impl Conn {
                 w.queue.extend(&joined);
                 w.writing = false;
                 if !w.want_write {
-                    w.want_write = true;
-                    if poller
-                        .modify_with_mode(
-                            &*pipe,
-                            Event::writable(key(self.id, STDIN)),
-                            PollMode::Level,
-                        )
-                        .is_err()
-                    {
+                    let interest = Event::writable(key(self.id, STDIN));
+                    let watched = if w.in_poller {
+                        poller.modify_with_mode(&*pipe, interest, PollMode::Level)
+                    } else {
+                        add(poller, &*pipe, interest)
+                    };
+                    if watched.is_err() {
                         return WriteOutcome::Closed;
                     }
+                    w.in_poller = true;
+                    w.want_write = true;
                 }
                 return WriteOutcome::Written;
             }
@@ -240,12 +246,35 @@ impl Conn {
     pub(super) fn close_stdin(&self, poller: &Poller) {
         let mut w = lock(&self.writer);
         if let Some(stdin) = w.stdin.take() {
-            let _ = poller.delete(&*stdin);
+            if std::mem::take(&mut w.in_poller) {
+                let _ = poller.delete(&*stdin);
+            }
         }
         w.queue.clear();
         w.outbox.clear();
-        self.drained.notify_all();
+        self.notify_waiters(&w);
     }
+}
+
+/// The pipe size asked for a child's stdin the first time it is full (Linux's default is
+/// 64 KiB): larger pipes mean fewer wake-ups per large message. The kernel may refuse (a
+/// per-user limit), which only costs speed.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+const PIPE_SIZE: usize = 1024 * 1024;
+
+/// [`write_now`], and the first time the pipe is full (`grown` is false), enlarges it and
+/// writes on.
+fn write_growing(pipe: &ChildStdin, data: &[u8], grown: &mut bool) -> Result<usize, ()> {
+    let written = write_now(pipe, data)?;
+    if written == data.len() || *grown {
+        return Ok(written);
+    }
+    *grown = true;
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    if rustix::pipe::fcntl_setpipe_size(pipe, PIPE_SIZE).is_ok() {
+        return Ok(written + write_now(pipe, &data[written..])?);
+    }
+    Ok(written)
 }
 
 /// Writes as much of `data` as the pipe takes now; `Err` when the pipe is closed.
