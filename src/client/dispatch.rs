@@ -63,6 +63,10 @@ struct LaneState<T> {
     items: VecDeque<(T, usize)>,
     bytes: usize,
     closed: bool,
+    /// Threads waiting on `ready` and on `room`: a condvar is only signalled when somebody
+    /// waits on it (a signal costs a system call even with no waiter).
+    waiting_ready: usize,
+    waiting_room: usize,
 }
 
 /// Why an entry was not queued.
@@ -79,6 +83,8 @@ impl<T> Lane<T> {
                 items: VecDeque::new(),
                 bytes: 0,
                 closed: false,
+                waiting_ready: 0,
+                waiting_room: 0,
             }),
             ready: Condvar::new(),
             room: Condvar::new(),
@@ -104,8 +110,11 @@ impl<T> Lane<T> {
         }
         s.items.push_back((item, bytes));
         s.bytes += bytes;
+        let wake = s.waiting_ready > 0;
         drop(s);
-        self.ready.notify_one();
+        if wake {
+            self.ready.notify_one();
+        }
         Ok(())
     }
 
@@ -119,11 +128,16 @@ impl<T> Lane<T> {
             if self.fits(&s, bytes) {
                 s.items.push_back((item, bytes));
                 s.bytes += bytes;
+                let wake = s.waiting_ready > 0;
                 drop(s);
-                self.ready.notify_one();
+                if wake {
+                    self.ready.notify_one();
+                }
                 return true;
             }
+            s.waiting_room += 1;
             s = self.room.wait(s).unwrap_or_else(|p| p.into_inner());
+            s.waiting_room -= 1;
         }
     }
 
@@ -136,25 +150,37 @@ impl<T> Lane<T> {
             }
             if let Some((item, bytes)) = s.items.pop_front() {
                 s.bytes -= bytes;
+                let wake = s.waiting_room > 0;
                 drop(s);
-                self.room.notify_one();
+                if wake {
+                    self.room.notify_one();
+                }
                 return Some(item);
             }
+            s.waiting_ready += 1;
             s = self.ready.wait(s).unwrap_or_else(|p| p.into_inner());
+            s.waiting_ready -= 1;
         }
     }
 
-    /// Closes the lane: what waits is dropped, and every waiter wakes.
-    /// Closes the lane and returns what was still waiting.
+    /// Closes the lane and returns what was still waiting; every waiter wakes.
     fn close(&self) -> Vec<T> {
-        let dropped = {
+        let (dropped, ready, room) = {
             let mut s = lock(&self.state);
             s.closed = true;
             s.bytes = 0;
-            std::mem::take(&mut s.items)
+            (
+                std::mem::take(&mut s.items),
+                s.waiting_ready > 0,
+                s.waiting_room > 0,
+            )
         };
-        self.ready.notify_all();
-        self.room.notify_all();
+        if ready {
+            self.ready.notify_all();
+        }
+        if room {
+            self.room.notify_all();
+        }
         dropped.into_iter().map(|(item, _)| item).collect()
     }
 }
