@@ -239,20 +239,7 @@ impl Conn {
                 let Some(pipe) = stdout.as_mut() else {
                     return ReadStatus::Gone;
                 };
-                // A large line: read straight into the frame buffer, at most READ_LIMIT per
-                // round and never past one byte over the size cap, so the cap is checked as
-                // the line arrives and the buffer never grows past it.
-                let room = (self.max_message.saturating_add(1))
-                    .saturating_sub(buf.len())
-                    .max(1);
-                let limit = READ_LIMIT.min(room as u64);
-                let cap = self.max_message.saturating_add(1);
-                let want = (*big_hint).min(cap);
-                if buf.capacity() < want {
-                    // A large line like the last one: its whole size at once, one allocation.
-                    buf.reserve_exact(want - buf.len());
-                }
-                reserve_within(buf, limit as usize, cap);
+                let limit = size_large_read(buf, *big_hint, self.max_message);
                 let before = buf.len();
                 let res = (&mut *pipe).take(limit).read_to_end(buf);
                 let got = buf.len() - before;
@@ -641,6 +628,29 @@ fn keep_last(tail: &mut Vec<u8>, data: &[u8]) {
     tail.extend_from_slice(data);
 }
 
+/// Makes room in `buf` for the next read of a large line and returns how much to read: at most
+/// `READ_LIMIT` per round and never past one byte over `max_message`, so the cap is checked as
+/// the line arrives and the buffer never grows past it. A line like the last large one
+/// (`big_hint` bytes) gets its whole size at once, and room left is filled before the buffer
+/// grows, so a line of the size foreseen ends in the buffer made for it (not one grown to twice
+/// its size, which the allocator would map afresh for every message).
+fn size_large_read(buf: &mut Vec<u8>, big_hint: usize, max_message: usize) -> u64 {
+    let cap = max_message.saturating_add(1);
+    let room = cap.saturating_sub(buf.len()).max(1);
+    let limit = READ_LIMIT.min(room as u64);
+    let want = big_hint.min(cap);
+    if buf.capacity() < want {
+        buf.reserve_exact(want - buf.len());
+    }
+    let spare = buf.capacity() - buf.len();
+    if spare > 0 {
+        limit.min(spare as u64)
+    } else {
+        reserve_within(buf, limit as usize, cap);
+        limit
+    }
+}
+
 /// Makes room in `buf` for `n` more bytes, growing it geometrically (as `Vec` does) but never
 /// past `cap` bytes unless `n` needs it: a line that turns out too large costs about the cap,
 /// not twice it.
@@ -813,6 +823,33 @@ mod tests {
         assert_eq!(&tail[SUFFIX - 50..], &[2; 50]);
         keep_last(&mut tail, &[3; 300]);
         assert_eq!(tail, vec![3; SUFFIX]);
+    }
+
+    #[test]
+    fn a_large_line_of_the_size_foreseen_stays_in_its_buffer() {
+        let line = 10 * 1024 * 1024 + 1;
+        let mut buf = vec![b'x'; SCRATCH];
+        // The first read sizes the buffer for the whole line at once.
+        let n = size_large_read(&mut buf, line, 64 * 1024 * 1024) as usize;
+        let capacity = buf.capacity();
+        assert!(capacity >= line && capacity < line + SCRATCH, "{capacity}");
+        assert_eq!(n, READ_LIMIT as usize);
+        // Read after read, up to the end of the line, the buffer neither grows nor moves.
+        while buf.len() < line {
+            let n = size_large_read(&mut buf, line, 64 * 1024 * 1024) as usize;
+            assert!(n > 0);
+            let ptr = buf.as_ptr();
+            let take = n.min(line - buf.len());
+            buf.resize(buf.len() + take, b'x');
+            assert_eq!((buf.as_ptr(), buf.capacity()), (ptr, capacity));
+        }
+        // A line longer than foreseen: the full buffer grows, geometrically, within the cap.
+        buf.resize(buf.capacity(), b'x');
+        let n = size_large_read(&mut buf, line, 16 * 1024 * 1024);
+        assert!(n > 0 && buf.capacity() > capacity && buf.capacity() <= 16 * 1024 * 1024 + 1);
+        // Never past one byte over the cap.
+        let mut near = vec![0u8; 100];
+        assert_eq!(size_large_read(&mut near, 0, 100), 1);
     }
 
     #[test]
