@@ -344,11 +344,47 @@ impl Serialize for Content {
     }
 }
 
-/// Parses a known block's members, the `"type"` member removed so it does not land in `extra`.
-fn block<T: DeserializeOwned>(mut map: Map, kind: &str) -> Result<T, String> {
-    map.shift_remove("type");
-    serde_json::from_value(Value::Object(map))
-        .map_err(|e| format!("invalid `{kind}` content block: {e}"))
+/// A known block's members, the `"type"` member left out so it does not land in `extra`: read
+/// into the struct of its kind.
+trait Block {
+    fn read<T: DeserializeOwned>(self, kind: &str) -> Result<T, String>;
+}
+
+/// The members of a block read whole.
+impl Block for Map {
+    fn read<T: DeserializeOwned>(mut self, kind: &str) -> Result<T, String> {
+        self.shift_remove("type");
+        serde_json::from_value(Value::Object(self))
+            .map_err(|e| format!("invalid `{kind}` content block: {e}"))
+    }
+}
+
+/// The members of a block (no name repeated) and where its `"type"` is among them: read
+/// straight into the struct, with no intermediate map.
+impl Block for (Members<'_>, usize) {
+    fn read<T: DeserializeOwned>(self, kind: &str) -> Result<T, String> {
+        let (members, type_at) = self;
+        let rest = members
+            .into_iter()
+            .enumerate()
+            .filter(|(i, _)| *i != type_at)
+            .map(|(_, member)| member);
+        T::deserialize(MapDeserializer::<_, serde_json::Error>::new(rest))
+            .map_err(|e| format!("invalid `{kind}` content block: {e}"))
+    }
+}
+
+/// The known block kinds: a block of one of them read into its variant, `Err(block)` given
+/// back for any other kind.
+fn known<B: Block>(kind: &str, block: B) -> Result<Result<Content, String>, B> {
+    Ok(match kind {
+        "text" => block.read(kind).map(Content::Text),
+        "image" => block.read(kind).map(Content::Image),
+        "audio" => block.read(kind).map(Content::Audio),
+        "resource_link" => block.read(kind).map(Content::ResourceLink),
+        "resource" => block.read(kind).map(Content::Resource),
+        _ => return Err(block),
+    })
 }
 
 /// A block read whole, by the rules it was always read with: a known `"type"` (the last one,
@@ -362,14 +398,7 @@ fn from_value(value: Value) -> Result<Content, String> {
         .and_then(Value::as_str)
         .unwrap_or("")
         .to_owned();
-    match kind.as_str() {
-        "text" => block(map, &kind).map(Content::Text),
-        "image" => block(map, &kind).map(Content::Image),
-        "audio" => block(map, &kind).map(Content::Audio),
-        "resource_link" => block(map, &kind).map(Content::ResourceLink),
-        "resource" => block(map, &kind).map(Content::Resource),
-        _ => Ok(Content::Unknown(Value::Object(map))),
-    }
+    known(&kind, map).unwrap_or_else(|map| Ok(Content::Unknown(Value::Object(map))))
 }
 
 /// The members of a block, in document order, each read as a [`Value`].
@@ -379,51 +408,34 @@ type Members<'de> = Vec<(Cow<'de, str>, Value)>;
 /// names is quadratic); a larger block is read as a map.
 const MAX_MEMBERS: usize = 16;
 
-/// Reads a known block's members (without `"type"`) straight into `T`: the same result and
-/// the same error as [`block`] gives for a block that names no member twice.
-fn members_into<T: DeserializeOwned>(
-    members: Members<'_>,
-    type_at: usize,
-    kind: &str,
-) -> Result<T, String> {
-    let rest = members
-        .into_iter()
-        .enumerate()
-        .filter(|(i, _)| *i != type_at)
-        .map(|(_, member)| member);
-    T::deserialize(MapDeserializer::<_, serde_json::Error>::new(rest))
-        .map_err(|e| format!("invalid `{kind}` content block: {e}"))
-}
-
 /// A block from its members. When no name repeats, a known block is read member by member
 /// (no intermediate map); otherwise the members become a map as [`Value`] would build it
 /// (a repeated name keeps its first place and its last value) and [`from_value`] reads it.
-fn from_members(members: Members<'_>) -> Result<Content, String> {
+fn from_members(mut members: Members<'_>) -> Result<Content, String> {
     let distinct = members.len() <= MAX_MEMBERS
         && members
             .iter()
             .enumerate()
             .all(|(i, (name, _))| members[..i].iter().all(|(other, _)| other != name));
     let type_at = members.iter().position(|(name, _)| name == "type");
-    let kind = type_at.and_then(|i| members[i].1.as_str());
-    match (distinct, type_at, kind) {
-        (true, Some(at), Some("text")) => members_into(members, at, "text").map(Content::Text),
-        (true, Some(at), Some("image")) => members_into(members, at, "image").map(Content::Image),
-        (true, Some(at), Some("audio")) => members_into(members, at, "audio").map(Content::Audio),
-        (true, Some(at), Some("resource_link")) => {
-            members_into(members, at, "resource_link").map(Content::ResourceLink)
-        }
-        (true, Some(at), Some("resource")) => {
-            members_into(members, at, "resource").map(Content::Resource)
-        }
-        _ => {
-            let mut map = Map::new();
-            for (name, value) in members {
-                map.insert(name.into_owned(), value);
+    if let (true, Some(at)) = (distinct, type_at) {
+        if let Value::String(kind) = &mut members[at].1 {
+            // The kind is moved out for the time of the match (the read leaves `"type"` out).
+            let kind = std::mem::take(kind);
+            match known(&kind, (members, at)) {
+                Ok(content) => return content,
+                Err((back, _)) => {
+                    members = back;
+                    members[at].1 = Value::String(kind);
+                }
             }
-            from_value(Value::Object(map))
         }
     }
+    let mut map = Map::new();
+    for (name, value) in members {
+        map.insert(name.into_owned(), value);
+    }
+    from_value(Value::Object(map))
 }
 
 impl<'de> Deserialize<'de> for Content {
