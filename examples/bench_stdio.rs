@@ -402,7 +402,7 @@ fn rustix_cpuset() -> rustix::thread::CpuSet {
 /// The medians of `rounds` interleaved client/floor rounds, and each side's (min, max) round.
 type Medians = (f64, f64, (f64, f64), (f64, f64));
 
-fn median_of(rounds: usize, mut f: impl FnMut() -> (f64, f64)) -> Medians {
+fn median_of(rounds: usize, f: &mut dyn FnMut() -> (f64, f64)) -> Medians {
     let (mut cs, mut fs): (Vec<f64>, Vec<f64>) = (0..rounds).map(|_| f()).unzip();
     let mid = |v: &mut Vec<f64>| {
         v.sort_by(|a, b| a.total_cmp(b));
@@ -416,7 +416,16 @@ fn run(label: &str) -> Vec<Row> {
     let quick = std::env::var_os("BENCH_QUICK").is_some();
     let (k, rounds) = if quick { (1, 3) } else { (8, 9) };
     let mut rows = Vec::new();
-    let mut row = |name, unit, higher_better, (client, floor, spread, floor_spread): Medians| {
+    // BENCH_ROWS=seq,8 (substrings of row names) runs only those rows.
+    let only = std::env::var("BENCH_ROWS").ok();
+    let mut row = |name: &'static str, unit, higher_better, f: &mut dyn FnMut() -> (f64, f64)| {
+        if only
+            .as_deref()
+            .is_some_and(|o| !o.split(',').any(|w| name.contains(w)))
+        {
+            return;
+        }
+        let (client, floor, spread, floor_spread) = median_of(rounds, f);
         eprintln!("[{label}] {name}: client {client:.1} floor {floor:.1} {unit}");
         rows.push(Row {
             name,
@@ -428,47 +437,17 @@ fn run(label: &str) -> Vec<Row> {
             floor_spread,
         });
     };
-    // BENCH_ROWS=seq,8 (substrings of row names) runs only those rows.
-    let only = std::env::var("BENCH_ROWS").ok();
-    let want = |name: &str| {
-        only.as_deref()
-            .is_none_or(|o| o.split(',').any(|w| name.contains(w)))
-    };
-    if want("sequential tools/call") {
-        row(
-            "sequential tools/call",
-            "us/call",
-            false,
-            median_of(rounds, || seq_call(1000 * k)),
-        );
-    }
-    if want("8 threads, one connection") {
-        row(
-            "8 threads, one connection",
-            "calls/s",
-            true,
-            median_of(rounds, || threads8(250 * k)),
-        );
-    }
-    if want("spawn+init+list+close") {
-        row(
-            "spawn+init+list+close",
-            "ms",
-            false,
-            median_of(rounds, || lifecycle(3 * k)),
-        );
-    }
-    if want("32 servers in parallel") {
-        row(
-            "32 servers in parallel",
-            "ms",
-            false,
-            median_of(rounds, parallel32),
-        );
-    }
-    if want("16 MB result") {
-        row("16 MB result", "ms", false, median_of(rounds, || large(k)));
-    }
+    row("sequential tools/call", "us/call", false, &mut || {
+        seq_call(1000 * k)
+    });
+    row("8 threads, one connection", "calls/s", true, &mut || {
+        threads8(250 * k)
+    });
+    row("spawn+init+list+close", "ms", false, &mut || {
+        lifecycle(3 * k)
+    });
+    row("32 servers in parallel", "ms", false, &mut parallel32);
+    row("16 MB result", "ms", false, &mut || large(k));
     rows
 }
 
