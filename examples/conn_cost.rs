@@ -4,7 +4,7 @@
 //! | mode | what it does |
 //! |---|---|
 //! | `idle` | connects one client to the fixture server, makes a call, prints the memory of the idle process |
-//! | `idle-hub N` | connects a Hub of N fixture servers, prints the memory of the idle process |
+//! | `idle-hub N` | connects a Hub of N fixture servers (`connect_all`), prints the memory of the idle process; then again after a `resolve` whose tool set is dropped |
 //! | `baseline` | prints the memory of the same process holding nothing |
 //! | `cycle N` | N times: connect, `list_tools`, close; prints the time per cycle (and serves `strace -f -c`) |
 //! | `cycle-legacy N` | the same with `ProtocolMode::Legacy` (no `server/discover` probe) |
@@ -143,10 +143,15 @@ fn main() -> ExitCode {
             let configs =
                 (0..n).map(|i| fixture(format!("s{i}"), &["--extra-tools", &(i % 5).to_string()]));
             let hub = Hub::new(configs.collect::<Vec<_>>());
+            let failed = hub.connect_all();
+            assert!(failed.is_empty(), "{failed:?}");
+            report(&format!("a Hub of {n} idle servers"));
+            // What the allocator keeps of a whole tool set, built and dropped.
             let set = hub.resolve(&Run::new());
             assert!(set.failed.is_empty(), "{:?}", set.failed);
+            let tools = set.tools.len();
             drop(set);
-            report(&format!("a Hub of {n} idle servers"));
+            report(&format!("the same after a resolve of its {tools} tools, dropped"));
             hub.disconnect();
         }
         Some("baseline") => {

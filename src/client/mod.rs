@@ -310,9 +310,13 @@ impl Client {
     /// # Errors
     /// As [`ping`](Self::ping); [`Error::Protocol`] for a malformed result or a cursor loop.
     pub fn list_tools(&self) -> Result<Vec<Tool>, Error> {
-        let tools =
-            self.collect_pages(|c| self.list_tools_page(c).map(|p| (p.tools, p.next_cursor)))?;
-        self.remember_task_support(&tools);
+        self.list_tools_as::<ListToolsResult>()
+    }
+
+    /// Every page of `tools/list`, each read as `P` (see [`ToolPage`]).
+    pub(crate) fn list_tools_as<P: ToolPage>(&self) -> Result<Vec<P::Item>, Error> {
+        let tools = self.collect_pages(|c| self.list_tools_page_as::<P>(c).map(P::into_parts))?;
+        self.remember_task_support(tools.iter().filter_map(P::requires_task));
         Ok(tools)
     }
 
@@ -324,6 +328,11 @@ impl Client {
     /// In the modern era, a tool whose `x-mcp-header` annotations are invalid is left out (it
     /// could not be called correctly over HTTP), with a warning logged.
     pub fn list_tools_page(&self, cursor: Option<&str>) -> Result<ListToolsResult, Error> {
+        self.list_tools_page_as(cursor)
+    }
+
+    /// One page of `tools/list`, read as `P`.
+    fn list_tools_page_as<P: ToolPage>(&self, cursor: Option<&str>) -> Result<P, Error> {
         let conn = self.connection()?;
         if let Some(m) = conn.modern.clone() {
             let mut v = self
@@ -802,6 +811,27 @@ fn json_kind(v: &Value) -> &'static str {
 mod memory_tests;
 #[cfg(test)]
 mod tasks_tests;
+
+/// A `tools/list` page as a caller reads it: [`ListToolsResult`] for [`Client::list_tools`], the
+/// Hub's compact form (`hub::compact::KeptPage`) for the Hub, which keeps each tool as it is read.
+pub(crate) trait ToolPage: DeserializeOwned {
+    /// One tool as this page keeps it.
+    type Item;
+    /// The page's tools and its `nextCursor`.
+    fn into_parts(self) -> (Vec<Self::Item>, Option<String>);
+    /// The tool's name when its `execution.taskSupport` is `required`.
+    fn requires_task(item: &Self::Item) -> Option<&str>;
+}
+
+impl ToolPage for ListToolsResult {
+    type Item = Tool;
+    fn into_parts(self) -> (Vec<Tool>, Option<String>) {
+        (self.tools, self.next_cursor)
+    }
+    fn requires_task(tool: &Tool) -> Option<&str> {
+        (tool.task_support() == crate::model::TaskSupport::Required).then_some(tool.name.as_str())
+    }
+}
 
 #[cfg(test)]
 mod tests {

@@ -11,9 +11,7 @@ use super::options::CallOptions;
 use super::tasks::{TaskCtx, TaskErrorKind, TaskHandle, MAX_QUEUED_TASK_PROGRESS};
 use super::Client;
 use crate::error::Error;
-use crate::model::{
-    CallToolResult, CreateTaskResult, ListTasksResult, Task, TaskSupport, TasksCapability, Tool,
-};
+use crate::model::{CallToolResult, CreateTaskResult, ListTasksResult, Task, TasksCapability};
 use crate::sync::lock;
 
 impl Client {
@@ -140,7 +138,7 @@ impl Client {
                 }
             },
         };
-        if tools.get(name) != Some(&TaskSupport::Required) {
+        if !tools.contains(name) {
             return None;
         }
         if let Err(e) = opts.check(self.server_name()) {
@@ -161,9 +159,9 @@ impl Client {
         )
     }
 
-    /// Remembers the task support of `tools` (a whole `tools/list`) for the current connection,
-    /// when the server offers tasks.
-    pub(super) fn remember_task_support(&self, tools: &[Tool]) {
+    /// Remembers which tools of a whole `tools/list` require task-augmented calls (`required`
+    /// names them), for the current connection, when the server offers tasks.
+    pub(super) fn remember_task_support<'a>(&self, required: impl Iterator<Item = &'a str>) {
         let Ok(conn) = self.connection() else { return };
         if conn
             .init
@@ -173,11 +171,8 @@ impl Client {
         {
             return;
         }
-        let map = tools
-            .iter()
-            .map(|t| (t.name.clone(), t.task_support()))
-            .collect();
-        *lock(&conn.task_tools) = Some(Arc::new(map));
+        let names = required.map(str::to_owned).collect();
+        *lock(&conn.task_tools) = Some(Arc::new(names));
     }
 
     /// A task (`tasks/get`).

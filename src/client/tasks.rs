@@ -17,7 +17,7 @@
 //! In the modern era (2026-07-28) the same handle drives a task of the extension
 //! `io.modelcontextprotocol/tasks` (see `tasks_modern.rs`).
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -30,12 +30,10 @@ use super::options::CallOptions;
 use crate::config::{Secrets, MAX_TIMEOUT};
 use crate::deadline;
 use crate::error::Error;
-use crate::model::{
-    CallToolResult, CreateTaskResult, Progress, Task, TaskStatus, TaskSupport, TasksCapability,
-};
+use crate::model::{CallToolResult, CreateTaskResult, Progress, Task, TaskStatus, TasksCapability};
 
-/// Each tool's task support, from the last `tools/list` of a connection.
-pub(crate) type TaskTools = Mutex<Option<Arc<HashMap<String, TaskSupport>>>>;
+/// The tools whose task support is `required`, from the last `tools/list` of a connection.
+pub(crate) type TaskTools = Mutex<Option<Arc<HashSet<String>>>>;
 
 /// The progress updates of a task that may wait for its caller to read them.
 pub(super) const MAX_QUEUED_TASK_PROGRESS: usize = 64;

@@ -7,14 +7,19 @@
 //! ([`HubTool`](super::HubTool), at most once per tool per run). A tool whose text would not
 //! read back as an equal tool is kept as a tool instead: a copy with exact sizes (objects with
 //! `Map::with_capacity`, arrays and strings exactly as long as they are), members in the same
-//! order. The kept form is made on the thread that keeps it (not on the thread that parsed the
-//! list), so the parsing thread's allocations are all transient.
+//! order.
+//!
+//! A server's list is read page by page as a [`KeptPage`]: each tool is parsed, kept and
+//! dropped before the next one is read, so listing never holds a whole parsed list (about 1.7 KB
+//! per tool) on the connecting thread. With many servers connecting at once, every connecting
+//! thread's allocations stay small, and so does what the allocator keeps of them afterwards.
 
 use std::sync::Arc;
 
+use serde::de::{Deserialize, Deserializer, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use crate::model::{Tool, ToolAnnotations};
+use crate::model::{deserialize_struct, TaskSupport, Tool, ToolAnnotations};
 
 /// A tool as the Hub keeps it (see the module documentation).
 pub(crate) struct KeptTool {
@@ -22,6 +27,8 @@ pub(crate) struct KeptTool {
     pub(crate) name: String,
     /// Whether the tool declares `idempotentHint: true`.
     pub(crate) idempotent: bool,
+    /// Whether the tool's `execution.taskSupport` is `required`.
+    pub(crate) task_required: bool,
     form: Form,
 }
 
@@ -44,6 +51,7 @@ impl KeptTool {
         KeptTool {
             name: t.name.as_str().to_owned(),
             idempotent: t.annotations.as_ref().and_then(|a| a.idempotent_hint) == Some(true),
+            task_required: t.task_support() == TaskSupport::Required,
             form,
         }
     }
@@ -64,6 +72,63 @@ impl KeptTool {
 /// The kept form of `tools`.
 pub(crate) fn keep(tools: &[Tool]) -> Arc<[KeptTool]> {
     tools.iter().map(KeptTool::new).collect()
+}
+
+/// A `tools/list` page with its tools kept as they are read: it reads the members a
+/// [`ListToolsResult`](crate::model::ListToolsResult) reads, as that type reads them, so a page
+/// fails here exactly when, and with the same error as, it would fail there.
+pub(crate) struct KeptPage {
+    pub(crate) tools: KeptList,
+    pub(crate) next_cursor: Option<String>,
+    /// Read so that a malformed `_meta` fails as it does for a parsed page; not kept.
+    #[allow(dead_code, reason = "read for its errors only")]
+    meta: Option<crate::model::Map>,
+    /// Unknown members, read as a parsed page reads them; not kept.
+    #[allow(dead_code, reason = "read for its errors only")]
+    extra: crate::model::Map,
+}
+
+deserialize_struct!(KeptPage as ListToolsResult {
+    tools: "tools" required,
+    next_cursor: "nextCursor" optional,
+    meta: "_meta" optional,
+});
+
+/// A page's `tools`, each kept as soon as it is parsed (read as `Vec<Tool>` reads, with the
+/// same errors).
+pub(crate) struct KeptList(pub(crate) Vec<KeptTool>);
+
+impl<'de> Deserialize<'de> for KeptList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Items;
+        impl<'de> Visitor<'de> for Items {
+            type Value = KeptList;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                // What `Vec<Tool>` says, so errors read the same.
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<KeptList, A::Error> {
+                // The hint is the peer's to give: trusted for at most 1,024 entries, as serde
+                // trusts it for a `Vec`.
+                let mut kept = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
+                while let Some(tool) = seq.next_element::<Tool>()? {
+                    kept.push(KeptTool::new(&tool));
+                }
+                Ok(KeptList(kept))
+            }
+        }
+        d.deserialize_seq(Items)
+    }
+}
+
+impl crate::client::ToolPage for KeptPage {
+    type Item = KeptTool;
+    fn into_parts(self) -> (Vec<KeptTool>, Option<String>) {
+        (self.tools.0, self.next_cursor)
+    }
+    fn requires_task(tool: &KeptTool) -> Option<&str> {
+        tool.task_required.then_some(tool.name.as_str())
+    }
 }
 
 /// A compact copy of one tool, equal to it.
@@ -201,6 +266,121 @@ mod tests {
         assert!(matches!(kept.form, Form::Tool(_)));
         assert!(kept.idempotent);
         assert_eq!(kept.tool(), odd);
+    }
+
+    /// A page of `tools`, as a server would send it.
+    fn page(tools: &[Tool], rest: &str) -> String {
+        let tools = serde_json::to_string(tools).unwrap();
+        format!(r#"{{"tools":{tools}{rest}}}"#)
+    }
+
+    #[test]
+    fn a_page_read_tool_by_tool_keeps_what_keeping_the_parsed_page_keeps() {
+        // `null` in the text reads as an absent member, on both sides.
+        let odd = Tool::new("odd", json!({"type": "object"})).with_output_schema(Value::Null);
+        let tools = [
+            sample(),
+            Tool::new("bare", json!({})),
+            odd,
+            Tool::new("slow", json!({"type": "object"})).with_task_support(TaskSupport::Required),
+        ];
+        let text = page(&tools, r#","nextCursor":"c2","_meta":{"m":1},"vendor":[1]"#);
+        let parsed: crate::model::ListToolsResult = serde_json::from_str(&text).unwrap();
+        let read: KeptPage = serde_json::from_str(&text).unwrap();
+        assert_eq!(read.next_cursor.as_deref(), Some("c2"));
+        let (from_parsed, from_page) = (keep(&parsed.tools), read.tools.0);
+        assert_eq!(from_page.len(), 4);
+        for (a, b) in from_parsed.iter().zip(&from_page) {
+            assert_eq!(
+                (&a.name, a.idempotent, a.task_required),
+                (&b.name, b.idempotent, b.task_required)
+            );
+            assert_eq!(
+                matches!(a.form, Form::Text(_)),
+                matches!(b.form, Form::Text(_))
+            );
+            assert_eq!(text_of(&a.tool()), text_of(&b.tool()));
+        }
+        let required: Vec<&str> = from_page
+            .iter()
+            .filter_map(<KeptPage as crate::client::ToolPage>::requires_task)
+            .collect();
+        assert_eq!(required, ["slow"]);
+    }
+
+    fn text_of(t: &Tool) -> String {
+        text(t)
+    }
+
+    #[test]
+    fn a_malformed_page_fails_as_a_parsed_page_fails() {
+        let good = serde_json::to_string(&[sample()]).unwrap();
+        let cases = [
+            "[]".to_owned(),
+            "\"tools\"".to_owned(),
+            "{}".to_owned(),
+            r#"{"tools":null}"#.to_owned(),
+            r#"{"tools":{}}"#.to_owned(),
+            r#"{"tools":[{"inputSchema":{}}]}"#.to_owned(),
+            r#"{"tools":[{"name":"a","inputSchema":{}}, 3]}"#.to_owned(),
+            format!(r#"{{"tools":{good},"tools":[]}}"#),
+            format!(r#"{{"tools":{good},"nextCursor":7}}"#),
+            format!(r#"{{"tools":{good},"_meta":"m"}}"#),
+            format!(r#"{{"nextCursor":null,"tools":{good},"x":{{"#),
+            format!(r#"{{"tools":{good}"#),
+        ];
+        for case in &cases {
+            let parsed = serde_json::from_str::<crate::model::ListToolsResult>(case);
+            let read = serde_json::from_str::<KeptPage>(case);
+            let (Err(a), Err(b)) = (parsed, read) else {
+                panic!("{case}: both fail")
+            };
+            assert_eq!(a.to_string(), b.to_string(), "{case}");
+        }
+        // A cursor given as `null` is no cursor, as for a parsed page.
+        let read: KeptPage = serde_json::from_str(r#"{"tools":[],"nextCursor":null}"#).unwrap();
+        assert!(read.next_cursor.is_none() && read.tools.0.is_empty());
+    }
+
+    #[test]
+    fn a_client_listing_kept_tools_remembers_which_need_tasks() {
+        use crate::model::CallToolResult;
+        let server = crate::testing::TestServer::new("unit")
+            .tool(
+                Tool::new("report", json!({"type": "object"}))
+                    .with_task_support(TaskSupport::Required),
+                |_| {
+                    Ok(CallToolResult::success(vec![crate::model::Content::text(
+                        "done",
+                    )]))
+                },
+            )
+            .tool(Tool::new("plain", json!({"type": "object"})), |_| {
+                Ok(CallToolResult::success(vec![]))
+            });
+        let c = server.connect().unwrap();
+        let kept = c.list_tools_as::<KeptPage>().unwrap();
+        let names: Vec<&str> = kept.iter().map(|k| k.name.as_str()).collect();
+        assert_eq!(names, ["report", "plain"]);
+        assert_eq!(kept[0].tool(), c.list_tools_page(None).unwrap().tools[0]);
+        let listed = server
+            .received_methods()
+            .iter()
+            .filter(|m| *m == "tools/list")
+            .count();
+        assert_eq!(c.call_tool("report", json!({})).unwrap().text(), "done");
+        // Known from the kept list: the call went out as a task at once, with no list before it.
+        let after: Vec<serde_json::Value> = server.received();
+        assert_eq!(
+            after.iter().filter(|m| m["method"] == "tools/list").count(),
+            listed
+        );
+        let calls: Vec<&serde_json::Value> = after
+            .iter()
+            .filter(|m| m["method"] == "tools/call")
+            .collect();
+        assert_eq!(calls.len(), 1, "{calls:?}");
+        assert!(calls[0]["params"]["task"].is_object(), "{}", calls[0]);
     }
 
     #[test]

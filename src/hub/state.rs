@@ -13,7 +13,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::sync::Arc;
 use std::time::Instant;
 
-use super::compact::{self, KeptTool};
+use super::compact::{self, KeptPage, KeptTool};
 use super::degrade::{backoff, DegradedServer, Failed, ServerFailure};
 use super::discovery::ServerDiscovery;
 use super::registry::Route;
@@ -144,14 +144,13 @@ pub(crate) type NamedTools = (String, Arc<[KeptTool]>, Arc<Client>, bool);
 /// Opens a client and lists its tools, in the form the Hub keeps them; closes it again when
 /// listing fails.
 ///
-/// The kept form is made here, on the connecting thread, and the parsed list dropped before the
-/// thread ends: the memory of one thread's parse is then free for the next thread's (the
-/// threads are many and their lists come in at about the same time), instead of every parsed
-/// list being held at once until all threads are done.
+/// Each tool is kept as it is read, on the connecting thread (see `compact`): a connecting
+/// thread never holds a whole parsed list, so the threads' allocations, made at about the same
+/// time by many of them, stay small.
 fn connect_one(client: &Client) -> Result<Arc<[KeptTool]>, Error> {
     client.open()?;
-    match client.list_tools() {
-        Ok(tools) => Ok(compact::keep(&tools)),
+    match client.list_tools_as::<KeptPage>() {
+        Ok(tools) => Ok(Arc::from(tools)),
         Err(e) => {
             let _ = client.disconnect();
             Err(e)
@@ -355,10 +354,10 @@ impl Inner {
             Some(s) if s.status == Status::Connected => Arc::clone(&s.client),
             _ => return,
         };
-        match client.list_tools() {
+        match client.list_tools_as::<KeptPage>() {
             Ok(tools) => {
                 let n = tools.len();
-                let tools = compact::keep(&tools);
+                let tools: Arc<[KeptTool]> = Arc::from(tools);
                 let mut st = self.lock_state();
                 let Some(slot) = st.slot_mut(server) else {
                     return;

@@ -15,13 +15,13 @@ use std::marker::PhantomData;
 use serde::de::{self, DeserializeSeed, Visitor};
 
 /// A member name: a known field, or an unknown name to keep in `extra`.
-pub(super) enum Key<F> {
+pub(crate) enum Key<F> {
     Known(F),
     Other(String),
 }
 
 /// Reads a member name against a table of the known ones (wire name, field).
-pub(super) struct Keys<F: 'static>(pub(super) &'static [(&'static str, F)]);
+pub(crate) struct Keys<F: 'static>(pub(crate) &'static [(&'static str, F)]);
 
 impl<F: Copy> Keys<F> {
     fn find(&self, name: &str) -> Option<F> {

@@ -43,8 +43,14 @@ macro_rules! setters {
 /// it, so wrong types fail with the same message as before. `kind via f` reads the member as
 /// `f`'s argument type and passes it through `f: fn(A) -> Result<Field, String>`, whose error
 /// becomes the deserializer's (as `#[serde(deserialize_with)]` would).
+///
+/// `Type as Shown { ... }` names the struct `Shown` in its errors (`expected struct Shown`): a
+/// crate-internal type that reads the same members as a model type fails as that type does.
 macro_rules! deserialize_struct {
     ($ty:ident { $($field:ident : $wire:literal $kind:ident $(via $via:path)?),* $(,)? }) => {
+        deserialize_struct!($ty as $ty { $($field : $wire $kind $(via $via)?),* });
+    };
+    ($ty:ident as $shown:ident { $($field:ident : $wire:literal $kind:ident $(via $via:path)?),* $(,)? }) => {
         impl<'de> ::serde::Deserialize<'de> for $ty {
             fn deserialize<D: ::serde::Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
                 #[allow(non_camel_case_types)]
@@ -55,7 +61,7 @@ macro_rules! deserialize_struct {
                 impl<'de> ::serde::de::Visitor<'de> for Fields {
                     type Value = $ty;
                     fn expecting(&self, f: &mut ::std::fmt::Formatter<'_>) -> ::std::fmt::Result {
-                        f.write_str(concat!("struct ", stringify!($ty)))
+                        f.write_str(concat!("struct ", stringify!($shown)))
                     }
                     fn visit_map<A: ::serde::de::MapAccess<'de>>(
                         self,
@@ -106,10 +112,11 @@ macro_rules! deserialize_struct {
         $field.unwrap_or_default()
     };
 }
+pub(crate) use deserialize_struct;
 
 mod client;
 mod content;
-mod de;
+pub(crate) mod de;
 mod discover;
 mod init;
 mod notifications;
@@ -158,7 +165,7 @@ pub const SUPPORTED_PROTOCOL_VERSIONS: [&str; 4] =
     ["2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"];
 
 /// The JSON object type used for `_meta`, `extra` and free-form maps.
-type Map = serde_json::Map<String, serde_json::Value>;
+pub(crate) type Map = serde_json::Map<String, serde_json::Value>;
 
 /// `serialize_with` helpers that write whole `f64` values as JSON integers.
 mod number {
