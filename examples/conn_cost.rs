@@ -151,7 +151,9 @@ fn main() -> ExitCode {
             assert!(set.failed.is_empty(), "{:?}", set.failed);
             let tools = set.tools.len();
             drop(set);
-            report(&format!("the same after a resolve of its {tools} tools, dropped"));
+            report(&format!(
+                "the same after a resolve of its {tools} tools, dropped"
+            ));
             hub.disconnect();
         }
         Some("baseline") => {

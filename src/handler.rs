@@ -79,8 +79,16 @@ pub struct CloseSignal {
 }
 
 struct SignalInner {
-    closed: Mutex<bool>,
+    closed: Mutex<Closed>,
     changed: Condvar,
+}
+
+/// Whether the connection is closed, and how many threads wait for it: `changed` is only
+/// signalled when one does (a signal costs a system call even with no waiter).
+#[derive(Default)]
+struct Closed {
+    closed: bool,
+    waiting: usize,
 }
 
 impl fmt::Debug for CloseSignal {
@@ -95,7 +103,7 @@ impl CloseSignal {
     pub(crate) fn new() -> Self {
         CloseSignal {
             inner: Arc::new(SignalInner {
-                closed: Mutex::new(false),
+                closed: Mutex::new(Closed::default()),
                 changed: Condvar::new(),
             }),
         }
@@ -103,25 +111,32 @@ impl CloseSignal {
 
     /// Marks the connection closed and wakes every waiter.
     pub(crate) fn close(&self) {
-        *lock(&self.inner.closed) = true;
-        self.inner.changed.notify_all();
+        let mut c = lock(&self.inner.closed);
+        c.closed = true;
+        let wake = c.waiting > 0;
+        drop(c);
+        if wake {
+            self.inner.changed.notify_all();
+        }
     }
 
     /// Whether the connection has been closed (by [`Client::close`](crate::Client::close),
     /// [`Client::disconnect`](crate::Client::disconnect) or dropping the client).
     pub fn is_closed(&self) -> bool {
-        *lock(&self.inner.closed)
+        lock(&self.inner.closed).closed
     }
 
     /// Waits up to `timeout` for the connection to be closed; returns whether it is.
     pub fn wait_timeout(&self, timeout: Duration) -> bool {
-        let closed = lock(&self.inner.closed);
-        let (closed, _) = self
+        let mut c = lock(&self.inner.closed);
+        c.waiting += 1;
+        let (mut c, _) = self
             .inner
             .changed
-            .wait_timeout_while(closed, timeout, |closed| !*closed)
+            .wait_timeout_while(c, timeout, |c| !c.closed)
             .unwrap_or_else(|p| p.into_inner());
-        *closed
+        c.waiting -= 1;
+        c.closed
     }
 }
 

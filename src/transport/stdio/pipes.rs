@@ -84,7 +84,7 @@ pub(crate) struct Conn {
     /// Called once when stdout ends, to describe the exit (its status).
     pub(super) exit_probe: Box<dyn Fn() -> String + Send + Sync>,
     /// What `end` reported (set once), for a writer that finds stdin closed (see `wait_end`).
-    pub(super) end_report: Mutex<Option<(String, String)>>,
+    pub(super) end_report: Mutex<EndReport>,
     pub(super) ended_cv: Condvar,
     /// Who reads stdout: the poller thread, a calling thread, or a waiting caller asked to take
     /// over (see `lead.rs`). Lock order: `reader` before `lead`.
@@ -114,7 +114,16 @@ pub(super) struct ReadSide {
     /// Whether the last round that handed over a message handed over one longer than
     /// `KEEP_SMALL` (see `Conn::settle_buffer`).
     last_large: bool,
+    /// Whether stdout's pipe was enlarged (to `PIPE_SIZE`, at the first large line).
+    pipe_grown: bool,
 }
+
+/// The size asked for a child's stdout pipe when its first large line arrives, and for its
+/// stdin pipe the first time that fills up (Linux's default is 64 KiB): larger pipes mean fewer
+/// wake-ups per large message, and a connection that never moves one does not pay for the
+/// larger pipe. The kernel may refuse (a per-user limit), which only costs speed.
+#[cfg(any(target_os = "linux", target_os = "android"))]
+pub(super) const PIPE_SIZE: usize = 1024 * 1024;
 
 pub(super) struct StderrSide {
     pub(super) pipe: Option<ChildStderr>,
@@ -154,6 +163,7 @@ impl Conn {
                 big_hint: 0,
                 small_rounds: 0,
                 last_large: false,
+                pipe_grown: false,
             }),
             writer: Mutex::new(WriteSide::default()),
             drained: Condvar::new(),
@@ -164,7 +174,7 @@ impl Conn {
                 lines: VecDeque::new(),
             }),
             exit_probe,
-            end_report: Mutex::new(None),
+            end_report: Mutex::new(EndReport::default()),
             ended_cv: Condvar::new(),
             lead: Mutex::new(Lead::default()),
             returning: Arc::new(AtomicUsize::new(0)),
@@ -234,11 +244,17 @@ impl Conn {
                     stdout,
                     buf,
                     big_hint,
+                    pipe_grown,
                     ..
                 } = &mut *r;
                 let Some(pipe) = stdout.as_mut() else {
                     return ReadStatus::Gone;
                 };
+                if !*pipe_grown {
+                    *pipe_grown = true;
+                    #[cfg(any(target_os = "linux", target_os = "android"))]
+                    let _ = rustix::pipe::fcntl_setpipe_size(&*pipe, PIPE_SIZE);
+                }
                 let limit = size_large_read(buf, *big_hint, self.max_message);
                 let before = buf.len();
                 let res = (&mut *pipe).take(limit).read_to_end(buf);
@@ -591,29 +607,42 @@ impl Conn {
 
     /// Reports the end of the connection to the sink, once.
     pub(crate) fn end(&self, detail: String) {
-        let tail = {
-            let mut report = lock(&self.end_report);
-            if report.is_some() {
+        let (tail, wake) = {
+            let mut end = lock(&self.end_report);
+            if end.report.is_some() {
                 return;
             }
             let tail = self.stderr_tail();
-            *report = Some((detail.clone(), tail.clone()));
-            tail
+            end.report = Some((detail.clone(), tail.clone()));
+            (tail, end.waiting > 0)
         };
-        self.ended_cv.notify_all();
+        if wake {
+            self.ended_cv.notify_all();
+        }
         self.sink.closed(detail, tail);
     }
 
     /// How the connection ended (the exit and the last stderr lines), waiting up to `limit` for
     /// the report: a write that finds stdin closed comes just before it.
     pub(crate) fn wait_end(&self, limit: Duration) -> Option<(String, String)> {
-        let report = lock(&self.end_report);
-        let (report, _) = self
+        let mut end = lock(&self.end_report);
+        end.waiting += 1;
+        let (mut end, _) = self
             .ended_cv
-            .wait_timeout_while(report, limit, |r| r.is_none())
+            .wait_timeout_while(end, limit, |e| e.report.is_none())
             .unwrap_or_else(|p| p.into_inner());
-        report.clone()
+        end.waiting -= 1;
+        end.report.clone()
     }
+}
+
+/// How a connection ended, once it has (see [`Conn::end`]), and how many threads wait for it:
+/// `ended_cv` is only signalled when one does (a signal costs a system call even with no
+/// waiter).
+#[derive(Default)]
+pub(super) struct EndReport {
+    report: Option<(String, String)>,
+    waiting: usize,
 }
 
 /// Keeps the last `SUFFIX` bytes of what `tail` and `data` hold together.
@@ -776,6 +805,40 @@ mod tests {
         let got = lock(&sink.0).clone();
         let want: Vec<Vec<u8>> = sent.iter().map(|m| m[..m.len() - 1].to_vec()).collect();
         assert_eq!(got, want);
+    }
+
+    /// stdout's pipe keeps the kernel's size until a large line arrives.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn stdout_s_pipe_is_enlarged_at_the_first_large_line_only() {
+        use std::io::Write;
+        let sink = Arc::new(Count::default());
+        let c = conn(Arc::clone(&sink));
+        let (read_end, write_end) = rustix::pipe::pipe().unwrap();
+        rustix::io::ioctl_fionbio(&read_end, true).unwrap();
+        let size = || rustix::pipe::fcntl_getpipe_size(&write_end).unwrap();
+        let before = size();
+        let mut writer = std::fs::File::from(write_end.try_clone().unwrap());
+        let poller = Poller::new().unwrap();
+        let mut r = lock(&c.reader);
+        r.stdout = Some(ChildStdout::from(read_end));
+        for id in 0..3 {
+            writer.write_all(&message(id, 2_000)).unwrap();
+            assert!(matches!(
+                c.read_available(&mut r, &poller),
+                ReadStatus::Drained
+            ));
+        }
+        assert_eq!(size(), before);
+        // A line longer than a small read: the pipe is enlarged as it is read.
+        writer.write_all(&message(3, 40_000)).unwrap();
+        assert!(matches!(
+            c.read_available(&mut r, &poller),
+            ReadStatus::Drained
+        ));
+        assert_eq!(size(), PIPE_SIZE.max(before));
+        drop(r);
+        assert_eq!(lock(&sink.0).len(), 4);
     }
 
     #[test]

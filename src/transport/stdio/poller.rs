@@ -34,10 +34,6 @@ use crate::transport::Sink;
 
 /// The poller thread's buffer for draining stderr.
 const READ_CHUNK: usize = 16 * 1024;
-/// The pipe size asked for a child's stdout (Linux's default is 64 KiB; stdin is enlarged
-/// when it first fills up, see `stdin.rs`).
-#[cfg(any(target_os = "linux", target_os = "android"))]
-const PIPE_SIZE: usize = 1024 * 1024;
 
 /// One thread that reads and writes the pipes of many stdio servers.
 ///
@@ -273,10 +269,6 @@ impl ConnectionPoller {
         for fd in [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()] {
             rustix::io::ioctl_fionbio(fd, true)?;
         }
-        // Larger pipes mean fewer wake-ups per large message; the kernel may refuse (a
-        // per-user limit), which only costs speed.
-        #[cfg(any(target_os = "linux", target_os = "android"))]
-        let _ = rustix::pipe::fcntl_setpipe_size(&stdout, PIPE_SIZE);
         let id = self.shared.core.next_id.fetch_add(1, Ordering::Relaxed);
         let conn = Arc::new(Conn::new(id, server, sink, limits, exit_probe));
         lock(&self.shared.core.conns)

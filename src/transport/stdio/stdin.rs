@@ -256,12 +256,6 @@ impl Conn {
     }
 }
 
-/// The pipe size asked for a child's stdin the first time it is full (Linux's default is
-/// 64 KiB): larger pipes mean fewer wake-ups per large message. The kernel may refuse (a
-/// per-user limit), which only costs speed.
-#[cfg(any(target_os = "linux", target_os = "android"))]
-const PIPE_SIZE: usize = 1024 * 1024;
-
 /// [`write_now`], and the first time the pipe is full (`grown` is false), enlarges it and
 /// writes on.
 fn write_growing(pipe: &ChildStdin, data: &[u8], grown: &mut bool) -> Result<usize, ()> {
@@ -271,7 +265,7 @@ fn write_growing(pipe: &ChildStdin, data: &[u8], grown: &mut bool) -> Result<usi
     }
     *grown = true;
     #[cfg(any(target_os = "linux", target_os = "android"))]
-    if rustix::pipe::fcntl_setpipe_size(pipe, PIPE_SIZE).is_ok() {
+    if rustix::pipe::fcntl_setpipe_size(pipe, super::pipes::PIPE_SIZE).is_ok() {
         return Ok(written + write_now(pipe, &data[written..])?);
     }
     Ok(written)
