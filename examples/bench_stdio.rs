@@ -11,11 +11,16 @@
 //! | peak RSS, 16 MB results | a child process, two `call_tool("large")` | the same by hand |
 //! | idle client RSS | a child process holding one connected client after a call | — |
 //!
-//! Each row is the median of interleaved client/floor rounds; the client's fastest and slowest
-//! rounds are printed as its spread. `BENCH_QUICK=1` runs fewer, shorter rounds;
+//! Every row also runs a minimal blocking client ([`Minimal`]: the thread-per-caller client of
+//! about 80 lines one might write by hand, with no timeouts, no typed results and no stderr
+//! handling), for scale.
+//!
+//! Each row is the median of interleaved client/floor/minimal rounds; the client's fastest and
+//! slowest rounds are printed as its spread. `BENCH_QUICK=1` runs fewer, shorter rounds;
 //! `BENCH_ROWS=seq,8` only the rows whose names contain one of the words; `BENCH_NO_PROBES=1`
-//! only the pinned rows (no memory probes), and `BENCH_SIDE=client` or `floor` one side of the
-//! 8-thread row: for counting syscalls and context switches per call with `perf stat`.
+//! only the pinned rows (no memory probes), and `BENCH_SIDE=client`, `floor` or `minimal` one
+//! side of the 8-thread row: for counting syscalls and context switches per call with
+//! `perf stat`.
 //!
 //! Every row runs unpinned and then pinned to one core (the process and everything it spawns).
 //! Run: `cargo run --release --example bench_stdio` (the servers are this executable, started again
@@ -23,13 +28,16 @@
 
 mod support;
 
+use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
 use std::process::{Child, ChildStdin, ChildStdout, Command, ExitCode, Stdio};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{mpsc, Arc, Mutex};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use mcp_blocking::{Client, ConnectionPoller, ServerConfig};
-use serde_json::json;
+use serde_json::{json, Value};
 
 struct Raw {
     child: Child,
@@ -76,6 +84,93 @@ impl Raw {
     }
 }
 
+/// A minimal thread-per-caller blocking client, as one might write it by hand: a lock around
+/// stdin, a reader thread that parses each line into a `Value` and hands it to the caller
+/// waiting for its id through a channel. No timeouts, no typed results, stderr discarded.
+struct Minimal {
+    child: Child,
+    stdin: Mutex<Option<ChildStdin>>,
+    pending: Arc<Mutex<HashMap<u64, mpsc::Sender<Value>>>>,
+    next: AtomicU64,
+    reader: Option<JoinHandle<()>>,
+}
+
+impl Minimal {
+    fn connect() -> Minimal {
+        let mut child = support::fixture_command()
+            .expect("the path of this executable")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()
+            .expect("spawn fixture");
+        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let pending: Arc<Mutex<HashMap<u64, mpsc::Sender<Value>>>> = Arc::default();
+        let routes = Arc::clone(&pending);
+        let reader = std::thread::spawn(move || {
+            for line in stdout.lines() {
+                let Ok(line) = line else { break };
+                let Ok(msg) = serde_json::from_str::<Value>(&line) else {
+                    continue;
+                };
+                let tx = msg["id"]
+                    .as_u64()
+                    .and_then(|id| routes.lock().unwrap().remove(&id));
+                if let Some(tx) = tx {
+                    let _ = tx.send(msg);
+                }
+            }
+        });
+        let m = Minimal {
+            stdin: Mutex::new(child.stdin.take()),
+            child,
+            pending,
+            next: AtomicU64::new(0),
+            reader: Some(reader),
+        };
+        m.request(
+            "initialize",
+            json!({"protocolVersion": "2025-11-25", "capabilities": {},
+                   "clientInfo": {"name": "minimal", "version": "0"}}),
+        );
+        m.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+        m
+    }
+
+    fn send(&self, msg: &Value) {
+        let mut line = serde_json::to_vec(msg).expect("encode");
+        line.push(b'\n');
+        let mut stdin = self.stdin.lock().unwrap();
+        stdin
+            .as_mut()
+            .expect("open")
+            .write_all(&line)
+            .expect("write");
+    }
+
+    /// The result of `method`.
+    fn request(&self, method: &str, params: Value) -> Value {
+        let id = self.next.fetch_add(1, Ordering::Relaxed);
+        let (tx, rx) = mpsc::channel();
+        self.pending.lock().unwrap().insert(id, tx);
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        let mut reply = rx.recv().expect("a reply");
+        reply["result"].take()
+    }
+
+    fn call(&self, name: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": name, "arguments": arguments}))
+    }
+
+    fn close(mut self) {
+        drop(self.stdin.lock().unwrap().take());
+        if let Some(reader) = self.reader.take() {
+            let _ = reader.join();
+        }
+        let _ = self.child.wait();
+    }
+}
+
 const ECHO: &str = r#"{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}"#;
 const LIST: &str = r#"{"jsonrpc":"2.0","id":2,"method":"tools/list"}"#;
 
@@ -98,9 +193,11 @@ struct Row {
     spread: (f64, f64),
     /// The floor's fastest and slowest round.
     floor_spread: (f64, f64),
+    /// The minimal blocking client's median.
+    minimal: f64,
 }
 
-fn seq_call(n: usize) -> (f64, f64) {
+fn seq_call(n: usize) -> (f64, f64, f64) {
     let c = client();
     for _ in 0..1000 {
         c.call_tool("echo", json!({"text": "hello"})).unwrap();
@@ -125,27 +222,56 @@ fn seq_call(n: usize) -> (f64, f64) {
     }
     let floor_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
     raw.close();
-    (client_us, floor_us)
+
+    let m = Minimal::connect();
+    for _ in 0..1000 {
+        m.call("echo", json!({"text": "hello"}));
+    }
+    let t = Instant::now();
+    for _ in 0..n {
+        m.call("echo", json!({"text": "hello"}));
+    }
+    let minimal_us = t.elapsed().as_secs_f64() * 1e6 / n as f64;
+    m.close();
+    (client_us, floor_us, minimal_us)
 }
 
-/// `BENCH_SIDE=client` or `floor` measures one side only (the other reads 0), for counting
+/// `BENCH_SIDE=client`, `floor` or `minimal` measures one side only (the others read 0), for counting
 /// syscalls and context switches per call (`perf stat`, `strace -c -f`).
 fn side(name: &str) -> bool {
     std::env::var("BENCH_SIDE").map_or(true, |s| s == name)
 }
 
-fn threads8(n_per_thread: usize) -> (f64, f64) {
-    let client_rps = if side("client") {
-        threads8_client(n_per_thread)
-    } else {
-        0.0
+fn threads8(n_per_thread: usize) -> (f64, f64, f64) {
+    let measure = |name: &str, f: fn(usize) -> f64| {
+        if side(name) {
+            f(n_per_thread)
+        } else {
+            0.0
+        }
     };
-    let floor_rps = if side("floor") {
-        threads8_floor(n_per_thread)
-    } else {
-        0.0
-    };
-    (client_rps, floor_rps)
+    (
+        measure("client", threads8_client),
+        measure("floor", threads8_floor),
+        measure("minimal", threads8_minimal),
+    )
+}
+
+fn threads8_minimal(n_per_thread: usize) -> f64 {
+    let m = Minimal::connect();
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..8 {
+            s.spawn(|| {
+                for _ in 0..n_per_thread {
+                    m.call("echo", json!({"text": "hello"}));
+                }
+            });
+        }
+    });
+    let rps = (8 * n_per_thread) as f64 / t.elapsed().as_secs_f64();
+    m.close();
+    rps
 }
 
 fn threads8_client(n_per_thread: usize) -> f64 {
@@ -199,7 +325,7 @@ fn threads8_floor(n_per_thread: usize) -> f64 {
     floor_rps
 }
 
-fn lifecycle(n: usize) -> (f64, f64) {
+fn lifecycle(n: usize) -> (f64, f64, f64) {
     let t = Instant::now();
     for _ in 0..n {
         let c = client();
@@ -216,10 +342,17 @@ fn lifecycle(n: usize) -> (f64, f64) {
         raw.close();
     }
     let floor_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
-    (client_ms, floor_ms)
+    let t = Instant::now();
+    for _ in 0..n {
+        let m = Minimal::connect();
+        m.request("tools/list", json!({}));
+        m.close();
+    }
+    let minimal_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
+    (client_ms, floor_ms, minimal_ms)
 }
 
-fn parallel32() -> (f64, f64) {
+fn parallel32() -> (f64, f64, f64) {
     let poller = ConnectionPoller::new();
     let t = Instant::now();
     std::thread::scope(|s| {
@@ -249,10 +382,21 @@ fn parallel32() -> (f64, f64) {
         }
     });
     let floor_ms = t.elapsed().as_secs_f64() * 1e3;
-    (client_ms, floor_ms)
+    let t = Instant::now();
+    std::thread::scope(|s| {
+        for _ in 0..32 {
+            s.spawn(|| {
+                let m = Minimal::connect();
+                m.request("tools/list", json!({}));
+                m.close();
+            });
+        }
+    });
+    let minimal_ms = t.elapsed().as_secs_f64() * 1e3;
+    (client_ms, floor_ms, minimal_ms)
 }
 
-fn large(n: usize) -> (f64, f64) {
+fn large(n: usize) -> (f64, f64, f64) {
     let bytes = 16 * 1024 * 1024;
     let c = client();
     c.call_tool("large", json!({"bytes": bytes})).unwrap();
@@ -277,7 +421,16 @@ fn large(n: usize) -> (f64, f64) {
     }
     let floor_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
     raw.close();
-    (client_ms, floor_ms)
+    let m = Minimal::connect();
+    m.call("large", json!({"bytes": bytes}));
+    let t = Instant::now();
+    for _ in 0..n {
+        let r = m.call("large", json!({"bytes": bytes}));
+        assert_eq!(r["content"][0]["text"].as_str().map(str::len), Some(bytes));
+    }
+    let minimal_ms = t.elapsed().as_secs_f64() * 1e3 / n as f64;
+    m.close();
+    (client_ms, floor_ms, minimal_ms)
 }
 
 fn rss_probe() {
@@ -397,19 +550,32 @@ fn rustix_cpuset() -> rustix::thread::CpuSet {
     rustix::thread::CpuSet::new()
 }
 
-/// Runs `f` (one client measurement and one floor measurement) `rounds` times, interleaved, and
-/// keeps the median of each: noise from other processes hits both sides alike.
-/// The medians of `rounds` interleaved client/floor rounds, and each side's (min, max) round.
-type Medians = (f64, f64, (f64, f64), (f64, f64));
+/// Runs `f` (one client, one floor and one minimal-client measurement) `rounds` times,
+/// interleaved, and keeps the median of each: noise from other processes hits every side alike.
+/// The medians of the client, the floor and the minimal client, and the client's and the
+/// floor's (min, max) round.
+type Medians = (f64, f64, f64, (f64, f64), (f64, f64));
 
-fn median_of(rounds: usize, f: &mut dyn FnMut() -> (f64, f64)) -> Medians {
-    let (mut cs, mut fs): (Vec<f64>, Vec<f64>) = (0..rounds).map(|_| f()).unzip();
+fn median_of(rounds: usize, f: &mut dyn FnMut() -> (f64, f64, f64)) -> Medians {
+    let (mut cs, mut fs, mut ms) = (Vec::new(), Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        let (c, f, m) = f();
+        cs.push(c);
+        fs.push(f);
+        ms.push(m);
+    }
     let mid = |v: &mut Vec<f64>| {
         v.sort_by(|a, b| a.total_cmp(b));
         v[v.len() / 2]
     };
-    let (c, f) = (mid(&mut cs), mid(&mut fs));
-    (c, f, (cs[0], cs[cs.len() - 1]), (fs[0], fs[fs.len() - 1]))
+    let (c, f, m) = (mid(&mut cs), mid(&mut fs), mid(&mut ms));
+    (
+        c,
+        f,
+        m,
+        (cs[0], cs[cs.len() - 1]),
+        (fs[0], fs[fs.len() - 1]),
+    )
 }
 
 fn run(label: &str) -> Vec<Row> {
@@ -418,25 +584,29 @@ fn run(label: &str) -> Vec<Row> {
     let mut rows = Vec::new();
     // BENCH_ROWS=seq,8 (substrings of row names) runs only those rows.
     let only = std::env::var("BENCH_ROWS").ok();
-    let mut row = |name: &'static str, unit, higher_better, f: &mut dyn FnMut() -> (f64, f64)| {
-        if only
-            .as_deref()
-            .is_some_and(|o| !o.split(',').any(|w| name.contains(w)))
-        {
-            return;
-        }
-        let (client, floor, spread, floor_spread) = median_of(rounds, f);
-        eprintln!("[{label}] {name}: client {client:.1} floor {floor:.1} {unit}");
-        rows.push(Row {
-            name,
-            unit,
-            client,
-            floor,
-            higher_better,
-            spread,
-            floor_spread,
-        });
-    };
+    let mut row =
+        |name: &'static str, unit, higher_better, f: &mut dyn FnMut() -> (f64, f64, f64)| {
+            if only
+                .as_deref()
+                .is_some_and(|o| !o.split(',').any(|w| name.contains(w)))
+            {
+                return;
+            }
+            let (client, floor, minimal, spread, floor_spread) = median_of(rounds, f);
+            eprintln!(
+                "[{label}] {name}: client {client:.1} floor {floor:.1} minimal {minimal:.1} {unit}"
+            );
+            rows.push(Row {
+                name,
+                unit,
+                client,
+                floor,
+                higher_better,
+                spread,
+                floor_spread,
+                minimal,
+            });
+        };
     row("sequential tools/call", "us/call", false, &mut || {
         seq_call(1000 * k)
     });
@@ -454,28 +624,31 @@ fn run(label: &str) -> Vec<Row> {
 fn print(label: &str, rows: &[Row]) {
     println!("\n{label}");
     println!(
-        "| workload | unit | client | floor | ratio | client spread (min-max round) | floor spread |"
+        "| workload | unit | client | floor | ratio | client spread (min-max round) | floor spread \
+         | minimal client | its ratio |"
     );
-    println!("|---|---|---:|---:|---:|---:|---:|");
+    println!("|---|---|---:|---:|---:|---:|---:|---:|---:|");
     for r in rows {
-        let ratio = r.client / r.floor;
         let note = if r.higher_better {
             " of floor"
         } else {
             "x floor"
         };
         println!(
-            "| {} | {} | {:.1} | {:.1} | {:.2}{} | {:.1}-{:.1} | {:.1}-{:.1} |",
+            "| {} | {} | {:.1} | {:.1} | {:.2}{} | {:.1}-{:.1} | {:.1}-{:.1} | {:.1} | {:.2}{} |",
             r.name,
             r.unit,
             r.client,
             r.floor,
-            ratio,
+            r.client / r.floor,
             note,
             r.spread.0,
             r.spread.1,
             r.floor_spread.0,
-            r.floor_spread.1
+            r.floor_spread.1,
+            r.minimal,
+            r.minimal / r.floor,
+            note,
         );
     }
 }
