@@ -18,7 +18,8 @@
 //! Each row is the median of interleaved client/floor/minimal rounds; the client's fastest and
 //! slowest rounds are printed as its spread. `BENCH_QUICK=1` runs fewer, shorter rounds;
 //! `BENCH_ROWS=seq,8` only the rows whose names contain one of the words; `BENCH_NO_PROBES=1`
-//! only the pinned rows (no memory probes), and `BENCH_SIDE=client`, `floor` or `minimal` one
+//! only the pinned rows (no memory probes; `BENCH_UNPINNED=1` with it: only the unpinned
+//! rows), and `BENCH_SIDE=client`, `floor` or `minimal` one
 //! side of the 8-thread row: for counting syscalls and context switches per call with
 //! `perf stat`.
 //!
@@ -662,9 +663,14 @@ fn main() -> ExitCode {
         return ExitCode::SUCCESS;
     }
     if std::env::var_os("BENCH_NO_PROBES").is_some() {
-        // The rows only, pinned (for `perf stat` / `strace -c -f` counts per call).
-        pin_to_core0();
-        print("Pinned to one core", &run("pinned to core 0"));
+        // The rows only, pinned unless BENCH_UNPINNED is set (for `perf stat` / `strace -c -f`
+        // counts per call).
+        if std::env::var_os("BENCH_UNPINNED").is_some() {
+            print("Unpinned", &run("unpinned"));
+        } else {
+            pin_to_core0();
+            print("Pinned to one core", &run("pinned to core 0"));
+        }
         return ExitCode::SUCCESS;
     }
     let unpinned = run("unpinned");

@@ -36,10 +36,6 @@ struct State {
     waiter: Option<Thread>,
     /// The receiver is gone: nothing more is taken.
     gone: bool,
-    /// Counts the answer when it arrives (see [`SlotTx::count_answer_in`]).
-    counter: Option<Arc<AtomicUsize>>,
-    /// The counter the answer was counted in, until the caller takes it back.
-    counted: Option<Arc<AtomicUsize>>,
 }
 
 thread_local! {
@@ -114,8 +110,6 @@ pub(crate) fn slot(cap: usize) -> (SlotTx, SlotRx) {
             queue: VecDeque::with_capacity(cap.min(2)),
             waiter: None,
             gone: false,
-            counter: None,
-            counted: None,
         }),
         len: AtomicUsize::new(0),
         cap,
@@ -130,12 +124,6 @@ impl SlotTx {
             let mut st = lock(&self.0.state);
             if st.queue.len() >= self.0.cap || st.gone {
                 return Err(Refused);
-            }
-            if matches!(ev, Event::Done(_)) {
-                if let Some(c) = st.counter.take() {
-                    c.fetch_add(1, Ordering::SeqCst);
-                    st.counted = Some(c);
-                }
             }
             st.queue.push_back(ev);
             self.0.len.store(st.queue.len(), Ordering::Release);
@@ -155,16 +143,6 @@ impl SlotTx {
     /// Whether no event waits.
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
-    }
-
-    /// When the answer arrives, `counter` goes up by one, in the same step, until the caller
-    /// takes it back ([`SlotRx::take_counted`]): a transport learns how many woken callers
-    /// are on their way back (stdio holds their writes meanwhile, to send them together).
-    pub(crate) fn count_answer_in(&self, counter: &Arc<AtomicUsize>) {
-        let mut st = lock(&self.0.state);
-        if st.counted.is_none() {
-            st.counter = Some(Arc::clone(counter));
-        }
     }
 }
 
@@ -209,14 +187,6 @@ impl SlotRx {
         self.0.len.load(Ordering::Acquire) == 0
     }
 
-    /// Stops counting (see [`SlotTx::count_answer_in`]); the counter the answer went up in,
-    /// for the caller to bring down.
-    pub(crate) fn take_counted(&self) -> Option<Arc<AtomicUsize>> {
-        let mut st = lock(&self.0.state);
-        st.counter = None;
-        st.counted.take()
-    }
-
     /// Every event waiting now.
     pub(crate) fn try_iter(&self) -> impl Iterator<Item = Event> + '_ {
         std::iter::from_fn(move || self.try_recv().ok())
@@ -258,16 +228,6 @@ mod tests {
             Err(RecvTimeoutError::Timeout)
         ));
         assert!(Instant::now() >= soon);
-        let returning = Arc::new(AtomicUsize::new(0));
-        tx.count_answer_in(&returning);
-        tx.try_send(Event::Wake).unwrap();
-        assert_eq!(returning.load(Ordering::SeqCst), 0, "only an answer counts");
-        tx.try_send(closed()).unwrap();
-        assert_eq!(returning.load(Ordering::SeqCst), 1);
-        let c = rx.take_counted().expect("counted");
-        c.fetch_sub(1, Ordering::SeqCst);
-        assert!(rx.take_counted().is_none(), "once");
-        rx.try_iter().for_each(drop);
         let held = HeldWakes::hold();
         tx.try_send(closed()).unwrap();
         held.release();

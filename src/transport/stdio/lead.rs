@@ -10,10 +10,7 @@
 //!   the leader leaves ──> wakes the longest-waiting follower (Event::Wake), who leads next,
 //!                         or, with no follower, the poller thread watches stdout again
 //!   a woken follower that leaves without leading (stop_waiting) passes the wake on
-//!   a read's answers are all routed before their callers are woken (HeldWakes); followers
-//!   handed their answer count as on their way back (`returning`) until they return: writes
-//!   meanwhile wait in the outbox, written by the last one back (or by the leader after
-//!   HOLD_AT_MOST), so the next requests of callers answered together leave together
+//!   a read's answers are all routed before their callers are woken (HeldWakes)
 //!   a new connection: nobody watches stdout until its first request (the handshake) claims
 //!   it; the first hand-over registers it with the poller
 //!   close: the closing thread leads (lead_to_close) until the child has exited, so its exit
@@ -23,11 +20,7 @@
 //! A busy connection is thus read by its callers, one at a time, and never goes through the
 //! poller thread; an idle one is watched by the poller (server requests, notifications, exit).
 
-use std::sync::atomic::Ordering;
-use std::time::{Duration, Instant};
-
-/// How long a leader lets frames wait for callers on their way back before it writes them.
-const HOLD_AT_MOST: Duration = Duration::from_millis(1);
+use std::time::Instant;
 
 use crossbeam_channel::{RecvTimeoutError, TryRecvError};
 use polling::{Event as PollEvent, PollMode, Poller};
@@ -113,10 +106,7 @@ impl Conn {
                     } else {
                         match caller.rx.recv_deadline(deadline) {
                             Ok(Event::Wake) => {}
-                            other => {
-                                self.came_back(poller, caller);
-                                return other;
-                            }
+                            other => return other,
                         }
                     }
                 }
@@ -184,31 +174,15 @@ impl Conn {
         }
     }
 
-    /// A follower handed its answer is back: when it is the last one, what the callers on
-    /// their way back wrote meanwhile leaves in one write.
-    fn came_back(&self, poller: &Poller, caller: &Caller<'_>) {
-        if !caller.enlisted.get() {
-            return;
-        }
-        if let Some(counter) = caller.rx.take_counted() {
-            if counter.fetch_sub(1, Ordering::SeqCst) == 1 {
-                self.flush(poller);
-            }
-        }
-    }
-
     /// Reads stdout until `caller`'s slot has an event or `deadline` passes; returns `false`
     /// (having enlisted the caller as a follower) when another thread leads.
     fn lead(&self, poller: &Poller, caller: &Caller<'_>, deadline: Instant) -> bool {
-        // A follower trying to lead no longer counts as one on its way back.
-        self.came_back(poller, caller);
         let disarm = {
             let mut l = lock(&self.lead);
             if l.active {
                 if !l.followers.iter().any(|(id, _)| *id == caller.id) {
                     l.followers.push((caller.id, caller.tx.clone()));
                 }
-                caller.tx.count_answer_in(&self.returning);
                 caller.enlisted.set(true);
                 return false;
             }
@@ -245,24 +219,12 @@ impl Conn {
             let Some(stdout) = r.stdout.as_ref() else {
                 break;
             };
-            // Frames held for callers on their way back (see `came_back`) leave after a short
-            // wait at most, even if one of them is slow to come back.
-            let holding = self.returning.load(Ordering::SeqCst) > 0 && self.holds_frames();
-            let wait = if holding {
-                (deadline - now).min(HOLD_AT_MOST)
-            } else {
-                deadline - now
-            };
-            let wait = rustix::event::Timespec::try_from(wait).ok();
+            let wait = rustix::event::Timespec::try_from(deadline - now).ok();
             let mut fds = [rustix::event::PollFd::new(
                 stdout,
                 rustix::event::PollFlags::IN,
             )];
             match rustix::event::poll(&mut fds, wait.as_ref()) {
-                Ok(0) if holding => {
-                    self.flush(poller);
-                    continue;
-                }
                 Ok(0) => break,
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(_) => break,
@@ -364,7 +326,6 @@ impl Conn {
         if !caller.enlisted.get() {
             return;
         }
-        self.came_back(poller, caller);
         let handed_to_me = |l: &Lead| !l.active && l.woken == Some(caller.id);
         {
             // Only the lead lock: a leader holds the reader for as long as it reads.

@@ -18,7 +18,6 @@
 use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::process::{ChildStderr, ChildStdout};
-use std::sync::atomic::AtomicUsize;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::Duration;
 
@@ -89,9 +88,6 @@ pub(crate) struct Conn {
     /// Who reads stdout: the poller thread, a calling thread, or a waiting caller asked to take
     /// over (see `lead.rs`). Lock order: `reader` before `lead`.
     pub(super) lead: Mutex<Lead>,
-    /// Followers handed their answers that have not come back yet (see `lead.rs`): while there
-    /// are any, writes wait in the outbox to leave together.
-    pub(super) returning: Arc<AtomicUsize>,
 }
 
 pub(super) struct ReadSide {
@@ -177,7 +173,6 @@ impl Conn {
             end_report: Mutex::new(EndReport::default()),
             ended_cv: Condvar::new(),
             lead: Mutex::new(Lead::default()),
-            returning: Arc::new(AtomicUsize::new(0)),
         }
     }
 

@@ -5,8 +5,6 @@
 //!                 its frame and every frame that joined meanwhile (one write for all)
 //!                 somebody writing ──> the frame joins the next write (the outbox)
 //!                 bytes queued (the pipe was full) ──> the frame joins the queue
-//!                 answered followers on their way back (lead.rs) ──> the frame waits in the
-//!                 outbox; the last one back writes it with theirs (flush)
 //!   pipe full ──> the rest is queued; the poller writes it as the pipe drains (on_stdin)
 //! ```
 //!
@@ -17,7 +15,6 @@
 use std::collections::VecDeque;
 use std::io::{self, Write};
 use std::process::ChildStdin;
-use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -106,29 +103,7 @@ impl Conn {
             return WriteOutcome::Closed;
         };
         w.outbox.extend_from_slice(&frame);
-        if self.returning.load(Ordering::SeqCst) > 0 {
-            // Callers just handed their answers are on their way back, most of them with a
-            // next request: this frame leaves with theirs (see `flush`).
-            return WriteOutcome::Written;
-        }
         self.write_outbox(poller, w, pipe)
-    }
-
-    /// Writes what waits in the outbox, unless a write is under way (it takes the outbox
-    /// along). Called when the last caller on its way back has come back, and by a leader that
-    /// has waited a while with frames held.
-    pub(super) fn flush(&self, poller: &Poller) {
-        let w = lock(&self.writer);
-        if w.outbox.is_empty() {
-            return;
-        }
-        let Some(pipe) = w.stdin.clone() else { return };
-        let _ = self.write_outbox(poller, w, pipe);
-    }
-
-    /// Whether frames wait in the outbox.
-    pub(super) fn holds_frames(&self) -> bool {
-        !lock(&self.writer).outbox.is_empty()
     }
 
     fn write_outbox(
