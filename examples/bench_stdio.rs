@@ -9,7 +9,7 @@
 //! | 16 MB result | `call_tool("large")` | read the same reply line |
 //! | peak RSS | a child process with one client | — |
 //! | peak RSS, 16 MB results | a child process, two `call_tool("large")` | the same by hand |
-//! | idle client RSS | a child process holding one connected client after a call | — |
+//! | idle client RSS | a child process holding one connected client after a call | the minimal client, the same |
 //!
 //! Every row also runs a minimal blocking client ([`Minimal`]: the thread-per-caller client of
 //! about 80 lines one might write by hand, with no timeouts, no typed results and no stderr
@@ -448,6 +448,14 @@ fn rss_probe() {
         c.close().unwrap();
         return;
     }
+    if arg("--idle-minimal") {
+        // The same with the minimal client, for scale.
+        let m = Minimal::connect();
+        m.call("echo", json!({"text": "hello"}));
+        println!("{} 0", status_kb("VmRSS:"));
+        m.close();
+        return;
+    }
     if std::env::args().any(|a| a == "--baseline") {
         // The same process doing nothing: what the binary and the C runtime cost by themselves.
         let _ = std::hint::black_box(fixture("baseline"));
@@ -680,7 +688,7 @@ fn main() -> ExitCode {
     let pinned = run("pinned to core 0");
     let pinned_rss = peak_rss_kb(false);
     let large_rss = (probe_kb(&["--large"]), probe_kb(&["--large", "--floor"]));
-    let idle_rss = probe_kb(&["--idle"]);
+    let idle_rss = (probe_kb(&["--idle"]), probe_kb(&["--idle-minimal"]));
     print("Unpinned (2 cores)", &unpinned);
     print("Pinned to one core (taskset -c 0 equivalent)", &pinned);
     let ((hwm, anon), (base_hwm, base_anon)) = (rss, base);
@@ -701,8 +709,10 @@ fn main() -> ExitCode {
         (large_rss.0 / large_rss.1 - 1.0) * 100.0
     );
     println!(
-        "resident memory of a process holding one idle client (after a call): {:.2} MB",
-        idle_rss / 1024.0
+        "resident memory of a process holding one idle client (after a call): {:.2} MB \
+         (the minimal client: {:.2} MB)",
+        idle_rss.0 / 1024.0,
+        idle_rss.1 / 1024.0
     );
     ExitCode::SUCCESS
 }
