@@ -40,6 +40,18 @@ use std::time::Instant;
 use mcp_blocking::{Client, ConnectionPoller, ServerConfig};
 use serde_json::{json, Value};
 
+/// The fixture server with piped stdin and stdout and stderr discarded, as the floor and the
+/// minimal client start it.
+fn spawn_fixture() -> Child {
+    support::fixture_command()
+        .expect("the path of this executable")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn fixture")
+}
+
 struct Raw {
     child: Child,
     stdin: ChildStdin,
@@ -49,13 +61,7 @@ struct Raw {
 
 impl Raw {
     fn spawn() -> Raw {
-        let mut child = support::fixture_command()
-            .expect("the path of this executable")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn fixture");
+        let mut child = spawn_fixture();
         let stdin = child.stdin.take().expect("stdin");
         let stdout = BufReader::with_capacity(256 * 1024, child.stdout.take().expect("stdout"));
         Raw {
@@ -98,13 +104,7 @@ struct Minimal {
 
 impl Minimal {
     fn connect() -> Minimal {
-        let mut child = support::fixture_command()
-            .expect("the path of this executable")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::null())
-            .spawn()
-            .expect("spawn fixture");
+        let mut child = spawn_fixture();
         let stdout = BufReader::new(child.stdout.take().expect("stdout"));
         let pending: Arc<Mutex<HashMap<u64, mpsc::Sender<Value>>>> = Arc::default();
         let routes = Arc::clone(&pending);
