@@ -12,7 +12,8 @@
 //! A server's list is read page by page as a [`KeptPage`]: each tool is parsed, kept and
 //! dropped before the next one is read, so listing never holds a whole parsed list (about 1.7 KB
 //! per tool) on the connecting thread. With many servers connecting at once, every connecting
-//! thread's allocations stay small, and so does what the allocator keeps of them afterwards.
+//! thread's allocations stay small, and so does what the allocator keeps of them afterwards. (A
+//! stateless-era page, 2026-07-28, is checked as one `Value` first, and read from that.)
 
 use std::sync::Arc;
 
@@ -108,8 +109,7 @@ impl<'de> Deserialize<'de> for KeptList {
                 f.write_str("a sequence")
             }
             fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<KeptList, A::Error> {
-                // The hint is the peer's to give: trusted for at most 1,024 entries, as serde
-                // trusts it for a `Vec`.
+                // The hint comes from the peer's input: trusted for at most 1,024 entries.
                 let mut kept = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(1024));
                 while let Some(tool) = seq.next_element::<Tool>()? {
                     kept.push(KeptTool::new(&tool));
@@ -284,9 +284,9 @@ mod tests {
             odd,
             Tool::new("slow", json!({"type": "object"})).with_task_support(TaskSupport::Required),
         ];
-        let text = page(&tools, r#","nextCursor":"c2","_meta":{"m":1},"vendor":[1]"#);
-        let parsed: crate::model::ListToolsResult = serde_json::from_str(&text).unwrap();
-        let read: KeptPage = serde_json::from_str(&text).unwrap();
+        let wire = page(&tools, r#","nextCursor":"c2","_meta":{"m":1},"vendor":[1]"#);
+        let parsed: crate::model::ListToolsResult = serde_json::from_str(&wire).unwrap();
+        let read: KeptPage = serde_json::from_str(&wire).unwrap();
         assert_eq!(read.next_cursor.as_deref(), Some("c2"));
         let (from_parsed, from_page) = (keep(&parsed.tools), read.tools.0);
         assert_eq!(from_page.len(), 4);
@@ -299,17 +299,13 @@ mod tests {
                 matches!(a.form, Form::Text(_)),
                 matches!(b.form, Form::Text(_))
             );
-            assert_eq!(text_of(&a.tool()), text_of(&b.tool()));
+            assert_eq!(text(&a.tool()), text(&b.tool()));
         }
         let required: Vec<&str> = from_page
             .iter()
             .filter_map(<KeptPage as crate::client::ToolPage>::requires_task)
             .collect();
         assert_eq!(required, ["slow"]);
-    }
-
-    fn text_of(t: &Tool) -> String {
-        text(t)
     }
 
     #[test]
