@@ -210,3 +210,27 @@ fn a_template_sets_the_host_level() {
     assert_eq!(hub.resolve(&Run::new()).names(), ["echo", "add"]);
     assert_eq!(hub.connected_servers(), ["t"]);
 }
+
+#[test]
+fn paginated_and_stateless_era_lists_are_kept_whole_and_in_order() {
+    // Pages of 4 (the fixture's 29 tools and 3 more: 8 pages), and a 2026-07-28 server whose
+    // page is checked as one value first.
+    let paged = fixture("paged", "", &["--page-size", "4", "--extra-tools", "3"]);
+    let modern = fixture("modern", "", &["--modern", "--tasks"]);
+    let hub = Hub::new([paged.clone(), modern.clone()]);
+    assert!(hub.connect_all().is_empty());
+    for config in [paged, modern] {
+        let server = config.name().to_owned();
+        let direct = mcp_blocking::Client::connect(config).unwrap();
+        let listed = direct.list_tools().unwrap();
+        direct.close().unwrap();
+        let kept: Vec<_> = hub
+            .tools()
+            .into_iter()
+            .filter(|t| t.server == server)
+            .map(|t| t.tool)
+            .collect();
+        assert!(listed.len() > 4, "{server}: {}", listed.len());
+        assert_eq!(kept, listed, "{server}");
+    }
+}
