@@ -462,16 +462,7 @@ fn rss_probe() {
     } else {
         rss_client();
     }
-    let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
-    let field = |name: &str| {
-        status
-            .lines()
-            .find(|l| l.starts_with(name))
-            .and_then(|l| l.split_whitespace().nth(1))
-            .unwrap_or("0")
-            .to_owned()
-    };
-    println!("{} {}", field("VmHWM:"), field("RssAnon:"));
+    println!("{} {}", status_kb("VmHWM:"), status_kb("RssAnon:"));
 }
 
 /// A field of /proc/self/status, in kB.

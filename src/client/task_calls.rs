@@ -208,11 +208,7 @@ impl Client {
             };
             return handle.result();
         }
-        ctx.typed(
-            "tasks/result",
-            Some(json!({ "taskId": task_id })),
-            &CallOptions::default(),
-        )
+        ctx.by_id("tasks/result", task_id, None)
     }
 
     /// Cancels a task (`tasks/cancel`); returns it, now `cancelled`. In the modern era the

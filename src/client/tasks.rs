@@ -136,6 +136,21 @@ impl TaskCtx {
         })
     }
 
+    /// `method` for one task (`{"taskId": task_id}`), within `timeout` (the connection's
+    /// default when `None`).
+    pub(super) fn by_id<T: DeserializeOwned>(
+        &self,
+        method: &str,
+        task_id: &str,
+        timeout: Option<Duration>,
+    ) -> Result<T, Error> {
+        let opts = CallOptions {
+            timeout,
+            ..CallOptions::default()
+        };
+        self.typed(method, Some(json!({ "taskId": task_id })), &opts)
+    }
+
     pub(super) fn capability(&self) -> Option<TasksCapability> {
         self.conn.init.as_ref()?.capabilities.tasks()
     }
@@ -174,11 +189,7 @@ impl TaskCtx {
             let v = self.get_modern(task_id, timeout)?;
             return self.parse_task(&v);
         }
-        let opts = CallOptions {
-            timeout,
-            ..CallOptions::default()
-        };
-        self.typed("tasks/get", Some(json!({ "taskId": task_id })), &opts)
+        self.by_id("tasks/get", task_id, timeout)
     }
 
     pub(super) fn cancel(&self, task_id: &str, timeout: Option<Duration>) -> Result<Task, Error> {
@@ -186,11 +197,7 @@ impl TaskCtx {
             return self.cancel_modern(task_id, timeout);
         }
         self.require("cancel", TasksCapability::has_cancel)?;
-        let opts = CallOptions {
-            timeout,
-            ..CallOptions::default()
-        };
-        self.typed("tasks/cancel", Some(json!({ "taskId": task_id })), &opts)
+        self.by_id("tasks/cancel", task_id, timeout)
     }
 
     pub(super) fn cancelled(&self, task: &Task) -> Error {

@@ -132,11 +132,7 @@ impl TaskCtx {
         timeout: Option<Duration>,
     ) -> Result<Value, Error> {
         self.require_extension()?;
-        let opts = CallOptions {
-            timeout,
-            ..CallOptions::default()
-        };
-        self.typed("tasks/get", Some(json!({ "taskId": task_id })), &opts)
+        self.by_id("tasks/get", task_id, timeout)
     }
 
     /// The task of a `tasks/get` answer.
@@ -157,11 +153,7 @@ impl TaskCtx {
         timeout: Option<Duration>,
     ) -> Result<Task, Error> {
         self.require_extension()?;
-        let opts = CallOptions {
-            timeout,
-            ..CallOptions::default()
-        };
-        self.typed::<Value>("tasks/cancel", Some(json!({ "taskId": task_id })), &opts)?;
+        self.by_id::<Value>("tasks/cancel", task_id, timeout)?;
         let v = self.get_modern(task_id, timeout)?;
         self.parse_task(&v)
     }
