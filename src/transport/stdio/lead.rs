@@ -7,8 +7,10 @@
 //!     nobody reads ──> it leads: stops the poller watching stdout, reads and routes everything
 //!                      until its own answer is in (other callers' answers reach them on the way)
 //!     somebody leads ──> it follows: enlisted, it waits on its slot
-//!   the leader leaves ──> wakes the longest-waiting follower (Event::Wake), who leads next,
-//!                         or, with no follower, the poller thread watches stdout again
+//!   the leader leaves ──> wakes the longest-waiting follower (Event::Wake), who leads next;
+//!                         with no follower, a caller that has written its request and not yet
+//!                         come to wait leads next (it is not asleep: nothing to wake);
+//!                         with neither, the poller thread watches stdout again
 //!   a woken follower that leaves without leading (stop_waiting) passes the wake on
 //!   a read's answers are all routed before their callers are woken (HeldWakes)
 //!   a new connection: nobody watches stdout until its first request (the handshake) claims
@@ -37,11 +39,16 @@ use crate::transport::Caller;
 pub(crate) struct Lead {
     /// A calling thread is reading stdout.
     active: bool,
-    /// The follower woken to lead next, which has not done so yet. While a leader reads or a
-    /// hand-off is pending, the poller thread does not watch stdout.
+    /// The caller handed stdout to lead next (a woken follower, or an arriving caller), which
+    /// has not done so yet. While a leader reads or a hand-off is pending, the poller thread
+    /// does not watch stdout.
     woken: Option<i64>,
     /// Callers waiting while another leads, longest-waiting first.
     followers: Vec<(i64, SlotTx)>,
+    /// Callers whose request is being written or was written (`claim_for`) and who have not yet
+    /// come to wait (`lead`) or left (`stop_waiting`, `unclaim`): each comes to one of those
+    /// next, so one of them can be handed stdout without a wake.
+    arriving: Vec<i64>,
     /// stdout is registered with the poller. A new connection's is not: its first request (the
     /// handshake) claims stdout before anybody watches it, and the first hand-over registers it.
     in_poller: bool,
@@ -65,6 +72,20 @@ impl Lead {
         }
         self.woken = None;
         false
+    }
+
+    /// Hands stdout to the caller that wrote its request last and has not come to wait yet
+    /// (it leads when it does, or passes it on when it leaves); `false` when there is none.
+    fn pass_to_arriving(&mut self) -> bool {
+        self.woken = self.arriving.last().copied();
+        self.woken.is_some()
+    }
+
+    /// `id` came to wait or left: it is no longer arriving.
+    fn arrived(&mut self, id: i64) {
+        if let Some(i) = self.arriving.iter().rposition(|a| *a == id) {
+            self.arriving.swap_remove(i);
+        }
     }
 }
 
@@ -121,9 +142,11 @@ impl Conn {
     /// `stop_waiting` if it leaves without leading; `unclaim` when the write fails.
     pub(super) fn claim_for(&self, poller: &Poller, id: i64) {
         let Ok(r) = self.reader.try_lock() else {
+            lock(&self.lead).arriving.push(id);
             return;
         };
         let mut l = lock(&self.lead);
+        l.arriving.push(id);
         if l.active || l.woken.is_some() {
             return;
         }
@@ -162,10 +185,14 @@ impl Conn {
     /// Request `id` was not written: stdout claimed for it (`claim_for`) and not taken since
     /// goes back to the poller thread (or to a follower).
     pub(super) fn unclaim(&self, poller: &Poller, id: i64) {
-        // Not claimed (another thread reads, or a closing thread holds stdout): nothing to give
-        // back, and no reader lock to wait for.
-        if lock(&self.lead).woken != Some(id) {
-            return;
+        {
+            let mut l = lock(&self.lead);
+            l.arrived(id);
+            // Not claimed (another thread reads, or a closing thread holds stdout): nothing to
+            // give back, and no reader lock to wait for.
+            if l.woken != Some(id) {
+                return;
+            }
         }
         let r = lock(&self.reader);
         let mut l = lock(&self.lead);
@@ -179,6 +206,7 @@ impl Conn {
     fn lead(&self, poller: &Poller, caller: &Caller<'_>, deadline: Instant) -> bool {
         let disarm = {
             let mut l = lock(&self.lead);
+            l.arrived(caller.id);
             if l.active {
                 if !l.followers.iter().any(|(id, _)| *id == caller.id) {
                     l.followers.push((caller.id, caller.tx.clone()));
@@ -253,10 +281,12 @@ impl Conn {
         true
     }
 
-    /// Nobody leads: wakes the longest-waiting follower to lead next, or has the poller thread
-    /// watch stdout again.
+    /// Nobody leads: wakes the longest-waiting follower to lead next; with none, hands stdout to
+    /// a caller who has written its request and not come to wait yet; with neither, has the
+    /// poller thread watch stdout again (so an answer to a caller about to wait does not wake
+    /// the poller thread first).
     fn hand_over(&self, l: &mut Lead, r: &ReadSide, poller: &Poller) {
-        if l.wake_next() {
+        if l.wake_next() || l.pass_to_arriving() {
             return;
         }
         if let Some(stdout) = r.stdout.as_ref() {
@@ -331,6 +361,7 @@ impl Conn {
             // Only the lead lock: a leader holds the reader for as long as it reads.
             let mut l = lock(&self.lead);
             l.followers.retain(|(id, _)| *id != caller.id);
+            l.arrived(caller.id);
             if !handed_to_me(&l) {
                 return;
             }
@@ -349,6 +380,129 @@ impl Conn {
 mod tests {
     use super::*;
     use crate::protocol::session::Failure;
+
+    #[test]
+    fn with_no_follower_the_caller_that_wrote_last_and_has_not_waited_leads_next() {
+        let mut l = Lead {
+            arriving: vec![3, 5],
+            ..Lead::default()
+        };
+        assert!(!l.wake_next());
+        assert!(l.pass_to_arriving());
+        assert_eq!(l.woken, Some(5), "the last to write");
+        l.arrived(5);
+        assert_eq!(l.arriving, [3]);
+        l.arrived(9);
+        assert_eq!(
+            l.arriving,
+            [3],
+            "an id that is not arriving changes nothing"
+        );
+        assert!(l.pass_to_arriving());
+        assert_eq!(l.woken, Some(3));
+        l.arrived(3);
+        assert!(!l.pass_to_arriving());
+        assert_eq!(l.woken, None);
+    }
+
+    /// Routes each response line to the slot of its id.
+    #[derive(Default)]
+    struct Route(std::sync::Mutex<Vec<(i64, SlotTx)>>);
+
+    impl crate::transport::Sink for Route {
+        fn deliver(&self, msg: crate::protocol::jsonrpc::Inbound) {
+            use crate::protocol::jsonrpc::{InResponse, Inbound, RequestId};
+            let Inbound::Response(InResponse {
+                id: Some(RequestId::Number(id)),
+                outcome: Ok(payload),
+            }) = msg
+            else {
+                panic!("not an answer");
+            };
+            let slots = lock(&self.0);
+            let (_, tx) = slots.iter().find(|(i, _)| *i == id).expect("a slot");
+            tx.try_send(Event::Done(Ok(payload))).unwrap();
+        }
+        fn closed(&self, _detail: String, _stderr_tail: String) {}
+    }
+
+    /// Two callers on a real pipe, one after the other on this thread: the first leads and,
+    /// leaving, hands stdout to the second (who has written and not yet waited) without the
+    /// poller; once the second is done, the poller watches stdout again. And a caller handed
+    /// stdout that leaves without leading gives it to the poller.
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn a_leaving_leader_hands_stdout_to_an_arriving_caller_then_to_the_poller() {
+        use std::io::Write;
+        use std::sync::Arc;
+        use std::time::Duration;
+
+        use crate::protocol::slot::slot;
+        let route = Arc::new(Route::default());
+        let c = Conn::new(
+            0,
+            Arc::from("t"),
+            Arc::clone(&route) as Arc<dyn crate::transport::Sink>,
+            &crate::config::Limits::default(),
+            Box::new(String::new),
+        );
+        let (read_end, write_end) = rustix::pipe::pipe().unwrap();
+        rustix::io::ioctl_fionbio(&read_end, true).unwrap();
+        let mut server = std::fs::File::from(write_end);
+        lock(&c.reader).stdout = Some(std::process::ChildStdout::from(read_end));
+        let poller = Poller::new().unwrap();
+        let answer = |server: &mut std::fs::File, id: i64| {
+            writeln!(server, r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#).unwrap();
+        };
+        let soon = || Instant::now() + Duration::from_secs(10);
+        let callers: Vec<_> = (1..=3).map(|_| slot(2)).collect();
+        for (id, (tx, _)) in (1..).zip(&callers) {
+            lock(&route.0).push((id, tx.clone()));
+        }
+        let caller = |id: i64| {
+            let (tx, rx) = &callers[id as usize - 1];
+            Caller::new(id, rx, tx)
+        };
+        let state = || {
+            let l = lock(&c.lead);
+            (l.active, l.woken, l.armed, l.arriving.clone())
+        };
+
+        // 1 and 2 write their requests; nobody reads yet, so 1 (the first) is handed stdout.
+        c.claim_for(&poller, 1);
+        c.claim_for(&poller, 2);
+        assert_eq!(state(), (false, Some(1), false, vec![1, 2]));
+        answer(&mut server, 1);
+        let one = caller(1);
+        assert!(matches!(
+            c.wait(&poller, &one, soon()),
+            Ok(Event::Done(Ok(_)))
+        ));
+        c.stop_waiting(&poller, &one);
+        // 1 read its answer and left: 2 leads next, the poller is not asked to watch.
+        assert_eq!(state(), (false, Some(2), false, vec![2]));
+        answer(&mut server, 2);
+        let two = caller(2);
+        assert!(matches!(
+            c.wait(&poller, &two, soon()),
+            Ok(Event::Done(Ok(_)))
+        ));
+        c.stop_waiting(&poller, &two);
+        assert_eq!(state(), (false, None, true, vec![]), "the poller watches");
+
+        // 3 writes (stdout is claimed for it from the poller), then leaves at its deadline
+        // without leading: the poller watches again.
+        c.claim_for(&poller, 3);
+        assert_eq!(state(), (false, Some(3), false, vec![3]));
+        let three = caller(3);
+        let past = Instant::now();
+        assert!(matches!(
+            c.wait(&poller, &three, past),
+            Err(RecvTimeoutError::Timeout)
+        ));
+        c.stop_waiting(&poller, &three);
+        assert_eq!(state(), (false, None, true, vec![]));
+    }
 
     #[test]
     fn a_leaving_leader_wakes_one_follower_once_and_its_answer_still_fits() {
