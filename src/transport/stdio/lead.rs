@@ -46,8 +46,10 @@ pub(crate) struct Lead {
     /// Callers waiting while another leads, longest-waiting first.
     followers: Vec<(i64, SlotTx)>,
     /// Callers whose request is being written or was written (`claim_for`) and who have not yet
-    /// come to wait (`lead`) or left (`stop_waiting`, `unclaim`): each comes to one of those
-    /// next, so one of them can be handed stdout without a wake.
+    /// come to wait (`lead`) or left (`stop_waiting`, `unclaim`): each comes to one of those next,
+    /// so one of them can be handed stdout without a wake. A writer that has to wait for the
+    /// server to read its stdin leaves first (`unclaim`): the server may be waiting for its
+    /// stdout to be read.
     arriving: Vec<i64>,
     /// stdout is registered with the poller. A new connection's is not: its first request (the
     /// handshake) claims stdout before anybody watches it, and the first hand-over registers it.
@@ -182,8 +184,9 @@ impl Conn {
         }
     }
 
-    /// Request `id` was not written: stdout claimed for it (`claim_for`) and not taken since
-    /// goes back to the poller thread (or to a follower).
+    /// Request `id` was not written, or its writer has to wait for the server to read: it is no
+    /// longer arriving, and stdout claimed for it (`claim_for`) or handed to it and not taken
+    /// since goes to another caller or back to the poller thread.
     pub(super) fn unclaim(&self, poller: &Poller, id: i64) {
         {
             let mut l = lock(&self.lead);
@@ -426,10 +429,10 @@ mod tests {
         fn closed(&self, _detail: String, _stderr_tail: String) {}
     }
 
-    /// Two callers on a real pipe, one after the other on this thread: the first leads and,
-    /// leaving, hands stdout to the second (who has written and not yet waited) without the
-    /// poller; once the second is done, the poller watches stdout again. And a caller handed
-    /// stdout that leaves without leading gives it to the poller.
+    /// Callers on real pipes, one after the other on this thread: a leader leaving hands stdout
+    /// to a caller who has written and not yet waited, without the poller; a writer that has to
+    /// wait for the server to read gives stdout up first; a caller handed stdout that leaves
+    /// without leading gives it to the poller.
     #[cfg(target_os = "linux")]
     #[test]
     fn a_leaving_leader_hands_stdout_to_an_arriving_caller_then_to_the_poller() {
@@ -437,13 +440,17 @@ mod tests {
         use std::sync::Arc;
         use std::time::Duration;
 
+        use super::super::stdin::WriteOutcome;
         use crate::protocol::slot::slot;
         let route = Arc::new(Route::default());
         let c = Conn::new(
             0,
             Arc::from("t"),
             Arc::clone(&route) as Arc<dyn crate::transport::Sink>,
-            &crate::config::Limits::default(),
+            &crate::config::Limits {
+                max_queued_write_bytes: 1024,
+                ..crate::config::Limits::default()
+            },
             Box::new(String::new),
         );
         let (read_end, write_end) = rustix::pipe::pipe().unwrap();
@@ -455,7 +462,7 @@ mod tests {
             writeln!(server, r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#).unwrap();
         };
         let soon = || Instant::now() + Duration::from_secs(10);
-        let callers: Vec<_> = (1..=3).map(|_| slot(2)).collect();
+        let callers: Vec<_> = (1..=4).map(|_| slot(2)).collect();
         for (id, (tx, _)) in (1..).zip(&callers) {
             lock(&route.0).push((id, tx.clone()));
         }
@@ -490,18 +497,33 @@ mod tests {
         c.stop_waiting(&poller, &two);
         assert_eq!(state(), (false, None, true, vec![]), "the poller watches");
 
-        // 3 writes (stdout is claimed for it from the poller), then leaves at its deadline
-        // without leading: the poller watches again.
+        // 3 claims stdout from the poller, 4 writes too. 3's write has to wait for the server
+        // to read its stdin (full, and more queued than the cap): 3 gives stdout to 4 first.
+        let (stdin_read, stdin_write) = rustix::pipe::pipe().unwrap();
+        rustix::io::ioctl_fionbio(&stdin_write, true).unwrap();
+        c.attach_stdin(std::process::ChildStdin::from(stdin_write));
         c.claim_for(&poller, 3);
-        assert_eq!(state(), (false, Some(3), false, vec![3]));
-        let three = caller(3);
-        let past = Instant::now();
+        c.claim_for(&poller, 4);
+        assert_eq!(state(), (false, Some(3), false, vec![3, 4]));
+        let fill = vec![b' '; 4 << 20];
         assert!(matches!(
-            c.wait(&poller, &three, past),
+            c.write(&poller, fill, None, None),
+            WriteOutcome::Written
+        ));
+        assert!(matches!(
+            c.write(&poller, b"{}".to_vec(), Some(Instant::now()), Some(3)),
+            WriteOutcome::TimedOut { .. }
+        ));
+        assert_eq!(state(), (false, Some(4), false, vec![4]));
+        // 4 leaves at its deadline without leading: the poller watches again.
+        let four = caller(4);
+        assert!(matches!(
+            c.wait(&poller, &four, Instant::now()),
             Err(RecvTimeoutError::Timeout)
         ));
-        c.stop_waiting(&poller, &three);
+        c.stop_waiting(&poller, &four);
         assert_eq!(state(), (false, None, true, vec![]));
+        drop(stdin_read);
     }
 
     #[test]

@@ -118,7 +118,9 @@ impl Transport for StdioTransport {
                 None
             }
         };
-        let outcome = self.poller.write(&self.conn, msg.frame, msg.deadline);
+        let outcome = self
+            .poller
+            .write(&self.conn, msg.frame, msg.deadline, claim);
         if let (Some(id), false) = (claim, matches!(outcome, WriteOutcome::Written)) {
             self.conn.unclaim(self.poller.os_poller(), id);
         }

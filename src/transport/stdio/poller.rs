@@ -314,8 +314,9 @@ impl ConnectionPoller {
         conn: &Conn,
         frame: Vec<u8>,
         deadline: Option<Instant>,
+        claimed: Option<i64>,
     ) -> WriteOutcome {
-        conn.write(&self.shared.core.poller, frame, deadline)
+        conn.write(&self.shared.core.poller, frame, deadline, claimed)
     }
 }
 

@@ -70,16 +70,27 @@ impl Conn {
 
     /// Writes one frame (a newline is appended), coalesced with frames other callers write at
     /// the same moment; what the pipe does not take is queued for the poller. When queueing it
-    /// would pass `max_queued_write_bytes`, waits (until `deadline`) for the child to read.
+    /// would pass `max_queued_write_bytes`, waits (until `deadline`) for the child to read; the
+    /// request `claimed` (see `claim_for`) then first gives up stdout, which the child may be
+    /// waiting to have read.
     pub(super) fn write(
         &self,
         poller: &Poller,
         mut frame: Vec<u8>,
         deadline: Option<Instant>,
+        mut claimed: Option<i64>,
     ) -> WriteOutcome {
         frame.push(b'\n');
         let mut w = lock(&self.writer);
         while w.held() > 0 && w.held().saturating_add(frame.len()) > self.max_queued_write {
+            if let Some(id) = claimed.take() {
+                // Not under the writer lock: handing stdout over takes the reader lock, and a
+                // closing thread holds the reader while it closes stdin (process.rs).
+                drop(w);
+                self.unclaim(poller, id);
+                w = lock(&self.writer);
+                continue;
+            }
             let now = Instant::now();
             if deadline.is_some_and(|d| now >= d) {
                 return WriteOutcome::TimedOut {
