@@ -126,6 +126,24 @@ struct Bench<'a> {
     conns: usize,
 }
 
+impl<'a> Bench<'a> {
+    /// A row named `names[0]` when `seq`, else `names[1]` (its 8-caller name).
+    fn new(
+        seq: bool,
+        names: [&'static str; 2],
+        srv: &'a BenchServer,
+        run: Box<dyn Fn(usize) + Sync + 'a>,
+    ) -> Self {
+        Bench {
+            name: names[usize::from(!seq)],
+            srv,
+            run,
+            times: Vec::new(),
+            conns: 0,
+        }
+    }
+}
+
 /// One table: servers started here (so after pinning their threads are pinned too).
 fn run(calls: usize) -> Table {
     let per_round = (calls / ROUNDS).max(8);
@@ -162,61 +180,51 @@ fn run(calls: usize) -> Table {
             }
         };
         let mut benches = vec![
-            Bench {
-                name: if seq {
-                    "sequential: raw keep-alive, JSON reply (floor)"
-                } else {
-                    "8 callers: raw keep-alive, JSON reply (floor)"
-                },
-                srv: &json_srv,
-                run: Box::new(raw(&json_srv)),
-                times: Vec::new(),
-                conns: 0,
-            },
-            Bench {
-                name: if seq {
-                    "sequential: bare ureq POST, JSON reply"
-                } else {
-                    "8 callers: bare ureq POSTs (one agent), JSON reply"
-                },
-                srv: &json_srv,
-                run: Box::new(|n| ureq_calls(&agent, &json_srv.url(), &body, n)),
-                times: Vec::new(),
-                conns: 0,
-            },
-            Bench {
-                name: if seq {
-                    "sequential: Client::call_tool, JSON reply"
-                } else {
-                    "8 callers: one Client, JSON reply"
-                },
-                srv: &json_srv,
-                run: Box::new(|n| calls_on(&json_client, n)),
-                times: Vec::new(),
-                conns: 0,
-            },
-            Bench {
-                name: if seq {
-                    "sequential: raw keep-alive, event-stream reply (floor)"
-                } else {
-                    "8 callers: raw keep-alive, event-stream reply (floor)"
-                },
-                srv: &sse_srv,
-                run: Box::new(raw(&sse_srv)),
-                times: Vec::new(),
-                conns: 0,
-            },
-            Bench {
-                name: if seq {
-                    "sequential: Client::call_tool, event-stream reply"
-                } else {
-                    "8 callers: one Client, event-stream reply"
-                },
-                srv: &sse_srv,
-                run: Box::new(|n| calls_on(&sse_client, n)),
-                times: Vec::new(),
-                conns: 0,
-            },
+            Bench::new(
+                seq,
+                [
+                    "sequential: raw keep-alive, JSON reply (floor)",
+                    "8 callers: raw keep-alive, JSON reply (floor)",
+                ],
+                &json_srv,
+                Box::new(raw(&json_srv)),
+            ),
+            Bench::new(
+                seq,
+                [
+                    "sequential: bare ureq POST, JSON reply",
+                    "8 callers: bare ureq POSTs (one agent), JSON reply",
+                ],
+                &json_srv,
+                Box::new(|n| ureq_calls(&agent, &json_srv.url(), &body, n)),
+            ),
+            Bench::new(
+                seq,
+                [
+                    "sequential: Client::call_tool, JSON reply",
+                    "8 callers: one Client, JSON reply",
+                ],
+                &json_srv,
+                Box::new(|n| calls_on(&json_client, n)),
+            ),
+            Bench::new(
+                seq,
+                [
+                    "sequential: raw keep-alive, event-stream reply (floor)",
+                    "8 callers: raw keep-alive, event-stream reply (floor)",
+                ],
+                &sse_srv,
+                Box::new(raw(&sse_srv)),
+            ),
+            Bench::new(
+                seq,
+                [
+                    "sequential: Client::call_tool, event-stream reply",
+                    "8 callers: one Client, event-stream reply",
+                ],
+                &sse_srv,
+                Box::new(|n| calls_on(&sse_client, n)),
+            ),
         ];
         let (mut cpu_json, mut cpu_sse) = (0.0, 0.0);
         for _ in 0..ROUNDS {
