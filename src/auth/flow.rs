@@ -692,12 +692,22 @@ fn authorize_once(
             Some(l),
         ) => {
             on_url(&url);
-            l.wait(*timeout).map_err(|e| with(e.into()))?
+            // Only the authorization server knows `state`: any other request to the listener
+            // is ignored, whatever it carries.
+            l.wait_for_state(&state, *timeout)
+                .map_err(|e| with(e.into()))?
         }
         (Kind::Exchange { exchange, .. }, _) => exchange(&url).map_err(|e| with(e.into()))?,
         _ => unreachable!("a loopback handler has a listener"),
     };
     let params = query_params(back.trim());
+    // `state` first: an answer that is not to this request is not acted on, not even its
+    // `error` (an `invalid_client` would otherwise drop the registration).
+    if param(&params, "state") != Some(state.as_str()) {
+        return Err(with(
+            "the redirect's `state` does not match the request; the code is not used".into(),
+        ));
+    }
     if let Some(err) = param(&params, "error") {
         let desc = param(&params, "error_description").unwrap_or("");
         let msg = format!(
@@ -710,11 +720,6 @@ fn authorize_once(
         } else {
             Failure::Other(msg)
         }));
-    }
-    if param(&params, "state") != Some(state.as_str()) {
-        return Err(with(
-            "the redirect's `state` does not match the request; the code is not used".into(),
-        ));
     }
     let iss_supported = disc
         .meta
