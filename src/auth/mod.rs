@@ -89,6 +89,7 @@
 
 mod flow;
 mod jwt;
+mod loopback;
 mod net;
 mod redirect;
 mod store;
@@ -101,7 +102,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use jwt::{JwtAlgorithm, SigningKey};
-pub use redirect::{LoopbackListener, RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
+pub use loopback::LoopbackListener;
+pub use redirect::{RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
 pub use store::{FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore};
 
 use crate::error::Error;
