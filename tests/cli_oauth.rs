@@ -302,3 +302,67 @@ fn auth_usage_errors_are_the_usual_error_document() {
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("mcpb:").count(), 1, "{err}");
 }
+
+#[test]
+fn a_hostile_authorization_url_is_neither_printed_nor_opened() {
+    let dir = temp_store("hostile").parent().unwrap().to_owned();
+    std::fs::create_dir_all(&dir).unwrap();
+    // A $BROWSER that records that it ran.
+    let opened = dir.join("opened");
+    let opener = dir.join("browser.sh");
+    std::fs::write(
+        &opener,
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\n", opened.display()),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let tails = [
+        "#\u{1b}[2J\u{1b}[H\nmcpb: signed in as admin",
+        "#\u{1b}]8;;https://evil.example\u{7}click\u{1b}]8;;\u{7}",
+        "#x\u{9b}31m\u{202e}",
+    ];
+    for (i, tail) in tails.into_iter().enumerate() {
+        let server = AuthServer::start_with(|origin| AsOptions {
+            endpoints: vec![(
+                "authorization_endpoint".into(),
+                format!("{origin}/authorize{tail}"),
+            )],
+            ..AsOptions::default()
+        });
+        let url = server.mcp_url();
+        let store = dir.join(format!("tokens-{i}.json"));
+        for paste in [false, true] {
+            let mut args = vec!["--url", url.as_str(), "login"];
+            if paste {
+                args.push("--paste");
+            }
+            let out = Command::new(MCPB)
+                .args(&args)
+                .env("MCPB_TOKEN_FILE", &store)
+                .env("BROWSER", &opener)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run mcpb");
+            let all = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{tail:?}: {all}");
+            assert!(all.contains("control character"), "{tail:?}: {all}");
+            assert!(
+                !all.chars()
+                    .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+                "{tail:?}: {all:?}"
+            );
+            assert!(
+                !all.lines().any(|l| l.starts_with("mcpb: signed in")),
+                "{all}"
+            );
+            assert!(!opened.exists(), "the opener ran");
+            assert!(server.requests_to("/authorize").is_empty());
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}

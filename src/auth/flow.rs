@@ -3,6 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::display::require_showable;
 use super::net::{Net, NetError, Reply};
 use super::redirect::Kind;
 use super::store::{covers, Secret, StoredClient, StoredTokens};
@@ -256,6 +257,8 @@ pub(super) fn obtain(
 ) -> Result<StoredTokens, String> {
     let net = cfg.net(server_url);
     let disc = discover(cfg, &net, server_url, challenge)?;
+    // The issuer is kept with the tokens and shown with them.
+    require_showable(disc.meta_issuer(), "issuer")?;
     let scope = choose_scope(cfg, &disc, challenge, granted.as_deref());
     log::info!(
         "authorizing at {} for {}",
@@ -630,6 +633,19 @@ fn bind_listener(
 /// A failed attempt and the client identity it used (none when it failed before choosing one).
 type Attempt = (Failure, Option<Box<ClientReg>>);
 
+/// Refuses an authorization endpoint with a fragment: the query appended to it would be part
+/// of the fragment, never sent.
+fn require_no_fragment(endpoint: &str) -> Result<(), String> {
+    if !endpoint.contains('#') {
+        return Ok(());
+    }
+    Err(format!(
+        "the authorization server's authorization_endpoint `{}` has a fragment (`#`), which \
+             an authorization endpoint must not have (RFC 6749 §3.1); refusing to use it",
+        super::net::shown(endpoint)
+    ))
+}
+
 /// One authorization-code flow.
 fn authorize_once(
     cfg: &OAuthConfig,
@@ -644,8 +660,12 @@ fn authorize_once(
     ))?;
     let authorization_endpoint = disc.endpoint("authorization_endpoint", "/authorize");
     let token_endpoint = disc.endpoint("token_endpoint", "/token");
-    // Both are checked before anyone is sent to sign in.
-    require_secure(&authorization_endpoint, "authorization_endpoint")
+    // Both are checked before anyone is sent to sign in. The authorization endpoint becomes
+    // the URL a person is shown and a browser opener is handed: nothing in it may drive a
+    // terminal, and no fragment may swallow the query (RFC 6749 §3.1 forbids one).
+    require_showable(&authorization_endpoint, "authorization_endpoint")
+        .and_then(|()| require_no_fragment(&authorization_endpoint))
+        .and_then(|()| require_secure(&authorization_endpoint, "authorization_endpoint"))
         .and_then(|()| require_secure(&token_endpoint, "token_endpoint"))
         .map_err(|e| (Failure::Other(e), None))?;
     let listener = match &handler.kind {
@@ -683,7 +703,9 @@ fn authorize_once(
     };
     let url = format!("{authorization_endpoint}{sep}{}", form(&pairs));
     // The URL handed to the callback is the checked endpoint's.
-    require_secure(&url, "authorization_endpoint").map_err(|e| with(e.into()))?;
+    require_secure(&url, "authorization_endpoint")
+        .and_then(|()| require_showable(&url, "authorization URL"))
+        .map_err(|e| with(e.into()))?;
     let back = match (&handler.kind, &listener) {
         (
             Kind::Loopback {

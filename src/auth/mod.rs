@@ -87,6 +87,7 @@
 //! # Ok::<(), mcp_blocking::Error>(())
 //! ```
 
+mod display;
 mod flow;
 mod jwt;
 mod loopback;

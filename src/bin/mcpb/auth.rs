@@ -205,6 +205,7 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
     let opener: Arc<Mutex<Option<Child>>> = Arc::default();
     let redirect = if paste {
         RedirectHandler::paste(PASTE_REDIRECT, |auth_url| {
+            let auth_url = showable(auth_url)?;
             eprintln!(
                 "Open this address in a browser and sign in:\n\n  {auth_url}\n\nThen paste the \
                  address the browser ends on (it starts with {PASTE_REDIRECT}; the page itself \
@@ -220,6 +221,10 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
     } else {
         let slot = opener.clone();
         RedirectHandler::loopback(move |auth_url| {
+            let Ok(auth_url) = showable(auth_url) else {
+                eprintln!("mcpb: the authorization URL holds control characters; not shown");
+                return;
+            };
             eprintln!(
                 "Sign in with your browser; if it does not open, visit:\n\n  {auth_url}\n\n\
                  Waiting for the browser to come back..."
@@ -270,6 +275,34 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
         json!({"signed_in": true, "server": url, "tokens": [summary(&tokens)]}),
         format!("Signed in to {url}.\n{}", describe(&tokens)),
     ))
+}
+
+/// The authorization URL, when it can be printed and handed to the opener as it is: no control
+/// character (newline and tab included) and no bidirectional-text control. The library refuses
+/// any other before it gets here; this keeps the promise where the printing is done.
+fn showable(auth_url: &str) -> Result<&str, String> {
+    let clean =
+        !auth_url.chars().any(char::is_control) && crate::terminal::escaped(auth_url) == auth_url;
+    if clean {
+        Ok(auth_url)
+    } else {
+        Err("the authorization URL holds control characters; not shown".into())
+    }
+}
+
+/// A value the authorization server chose (issuer, client id, scope), on one line: control
+/// characters, newline and tab included, are written as escapes (the rest of the text output
+/// is escaped when printed).
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The loopback port an entry's `oauth` block asks for (`redirect_port`; 0: any).
@@ -338,9 +371,9 @@ fn describe(t: &StoredTokens) -> String {
     format!(
         "  authorization server: {}\n  client: {}\n  scope: {}\n  access token: {expiry}; \
          refresh token: {}",
-        t.issuer,
-        t.client_id,
-        t.scope.as_deref().unwrap_or("(none)"),
+        one_line(&t.issuer),
+        one_line(&t.client_id),
+        one_line(t.scope.as_deref().unwrap_or("(none)")),
         if t.refresh_token.is_some() {
             "yes"
         } else {
