@@ -8,6 +8,7 @@ use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Command, Output, Stdio};
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use oauth_support::{browser, headless, AsOptions, AuthServer};
 use serde_json::Value;
@@ -364,5 +365,112 @@ fn a_hostile_authorization_url_is_neither_printed_nor_opened() {
             assert!(server.requests_to("/authorize").is_empty());
         }
     }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Runs mcpb for at most `limit`: a run still going then is killed and the test fails.
+/// Returns what it did and how long it took.
+fn mcpb_within(store: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
+    let started = Instant::now();
+    let child = Command::new(MCPB)
+        .args(args)
+        .env("MCPB_TOKEN_FILE", store)
+        .env("BROWSER", "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mcpb");
+    let pid = child.id();
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let waiter = std::thread::Builder::new()
+        .name("mcpb-waiter".into())
+        .spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        })
+        .unwrap();
+    let out = match rx.recv_timeout(limit) {
+        Ok(out) => out.expect("mcpb ran"),
+        Err(_) => {
+            let pid = rustix::process::Pid::from_raw(pid as i32).unwrap();
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+            let _ = rx.recv();
+            waiter.join().unwrap();
+            panic!("mcpb {args:?} did not end within {limit:?}");
+        }
+    };
+    waiter.join().unwrap();
+    (out, started.elapsed())
+}
+
+#[test]
+fn a_command_that_needs_a_sign_in_says_so_at_once() {
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let store = temp_store("sign-in-required");
+    let dir = store.parent().unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    let file = dir.join("mcp.json");
+    let doc = serde_json::json!({"mcpServers": {
+        "remote": {"type": "http", "url": url, "oauth": {"scopes": ["mcp:read"]}},
+    }});
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+    let entry = ["--config", file, "--server", "remote"];
+    let limit = Duration::from_secs(20);
+
+    // A config entry with an `oauth` block, not signed in: exit 7 at once, naming the login.
+    let (out, took) = mcpb_within(
+        &store,
+        &[&entry[..], &["--timeout", "5", "tools"]].concat(),
+        limit,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{err}");
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    assert!(err.contains("sign-in required"), "{err}");
+    assert!(
+        err.contains(&format!("`mcpb --config {file} --server remote login`")),
+        "{err}"
+    );
+    let (out, _) = mcpb_within(
+        &store,
+        &[&entry[..], &["--timeout", "5", "--json", "tools"]].concat(),
+        limit,
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["error"]["exit"], 7, "{doc}");
+    assert_eq!(doc["error"]["kind"], "unauthorized", "{doc}");
+    assert_eq!(doc["error"]["reason"], "sign_in_required", "{doc}");
+    assert!(server.requests_to("/authorize").is_empty());
+    assert!(server.requests_to("/register").is_empty());
+
+    // Signed in, the entry works with the stored token.
+    let (out, _) = login_pasting(&store, &entry, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (out, _) = mcpb_within(&store, &[&entry[..], &["tools"]].concat(), limit);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A stored sign-in that can no longer be refreshed: the same, for --url too.
+    server.state.revoke_access_tokens();
+    server.state.refresh.lock().unwrap().clear();
+    let (out, took) = mcpb_within(
+        &store,
+        &["--url", &url, "--timeout", "5", "call", "hello"],
+        limit,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{err}");
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    assert!(err.contains(&format!("`mcpb --url {url} login`")), "{err}");
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 1);
     let _ = std::fs::remove_dir_all(dir);
 }

@@ -654,10 +654,16 @@ fn authorize_once(
     disc: &Discovered,
     scope: Option<String>,
 ) -> Result<StoredTokens, Attempt> {
-    let handler = cfg.redirect.as_ref().ok_or((
-        Failure::from("no redirect handler is configured for the authorization-code grant"),
-        None,
-    ))?;
+    // `RedirectHandler::none` is refused before discovery (a sign-in-required error); this
+    // keeps it from reaching the matches below.
+    let handler = cfg
+        .redirect
+        .as_ref()
+        .filter(|h| h.reaches_a_person())
+        .ok_or((
+            Failure::from("no redirect handler is configured for the authorization-code grant"),
+            None,
+        ))?;
     let authorization_endpoint = disc.endpoint("authorization_endpoint", "/authorize");
     let token_endpoint = disc.endpoint("token_endpoint", "/token");
     // Both are checked before anyone is sent to sign in. The authorization endpoint becomes
@@ -672,12 +678,12 @@ fn authorize_once(
         Kind::Loopback { port, .. } => {
             Some(bind_listener(cfg, inner, disc, *port).map_err(|e| (e.into(), None))?)
         }
-        Kind::Exchange { .. } => None,
+        Kind::Exchange { .. } | Kind::None => None,
     };
     let redirect_uri = match (&listener, &handler.kind) {
         (Some(l), _) => l.redirect_uri(),
         (None, Kind::Exchange { redirect_uri, .. }) => redirect_uri.clone(),
-        (None, Kind::Loopback { .. }) => unreachable!("a loopback handler has a listener"),
+        (None, _) => unreachable!("a loopback handler has a listener; `none` was refused"),
     };
     let client = client_for(cfg, inner, net, disc, &redirect_uri).map_err(|e| (e.into(), None))?;
     let with = |f: Failure| (f, Some(Box::new(client.clone())));
@@ -720,7 +726,7 @@ fn authorize_once(
                 .map_err(|e| with(e.into()))?
         }
         (Kind::Exchange { exchange, .. }, _) => exchange(&url).map_err(|e| with(e.into()))?,
-        _ => unreachable!("a loopback handler has a listener"),
+        _ => unreachable!("a loopback handler has a listener; `none` was refused"),
     };
     let params = query_params(back.trim());
     // `state` first: an answer that is not to this request is not acted on, not even its

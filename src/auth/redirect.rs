@@ -21,7 +21,9 @@ type Exchange = Arc<dyn Fn(&str) -> Result<String, String> + Send + Sync>;
 ///   was sent to (for machines without a browser; the page may fail to load, its address is
 ///   what counts);
 /// - [`custom`](Self::custom): any function from the authorization URL to the redirect URL
-///   (a test driver, an embedded browser...).
+///   (a test driver, an embedded browser...);
+/// - [`none`](Self::none): nobody to sign in; a server that needs a new sign-in fails the
+///   request at once with [`Error::SignInRequired`](crate::Error::SignInRequired).
 ///
 /// ```no_run
 /// use mcp_blocking::auth::RedirectHandler;
@@ -43,6 +45,8 @@ pub(crate) enum Kind {
         redirect_uri: String,
         exchange: Exchange,
     },
+    /// Nobody to sign in.
+    None,
 }
 
 impl fmt::Debug for RedirectHandler {
@@ -57,6 +61,7 @@ impl fmt::Debug for RedirectHandler {
                 .debug_struct("Exchange")
                 .field("redirect_uri", redirect_uri)
                 .finish(),
+            Kind::None => f.write_str("None"),
         }
     }
 }
@@ -72,6 +77,29 @@ impl RedirectHandler {
                 on_url: Arc::new(on_url),
             },
         }
+    }
+
+    /// No one to sign in: for programs that run unattended, and commands that cannot wait for
+    /// a person. Stored tokens are used and refreshed as with any handler; when the server
+    /// needs a new sign-in, the request fails at once with [`Error::SignInRequired`] and the
+    /// authorization server is not contacted.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{FileTokenStore, OAuthConfig, RedirectHandler};
+    /// // Uses what `myapp login` stored; never waits for a browser.
+    /// let oauth = OAuthConfig::authorization_code(RedirectHandler::none())
+    ///     .token_store(FileTokenStore::new("/home/me/.config/myapp/tokens.json"));
+    /// # let _ = oauth;
+    /// ```
+    ///
+    /// [`Error::SignInRequired`]: crate::Error::SignInRequired
+    pub fn none() -> RedirectHandler {
+        RedirectHandler { kind: Kind::None }
+    }
+
+    /// Whether this handler reaches a person (every handler but [`none`](Self::none)).
+    pub(crate) fn reaches_a_person(&self) -> bool {
+        !matches!(self.kind, Kind::None)
     }
 
     /// The loopback listener's port (0: a random one; a fixed one suits an authorization

@@ -154,13 +154,11 @@ pub(crate) fn url_of(config: &ServerConfig) -> Option<String> {
 
 /// A remote config with its sign-in: with `machine`, the client-credentials grant; else the
 /// config entry's `oauth` block, or the stored sign-in of its URL when there is one (requests
-/// carry the token and refresh it; a sign-in that can no longer be refreshed fails with a hint
-/// to log in). Tokens are kept in mcpb's token file. Other configs are returned as they are.
-pub(crate) fn with_sign_in(
-    global: &Global,
-    config: ServerConfig,
-    machine: Option<&MachineClient>,
-) -> ServerConfig {
+/// carry the token and refresh it). Tokens are kept in mcpb's token file. No command but
+/// `login` asks a person to sign in: one that needs a new sign-in fails at once with
+/// [`Error::SignInRequired`](mcp_blocking::Error::SignInRequired) (exit 7, naming
+/// [`login_command`]). Other configs are returned as they are.
+pub(crate) fn with_sign_in(config: ServerConfig, machine: Option<&MachineClient>) -> ServerConfig {
     let Some(url) = url_of(&config) else {
         return config;
     };
@@ -172,23 +170,24 @@ pub(crate) fn with_sign_in(
         return config.oauth(oauth);
     }
     if let Some(oauth) = config.oauth_config().cloned() {
-        return config.oauth(oauth.token_store(store));
+        return config.oauth(oauth.redirect(RedirectHandler::none()).token_store(store));
     }
     match store.load(&url) {
         Ok(found) if !found.is_empty() => {}
         _ => return config,
     }
-    let again = match &global.config {
-        Some(file) => format!("mcpb --config {file} --server {} login", config.name()),
-        None => format!("mcpb --url {url} login"),
-    };
-    let hint = format!("the stored sign-in is no longer valid; run `{again}`");
-    let oauth = OAuthConfig::authorization_code(RedirectHandler::custom(
-        "http://127.0.0.1/callback",
-        move |_| Err(hint.clone()),
-    ))
-    .token_store(store);
+    let oauth = OAuthConfig::authorization_code(RedirectHandler::none()).token_store(store);
     config.oauth(oauth)
+}
+
+/// The `mcpb ... login` command that signs in to `config`'s server, as this run named it
+/// (`--config FILE --server NAME`, else `--url URL`).
+pub(crate) fn login_command(global: &Global, config: &ServerConfig) -> String {
+    match (&global.config, url_of(config)) {
+        (Some(file), _) => format!("mcpb --config {file} --server {} login", config.name()),
+        (None, Some(url)) => format!("mcpb --url {url} login"),
+        (None, None) => "mcpb login".to_owned(),
+    }
 }
 
 /// A failure of the token file (exit 2).
