@@ -6,7 +6,7 @@ mod support_remote;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
@@ -368,8 +368,31 @@ fn a_hostile_authorization_url_is_neither_printed_nor_opened() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Runs mcpb for at most `limit`: a run still going then is killed and the test fails.
-/// Returns what it did and how long it took.
+/// Waits for `child` at most `limit`: one still running then is killed and the test fails.
+fn wait_within(child: Child, what: &str, limit: Duration) -> Output {
+    let pid = child.id();
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let waiter = std::thread::Builder::new()
+        .name("mcpb-waiter".into())
+        .spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        })
+        .unwrap();
+    let out = rx.recv_timeout(limit);
+    if out.is_err() {
+        let pid = rustix::process::Pid::from_raw(pid as i32).unwrap();
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        let _ = rx.recv();
+    }
+    waiter.join().unwrap();
+    match out {
+        Ok(out) => out.expect("mcpb ran"),
+        Err(_) => panic!("{what} did not end within {limit:?}"),
+    }
+}
+
+/// Runs mcpb for at most `limit` (see [`wait_within`]); returns what it did and how long it
+/// took.
 fn mcpb_within(store: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
     let started = Instant::now();
     let child = Command::new(MCPB)
@@ -381,25 +404,7 @@ fn mcpb_within(store: &Path, args: &[&str], limit: Duration) -> (Output, Duratio
         .stderr(Stdio::piped())
         .spawn()
         .expect("run mcpb");
-    let pid = child.id();
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let waiter = std::thread::Builder::new()
-        .name("mcpb-waiter".into())
-        .spawn(move || {
-            let _ = tx.send(child.wait_with_output());
-        })
-        .unwrap();
-    let out = match rx.recv_timeout(limit) {
-        Ok(out) => out.expect("mcpb ran"),
-        Err(_) => {
-            let pid = rustix::process::Pid::from_raw(pid as i32).unwrap();
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-            let _ = rx.recv();
-            waiter.join().unwrap();
-            panic!("mcpb {args:?} did not end within {limit:?}");
-        }
-    };
-    waiter.join().unwrap();
+    let out = wait_within(child, &format!("mcpb {args:?}"), limit);
     (out, started.elapsed())
 }
 
@@ -473,4 +478,88 @@ fn a_command_that_needs_a_sign_in_says_so_at_once() {
     assert!(err.contains(&format!("`mcpb --url {url} login`")), "{err}");
     assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 1);
     let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `mcpb --url URL login --max-time 3` while another local connection trickles a byte every
+/// 100 ms into its loopback listener, the browser coming back too when `browse`: returns
+/// what mcpb did, how long it took after printing the address, and what it printed on stderr.
+fn login_while_trickling(server: &AuthServer, browse: bool) -> (Output, Duration, String) {
+    let store = temp_store("trickle");
+    let mut child = Command::new(MCPB)
+        .args(["--url", &server.mcp_url(), "login", "--max-time", "3"])
+        .env("MCPB_TOKEN_FILE", &store)
+        .env("BROWSER", "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mcpb login");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let auth_url = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            panic!("no authorization URL printed:\n{seen}");
+        }
+        seen.push_str(&line);
+        if line.contains("/authorize?") {
+            break line.trim().to_owned();
+        }
+    };
+    let shown = Instant::now();
+    let marker = "redirect_uri=http%3A%2F%2F127.0.0.1%3A";
+    let rest = &auth_url[auth_url.find(marker).expect("a loopback redirect_uri") + marker.len()..];
+    let port: u16 = rest[..rest.find('%').unwrap()].parse().unwrap();
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    conn.write_all(b"GET /callback?").unwrap();
+    let (stop, stopped) = crossbeam_channel::bounded::<()>(1);
+    let trickler = std::thread::Builder::new()
+        .name("trickler".into())
+        .spawn(move || {
+            let end = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < end {
+                match stopped.recv_timeout(Duration::from_millis(100)) {
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                        if conn.write_all(b"a").is_err() {
+                            return;
+                        }
+                    }
+                    _ => return,
+                }
+            }
+        })
+        .unwrap();
+    let browser_thread = browse.then(|| {
+        std::thread::Builder::new()
+            .name("browser".into())
+            .spawn(move || browser(&auth_url))
+            .unwrap()
+    });
+    let out = wait_within(child, "mcpb login", Duration::from_secs(20));
+    let took = shown.elapsed();
+    let _ = stop.send(());
+    trickler.join().unwrap();
+    if let Some(b) = browser_thread {
+        b.join().unwrap().expect("the browser reached the listener");
+    }
+    std::io::Read::read_to_string(&mut stderr, &mut seen).unwrap();
+    let _ = std::fs::remove_dir_all(store.parent().unwrap());
+    (out, took, seen)
+}
+
+#[test]
+fn login_completes_while_another_local_connection_trickles() {
+    let server = AuthServer::start(AsOptions::default());
+    let (out, _, err) = login_while_trickling(&server, true);
+    assert!(out.status.success(), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Signed in to"));
+}
+
+#[test]
+fn login_ends_at_its_deadline_while_another_local_connection_trickles() {
+    let server = AuthServer::start(AsOptions::default());
+    let (out, took, err) = login_while_trickling(&server, false);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("no browser came back"), "{err}");
+    assert!(took < Duration::from_secs(3 + 1), "{took:?}");
 }

@@ -91,7 +91,8 @@ pub(crate) struct Global {
     #[arg(long, value_name = "SECS", global = true, value_parser = seconds)]
     pub(crate) timeout: Option<f64>,
     /// The longest a tool call may run while progress keeps extending its timeout
-    /// [default: 600, and never less than --timeout]
+    /// [default: 600, and never less than --timeout]; `login`: how long to wait for the
+    /// browser [default: 300]
     #[arg(long, value_name = "SECS", global = true, value_parser = seconds)]
     pub(crate) max_time: Option<f64>,
     /// Add an HTTP header (repeatable; remote servers only)

@@ -6,8 +6,10 @@
 //! `~/.config/mcpb/tokens.json` (created with mode 0600); mcpb keeps a config entry's tokens
 //! there too, whatever store its `oauth` block names (the block's client, secret, scopes and
 //! redirect port are used). `login` prints the authorization URL on stderr, tries the desktop
-//! opener (`$BROWSER`, else `xdg-open`, or `open` on macOS) and waits on a loopback listener;
-//! `--paste` prints the URL and reads the address the browser landed on from stdin instead.
+//! opener (`$BROWSER`, else `xdg-open`, or `open` on macOS) and waits on a loopback listener
+//! (`--max-time`, 5 minutes by default); `--paste` prints the URL and reads the address the
+//! browser landed on from stdin instead. Every other command that needs a new sign-in fails at
+//! once (exit 7) naming the `login` command.
 //! Nothing printed shows a token or a secret.
 
 use std::io::BufRead;
@@ -15,7 +17,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command as Process, Stdio};
 use std::sync::{Arc, Mutex};
 
-use mcp_blocking::auth::{FileTokenStore, OAuthConfig, RedirectHandler, StoredTokens, TokenStore};
+use mcp_blocking::auth::{
+    FileTokenStore, OAuthConfig, RedirectHandler, StoredTokens, TokenStore, DEFAULT_LOGIN_TIMEOUT,
+};
 use mcp_blocking::config::TransportConfig;
 use mcp_blocking::ServerConfig;
 use serde_json::{json, Value};
@@ -48,10 +52,19 @@ pub(crate) fn command(global: &Global, command: &Command) -> Result<Output, Fail
     global
         .refuse(
             word,
-            &["--stdio", "--header", "--env", "--log-level", "--max-time"],
+            &["--stdio", "--header", "--env", "--log-level"],
             "it takes --url URL or --config FILE --server NAME, and --timeout, --json",
         )
         .map_err(crate::usage)?;
+    if !matches!(command, Command::Login { paste: false }) {
+        global
+            .refuse(
+                word,
+                &["--max-time"],
+                "it bounds how long `login` waits for the browser",
+            )
+            .map_err(crate::usage)?;
+    }
     if !matches!(command, Command::Login { .. }) {
         global
             .refuse(
@@ -231,6 +244,11 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
             *slot.lock().unwrap_or_else(|p| p.into_inner()) = open_browser(auth_url);
         })
         .port(remote.oauth.as_ref().map_or(0, redirect_port))
+        .timeout(
+            global
+                .max_time
+                .map_or(DEFAULT_LOGIN_TIMEOUT, std::time::Duration::from_secs_f64),
+        )
     };
     let mut oauth = match &remote.oauth {
         Some(entry) => entry.clone().redirect(redirect),
