@@ -1,7 +1,8 @@
 //! An authorization server that puts terminal controls in the URL a person is shown (escape
 //! sequences, a bell, an OSC 8 link, a newline with a forged line, C1 controls, a
 //! bidirectional-text override): the authorization fails, naming the character, before the
-//! URL reaches the redirect handler, and no request goes to its authorization endpoint.
+//! URL reaches the redirect handler, and no request goes to its authorization endpoint; what
+//! it says in a refusal is shown with its controls escaped.
 
 mod oauth_support;
 mod support_remote;
@@ -81,4 +82,35 @@ fn an_authorization_endpoint_with_a_fragment_is_refused() {
         .to_string();
     assert!(text.contains("fragment"), "{text}");
     assert!(server.requests_to("/register").is_empty());
+}
+
+#[test]
+fn an_error_description_with_control_characters_is_shown_escaped() {
+    let server = AuthServer::start(AsOptions::default());
+    let oauth = OAuthConfig::authorization_code(RedirectHandler::custom(
+        "http://127.0.0.1:3000/callback",
+        |url| {
+            // The authorization server's refusal, carrying the request's state.
+            let landed = headless(url)?;
+            let state = landed
+                .split(['?', '&'])
+                .find_map(|p| p.strip_prefix("state="))
+                .unwrap_or_default()
+                .to_owned();
+            Ok(format!(
+                "http://127.0.0.1:3000/callback?state={state}&error=access_denied&\
+                 error_description=no%1B%5B2J%0Amcpb%3A%20signed%20in%07%E2%80%AE"
+            ))
+        },
+    ));
+    let text = oauth
+        .login_for(&ServerConfig::http("secured", server.mcp_url()))
+        .expect_err("refused")
+        .to_string();
+    assert!(text.contains("access_denied"), "{text}");
+    assert!(
+        !text.chars().any(|c| c.is_control() || c == '\u{202e}'),
+        "{text:?}"
+    );
+    assert!(text.contains("\\u{1b}[2J"), "{text}");
 }

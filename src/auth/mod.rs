@@ -644,10 +644,12 @@ pub(crate) fn auth_error(
     detail: String,
     www_authenticate: Option<String>,
 ) -> Error {
+    // The detail may quote what the authorization server sent (an issuer, an error
+    // description): one line, its control characters shown escaped.
     Error::Unauthorized {
         server: server.to_owned(),
         status,
-        detail: format!("authorization failed: {detail}"),
+        detail: format!("authorization failed: {}", display::escaped(&detail)),
         www_authenticate,
     }
 }
