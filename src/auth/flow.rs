@@ -640,8 +640,8 @@ fn require_no_fragment(endpoint: &str) -> Result<(), String> {
         return Ok(());
     }
     Err(format!(
-        "the authorization server's authorization_endpoint `{}` has a fragment (`#`), which \
-             an authorization endpoint must not have (RFC 6749 §3.1); refusing to use it",
+        "the authorization server's authorization_endpoint `{}` has a fragment (`#`), which an \
+         authorization endpoint must not have (RFC 6749 §3.1); refusing to use it",
         super::net::shown(endpoint)
     ))
 }
