@@ -57,12 +57,12 @@ pub(crate) fn command(global: &Global, command: &Command) -> Result<Output, Fail
         )
         .map_err(crate::usage)?;
     if !matches!(command, Command::Login { paste: false }) {
+        let hint = match command {
+            Command::Login { .. } => "with --paste, `login` waits for you, not for the browser",
+            _ => "it bounds how long `login` waits for the browser",
+        };
         global
-            .refuse(
-                word,
-                &["--max-time"],
-                "it bounds how long `login` waits for the browser",
-            )
+            .refuse(word, &["--max-time"], hint)
             .map_err(crate::usage)?;
     }
     if !matches!(command, Command::Login { .. }) {
