@@ -119,9 +119,15 @@ fn login_then_commands_use_the_stored_token_then_logout() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Signed out"));
     let out = mcpb(&store, &["--url", &url, "auth", "status"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Not signed in"));
-    // Without a sign-in the server's 401 is reported (exit 3: could not connect).
+    // Without a sign-in the server's 401 is reported (exit 3: could not connect), naming the
+    // login command.
     let out = mcpb(&store, &["--url", &url, "tools"]);
     assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("run `mcpb --url {url} login`")),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(store.parent().unwrap());
 }
 

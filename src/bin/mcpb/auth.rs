@@ -193,6 +193,32 @@ pub(crate) fn with_sign_in(config: ServerConfig, machine: Option<&MachineClient>
     config.oauth(oauth)
 }
 
+/// Names the `login` command in the detail lines of a failure to connect to `config`'s server
+/// that a sign-in would mend: one that needs a sign-in (the only line), or an HTTP 401 from a
+/// server that asks for a bearer token when no sign-in is configured for it.
+pub(crate) fn hint_login(
+    global: &Global,
+    config: &ServerConfig,
+    e: &mcp_blocking::Error,
+    detail: &mut Vec<String>,
+) {
+    let login = || login_command(global, config);
+    if e.is_sign_in_required() {
+        *detail = vec![format!("run `{}` to sign in, then run this again", login())];
+        return;
+    }
+    let bearer = e
+        .www_authenticate()
+        .is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("bearer"));
+    let refused = matches!(e, mcp_blocking::Error::Connect(c) if c.http_status() == Some(401));
+    if refused && bearer && config.oauth_config().is_none() {
+        detail.push(format!(
+            "the server asks for a sign-in: run `{}`, then run this again",
+            login()
+        ));
+    }
+}
+
 /// The `mcpb ... login` command that signs in to `config`'s server, as this run named it
 /// (`--config FILE --server NAME`, else `--url URL`).
 pub(crate) fn login_command(global: &Global, config: &ServerConfig) -> String {

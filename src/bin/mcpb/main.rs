@@ -809,10 +809,7 @@ fn connect(global: &Global, config: ServerConfig, named: Named) -> Result<Sessio
         .on_notification(move |server, n| print_notification(server, n, json_mode));
     let client = Arc::new(builder.connect().map_err(|e| {
         let mut f = FailureInfo::from_error(&e, false);
-        if e.is_sign_in_required() {
-            let login = auth::login_command(global, &config);
-            f.detail = vec![format!("run `{login}` to sign in, then run this again")];
-        }
+        auth::hint_login(global, &config, &e, &mut f.detail);
         f.redacted(&config)
     })?);
     interrupt::register(&client);
