@@ -12,6 +12,7 @@
 //!  Error::Connect(ConnectError)   kind(): Unreachable | Auth | TimedOut | Closed | Rejected | Protocol
 //!    └ source() ─┬─ Error::Transport ── source() ── io::Error | ureq::Error | tungstenite::Error
 //!                ├─ Error::Unauthorized   (HTTP 401/403: status and WWW-Authenticate challenge)
+//!                ├─ Error::SignInRequired (an OAuth sign-in needs a person; none may be asked)
 //!                ├─ Error::Timeout | Error::Closed | Error::Protocol   (met during the handshake)
 //!                ├─ Error::Rpc      (the answer to `initialize`; see ConnectError::rpc)
 //!                ├─ io::Error | tungstenite::Error   (opening a WebSocket, watching pipes)
@@ -127,6 +128,23 @@ pub enum Error {
         www_authenticate: Option<String>,
     },
 
+    /// The server asks for an OAuth sign-in that needs a person (the authorization-code grant:
+    /// no token is stored for it, the stored one can no longer be refreshed, or it asks for a
+    /// scope not granted), and the config's redirect handler is
+    /// [`RedirectHandler::none`](crate::auth::RedirectHandler::none): nobody is asked and the
+    /// request fails at once, without waiting. Sign in first (for example with
+    /// [`OAuthConfig::login`](crate::auth::OAuthConfig::login) and a handler that reaches a
+    /// person, sharing the token store), then try again. On the first request it is the source
+    /// of an [`Error::Connect`] of kind [`ConnectErrorKind::Auth`];
+    /// [`is_sign_in_required`](Error::is_sign_in_required) sees it either way.
+    #[error("server `{server}`: sign-in required: {detail}")]
+    SignInRequired {
+        /// The server's configured name.
+        server: String,
+        /// Which server URL asked (redacted) and why no sign-in was started.
+        detail: String,
+    },
+
     /// The server broke the protocol: an unsupported protocol version, a malformed result, a
     /// message larger than [`Limits::max_message_bytes`](crate::config::Limits::max_message_bytes).
     #[error("server `{server}`: protocol error: {detail}")]
@@ -210,6 +228,7 @@ impl Error {
             | Error::Closed { server, .. }
             | Error::Transport { server, .. }
             | Error::Unauthorized { server, .. }
+            | Error::SignInRequired { server, .. }
             | Error::Protocol { server, .. }
             | Error::NotConnected { server }
             | Error::InvalidArgument { server, .. }
@@ -286,6 +305,22 @@ impl Error {
         }
     }
 
+    /// Whether the server needs a person to sign in and the client may not ask one: an
+    /// [`Error::SignInRequired`], or an [`Error::Connect`] that holds one.
+    ///
+    /// ```
+    /// use mcp_blocking::Error;
+    /// let e = Error::SignInRequired { server: "api".into(), detail: "no token".into() };
+    /// assert!(e.is_sign_in_required() && !e.is_retryable());
+    /// ```
+    pub fn is_sign_in_required(&self) -> bool {
+        match self {
+            Error::SignInRequired { .. } => true,
+            Error::Connect(c) => matches!(c.source_error(), Some(Error::SignInRequired { .. })),
+            _ => false,
+        }
+    }
+
     /// This error as met while connecting to `target`: a timeout, a closed connection, the
     /// server's JSON-RPC error, a transport or protocol failure becomes an [`Error::Connect`]
     /// of the matching kind, keeping the original as its source. Any other error (config,
@@ -328,7 +363,8 @@ impl Error {
                 detail,
                 ..
             }
-            | Error::Unauthorized { detail, .. } => {
+            | Error::Unauthorized { detail, .. }
+            | Error::SignInRequired { detail, .. } => {
                 (ConnectErrorKind::Auth, naming(detail), stderr_tail())
             }
             Error::Transport {
@@ -428,6 +464,10 @@ impl Error {
                 status,
                 detail: r(detail),
                 www_authenticate: www_authenticate.map(r),
+            },
+            Error::SignInRequired { server, detail } => Error::SignInRequired {
+                server,
+                detail: r(detail),
             },
             Error::Protocol { server, detail } => Error::Protocol {
                 server,

@@ -6,8 +6,9 @@ mod support_remote;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Command, Output, Stdio};
+use std::process::{Child, Command, Output, Stdio};
 use std::sync::atomic::Ordering;
+use std::time::{Duration, Instant};
 
 use oauth_support::{browser, headless, AsOptions, AuthServer};
 use serde_json::Value;
@@ -118,9 +119,15 @@ fn login_then_commands_use_the_stored_token_then_logout() {
     assert!(String::from_utf8_lossy(&out.stdout).contains("Signed out"));
     let out = mcpb(&store, &["--url", &url, "auth", "status"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Not signed in"));
-    // Without a sign-in the server's 401 is reported (exit 3: could not connect).
+    // Without a sign-in the server's 401 is reported (exit 3: could not connect), naming the
+    // login command.
     let out = mcpb(&store, &["--url", &url, "tools"]);
     assert_eq!(out.status.code(), Some(3));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains(&format!("run `mcpb --url {url} login`")),
+        "{err}"
+    );
     let _ = std::fs::remove_dir_all(store.parent().unwrap());
 }
 
@@ -301,4 +308,264 @@ fn auth_usage_errors_are_the_usual_error_document() {
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("mcpb:").count(), 1, "{err}");
+}
+
+#[test]
+fn a_hostile_authorization_url_is_neither_printed_nor_opened() {
+    let dir = temp_store("hostile").parent().unwrap().to_owned();
+    std::fs::create_dir_all(&dir).unwrap();
+    // A $BROWSER that records that it ran.
+    let opened = dir.join("opened");
+    let opener = dir.join("browser.sh");
+    std::fs::write(
+        &opener,
+        format!("#!/bin/sh\necho \"$@\" >> '{}'\n", opened.display()),
+    )
+    .unwrap();
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(&opener, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+    let tails = [
+        "#\u{1b}[2J\u{1b}[H\nmcpb: signed in as admin",
+        "#\u{1b}]8;;https://evil.example\u{7}click\u{1b}]8;;\u{7}",
+        "#x\u{9b}31m\u{202e}",
+    ];
+    for (i, tail) in tails.into_iter().enumerate() {
+        let server = AuthServer::start_with(|origin| AsOptions {
+            endpoints: vec![(
+                "authorization_endpoint".into(),
+                format!("{origin}/authorize{tail}"),
+            )],
+            ..AsOptions::default()
+        });
+        let url = server.mcp_url();
+        let store = dir.join(format!("tokens-{i}.json"));
+        for paste in [false, true] {
+            let mut args = vec!["--url", url.as_str(), "login"];
+            if paste {
+                args.push("--paste");
+            }
+            let out = Command::new(MCPB)
+                .args(&args)
+                .env("MCPB_TOKEN_FILE", &store)
+                .env("BROWSER", &opener)
+                .stdin(Stdio::null())
+                .output()
+                .expect("run mcpb");
+            let all = String::from_utf8_lossy(&out.stdout).into_owned()
+                + &String::from_utf8_lossy(&out.stderr);
+            assert_eq!(out.status.code(), Some(3), "{tail:?}: {all}");
+            assert!(all.contains("control character"), "{tail:?}: {all}");
+            assert!(
+                !all.chars()
+                    .any(|c| (c.is_control() && c != '\n') || c == '\u{202e}'),
+                "{tail:?}: {all:?}"
+            );
+            assert!(
+                !all.lines().any(|l| l.starts_with("mcpb: signed in")),
+                "{all}"
+            );
+            assert!(!opened.exists(), "the opener ran");
+            assert!(server.requests_to("/authorize").is_empty());
+        }
+    }
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// Waits for `child` at most `limit`: one still running then is killed and the test fails.
+fn wait_within(child: Child, what: &str, limit: Duration) -> Output {
+    let pid = child.id();
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let waiter = std::thread::Builder::new()
+        .name("mcpb-waiter".into())
+        .spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        })
+        .unwrap();
+    let out = rx.recv_timeout(limit);
+    if out.is_err() {
+        let pid = rustix::process::Pid::from_raw(pid as i32).unwrap();
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        let _ = rx.recv();
+    }
+    waiter.join().unwrap();
+    match out {
+        Ok(out) => out.expect("mcpb ran"),
+        Err(_) => panic!("{what} did not end within {limit:?}"),
+    }
+}
+
+/// Runs mcpb for at most `limit` (see [`wait_within`]); returns what it did and how long it
+/// took.
+fn mcpb_within(store: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
+    let started = Instant::now();
+    let child = Command::new(MCPB)
+        .args(args)
+        .env("MCPB_TOKEN_FILE", store)
+        .env("BROWSER", "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mcpb");
+    let out = wait_within(child, &format!("mcpb {args:?}"), limit);
+    (out, started.elapsed())
+}
+
+#[test]
+fn a_command_that_needs_a_sign_in_says_so_at_once() {
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let store = temp_store("sign-in-required");
+    let dir = store.parent().unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    let file = dir.join("mcp.json");
+    let doc = serde_json::json!({"mcpServers": {
+        "remote": {"type": "http", "url": url, "oauth": {"scopes": ["mcp:read"]}},
+    }});
+    std::fs::write(&file, doc.to_string()).unwrap();
+    let file = file.to_str().unwrap();
+    let entry = ["--config", file, "--server", "remote"];
+    let limit = Duration::from_secs(20);
+
+    // A config entry with an `oauth` block, not signed in: exit 7 at once, naming the login.
+    let (out, took) = mcpb_within(
+        &store,
+        &[&entry[..], &["--timeout", "5", "tools"]].concat(),
+        limit,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{err}");
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    assert!(err.contains("sign-in required"), "{err}");
+    assert!(
+        err.contains(&format!("`mcpb --config {file} --server remote login`")),
+        "{err}"
+    );
+    let (out, _) = mcpb_within(
+        &store,
+        &[&entry[..], &["--timeout", "5", "--json", "tools"]].concat(),
+        limit,
+    );
+    let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["error"]["exit"], 7, "{doc}");
+    assert_eq!(doc["error"]["kind"], "unauthorized", "{doc}");
+    assert_eq!(doc["error"]["reason"], "sign_in_required", "{doc}");
+    assert!(server.requests_to("/authorize").is_empty());
+    assert!(server.requests_to("/register").is_empty());
+
+    // Signed in, the entry works with the stored token.
+    let (out, _) = login_pasting(&store, &entry, &[]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let (out, _) = mcpb_within(&store, &[&entry[..], &["tools"]].concat(), limit);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // A stored sign-in that can no longer be refreshed: the same, for --url too.
+    server.state.revoke_access_tokens();
+    server.state.refresh.lock().unwrap().clear();
+    let (out, took) = mcpb_within(
+        &store,
+        &["--url", &url, "--timeout", "5", "call", "hello"],
+        limit,
+    );
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{err}");
+    assert!(took < Duration::from_secs(6), "{took:?}");
+    assert!(err.contains(&format!("`mcpb --url {url} login`")), "{err}");
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 1);
+    let _ = std::fs::remove_dir_all(dir);
+}
+
+/// `mcpb --url URL login --max-time 3` while another local connection trickles a byte every
+/// 100 ms into its loopback listener, the browser coming back too when `browse`: returns
+/// what mcpb did, how long it took after printing the address, and what it printed on stderr.
+fn login_while_trickling(server: &AuthServer, browse: bool) -> (Output, Duration, String) {
+    let store = temp_store("trickle");
+    let mut child = Command::new(MCPB)
+        .args(["--url", &server.mcp_url(), "login", "--max-time", "3"])
+        .env("MCPB_TOKEN_FILE", &store)
+        .env("BROWSER", "true")
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start mcpb login");
+    let mut stderr = BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let auth_url = loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            panic!("no authorization URL printed:\n{seen}");
+        }
+        seen.push_str(&line);
+        if line.contains("/authorize?") {
+            break line.trim().to_owned();
+        }
+    };
+    let shown = Instant::now();
+    let marker = "redirect_uri=http%3A%2F%2F127.0.0.1%3A";
+    let rest = &auth_url[auth_url.find(marker).expect("a loopback redirect_uri") + marker.len()..];
+    let port: u16 = rest[..rest.find('%').unwrap()].parse().unwrap();
+    let mut conn = std::net::TcpStream::connect(("127.0.0.1", port)).unwrap();
+    conn.write_all(b"GET /callback?").unwrap();
+    let (stop, stopped) = crossbeam_channel::bounded::<()>(1);
+    let trickler = std::thread::Builder::new()
+        .name("trickler".into())
+        .spawn(move || {
+            let end = Instant::now() + Duration::from_secs(30);
+            while Instant::now() < end {
+                match stopped.recv_timeout(Duration::from_millis(100)) {
+                    Err(crossbeam_channel::RecvTimeoutError::Timeout) => {
+                        if conn.write_all(b"a").is_err() {
+                            return;
+                        }
+                    }
+                    _ => return,
+                }
+            }
+        })
+        .unwrap();
+    let browser_thread = browse.then(|| {
+        std::thread::Builder::new()
+            .name("browser".into())
+            .spawn(move || browser(&auth_url))
+            .unwrap()
+    });
+    let out = wait_within(child, "mcpb login", Duration::from_secs(20));
+    let took = shown.elapsed();
+    let _ = stop.send(());
+    trickler.join().unwrap();
+    if let Some(b) = browser_thread {
+        b.join().unwrap().expect("the browser reached the listener");
+    }
+    std::io::Read::read_to_string(&mut stderr, &mut seen).unwrap();
+    let _ = std::fs::remove_dir_all(store.parent().unwrap());
+    (out, took, seen)
+}
+
+#[test]
+fn login_completes_while_another_local_connection_trickles() {
+    let server = AuthServer::start(AsOptions::default());
+    let (out, _, err) = login_while_trickling(&server, true);
+    assert!(out.status.success(), "{err}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Signed in to"));
+}
+
+#[test]
+fn login_ends_at_its_deadline_while_another_local_connection_trickles() {
+    let server = AuthServer::start(AsOptions::default());
+    let (out, took, err) = login_while_trickling(&server, false);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(err.contains("no browser came back"), "{err}");
+    assert!(took < Duration::from_secs(3 + 1), "{took:?}");
 }

@@ -3,6 +3,7 @@
 
 use serde_json::{json, Map, Value};
 
+use super::display::require_showable;
 use super::net::{Net, NetError, Reply};
 use super::redirect::Kind;
 use super::store::{covers, Secret, StoredClient, StoredTokens};
@@ -256,6 +257,8 @@ pub(super) fn obtain(
 ) -> Result<StoredTokens, String> {
     let net = cfg.net(server_url);
     let disc = discover(cfg, &net, server_url, challenge)?;
+    // The issuer is kept with the tokens and shown with them.
+    require_showable(disc.meta_issuer(), "issuer")?;
     let scope = choose_scope(cfg, &disc, challenge, granted.as_deref());
     log::info!(
         "authorizing at {} for {}",
@@ -630,6 +633,19 @@ fn bind_listener(
 /// A failed attempt and the client identity it used (none when it failed before choosing one).
 type Attempt = (Failure, Option<Box<ClientReg>>);
 
+/// Refuses an authorization endpoint with a fragment: the query appended to it would be part
+/// of the fragment, never sent.
+fn require_no_fragment(endpoint: &str) -> Result<(), String> {
+    if !endpoint.contains('#') {
+        return Ok(());
+    }
+    Err(format!(
+        "the authorization server's authorization_endpoint `{}` has a fragment (`#`), which an \
+         authorization endpoint must not have (RFC 6749 §3.1); refusing to use it",
+        super::net::shown(endpoint)
+    ))
+}
+
 /// One authorization-code flow.
 fn authorize_once(
     cfg: &OAuthConfig,
@@ -638,26 +654,36 @@ fn authorize_once(
     disc: &Discovered,
     scope: Option<String>,
 ) -> Result<StoredTokens, Attempt> {
-    let handler = cfg.redirect.as_ref().ok_or((
-        Failure::from("no redirect handler is configured for the authorization-code grant"),
-        None,
-    ))?;
+    // `RedirectHandler::none` is refused before discovery (a sign-in-required error); this
+    // keeps it from reaching the matches below.
+    let handler = cfg
+        .redirect
+        .as_ref()
+        .filter(|h| h.reaches_a_person())
+        .ok_or((
+            Failure::from("no redirect handler is configured for the authorization-code grant"),
+            None,
+        ))?;
     let authorization_endpoint = disc.endpoint("authorization_endpoint", "/authorize");
     let token_endpoint = disc.endpoint("token_endpoint", "/token");
-    // Both are checked before anyone is sent to sign in.
-    require_secure(&authorization_endpoint, "authorization_endpoint")
+    // Both are checked before anyone is sent to sign in. The authorization endpoint becomes
+    // the URL a person is shown and a browser opener is handed: nothing in it may drive a
+    // terminal, and no fragment may swallow the query (RFC 6749 §3.1 forbids one).
+    require_showable(&authorization_endpoint, "authorization_endpoint")
+        .and_then(|()| require_no_fragment(&authorization_endpoint))
+        .and_then(|()| require_secure(&authorization_endpoint, "authorization_endpoint"))
         .and_then(|()| require_secure(&token_endpoint, "token_endpoint"))
         .map_err(|e| (Failure::Other(e), None))?;
     let listener = match &handler.kind {
         Kind::Loopback { port, .. } => {
             Some(bind_listener(cfg, inner, disc, *port).map_err(|e| (e.into(), None))?)
         }
-        Kind::Exchange { .. } => None,
+        Kind::Exchange { .. } | Kind::None => None,
     };
     let redirect_uri = match (&listener, &handler.kind) {
         (Some(l), _) => l.redirect_uri(),
         (None, Kind::Exchange { redirect_uri, .. }) => redirect_uri.clone(),
-        (None, Kind::Loopback { .. }) => unreachable!("a loopback handler has a listener"),
+        (None, _) => unreachable!("a loopback handler has a listener; `none` was refused"),
     };
     let client = client_for(cfg, inner, net, disc, &redirect_uri).map_err(|e| (e.into(), None))?;
     let with = |f: Failure| (f, Some(Box::new(client.clone())));
@@ -683,7 +709,9 @@ fn authorize_once(
     };
     let url = format!("{authorization_endpoint}{sep}{}", form(&pairs));
     // The URL handed to the callback is the checked endpoint's.
-    require_secure(&url, "authorization_endpoint").map_err(|e| with(e.into()))?;
+    require_secure(&url, "authorization_endpoint")
+        .and_then(|()| require_showable(&url, "authorization URL"))
+        .map_err(|e| with(e.into()))?;
     let back = match (&handler.kind, &listener) {
         (
             Kind::Loopback {
@@ -692,12 +720,22 @@ fn authorize_once(
             Some(l),
         ) => {
             on_url(&url);
-            l.wait(*timeout).map_err(|e| with(e.into()))?
+            // Only the authorization server knows `state`: any other request to the listener
+            // is ignored, whatever it carries.
+            l.wait_for_state(&state, *timeout)
+                .map_err(|e| with(e.into()))?
         }
         (Kind::Exchange { exchange, .. }, _) => exchange(&url).map_err(|e| with(e.into()))?,
-        _ => unreachable!("a loopback handler has a listener"),
+        _ => unreachable!("a loopback handler has a listener; `none` was refused"),
     };
     let params = query_params(back.trim());
+    // `state` first: an answer that is not to this request is not acted on, not even its
+    // `error` (an `invalid_client` would otherwise drop the registration).
+    if param(&params, "state") != Some(state.as_str()) {
+        return Err(with(
+            "the redirect's `state` does not match the request; the code is not used".into(),
+        ));
+    }
     if let Some(err) = param(&params, "error") {
         let desc = param(&params, "error_description").unwrap_or("");
         let msg = format!(
@@ -710,11 +748,6 @@ fn authorize_once(
         } else {
             Failure::Other(msg)
         }));
-    }
-    if param(&params, "state") != Some(state.as_str()) {
-        return Err(with(
-            "the redirect's `state` does not match the request; the code is not used".into(),
-        ));
     }
     let iss_supported = disc
         .meta

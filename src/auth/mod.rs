@@ -49,15 +49,31 @@
 //! and its URL, before any request is made to it and before the authorization URL reaches the
 //! [`RedirectHandler`].
 //!
+//! The authorization URL is handed to the [`RedirectHandler`] only when nothing in it can drive
+//! a terminal or a program it is passed to: an authorization endpoint holding a control
+//! character (C0, DEL, C1), a bidirectional-text control or a line separator fails the
+//! authorization with an [`Error::Unauthorized`] whose detail names the endpoint and the
+//! character (never the URL as it is), as does one with a fragment. URLs an error names show
+//! such characters escaped.
+//!
+//! # Who signs in
+//!
+//! The authorization-code grant needs a person. The [`RedirectHandler`] reaches one: a loopback
+//! listener (see [`LoopbackListener`] for what it does with other local connections, and with
+//! a redirect whose `state` is not the request's: ignored), a paste flow, or your function.
+//! [`RedirectHandler::none`] reaches no one, for programs that cannot wait: stored tokens are
+//! used and refreshed, and a server that needs a new sign-in fails the request at once with
+//! [`Error::SignInRequired`], before any request to the authorization server.
+//!
 //! # Client registrations
 //!
 //! A client registered dynamically is saved in the [`TokenStore`] as a [`StoredClient`], keyed by
 //! issuer and redirect URI, so later authorizations, in this process or in another sharing a
 //! [`FileTokenStore`], use it instead of registering again. A loopback handler on a random port
 //! first tries the port of a redirect URI registered before, so that its registration applies.
-//! When the authorization server answers `invalid_client` (at the token endpoint or on the
-//! redirect), the registration is dropped from memory and the store, and the authorization is
-//! run once more with a new one.
+//! When the authorization server answers `invalid_client` (at the token endpoint, or on a
+//! redirect carrying the request's `state`), the registration is dropped from memory and the
+//! store, and the authorization is run once more with a new one.
 //!
 //! # Refresh tokens and `offline_access`
 //!
@@ -87,8 +103,10 @@
 //! # Ok::<(), mcp_blocking::Error>(())
 //! ```
 
+mod display;
 mod flow;
 mod jwt;
+mod loopback;
 mod net;
 mod redirect;
 mod store;
@@ -101,7 +119,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 pub use jwt::{JwtAlgorithm, SigningKey};
-pub use redirect::{LoopbackListener, RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
+pub use loopback::LoopbackListener;
+pub use redirect::{RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
 pub use store::{FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore};
 
 use crate::error::Error;
@@ -389,7 +408,8 @@ impl OAuthConfig {
     /// [`login_for`](Self::login_for), which takes them from the server's configuration.
     ///
     /// # Errors
-    /// [`Error::Unauthorized`] naming `server` when any step fails.
+    /// [`Error::Unauthorized`] naming `server` when any step fails;
+    /// [`Error::SignInRequired`] when the redirect handler is [`RedirectHandler::none`].
     pub fn login(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
         self.login_at(server, server_url)
     }
@@ -400,7 +420,8 @@ impl OAuthConfig {
     ///
     /// # Errors
     /// [`Error::Unauthorized`] naming the server when any step fails, or when `server` is not
-    /// a Streamable HTTP or legacy SSE server.
+    /// a Streamable HTTP or legacy SSE server; [`Error::SignInRequired`] when the redirect
+    /// handler is [`RedirectHandler::none`].
     pub fn login_for(&self, server: &crate::ServerConfig) -> Result<StoredTokens, Error> {
         let Some(url) = server.transport().url().filter(|_| self.bind(server)) else {
             return Err(auth_error(
@@ -414,6 +435,9 @@ impl OAuthConfig {
     }
 
     fn login_at(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
+        if !self.may_sign_in() {
+            return Err(sign_in_required(server, server_url));
+        }
         let mut inner = lock(&self.state.inner);
         let tokens = flow::obtain(self, &mut inner, server_url, &Challenge::default(), None)
             .map_err(|d| auth_error(server, 401, d, None))?;
@@ -447,6 +471,16 @@ impl OAuthConfig {
             .cloned()
             .unwrap_or_default();
         net::Net::new(settings, &self.extra_roots, self.timeout)
+    }
+
+    /// Whether an authorization may run: any grant but the authorization code, or a redirect
+    /// handler that reaches a person (not [`RedirectHandler::none`]).
+    fn may_sign_in(&self) -> bool {
+        self.grant != Grant::AuthorizationCode
+            || self
+                .redirect
+                .as_ref()
+                .is_some_and(RedirectHandler::reaches_a_person)
     }
 
     fn bump(&self) {
@@ -531,14 +565,14 @@ impl OAuthConfig {
     }
 
     /// After a 401 or 403 `insufficient_scope`: adopt a token another thread or process got
-    /// meanwhile, else refresh (401 only), else authorize anew.
+    /// meanwhile, else refresh (401 only), else authorize anew (when a sign-in may run).
     pub(crate) fn on_unauthorized(
         &self,
         server_url: &str,
         seen_generation: u64,
         status: u16,
         www_authenticate: Option<&str>,
-    ) -> Result<(), String> {
+    ) -> Result<(), Refused> {
         let mut inner = lock(&self.state.inner);
         if self.generation() != seen_generation {
             return Ok(());
@@ -567,10 +601,34 @@ impl OAuthConfig {
                 }
             }
         }
+        if !self.may_sign_in() {
+            return Err(Refused::SignInRequired);
+        }
         let granted = current.as_ref().and_then(|t| t.scope.clone());
-        let tokens = flow::obtain(self, &mut inner, server_url, &challenge, granted)?;
+        let tokens = flow::obtain(self, &mut inner, server_url, &challenge, granted)
+            .map_err(Refused::Failed)?;
         self.adopt(&mut inner, server_url, tokens);
         Ok(())
+    }
+}
+
+/// Why a refused request got no new token.
+pub(crate) enum Refused {
+    /// A person would have to sign in, and the redirect handler is [`RedirectHandler::none`].
+    SignInRequired,
+    /// A step of the authorization failed; the detail says which.
+    Failed(String),
+}
+
+/// The error of a sign-in that needs a person where none may be asked.
+fn sign_in_required(server: &str, server_url: &str) -> Error {
+    Error::SignInRequired {
+        server: server.to_owned(),
+        detail: format!(
+            "{} asks for an OAuth sign-in, and this client asks no one to sign in \
+             (RedirectHandler::none); sign in first, then try again",
+            net::shown(server_url)
+        ),
     }
 }
 
@@ -586,10 +644,12 @@ pub(crate) fn auth_error(
     detail: String,
     www_authenticate: Option<String>,
 ) -> Error {
+    // The detail may quote what the authorization server sent (an issuer, an error
+    // description): one line, its control characters shown escaped.
     Error::Unauthorized {
         server: server.to_owned(),
         status,
-        detail: format!("authorization failed: {detail}"),
+        detail: format!("authorization failed: {}", display::escaped(&detail)),
         www_authenticate,
     }
 }
@@ -637,8 +697,10 @@ pub(crate) fn with_authorization<T>(
         }
         tries += 1;
         log::debug!("server `{server}`: HTTP {status}; authorizing (attempt {tries})");
-        if let Err(d) = oauth.on_unauthorized(url, seen, status, challenge.as_deref()) {
-            return Err(auth_error(server, status, d, challenge));
+        match oauth.on_unauthorized(url, seen, status, challenge.as_deref()) {
+            Ok(()) => {}
+            Err(Refused::SignInRequired) => return Err(sign_in_required(server, url)),
+            Err(Refused::Failed(d)) => return Err(auth_error(server, status, d, challenge)),
         }
     }
 }

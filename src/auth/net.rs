@@ -286,7 +286,9 @@ impl Net {
 
 /// A URL as messages show it: without query and fragment, credentials redacted.
 pub(crate) fn shown(url: &str) -> String {
-    redact_url(url.split(['?', '#']).next().unwrap_or(""))
+    // A peer's URL: its control characters are shown escaped, never acted on.
+    let bare = url.split(['?', '#']).next().unwrap_or("");
+    redact_url(&super::display::escaped(bare))
 }
 
 /// A failed request, naming the URL without its query.

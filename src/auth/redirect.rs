@@ -3,16 +3,11 @@
 //! redirect URL. The library never opens a browser: it hands the URL to your callback.
 
 use std::fmt;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// How long the loopback listener waits for the browser by default: 5 minutes.
 pub const DEFAULT_LOGIN_TIMEOUT: Duration = Duration::from_secs(300);
-
-/// The path the loopback listener answers on.
-const CALLBACK_PATH: &str = "/callback";
 
 type UrlCallback = Arc<dyn Fn(&str) + Send + Sync>;
 type Exchange = Arc<dyn Fn(&str) -> Result<String, String> + Send + Sync>;
@@ -26,7 +21,9 @@ type Exchange = Arc<dyn Fn(&str) -> Result<String, String> + Send + Sync>;
 ///   was sent to (for machines without a browser; the page may fail to load, its address is
 ///   what counts);
 /// - [`custom`](Self::custom): any function from the authorization URL to the redirect URL
-///   (a test driver, an embedded browser...).
+///   (a test driver, an embedded browser...);
+/// - [`none`](Self::none): nobody to sign in; a server that needs a new sign-in fails the
+///   request at once with [`Error::SignInRequired`](crate::Error::SignInRequired).
 ///
 /// ```no_run
 /// use mcp_blocking::auth::RedirectHandler;
@@ -48,6 +45,8 @@ pub(crate) enum Kind {
         redirect_uri: String,
         exchange: Exchange,
     },
+    /// Nobody to sign in.
+    None,
 }
 
 impl fmt::Debug for RedirectHandler {
@@ -62,6 +61,7 @@ impl fmt::Debug for RedirectHandler {
                 .debug_struct("Exchange")
                 .field("redirect_uri", redirect_uri)
                 .finish(),
+            Kind::None => f.write_str("None"),
         }
     }
 }
@@ -77,6 +77,29 @@ impl RedirectHandler {
                 on_url: Arc::new(on_url),
             },
         }
+    }
+
+    /// No one to sign in: for programs that run unattended, and commands that cannot wait for
+    /// a person. Stored tokens are used and refreshed as with any handler; when the server
+    /// needs a new sign-in, the request fails at once with [`Error::SignInRequired`] and the
+    /// authorization server is not contacted.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{FileTokenStore, OAuthConfig, RedirectHandler};
+    /// // Uses what `myapp login` stored; never waits for a browser.
+    /// let oauth = OAuthConfig::authorization_code(RedirectHandler::none())
+    ///     .token_store(FileTokenStore::new("/home/me/.config/myapp/tokens.json"));
+    /// # let _ = oauth;
+    /// ```
+    ///
+    /// [`Error::SignInRequired`]: crate::Error::SignInRequired
+    pub fn none() -> RedirectHandler {
+        RedirectHandler { kind: Kind::None }
+    }
+
+    /// Whether this handler reaches a person (every handler but [`none`](Self::none)).
+    pub(crate) fn reaches_a_person(&self) -> bool {
+        !matches!(self.kind, Kind::None)
     }
 
     /// The loopback listener's port (0: a random one; a fixed one suits an authorization
@@ -118,129 +141,4 @@ impl RedirectHandler {
             },
         }
     }
-}
-
-/// A one-shot HTTP listener on `127.0.0.1` that waits for the browser's redirect.
-///
-/// ```no_run
-/// use std::time::Duration;
-/// use mcp_blocking::auth::LoopbackListener;
-/// let listener = LoopbackListener::bind(0)?;
-/// println!("redirect_uri = {}", listener.redirect_uri());
-/// let redirect = listener.wait(Duration::from_secs(120))?;
-/// # Ok::<(), String>(())
-/// ```
-#[derive(Debug)]
-pub struct LoopbackListener {
-    listener: TcpListener,
-    port: u16,
-}
-
-impl LoopbackListener {
-    /// Binds `127.0.0.1:port` (0: a random free port).
-    ///
-    /// # Errors
-    /// The port cannot be bound.
-    pub fn bind(port: u16) -> Result<LoopbackListener, String> {
-        let listener = TcpListener::bind(("127.0.0.1", port))
-            .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
-        let port = listener
-            .local_addr()
-            .map_err(|e| format!("cannot read the listener's address: {e}"))?
-            .port();
-        Ok(LoopbackListener { listener, port })
-    }
-
-    /// `http://127.0.0.1:<port>/callback`.
-    pub fn redirect_uri(&self) -> String {
-        format!("http://127.0.0.1:{}{CALLBACK_PATH}", self.port)
-    }
-
-    /// Waits up to `timeout` for a request to `/callback`, answers it with a short page, and
-    /// returns its full URL (`http://127.0.0.1:<port>/callback?…`). Other paths get a 404 and
-    /// the wait goes on.
-    ///
-    /// # Errors
-    /// Nothing came within `timeout`, or the listener failed.
-    pub fn wait(&self, timeout: Duration) -> Result<String, String> {
-        let deadline = Instant::now() + timeout;
-        self.listener
-            .set_nonblocking(true)
-            .map_err(|e| e.to_string())?;
-        loop {
-            let left = deadline.saturating_duration_since(Instant::now());
-            if left.is_zero() {
-                return Err(format!(
-                    "no browser came back to {} within {:.0} s",
-                    self.redirect_uri(),
-                    timeout.as_secs_f64()
-                ));
-            }
-            if !readable(&self.listener, left)? {
-                continue;
-            }
-            let stream = match self.listener.accept() {
-                Ok((s, _)) => s,
-                Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => continue,
-                Err(e) => return Err(format!("the loopback listener failed: {e}")),
-            };
-            if let Some(target) = serve(stream, deadline) {
-                return Ok(format!("http://127.0.0.1:{}{target}", self.port));
-            }
-        }
-    }
-}
-
-/// Waits until the listener has a connection to accept (or `left` passes).
-fn readable(listener: &TcpListener, left: Duration) -> Result<bool, String> {
-    use rustix::event::{poll, PollFd, PollFlags, Timespec};
-    let mut fds = [PollFd::new(listener, PollFlags::IN)];
-    let wait = left.min(Duration::from_secs(1));
-    let ts = Timespec {
-        tv_sec: wait.as_secs() as _,
-        tv_nsec: wait.subsec_nanos() as _,
-    };
-    match poll(&mut fds, Some(&ts)) {
-        Ok(n) => Ok(n > 0),
-        Err(rustix::io::Errno::INTR) => Ok(false),
-        Err(e) => Err(format!("the loopback listener failed: {e}")),
-    }
-}
-
-/// Reads one request; answers it. `Some(target)` when it was the callback.
-fn serve(stream: TcpStream, deadline: Instant) -> Option<String> {
-    let _ = stream.set_nonblocking(false);
-    let left = deadline
-        .saturating_duration_since(Instant::now())
-        .max(Duration::from_millis(100))
-        .min(Duration::from_secs(10));
-    let _ = stream.set_read_timeout(Some(left));
-    let _ = stream.set_write_timeout(Some(Duration::from_secs(5)));
-    let mut reader = BufReader::new(stream.try_clone().ok()?.take(16 * 1024));
-    let mut line = String::new();
-    reader.read_line(&mut line).ok()?;
-    // Drain the headers (bounded by the reader's limit).
-    let mut header = String::new();
-    while reader.read_line(&mut header).ok()? > 2 {
-        header.clear();
-    }
-    let mut parts = line.split_whitespace();
-    let (method, target) = (parts.next()?, parts.next()?);
-    let path = target.split('?').next().unwrap_or("");
-    let mut out = stream;
-    if method != "GET" || path != CALLBACK_PATH {
-        let _ = out
-            .write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n");
-        return None;
-    }
-    let body = "<!doctype html><title>Signed in</title><p>You can close this window and \
-                return to the application.</p>";
-    let _ = write!(
-        out,
-        "HTTP/1.1 200 OK\r\nContent-Type: text/html; charset=utf-8\r\nContent-Length: {}\r\n\
-         Connection: close\r\nCache-Control: no-store\r\n\r\n{body}",
-        body.len()
-    );
-    let _ = out.flush();
-    Some(target.to_owned())
 }

@@ -23,7 +23,7 @@ Exit status:
     cancelled, or tasks are not supported)
   6 connection closed mid-request
   7 the server refused the credentials (HTTP 401 or 403) after connecting (while
-    connecting it is 3)
+    connecting it is 3), or it needs an OAuth sign-in: run `mcpb login` first
   8 run, chat: the turn limit (--max-turns) was reached before the model answered
   9 run, chat: the model API failed (unreachable, refused, timed out, unreadable answer)
   130 interrupted (Ctrl-C): the request in flight was cancelled
@@ -91,7 +91,8 @@ pub(crate) struct Global {
     #[arg(long, value_name = "SECS", global = true, value_parser = seconds)]
     pub(crate) timeout: Option<f64>,
     /// The longest a tool call may run while progress keeps extending its timeout
-    /// [default: 600, and never less than --timeout]
+    /// [default: 600, and never less than --timeout]; `login`: how long to wait for the
+    /// browser [default: 300]
     #[arg(long, value_name = "SECS", global = true, value_parser = seconds)]
     pub(crate) max_time: Option<f64>,
     /// Add an HTTP header (repeatable; remote servers only)

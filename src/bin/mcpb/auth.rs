@@ -6,8 +6,10 @@
 //! `~/.config/mcpb/tokens.json` (created with mode 0600); mcpb keeps a config entry's tokens
 //! there too, whatever store its `oauth` block names (the block's client, secret, scopes and
 //! redirect port are used). `login` prints the authorization URL on stderr, tries the desktop
-//! opener (`$BROWSER`, else `xdg-open`, or `open` on macOS) and waits on a loopback listener;
-//! `--paste` prints the URL and reads the address the browser landed on from stdin instead.
+//! opener (`$BROWSER`, else `xdg-open`, or `open` on macOS) and waits on a loopback listener
+//! (`--max-time`, 5 minutes by default); `--paste` prints the URL and reads the address the
+//! browser landed on from stdin instead. Every other command that needs a new sign-in fails at
+//! once (exit 7) naming the `login` command.
 //! Nothing printed shows a token or a secret.
 
 use std::io::BufRead;
@@ -15,7 +17,9 @@ use std::path::PathBuf;
 use std::process::{Child, Command as Process, Stdio};
 use std::sync::{Arc, Mutex};
 
-use mcp_blocking::auth::{FileTokenStore, OAuthConfig, RedirectHandler, StoredTokens, TokenStore};
+use mcp_blocking::auth::{
+    FileTokenStore, OAuthConfig, RedirectHandler, StoredTokens, TokenStore, DEFAULT_LOGIN_TIMEOUT,
+};
 use mcp_blocking::config::TransportConfig;
 use mcp_blocking::ServerConfig;
 use serde_json::{json, Value};
@@ -48,10 +52,19 @@ pub(crate) fn command(global: &Global, command: &Command) -> Result<Output, Fail
     global
         .refuse(
             word,
-            &["--stdio", "--header", "--env", "--log-level", "--max-time"],
+            &["--stdio", "--header", "--env", "--log-level"],
             "it takes --url URL or --config FILE --server NAME, and --timeout, --json",
         )
         .map_err(crate::usage)?;
+    if !matches!(command, Command::Login { paste: false }) {
+        let hint = match command {
+            Command::Login { .. } => "with --paste, `login` waits for you, not for the browser",
+            _ => "it bounds how long `login` waits for the browser",
+        };
+        global
+            .refuse(word, &["--max-time"], hint)
+            .map_err(crate::usage)?;
+    }
     if !matches!(command, Command::Login { .. }) {
         global
             .refuse(
@@ -154,13 +167,11 @@ pub(crate) fn url_of(config: &ServerConfig) -> Option<String> {
 
 /// A remote config with its sign-in: with `machine`, the client-credentials grant; else the
 /// config entry's `oauth` block, or the stored sign-in of its URL when there is one (requests
-/// carry the token and refresh it; a sign-in that can no longer be refreshed fails with a hint
-/// to log in). Tokens are kept in mcpb's token file. Other configs are returned as they are.
-pub(crate) fn with_sign_in(
-    global: &Global,
-    config: ServerConfig,
-    machine: Option<&MachineClient>,
-) -> ServerConfig {
+/// carry the token and refresh it). Tokens are kept in mcpb's token file. No command but
+/// `login` asks a person to sign in: one that needs a new sign-in fails at once with
+/// [`Error::SignInRequired`](mcp_blocking::Error::SignInRequired) (exit 7, naming
+/// [`login_command`]). Other configs are returned as they are.
+pub(crate) fn with_sign_in(config: ServerConfig, machine: Option<&MachineClient>) -> ServerConfig {
     let Some(url) = url_of(&config) else {
         return config;
     };
@@ -172,23 +183,50 @@ pub(crate) fn with_sign_in(
         return config.oauth(oauth);
     }
     if let Some(oauth) = config.oauth_config().cloned() {
-        return config.oauth(oauth.token_store(store));
+        return config.oauth(oauth.redirect(RedirectHandler::none()).token_store(store));
     }
     match store.load(&url) {
         Ok(found) if !found.is_empty() => {}
         _ => return config,
     }
-    let again = match &global.config {
-        Some(file) => format!("mcpb --config {file} --server {} login", config.name()),
-        None => format!("mcpb --url {url} login"),
-    };
-    let hint = format!("the stored sign-in is no longer valid; run `{again}`");
-    let oauth = OAuthConfig::authorization_code(RedirectHandler::custom(
-        "http://127.0.0.1/callback",
-        move |_| Err(hint.clone()),
-    ))
-    .token_store(store);
+    let oauth = OAuthConfig::authorization_code(RedirectHandler::none()).token_store(store);
     config.oauth(oauth)
+}
+
+/// Names the `login` command in the detail lines of a failure to connect to `config`'s server
+/// that a sign-in would mend: one that needs a sign-in (the only line), or an HTTP 401 from a
+/// server that asks for a bearer token when no sign-in is configured for it.
+pub(crate) fn hint_login(
+    global: &Global,
+    config: &ServerConfig,
+    e: &mcp_blocking::Error,
+    detail: &mut Vec<String>,
+) {
+    let login = || login_command(global, config);
+    if e.is_sign_in_required() {
+        *detail = vec![format!("run `{}` to sign in, then run this again", login())];
+        return;
+    }
+    let bearer = e
+        .www_authenticate()
+        .is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("bearer"));
+    let refused = matches!(e, mcp_blocking::Error::Connect(c) if c.http_status() == Some(401));
+    if refused && bearer && config.oauth_config().is_none() {
+        detail.push(format!(
+            "the server asks for a sign-in: run `{}`, then run this again",
+            login()
+        ));
+    }
+}
+
+/// The `mcpb ... login` command that signs in to `config`'s server, as this run named it
+/// (`--config FILE --server NAME`, else `--url URL`).
+pub(crate) fn login_command(global: &Global, config: &ServerConfig) -> String {
+    match (&global.config, url_of(config)) {
+        (Some(file), _) => format!("mcpb --config {file} --server {} login", config.name()),
+        (None, Some(url)) => format!("mcpb --url {url} login"),
+        (None, None) => "mcpb login".to_owned(),
+    }
 }
 
 /// A failure of the token file (exit 2).
@@ -205,6 +243,7 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
     let opener: Arc<Mutex<Option<Child>>> = Arc::default();
     let redirect = if paste {
         RedirectHandler::paste(PASTE_REDIRECT, |auth_url| {
+            let auth_url = showable(auth_url)?;
             eprintln!(
                 "Open this address in a browser and sign in:\n\n  {auth_url}\n\nThen paste the \
                  address the browser ends on (it starts with {PASTE_REDIRECT}; the page itself \
@@ -220,6 +259,10 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
     } else {
         let slot = opener.clone();
         RedirectHandler::loopback(move |auth_url| {
+            let Ok(auth_url) = showable(auth_url) else {
+                eprintln!("mcpb: the authorization URL holds control characters; not shown");
+                return;
+            };
             eprintln!(
                 "Sign in with your browser; if it does not open, visit:\n\n  {auth_url}\n\n\
                  Waiting for the browser to come back..."
@@ -227,6 +270,11 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
             *slot.lock().unwrap_or_else(|p| p.into_inner()) = open_browser(auth_url);
         })
         .port(remote.oauth.as_ref().map_or(0, redirect_port))
+        .timeout(
+            global
+                .max_time
+                .map_or(DEFAULT_LOGIN_TIMEOUT, std::time::Duration::from_secs_f64),
+        )
     };
     let mut oauth = match &remote.oauth {
         Some(entry) => entry.clone().redirect(redirect),
@@ -270,6 +318,34 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
         json!({"signed_in": true, "server": url, "tokens": [summary(&tokens)]}),
         format!("Signed in to {url}.\n{}", describe(&tokens)),
     ))
+}
+
+/// The authorization URL, when it can be printed and handed to the opener as it is: no control
+/// character (newline and tab included) and no bidirectional-text control. The library refuses
+/// any other before it gets here; this keeps the promise where the printing is done.
+fn showable(auth_url: &str) -> Result<&str, String> {
+    let clean =
+        !auth_url.chars().any(char::is_control) && crate::terminal::escaped(auth_url) == auth_url;
+    if clean {
+        Ok(auth_url)
+    } else {
+        Err("the authorization URL holds control characters; not shown".into())
+    }
+}
+
+/// A value the authorization server chose (issuer, client id, scope), on one line: control
+/// characters, newline and tab included, are written as escapes (the rest of the text output
+/// is escaped when printed).
+fn one_line(text: &str) -> String {
+    text.chars()
+        .map(|c| {
+            if c.is_control() {
+                c.escape_unicode().to_string()
+            } else {
+                c.to_string()
+            }
+        })
+        .collect()
 }
 
 /// The loopback port an entry's `oauth` block asks for (`redirect_port`; 0: any).
@@ -338,9 +414,9 @@ fn describe(t: &StoredTokens) -> String {
     format!(
         "  authorization server: {}\n  client: {}\n  scope: {}\n  access token: {expiry}; \
          refresh token: {}",
-        t.issuer,
-        t.client_id,
-        t.scope.as_deref().unwrap_or("(none)"),
+        one_line(&t.issuer),
+        one_line(&t.client_id),
+        one_line(t.scope.as_deref().unwrap_or("(none)")),
         if t.refresh_token.is_some() {
             "yes"
         } else {

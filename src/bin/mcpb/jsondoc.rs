@@ -16,7 +16,8 @@ Every command, on failure (any exit code but 0 and 1):
   interrupted (exit 130, Ctrl-C) adds "reason"
   connect adds "reason" (unreachable | auth | timed_out | closed | rejected | protocol | other)
   and "www_authenticate" when the server sent one; rpc adds "code" and "data";
-  unauthorized adds "status" and "www_authenticate"; unsupported adds "capability";
+  unauthorized adds "status" and "www_authenticate" (both null, and "reason":
+  "sign_in_required", when the server needs a sign-in: run login); unsupported adds "capability";
   invalid_argument adds "problems": ["one sentence per argument"].
 
 info       {"server", "transport", "target", "protocolVersion", "serverInfo",

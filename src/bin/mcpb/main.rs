@@ -116,6 +116,25 @@ impl FailureInfo {
         let mut detail: Vec<String> = lines.filter(|l| !l.is_empty()).collect();
         let mut extra = Value::Null;
         let (exit, kind) = match e {
+            // Only `login` asks a person to sign in; any other command says so at once.
+            _ if e.is_sign_in_required() => {
+                let server = e.server().unwrap_or_default();
+                let headline = format!(
+                    "server `{server}`: sign-in required: it asks for an OAuth sign-in, and \
+                     only `mcpb login` signs in"
+                );
+                let mut f = Self::new(7, "unauthorized", e.server(), headline);
+                f.detail = vec![format!(
+                    "sign in with `mcpb login` (with the same --url, or --config FILE --server \
+                     {server}), then run this again"
+                )];
+                f.extra = json!({
+                    "status": null,
+                    "www_authenticate": null,
+                    "reason": "sign_in_required",
+                });
+                return f;
+            }
             Error::Config(_) => (2, "config"),
             Error::InvalidArgument { .. } => (2, "invalid_argument"),
             Error::Connect(c) => {
@@ -728,7 +747,7 @@ fn apply_overrides(global: &Global, mut config: ServerConfig) -> Result<ServerCo
             vec![],
         ));
     }
-    config = auth::with_sign_in(global, config, machine.as_ref());
+    config = auth::with_sign_in(config, machine.as_ref());
     if !global.env.is_empty() && kind != "stdio" {
         return Err(FailureInfo::config(
             Some(&server),
@@ -788,11 +807,11 @@ fn connect(global: &Global, config: ServerConfig, named: Named) -> Result<Sessio
     let json_mode = global.json;
     let builder = Client::builder(config.clone())
         .on_notification(move |server, n| print_notification(server, n, json_mode));
-    let client = Arc::new(
-        builder
-            .connect()
-            .map_err(|e| FailureInfo::from_error(&e, false).redacted(&config))?,
-    );
+    let client = Arc::new(builder.connect().map_err(|e| {
+        let mut f = FailureInfo::from_error(&e, false);
+        auth::hint_login(global, &config, &e, &mut f.detail);
+        f.redacted(&config)
+    })?);
     interrupt::register(&client);
     let shown = match (named, client.server_info()) {
         (Named::ByServer, Some(info)) if !info.name.trim().is_empty() => info.name.clone(),
@@ -1459,6 +1478,13 @@ mod tests {
             ),
             7
         );
+        for connected in [false, true] {
+            let e = Error::SignInRequired {
+                server: s(),
+                detail: "d".into(),
+            };
+            assert_eq!(code(e, connected), 7);
+        }
     }
 
     #[test]
