@@ -207,7 +207,7 @@ impl FailureInfo {
             let _ = writeln!(err, "  {}", terminal::escaped(line));
         }
         if json_mode {
-            print_json(&self.to_json());
+            terminal::print_json(&self.to_json());
         }
     }
 
@@ -279,7 +279,7 @@ impl Output {
         }
         if json_mode {
             if !self.json.is_null() {
-                print_json(&self.json);
+                terminal::print_json(&self.json);
             }
         } else {
             let mut stdout = std::io::stdout().lock();
@@ -364,16 +364,6 @@ fn init_logging(verbosity: u8, server_logs: bool) {
     // level; mcpb never prints them.
     builder.filter_module("ureq", level.min(log::LevelFilter::Debug));
     let _ = builder.try_init();
-}
-
-fn print_json(doc: &Value) {
-    let text = serde_json::to_string_pretty(doc).unwrap_or_else(|e| {
-        json!({ "error": { "kind": "internal", "message": e.to_string() } }).to_string()
-    });
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(terminal::escaped_json(text).as_bytes());
-    let _ = stdout.write_all(b"\n");
-    let _ = stdout.flush();
 }
 
 /// Commands that need no server, then the server's commands.
@@ -521,8 +511,11 @@ fn load_config(file: &str, given: &[(String, String)]) -> Result<LoadReport, Fai
             return loaded.map_err(|e| config_failure(file, &e));
         }
         for id in missing {
-            let value = ask(&format!("value for ${{input:{id}}}: "))
-                .map_err(|e| FailureInfo::config(None, format!("config `{file}`: {e}"), vec![]))?;
+            let value = ask(&format!(
+                "value for ${{input:{}}}: ",
+                terminal::escaped(&id)
+            ))
+            .map_err(|e| FailureInfo::config(None, format!("config `{file}`: {e}"), vec![]))?;
             inputs.insert(id, value);
         }
     }
@@ -874,14 +867,13 @@ fn set_log_level(session: &Session, level: args::LogLevel) -> Result<(), Failure
 fn print_notification(server: &str, n: Notification, json_mode: bool) {
     if let Notification::ResourceUpdated(u) = n {
         clear_progress();
-        let line = if json_mode {
-            json!({ "server": server, "updated": u.uri }).to_string()
+        if json_mode {
+            terminal::print_json_line(&json!({ "server": server, "updated": u.uri }));
         } else {
-            format!("updated {}", u.uri)
-        };
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", terminal::escaped(&line));
-        let _ = out.flush();
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "updated {}", terminal::escaped(&u.uri));
+            let _ = out.flush();
+        }
     }
 }
 
