@@ -360,10 +360,54 @@ fn init_logging(verbosity: u8, server_logs: bool) {
         // The server filters its log messages by the level --log-level asked for.
         builder.filter_module("mcp_blocking::server_log", log::LevelFilter::Trace);
     }
-    // The HTTP client shows a request's path and query (where credentials may be) at trace
-    // level; mcpb never prints them.
-    builder.filter_module("ureq", level.min(log::LevelFilter::Debug));
-    let _ = builder.try_init();
+    let logger = builder.build();
+    let max = logger.filter();
+    if log::set_boxed_logger(Box::new(WireCapped(logger))).is_ok() {
+        log::set_max_level(max);
+    }
+}
+
+/// The crates under mcpb that quote the wire in their detailed logs, and the most detailed
+/// level of each that is shown whatever `RUST_LOG` or `-v` ask: ureq's trace level shows a
+/// request's path and query, ureq_proto's hex-dumps every byte sent (headers with tokens
+/// included), tungstenite's debug level shows the URL and its trace level the handshake's
+/// headers, and rustls's trace level the handshake's messages.
+const WIRE_CAPS: &[(&str, log::LevelFilter)] = &[
+    ("ureq", log::LevelFilter::Debug),
+    ("ureq_proto", log::LevelFilter::Debug),
+    ("rustls", log::LevelFilter::Debug),
+    ("tungstenite", log::LevelFilter::Info),
+];
+
+/// Whether a record of `target` at `level` may be shown (see [`WIRE_CAPS`]). A cap applies to
+/// the crate's target and every module under it, so no directive, however specific, lifts it.
+fn within_wire_cap(target: &str, level: log::Level) -> bool {
+    WIRE_CAPS.iter().all(|(krate, cap)| {
+        let inside = target
+            .strip_prefix(krate)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"));
+        !inside || level <= *cap
+    })
+}
+
+/// env_logger behind the caps of [`WIRE_CAPS`]: env_logger lets the most specific directive
+/// win, so a cap set as a directive (`ureq=debug`) is lifted by `RUST_LOG=ureq_proto=trace`.
+struct WireCapped(env_logger::Logger);
+
+impl log::Log for WireCapped {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        within_wire_cap(metadata.target(), metadata.level()) && self.0.enabled(metadata)
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if within_wire_cap(record.target(), record.level()) {
+            self.0.log(record);
+        }
+    }
+
+    fn flush(&self) {
+        self.0.flush();
+    }
 }
 
 /// Commands that need no server, then the server's commands.
