@@ -2,12 +2,17 @@
 //! whatever `RUST_LOG` asks of the HTTP, TLS and WebSocket crates, and a secret that a peer
 //! quotes in an error past the point where the message is cut is hidden, not cut in half.
 
+mod common;
 mod support_remote;
 
 use std::process::{Command, Output};
 
+use serde_json::json;
 use support_remote::mcp::{McpHttp, Options};
 use support_remote::ws::WsServer;
+use support_remote::HttpServer;
+
+use common::tempdir::TempDir;
 
 const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 
@@ -75,6 +80,87 @@ fn no_log_level_shows_a_bearer_token() {
                 if filter == "trace" {
                     assert!(!out.stderr.is_empty(), "{what}: something was logged");
                 }
+                assert_hidden(&what, &out, TOKEN);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_model_endpoint_quoting_the_key_past_the_cut_does_not_show_it() {
+    // The API's message quotes the key after 279 characters: a cut at 300 falls inside it.
+    let message = format!("{} Incorrect API key provided: {TOKEN}.", "x".repeat(250));
+    let body = json!({"error": {"message": message, "type": "invalid_request_error"}}).to_string();
+    let model = HttpServer::start(move |_, conn| {
+        conn.respond(
+            401,
+            &[("Content-Type", "application/json")],
+            body.as_bytes(),
+        );
+    });
+    let dir = TempDir::new("cli-secrets");
+    let fixture = common::fixture::path();
+    let config = json!({"mcpServers": {"fx": {"command": fixture}}}).to_string();
+    let file = dir.file("mcp.json", &config);
+    let file = file.to_string_lossy();
+    let url = model.url("/v1");
+    for json in [false, true] {
+        let mut args = vec!["--config", &file, "run", "--server", "fx"];
+        args.extend(["--model-url", &url, "--api-key-env", "MODEL_KEY"]);
+        if json {
+            args.push("--json");
+        }
+        args.push("hello");
+        let out = mcpb(&args, &[("MODEL_KEY", TOKEN)]);
+        assert_eq!(out.status.code(), Some(9), "{}", text(&out.stderr));
+        assert!(text(&out.stderr).contains("401"), "{}", text(&out.stderr));
+        assert_hidden(&format!("run --json={json}"), &out, TOKEN);
+    }
+}
+
+#[test]
+fn an_mcp_server_error_quoting_a_header_past_the_cut_does_not_show_it() {
+    // The body quotes the request's headers after 182 or 282 characters: the excerpt of the
+    // body an error quotes is cut at 200 characters (a refused stateless-era request) or 300
+    // (any other status), inside the token.
+    let auth = format!("Authorization: Bearer {TOKEN}");
+    for failing in ["server/discover", "tools/list"] {
+        for padding in [150, 250] {
+            let body = format!(
+                "{} you sent authorization: Bearer {TOKEN}",
+                "y".repeat(padding)
+            );
+            let server = HttpServer::start(move |req, conn| {
+                let msg = req.json();
+                if req.method != "POST" {
+                    conn.respond(405, &[], b"");
+                } else if msg["method"] == failing {
+                    conn.respond(500, &[("Content-Type", "text/plain")], body.as_bytes());
+                } else if let Some(reply) = support_remote::mcp::answer(&msg) {
+                    let reply = reply.to_string();
+                    conn.respond(
+                        200,
+                        &[("Content-Type", "application/json")],
+                        reply.as_bytes(),
+                    );
+                } else {
+                    conn.respond(202, &[], b"");
+                }
+            });
+            let url = server.url("/mcp");
+            for json in [false, true] {
+                let mut args = vec!["--url", &url, "--header", &auth, "--timeout", "5", "tools"];
+                if json {
+                    args.push("--json");
+                }
+                let out = mcpb(&args, &[]);
+                let what = format!("{failing} answered 500 after {padding}, --json={json}");
+                assert_ne!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
+                assert!(
+                    text(&out.stderr).contains("500"),
+                    "{what}: {}",
+                    text(&out.stderr)
+                );
                 assert_hidden(&what, &out, TOKEN);
             }
         }

@@ -194,9 +194,14 @@ pub(crate) fn char_floor(text: &str, max: usize) -> usize {
     end
 }
 
+/// The character that follows text cut short, wherever the crate cuts what a peer sent (an
+/// echo's `… (N bytes cut)`, an HTTP body's excerpt). The redaction rule looks for it: a secret
+/// cut in two before it was redacted leaves its start right before this mark.
+pub(crate) const CUT: char = '…';
+
 /// `kept` followed by the mark for `cut` bytes left out.
 pub(crate) fn cut_mark(kept: &str, cut: usize) -> String {
-    format!("{kept}… ({cut} bytes cut)")
+    format!("{kept}{CUT} ({cut} bytes cut)")
 }
 
 #[cfg(test)]
