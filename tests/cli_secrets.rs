@@ -166,3 +166,32 @@ fn an_mcp_server_error_quoting_a_header_past_the_cut_does_not_show_it() {
         }
     }
 }
+
+#[test]
+fn a_server_log_message_quoting_a_secret_past_the_cut_does_not_show_it() {
+    // The env value is one of the server's secrets; its log message quotes it after 1,010
+    // bytes, and a log line quotes at most 1,024 (`max_echo_bytes`).
+    let dir = TempDir::new("cli-secrets");
+    let fixture = common::fixture::path();
+    let config = json!({"mcpServers": {"fx": {"command": fixture, "env": {"API_TOKEN": TOKEN}}}});
+    let file = dir.file("mcp.json", &config.to_string());
+    let message = format!("message={} {TOKEN}", "z".repeat(1_009));
+    let out = mcpb(
+        &[
+            "--config",
+            &file.to_string_lossy(),
+            "--server",
+            "fx",
+            "--log-level",
+            "info",
+            "call",
+            "log",
+            "level=warning",
+            &message,
+        ],
+        &[],
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert!(text(&out.stderr).contains("zzz"), "{}", text(&out.stderr));
+    assert_hidden("a server log message", &out, TOKEN);
+}
