@@ -122,14 +122,17 @@ fn a_model_endpoint_quoting_the_key_past_the_cut_does_not_show_it() {
 fn an_mcp_server_error_quoting_a_header_past_the_cut_does_not_show_it() {
     // The body quotes the request's headers after 182 or 282 characters: the excerpt of the
     // body an error quotes is cut at 200 characters (a refused stateless-era request) or 300
-    // (any other status), inside the token.
+    // (any other status), inside the token. Or the token starts 10 bytes before the end of
+    // the 1,200 bytes read of the body, after white space (which the excerpt folds).
     let auth = format!("Authorization: Bearer {TOKEN}");
     for failing in ["server/discover", "tools/list"] {
-        for padding in [150, 250] {
-            let body = format!(
-                "{} you sent authorization: Bearer {TOKEN}",
-                "y".repeat(padding)
-            );
+        for padding in [
+            format!("{} you sent authorization: Bearer ", "y".repeat(150)),
+            format!("{} you sent authorization: Bearer ", "y".repeat(250)),
+            " ".repeat(1_190),
+        ] {
+            let shown = padding.trim().len();
+            let body = format!("{padding}{TOKEN}");
             let server = HttpServer::start(move |req, conn| {
                 let msg = req.json();
                 if req.method != "POST" {
@@ -154,7 +157,7 @@ fn an_mcp_server_error_quoting_a_header_past_the_cut_does_not_show_it() {
                     args.push("--json");
                 }
                 let out = mcpb(&args, &[]);
-                let what = format!("{failing} answered 500 after {padding}, --json={json}");
+                let what = format!("{failing} answered 500 after {shown}, --json={json}");
                 assert_ne!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
                 assert!(
                     text(&out.stderr).contains("500"),
