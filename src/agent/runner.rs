@@ -431,9 +431,9 @@ impl<'h> Agent<'h> {
     /// [`Limits::max_parallel_tool_calls`] threads, joined before the turn ends, and every call
     /// gets exactly one result, in the model's order. Calls past
     /// [`Limits::max_tool_calls_per_turn`] are not run: each is answered with an error result
-    /// saying so (no event is sent for them; one warning is logged per turn). On success the run's messages stay in the
-    /// conversation; on failure the conversation is left as it was, and the error carries the
-    /// run's messages.
+    /// saying so (no event is sent for them; one warning is logged per turn). On success the
+    /// run's messages stay in the conversation; on failure the conversation is left as it was,
+    /// and the error carries the run's messages.
     ///
     /// # Errors
     /// [`AgentError::TurnLimit`] after `max_turns` model requests that all asked for tools,
