@@ -191,11 +191,11 @@ pub enum Error {
     /// [`Client::set_logging_level`](crate::Client::set_logging_level) (the level then goes with
     /// every request instead) or [`Client::unsubscribe`](crate::Client::unsubscribe) on a modern
     /// (2026-07-28) server. Nothing was sent.
-    #[error("server `{server}`: {feature} does not exist in the {era} protocol era")]
+    #[error("server `{server}`: `{feature}` does not exist in the {era} protocol era")]
     Unsupported {
         /// The server's configured name.
         server: String,
-        /// What was asked: a method (`ping`) or a feature.
+        /// What was asked: a method name, bare (`ping`, not `` `ping` ``; the message quotes it).
         feature: String,
         /// The era the connection speaks.
         era: crate::config::ProtocolEra,

@@ -7,13 +7,15 @@
 mod common;
 mod hub_support;
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use hub_support::fixture;
 use mcp_blocking::agent::{
     Agent, AgentError, AgentEvent, AnthropicMessages, HttpOptions, Message, OpenAiChat,
 };
+use mcp_blocking::config::Limits;
 use mcp_blocking::Hub;
 use mcp_fixture_server::scripted_model::{
     call, call_containing, call_index, calls, ScriptedModel, Step,
@@ -482,4 +484,55 @@ fn a_model_slower_than_its_timeout_is_a_timeout_error() {
         "{err:?}"
     );
     assert!(err.to_string().contains("no answer within 0.3 s"), "{err}");
+}
+
+#[test]
+fn a_turn_of_5000_calls_runs_the_capped_number_on_a_bounded_pool() {
+    let hub = Hub::new([fixture("fx", "", &[])]);
+    let planned = (0..5_000)
+        .map(|i| call("echo", json!({"text": format!("n{i}")})))
+        .collect();
+    let model = ScriptedModel::start(vec![calls(planned), Step::Text("done".into())]).unwrap();
+    // How many calls run at once, and the most seen.
+    let running = Arc::new(AtomicUsize::new(0));
+    let most = Arc::new(AtomicUsize::new(0));
+    let (r, m) = (Arc::clone(&running), Arc::clone(&most));
+    let limits = Limits::default()
+        .with_max_tool_calls_per_turn(40)
+        .with_max_parallel_tool_calls(3);
+    let mut agent = Agent::new(&hub, chat(&model))
+        .limits(limits)
+        .on_event(move |e| match e {
+            AgentEvent::ToolCallStarted { .. } => {
+                let now = r.fetch_add(1, Ordering::SeqCst) + 1;
+                m.fetch_max(now, Ordering::SeqCst);
+            }
+            AgentEvent::ToolCallFinished { .. } => {
+                r.fetch_sub(1, Ordering::SeqCst);
+            }
+            _ => {}
+        });
+    let started = Instant::now();
+    let out = agent.run("many").unwrap();
+    assert!(started.elapsed() < Duration::from_secs(120));
+    assert_eq!(out.text, "done");
+    assert_eq!(out.tool_calls.len(), 5_000, "one result per call");
+    let (ran, refused) = out.tool_calls.split_at(40);
+    assert!(ran.iter().all(|c| !c.is_error), "the first 40 ran");
+    assert_eq!(ran[39].output, "n39");
+    assert!(refused
+        .iter()
+        .all(|c| c.is_error && c.server.is_none() && c.output.contains("at most 40 run per turn")));
+    let most = most.load(Ordering::SeqCst);
+    assert!((1..=3).contains(&most), "{most} calls ran at once");
+    // The model read one result per call id, the refused ones included.
+    no_violations(&model);
+    let last = model.requests().pop().unwrap();
+    let results = last.body["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["role"] == "tool")
+        .count();
+    assert_eq!(results, 5_000);
 }

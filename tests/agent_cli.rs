@@ -363,3 +363,48 @@ fn run_refuses_options_it_does_not_take() {
     let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(doc["error"]["kind"], "usage");
 }
+
+/// Whether `c` may reach a terminal from a `--json` document: nothing a terminal acts on.
+fn unsafe_on_a_terminal(c: char) -> bool {
+    (c.is_control() && c != '\n')
+        || matches!(c, '\u{061c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}')
+}
+
+#[test]
+fn run_json_and_chat_json_escape_the_same_controls() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let hostile = "a\u{1b}[2J b\u{9b}31m c\u{9d}8;;x\u{7} d\u{202e}e\u{2066} f\u{7f}";
+    let model =
+        ScriptedModel::start(vec![Step::Text(hostile.into()), Step::Text(hostile.into())]).unwrap();
+    let url = model.base_url();
+    let base = ["--config", &file, "--json"];
+    let model_args = ["--server", "other", "--model-url", &url];
+    let run = mcpb(&[&base[..], &["run"], &model_args[..], &["go"]].concat());
+    assert_eq!(run.status.code(), Some(0), "{}", text(&run.stderr));
+    let mut child = command(&[&base[..], &["chat"], &model_args[..]].concat())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    child.stdin.take().unwrap().write_all(b"go\n").unwrap();
+    let chat = child.wait_with_output().unwrap();
+    assert_eq!(chat.status.code(), Some(0), "{}", text(&chat.stderr));
+    for (what, out) in [("run", &run.stdout), ("chat", &chat.stdout)] {
+        let out = text(out);
+        assert!(!out.chars().any(unsafe_on_a_terminal), "{what}: {out:?}");
+        let first = out.lines().next().unwrap_or_default();
+        let doc: Value = if what == "run" {
+            serde_json::from_str(&out).unwrap()
+        } else {
+            serde_json::from_str(first).unwrap()
+        };
+        assert_eq!(
+            doc["text"], hostile,
+            "{what}: the escapes mean the same text"
+        );
+    }
+}

@@ -724,6 +724,49 @@ fn subscribe_in_the_shell_prints_updates() {
 }
 
 #[test]
+fn subscribe_json_lines_escape_controls_as_every_json_output_does() {
+    use std::io::Write;
+    let line = fixture("");
+    let mut child = Command::new(MCPB)
+        .args(["--stdio", &line, "--json", "shell"])
+        .env_remove("RUST_LOG")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("run mcpb");
+    let uri = "fixture://a\u{9b}31m\u{202e}b";
+    let mut stdin = child.stdin.take().expect("stdin");
+    stdin
+        .write_all(format!("subscribe {uri}\ncall touch uri={uri}\n").as_bytes())
+        .expect("write");
+    let mut out = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut update = None;
+    let mut seen = String::new();
+    while update.is_none() {
+        let mut l = String::new();
+        if out.read_line(&mut l).expect("read stdout") == 0 {
+            break;
+        }
+        seen.push_str(&l);
+        if l.contains("\"updated\"") {
+            update = Some(l);
+        }
+    }
+    stdin.write_all(b"exit\n").expect("write");
+    drop(stdin);
+    let _ = out.read_to_string(&mut seen);
+    assert_eq!(child.wait().expect("wait").code(), Some(0), "{seen}");
+    let update = update.unwrap_or_else(|| panic!("no update in {seen:?}"));
+    assert!(
+        !update.contains(['\u{9b}', '\u{202e}']),
+        "raw controls in {update:?}"
+    );
+    let doc: Value = serde_json::from_str(&update).expect("one JSON document per line");
+    assert_eq!(doc["updated"], uri, "the escapes mean the same URI");
+}
+
+#[test]
 fn subscribe_waits_for_updates_until_ctrl_c() {
     let line = fixture("");
     let mut child = Command::new(MCPB)

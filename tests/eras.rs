@@ -295,13 +295,17 @@ fn what_the_modern_era_lacks_is_unsupported_naming_the_era() {
             era,
         }) => {
             assert_eq!(server, "fixture");
-            assert!(feature.contains("ping"));
+            assert_eq!(feature, "ping", "the bare method name");
             assert_eq!(era, ProtocolEra::Modern);
         }
         other => panic!("{other:?}"),
     }
     let text = c.ping().unwrap_err().to_string();
     assert!(text.contains("modern (2026-07-28)"), "{text}");
+    assert!(
+        text.contains(": `ping` does not exist"),
+        "quoted once: {text}"
+    );
     // The legacy era has it.
     let (l, _) = connect(false, ProtocolMode::Legacy);
     l.ping().unwrap();

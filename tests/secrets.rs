@@ -305,6 +305,59 @@ fn what_a_connected_server_says_is_hidden_too() {
     assert_logs_hidden();
 }
 
+/// A piece of `secret` (six characters or more) that `text` shows, if any.
+fn piece_of<'a>(text: &str, secret: &'a str) -> Option<&'a str> {
+    (0..=secret.len() - 6)
+        .map(|i| &secret[i..i + 6])
+        .find(|piece| text.contains(piece))
+}
+
+#[test]
+fn a_secret_quoted_past_the_echo_cut_is_hidden_not_cut_in_half() {
+    capture_logs();
+    let report = load(json!({ "cut": fixture(&[]) }));
+    let config: ServerConfig = report.server("cut").expect("server").clone();
+    let client = Client::connect(config).expect("connect");
+    // Text is echoed up to 1,024 bytes (`max_echo_bytes`): each secret of this server starts 10
+    // bytes before.
+    let secrets = [TOKEN, ENV];
+    for secret in secrets {
+        // The fixture's error is `Unknown tool: NAME` (14 bytes before the name).
+        let name = format!("{}{secret}", "p".repeat(1_000));
+        let err = client
+            .call_tool(&name, json!({}))
+            .expect_err("unknown tool");
+        for text in [err.to_string(), format!("{err:?}")] {
+            assert!(text.contains("bytes cut"), "the message was cut: {text}");
+            assert_eq!(piece_of(&text, secret), None, "{text}");
+        }
+        // A log message, cut where the log line quotes it.
+        let quoted = format!("{}{secret}", "p".repeat(1_014));
+        client
+            .call_tool("log", json!({"level": "error", "message": quoted}))
+            .expect("log");
+    }
+    let logged = |all: &Vec<String>| {
+        all.iter()
+            .filter(|l| l.contains("[cut] fixture: ppp"))
+            .count()
+            == secrets.len()
+    };
+    let all = common::settle::settled(logs, logged);
+    assert!(logged(&all), "{all:#?}");
+    // This crate's lines (see `assert_logs_hidden`).
+    let own = |l: &String| {
+        l.split(' ')
+            .nth(1)
+            .is_some_and(|t| t.starts_with("mcp_blocking"))
+    };
+    for line in all.iter().filter(|l| own(l)) {
+        for secret in secrets {
+            assert_eq!(piece_of(line, secret), None, "{line}");
+        }
+    }
+}
+
 #[test]
 fn a_config_error_about_a_url_hides_what_came_from_a_variable() {
     capture_logs();

@@ -264,7 +264,8 @@ impl Endpoint {
             return Err(ModelError::Status {
                 endpoint,
                 status,
-                message: self.scrub(&error_message(&text)),
+                // Scrubbed whole, then cut: a key quoted across the cut is hidden whole.
+                message: excerpt(&self.scrub(&error_message(&text)), MAX_ERROR_MESSAGE),
             });
         }
     }
@@ -299,8 +300,11 @@ impl Endpoint {
     }
 }
 
+/// The longest API error message quoted in [`ModelError::Status`], in bytes.
+const MAX_ERROR_MESSAGE: usize = 300;
+
 /// The API's error message: `error.message` (OpenAI, Anthropic), `error` as a string, else the
-/// start of the body.
+/// body; whole (the caller scrubs it, then cuts it).
 fn error_message(body: &str) -> String {
     let parsed: Option<Value> = serde_json::from_str(body).ok();
     let message = parsed.as_ref().and_then(|v| {
@@ -310,7 +314,7 @@ fn error_message(body: &str) -> String {
             .and_then(Value::as_str)
             .map(str::to_owned)
     });
-    excerpt(&message.unwrap_or_else(|| body.to_owned()), 300)
+    message.unwrap_or_else(|| body.to_owned())
 }
 
 /// The builder methods every built-in model shares (it has `endpoint: Endpoint`).
@@ -478,7 +482,7 @@ mod tests {
     fn error_messages_come_from_the_body() {
         assert_eq!(error_message(r#"{"error":{"message":"nope"}}"#), "nope");
         assert_eq!(error_message(r#"{"error":"bad"}"#), "bad");
-        assert_eq!(error_message("plain\ntext"), "plain text");
+        assert_eq!(excerpt(&error_message("plain\ntext"), 300), "plain text");
     }
 
     #[test]

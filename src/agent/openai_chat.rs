@@ -1,6 +1,8 @@
 //! OpenAI-compatible Chat Completions (`POST {base}/chat/completions`): OpenAI, Ollama,
 //! llama.cpp's `llama-server --jinja`, vLLM, LM Studio, OpenRouter.
 
+use std::collections::HashSet;
+
 use serde_json::{json, Map, Value};
 
 use super::http::{endpoint_builders, join, Endpoint};
@@ -200,21 +202,27 @@ pub(crate) fn parse(endpoint: &str, body: Value) -> Result<ModelResponse, ModelE
     };
     let mut tool_calls = Vec::new();
     if let Some(Value::Array(calls)) = message.get_mut("tool_calls") {
+        // The ids seen so far: a model may send any number of calls, so a repeat is found in
+        // constant time, not by a scan of the calls before it.
+        let mut ids: HashSet<String> = HashSet::with_capacity(calls.len());
         for (i, call) in calls.iter_mut().enumerate() {
             let Some(obj) = call.as_object_mut() else {
                 return Err(bad("a tool call is not an object"));
             };
             let id = match obj.get("id").and_then(Value::as_str) {
-                Some(id) if !id.is_empty() && !tool_calls.iter().any(|c: &ToolCall| c.id == id) => {
-                    id.to_owned()
-                }
-                // Missing, or repeated within the message (each id gets exactly one result).
+                Some(id) if !id.is_empty() && !ids.contains(id) => id.to_owned(),
+                // Missing, or repeated within the message (each id gets exactly one result):
+                // a fresh id, unlike any other of the message.
                 _ => {
-                    let id = format!("call_{i}");
+                    let mut id = format!("call_{i}");
+                    while ids.contains(&id) {
+                        id.push('_');
+                    }
                     obj.insert("id".into(), json!(id));
                     id
                 }
             };
+            ids.insert(id.clone());
             obj.entry("type").or_insert_with(|| json!("function"));
             let f = obj
                 .get_mut("function")
@@ -310,6 +318,37 @@ mod tests {
             wire[4]["content"][1]["image_url"]["url"],
             "data:image/png;base64,AAAA"
         );
+    }
+
+    #[test]
+    fn every_call_id_of_a_large_answer_is_unique_and_found_in_linear_time() {
+        // A generated id never takes one the model sent, before or after it.
+        let body = json!({"choices":[{"message":{"role":"assistant","tool_calls":[
+            {"id":"call_1","function":{"name":"a","arguments":"{}"}},
+            {"function":{"name":"b","arguments":"{}"}},
+            {"id":"call_1","function":{"name":"c","arguments":"{}"}},
+            {"id":"call_2_","function":{"name":"d","arguments":"{}"}}]}}]});
+        let r = parse("e", body).expect("parses");
+        let ids: Vec<&str> = r.message.tool_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids, ["call_1", "call_1_", "call_2", "call_2_"]);
+        // 120,000 calls, half of them repeating one id: each is kept once, in a bounded time
+        // (a scan of the earlier calls for each took minutes).
+        let calls: Vec<Value> = (0..120_000)
+            .map(|i| {
+                let id = if i % 2 == 0 {
+                    "same".to_owned()
+                } else {
+                    format!("id-{i}")
+                };
+                json!({"id": id, "function": {"name": "echo", "arguments": "{}"}})
+            })
+            .collect();
+        let body = json!({"choices":[{"message":{"role":"assistant","tool_calls": calls}}]});
+        let started = std::time::Instant::now();
+        let r = parse("e", body).expect("parses");
+        assert!(started.elapsed() < std::time::Duration::from_secs(20));
+        let ids: HashSet<&str> = r.message.tool_calls.iter().map(|c| c.id.as_str()).collect();
+        assert_eq!(ids.len(), 120_000);
     }
 
     #[test]

@@ -2,7 +2,8 @@
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
@@ -14,7 +15,7 @@ use super::types::{
     ToolCall, ToolResultMessage, Usage,
 };
 use crate::client::CallOptions;
-use crate::config::Template;
+use crate::config::{Limits, Template};
 use crate::error::Error;
 use crate::hub::{HubTool, Run, Setting};
 use crate::Hub;
@@ -34,8 +35,8 @@ pub struct ToolApproval {
     pub hosted: bool,
 }
 
-/// Progress of a run, for a UI. Sent on the thread where it happens (tool calls: their own
-/// threads).
+/// Progress of a run, for a UI. Sent on the thread where it happens (tool calls: the turn's
+/// tool-call threads).
 #[derive(Debug, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum AgentEvent {
@@ -217,6 +218,7 @@ pub struct Agent<'h> {
     tools: Setting<String>,
     max_turns: usize,
     tool_timeout: Option<Duration>,
+    limits: Limits,
     approve: Option<ApproveFn>,
     on_event: Option<EventFn>,
     cancel: CancelHandle,
@@ -231,6 +233,14 @@ impl fmt::Debug for Agent<'_> {
             .field("tools", &self.tools)
             .field("max_turns", &self.max_turns)
             .field("tool_timeout", &self.tool_timeout)
+            .field(
+                "max_tool_calls_per_turn",
+                &self.limits.max_tool_calls_per_turn,
+            )
+            .field(
+                "max_parallel_tool_calls",
+                &self.limits.max_parallel_tool_calls,
+            )
             .field("messages", &self.messages.len())
             .finish()
     }
@@ -251,6 +261,7 @@ impl<'h> Agent<'h> {
             tools: Setting::Inherit,
             max_turns: Self::DEFAULT_MAX_TURNS,
             tool_timeout: None,
+            limits: Limits::default(),
             approve: None,
             on_event: None,
             cancel: CancelHandle::new(),
@@ -341,10 +352,30 @@ impl<'h> Agent<'h> {
         self
     }
 
+    /// Sets the caps on the tool calls of one turn: how many run
+    /// ([`Limits::max_tool_calls_per_turn`]; the others are answered with an error result the
+    /// model reads) and how many run at the same time ([`Limits::max_parallel_tool_calls`]).
+    /// The other fields of `limits` belong to servers and are not used here.
+    ///
+    /// ```
+    /// use mcp_blocking::config::Limits;
+    /// # struct M; impl mcp_blocking::agent::Model for M { fn complete(&self, _: &mcp_blocking::agent::ModelRequest) -> Result<mcp_blocking::agent::ModelResponse, mcp_blocking::agent::ModelError> { unimplemented!() } }
+    /// let hub = mcp_blocking::Hub::default();
+    /// let limits = Limits::default()
+    ///     .with_max_tool_calls_per_turn(16)
+    ///     .with_max_parallel_tool_calls(4);
+    /// let agent = mcp_blocking::agent::Agent::new(&hub, M).limits(limits);
+    /// ```
+    #[must_use]
+    pub fn limits(mut self, limits: Limits) -> Self {
+        self.limits = limits;
+        self
+    }
+
     /// Asks `approve` before each local tool call and each hosted call that needs approval;
     /// `false` declines the call (the model is told). Without a hook, local calls run and hosted
     /// approval requests are declined. Called from the tool-call threads, so it may be called
-    /// for several calls at once.
+    /// for several calls at once (at most [`Limits::max_parallel_tool_calls`]).
     #[must_use]
     pub fn approve(
         mut self,
@@ -396,10 +427,13 @@ impl<'h> Agent<'h> {
     ///
     /// The Hub is resolved with `message` as the query (discovery applies on the Hub's first
     /// run) and this agent's allow-list. Each turn sends the conversation and the tools; the
-    /// tool calls of a turn run in parallel, one scoped thread each, and every call gets exactly
-    /// one result, in the model's order. On success the run's messages stay in the
-    /// conversation; on failure the conversation is left as it was, and the error carries the
-    /// run's messages.
+    /// tool calls of a turn run in parallel on a pool of at most
+    /// [`Limits::max_parallel_tool_calls`] threads, joined before the turn ends, and every call
+    /// gets exactly one result, in the model's order. Calls past
+    /// [`Limits::max_tool_calls_per_turn`] are not run: each is answered with an error result
+    /// saying so (no event is sent for them; one warning is logged per turn). On success the
+    /// run's messages stay in the conversation; on failure the conversation is left as it was,
+    /// and the error carries the run's messages.
     ///
     /// # Errors
     /// [`AgentError::TurnLimit`] after `max_turns` model requests that all asked for tools,
@@ -508,39 +542,92 @@ impl<'h> Agent<'h> {
         }
     }
 
-    /// Runs the calls of one turn, in parallel when there are several; the results are in the
-    /// calls' order, one per call.
+    /// Runs the calls of one turn, up to the cap, in parallel when there are several; the
+    /// results are in the calls' order, one per call (an error result for each call past the
+    /// cap).
     fn execute(
         &self,
         turn: usize,
         calls: &[ToolCall],
         tools: &HashMap<&str, &HubTool>,
     ) -> Vec<(ToolResultMessage, ToolCallRecord)> {
-        if calls.len() == 1 {
-            return vec![self.execute_one(turn, &calls[0], tools)];
+        let cap = self.limits.max_tool_calls_per_turn;
+        let (run, over) = calls.split_at(calls.len().min(cap));
+        let mut results = self.run_calls(turn, run, tools);
+        if !over.is_empty() {
+            log::warn!(
+                "turn {turn}: the model asked for {} tool calls; the first {cap} run, the other \
+                 {} are answered with an error (Limits::max_tool_calls_per_turn)",
+                calls.len(),
+                over.len()
+            );
+            let text = format!(
+                "Not run: this turn asked for {} tool calls and at most {cap} run per turn. \
+                 Call again the tools you still need, at most {cap} at a time.",
+                calls.len()
+            );
+            results.extend(
+                over.iter()
+                    .map(|call| failed(turn, call, None, &call.name, text.clone())),
+            );
         }
-        std::thread::scope(|s| {
-            let handles: Vec<_> = calls
+        results
+    }
+
+    /// Runs `calls` on a pool of at most [`Limits::max_parallel_tool_calls`] named threads, each
+    /// taking the next call not yet taken, all joined before this returns. A call whose thread
+    /// panicked, or that no thread could take, is answered with an error.
+    fn run_calls(
+        &self,
+        turn: usize,
+        calls: &[ToolCall],
+        tools: &HashMap<&str, &HubTool>,
+    ) -> Vec<(ToolResultMessage, ToolCallRecord)> {
+        if calls.len() <= 1 {
+            return calls
                 .iter()
-                .enumerate()
-                .map(|(i, call)| {
-                    std::thread::Builder::new()
-                        .name(format!("mcp-agent-call-{i}"))
-                        .spawn_scoped(s, move || self.execute_one(turn, call, tools))
+                .map(|call| self.execute_one(turn, call, tools))
+                .collect();
+        }
+        let workers = self.limits.max_parallel_tool_calls.clamp(1, calls.len());
+        let next = AtomicUsize::new(0);
+        let done: Vec<OnceLock<(ToolResultMessage, ToolCallRecord)>> =
+            calls.iter().map(|_| OnceLock::new()).collect();
+        let work = || loop {
+            let i = next.fetch_add(1, Ordering::Relaxed);
+            let Some(call) = calls.get(i) else { break };
+            let _ = done[i].set(self.execute_one(turn, call, tools));
+        };
+        let mut unstarted = false;
+        std::thread::scope(|s| {
+            let handles: Vec<_> = (0..workers)
+                .filter_map(|w| {
+                    let started = std::thread::Builder::new()
+                        .name(format!("mcp-agent-call-{w}"))
+                        .spawn_scoped(s, work);
+                    unstarted |= started.is_err();
+                    started.ok()
                 })
                 .collect();
-            handles
-                .into_iter()
-                .zip(calls)
-                .map(|(h, call)| {
-                    let joined = match h {
-                        Ok(h) => h.join().map_err(|_| "the tool-call thread panicked"),
-                        Err(_) => Err("no thread could be started for the call"),
+            for h in handles {
+                // A panicked thread's call keeps no result; it is answered below.
+                let _ = h.join();
+            }
+        });
+        calls
+            .iter()
+            .zip(done)
+            .map(|(call, slot)| {
+                slot.into_inner().unwrap_or_else(|| {
+                    let why = if unstarted {
+                        "no thread could be started for the call"
+                    } else {
+                        "the tool-call thread panicked"
                     };
-                    joined.unwrap_or_else(|why| failed(turn, call, None, &call.name, why.into()))
+                    failed(turn, call, None, &call.name, why.into())
                 })
-                .collect()
-        })
+            })
+            .collect()
     }
 
     fn execute_one(

@@ -1,7 +1,7 @@
 //! [`ClientBuilder`]: a client with handlers, roots, client info or a shared poller.
 
-use crate::sync::lock;
-use std::sync::mpsc;
+use std::sync::atomic::Ordering;
+use std::sync::mpsc::{self, TrySendError};
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::options::Handlers;
@@ -15,6 +15,7 @@ use crate::handler::{
 use crate::model::{
     CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Implementation, Root,
 };
+use crate::throttle::{more, Throttle};
 use crate::transport::stdio::ConnectionPoller;
 
 /// Builds a [`Client`] with handlers, roots or a shared poller.
@@ -42,6 +43,10 @@ pub struct ClientBuilder {
 }
 
 impl ClientBuilder {
+    /// How many unread notifications the channel of
+    /// [`notification_channel`](Self::notification_channel) holds.
+    pub const NOTIFICATION_CHANNEL_CAPACITY: usize = 1024;
+
     /// Serves this stdio server from the given [`ConnectionPoller`]. Without one, a stdio
     /// client uses the process-wide poller, whose thread serves every such client and ends half
     /// a second after the last of them closed.
@@ -121,14 +126,42 @@ impl ClientBuilder {
         self
     }
 
-    /// Delivers notifications through a channel; returns the builder and the receiving end.
-    pub fn notification_channel(mut self) -> (Self, mpsc::Receiver<ServerNotification>) {
-        let (tx, rx) = mpsc::channel();
-        let tx = Mutex::new(tx);
+    /// Delivers notifications through a channel holding at most
+    /// [`NOTIFICATION_CHANNEL_CAPACITY`](Self::NOTIFICATION_CHANNEL_CAPACITY) unread ones;
+    /// returns the builder and the receiving end. See
+    /// [`notification_channel_with_capacity`](Self::notification_channel_with_capacity).
+    pub fn notification_channel(self) -> (Self, mpsc::Receiver<ServerNotification>) {
+        self.notification_channel_with_capacity(Self::NOTIFICATION_CHANNEL_CAPACITY)
+    }
+
+    /// Delivers notifications through a channel holding at most `capacity` unread ones (at
+    /// least 1); returns the builder and the receiving end.
+    ///
+    /// The client's notification thread never waits for the receiver: when the channel is
+    /// full, the new notification is dropped (for this channel only), counted in
+    /// [`Client::dropped_notifications`], and a warning is logged (at most once a second). A
+    /// server can send notifications at will, so the bound keeps a program that is slow to
+    /// read from growing memory; a receiver that is dropped is simply no longer sent to.
+    pub fn notification_channel_with_capacity(
+        mut self,
+        capacity: usize,
+    ) -> (Self, mpsc::Receiver<ServerNotification>) {
+        let (tx, rx) = mpsc::sync_channel(capacity.max(1));
+        let dropped = Arc::clone(&self.handlers.channel_dropped);
+        let full = Throttle::default();
         self.handlers
             .notifications
             .push(Arc::new(move |server: &str, n| {
-                let _ = lock(&tx).send((server.to_owned(), n));
+                if let Err(TrySendError::Full(_)) = tx.try_send((server.to_owned(), n)) {
+                    dropped.fetch_add(1, Ordering::Relaxed);
+                    if let Some(unlogged) = full.hit() {
+                        log::warn!(
+                            "server `{server}`: the notification channel is full (the program \
+                             is not reading it); a notification is dropped{}",
+                            more(unlogged)
+                        );
+                    }
+                }
             }));
         (self, rx)
     }
@@ -166,5 +199,13 @@ impl ClientBuilder {
         let client = self.build();
         client.open()?;
         Ok(client)
+    }
+}
+
+impl Client {
+    /// How many notifications were dropped so far because a channel of
+    /// [`ClientBuilder::notification_channel`] was full (over all of this client's channels).
+    pub fn dropped_notifications(&self) -> u64 {
+        self.handlers.channel_dropped.load(Ordering::Relaxed)
     }
 }

@@ -252,6 +252,12 @@ impl DispatchCtx {
         !self.handlers.notifications.is_empty()
     }
 
+    /// Server text as a log line quotes it: the server's secrets hidden first, then cut to
+    /// [`max_echo_bytes`](Limits::max_echo_bytes), so a cut never leaves part of a secret.
+    fn shown(&self, text: &str) -> String {
+        crate::config::echo(&self.secrets.redact(text), self.limits.max_echo_bytes).into_owned()
+    }
+
     pub(crate) fn new(
         server: Arc<str>,
         handlers: Arc<Handlers>,
@@ -430,9 +436,10 @@ impl ClientSink {
                 let method = ctx.limits.echo(&req.method).into_owned();
                 if let Some(unlogged) = ctx.warn.not_found.hit() {
                     log::debug!(
-                        "server `{}`: answering `{method}` with -32601: not a method this \
-                         client serves{}",
+                        "server `{}`: answering `{}` with -32601: not a method this client \
+                         serves{}",
                         ctx.server,
+                        ctx.shown(&req.method),
                         more(unlogged)
                     );
                 }
@@ -484,7 +491,7 @@ impl ClientSink {
                     "server `{}`: dropping `{}`: {waiting} notifications already wait for the \
                      handlers (`max_queued_server_messages`){}",
                     ctx.server,
-                    ctx.limits.echo(&n.method),
+                    ctx.shown(&n.method),
                     more(unlogged)
                 );
             }
@@ -576,7 +583,7 @@ impl Sink for ClientSink {
                     log::debug!(
                         "server `{}`: dropping a response nobody waits for (id {}){}",
                         self.ctx.server,
-                        self.ctx.limits.echo(&id),
+                        self.ctx.shown(&id),
                         more(unlogged)
                     );
                 }
@@ -608,7 +615,7 @@ impl Sink for ClientSink {
                     log::warn!(
                         "server `{}`: skipping a batch element that is {}{}",
                         self.ctx.server,
-                        self.ctx.limits.echo(&e.to_string()),
+                        self.ctx.shown(&e.to_string()),
                         more(unlogged)
                     );
                 }
@@ -623,7 +630,7 @@ impl Sink for ClientSink {
             log::debug!(
                 "server `{}`: an unusable answer for id {} nobody waits for",
                 self.ctx.server,
-                self.ctx.limits.echo(&id.to_string())
+                self.ctx.shown(&id.to_string())
             );
         }
     }
@@ -674,7 +681,7 @@ impl DispatchCtx {
                     self.server,
                     req.method,
                     e.code,
-                    self.limits.echo(&e.message)
+                    self.shown(&e.message)
                 );
             }
             let reply = Reply::Frame {
@@ -794,17 +801,15 @@ impl DispatchCtx {
 
     fn forward_log(&self, msg: &LoggingMessage) {
         let data = match &msg.data {
-            Value::String(s) => self.limits.echo(s).into_owned(),
-            other => self.limits.echo(&other.to_string()).into_owned(),
+            Value::String(s) => self.shown(s),
+            other => self.shown(&other.to_string()),
         };
         let logger = msg
             .logger
             .as_deref()
-            .map(|l| format!(" {}:", self.limits.echo(l)))
+            .map(|l| format!(" {}:", self.shown(l)))
             .unwrap_or_default();
-        let line = self
-            .secrets
-            .redact_string(format!("[{}]{logger} {data}", self.server));
+        let line = format!("[{}]{logger} {data}", self.server);
         log::log!(target: "mcp_blocking::server_log", msg.level.to_log_level(), "{line}");
     }
 

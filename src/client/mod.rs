@@ -299,7 +299,7 @@ impl Client {
     /// [`Error::Unsupported`] in the modern era, which has no `ping`.
     pub fn ping(&self) -> Result<(), Error> {
         if self.connection()?.modern.is_some() {
-            return Err(self.unsupported("`ping`", ProtocolEra::Modern));
+            return Err(self.unsupported("ping", ProtocolEra::Modern));
         }
         self.request("ping", None, &CallOptions::default())
             .map(|_| ())

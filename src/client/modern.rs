@@ -686,11 +686,11 @@ impl Client {
         *write_lock(&modern.log_level) = Some(level);
     }
 
-    /// The error for a method the modern era does not have.
-    pub(super) fn unsupported(&self, feature: &str, era: ProtocolEra) -> Error {
+    /// The error for a method the modern era does not have (`method` bare: `ping`).
+    pub(super) fn unsupported(&self, method: &str, era: ProtocolEra) -> Error {
         Error::Unsupported {
             server: self.server_name().to_owned(),
-            feature: feature.to_owned(),
+            feature: method.to_owned(),
             era,
         }
     }
@@ -708,10 +708,14 @@ pub(super) fn answer_input(
     if method == "roots/list" {
         return match read_lock(roots).as_ref() {
             Some(roots) => Ok(json!({ "roots": roots })),
-            None => Err(Error::Unsupported {
+            // Answered as the legacy era's dispatcher answers it: no such method here.
+            None => Err(Error::Rpc {
                 server: conn.server.to_string(),
-                feature: "`roots/list` without roots set (see `ClientBuilder::roots`)".into(),
-                era: ProtocolEra::Modern,
+                code: ErrorCode::METHOD_NOT_FOUND,
+                message: "the server asked for `roots/list` and the client has no roots \
+                          (see `ClientBuilder::roots`)"
+                    .into(),
+                data: None,
             }),
         };
     }

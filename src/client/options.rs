@@ -141,4 +141,9 @@ pub(crate) struct Handlers {
     pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) notifications: Vec<Arc<dyn NotificationHandler>>,
+    /// Notifications dropped because a [`notification_channel`] was full (shared by a
+    /// client's channels).
+    ///
+    /// [`notification_channel`]: super::ClientBuilder::notification_channel
+    pub(crate) channel_dropped: Arc<std::sync::atomic::AtomicU64>,
 }

@@ -405,7 +405,7 @@ impl Client {
 
     /// The error of `tasks/list` on a modern connection: the extension has none.
     pub(super) fn no_task_list(&self) -> Error {
-        self.unsupported("`tasks/list`", ProtocolEra::Modern)
+        self.unsupported("tasks/list", ProtocolEra::Modern)
     }
 }
 

@@ -1,4 +1,4 @@
-//! [`Limits`]: what one server can make the client hold.
+//! [`Limits`]: what one server can make the client hold, and what a model can make an agent run.
 
 use std::borrow::Cow;
 use std::time::Duration;
@@ -9,7 +9,9 @@ use std::time::Duration;
 ///
 /// Set them on a server with [`ServerConfig::with_limits`](crate::ServerConfig::with_limits)
 /// (or [`ServerConfig::max_message_bytes`](crate::ServerConfig::max_message_bytes) for the most
-/// common one).
+/// common one). The `Agent` fields cap what a model's answer can make an
+/// [`Agent`](crate::agent::Agent) do; set them with
+/// [`Agent::limits`](crate::agent::Agent::limits).
 ///
 /// ```
 /// use mcp_blocking::config::Limits;
@@ -74,6 +76,14 @@ pub struct Limits {
     /// in bytes. A larger one fails the authorization with an error naming this cap.
     /// Default: 256 KiB.
     pub max_auth_response_bytes: usize,
+    /// Agent: the most tool calls of one model turn that are run. A turn that asks for more
+    /// has its first this-many calls run and each of the others answered at once with an
+    /// error result the model can read (one per call id, naming this cap), so a model cannot
+    /// make one turn cost more than this many tool calls. Default: 64.
+    pub max_tool_calls_per_turn: usize,
+    /// Agent: how many tool calls of one turn run at the same time, each on a named thread of
+    /// a pool that is joined before the turn ends (at least 1). Default: 8.
+    pub max_parallel_tool_calls: usize,
 }
 
 impl Default for Limits {
@@ -89,6 +99,8 @@ impl Default for Limits {
             max_listed_tasks: 10_000,
             max_input_rounds: 8,
             max_auth_response_bytes: 256 * 1024,
+            max_tool_calls_per_turn: 64,
+            max_parallel_tool_calls: 8,
         }
     }
 }
@@ -160,6 +172,20 @@ impl Limits {
         self
     }
 
+    /// Sets [`max_tool_calls_per_turn`](Limits::max_tool_calls_per_turn).
+    #[must_use]
+    pub fn with_max_tool_calls_per_turn(mut self, count: usize) -> Self {
+        self.max_tool_calls_per_turn = count;
+        self
+    }
+
+    /// Sets [`max_parallel_tool_calls`](Limits::max_parallel_tool_calls) (0 is taken as 1).
+    #[must_use]
+    pub fn with_max_parallel_tool_calls(mut self, count: usize) -> Self {
+        self.max_parallel_tool_calls = count.max(1);
+        self
+    }
+
     /// How long to wait before the next poll of a task that suggested `suggested` ms.
     pub(crate) fn task_poll_interval(&self, suggested: Option<u64>) -> Duration {
         let wanted = suggested.map_or(Duration::from_secs(1), Duration::from_millis);
@@ -194,9 +220,14 @@ pub(crate) fn char_floor(text: &str, max: usize) -> usize {
     end
 }
 
+/// The character that follows text cut short, wherever the crate cuts what a peer sent (an
+/// echo's `… (N bytes cut)`, an HTTP body's excerpt). The redaction rule looks for it: a secret
+/// cut in two before it was redacted leaves its start right before this mark.
+pub(crate) const CUT: char = '…';
+
 /// `kept` followed by the mark for `cut` bytes left out.
 pub(crate) fn cut_mark(kept: &str, cut: usize) -> String {
-    format!("{kept}… ({cut} bytes cut)")
+    format!("{kept}{CUT} ({cut} bytes cut)")
 }
 
 #[cfg(test)]

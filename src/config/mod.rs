@@ -37,7 +37,7 @@ pub use error::{ConfigError, ConfigErrorKind};
 pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
 pub use input::InputLimits;
 pub use limits::Limits;
-pub(crate) use limits::{char_floor, cut_mark, echo};
+pub(crate) use limits::{char_floor, cut_mark, echo, CUT};
 pub use load::{ConfigLoader, LoadReport};
 pub use protocol::{ProtocolEra, ProtocolMode, AUTO_PROBE_TIMEOUT, MODERN_PROTOCOL_VERSION};
 pub(crate) use redact::Secrets;

@@ -7,7 +7,14 @@
 //!             secrets: values that came from a `${VAR}` (or `${input:id}`), header values (and
 //!             the credential after `Bearer `), env values, a URL's password and query values,
 //!             a configured session id; values shorter than 4 characters are left alone
+//!        ──the start of a secret right before a cut mark `…`──> <redacted>
+//!             (text cut before it was redacted keeps a secret's first characters only)
 //! ```
+//!
+//! Redact first, then cut: where the crate holds a secret and the whole text, it redacts
+//! before it cuts. The last step covers text cut where no secret is at hand (an HTTP error
+//! body's excerpt, a stderr line that is never held whole): every cut ends in the mark
+//! [`CUT`], and redacting such text later still hides what a cut left of a secret.
 //!
 //! `Error::redact` applies it to every string of an error (the client does so to every error it
 //! returns), `ServerConfig`'s `Debug` to its transport, transports to the log lines that quote
@@ -20,6 +27,7 @@ use std::sync::Arc;
 use serde_json::Value;
 
 use super::interpolate::MIN_SECRET_LEN;
+use super::limits::CUT;
 use super::{redact_url, ConfigError, ServerConfig, TransportConfig, REDACTED};
 
 /// The secret values of one server, longest first (so a secret that contains another is hidden
@@ -45,8 +53,9 @@ impl Secrets {
         Secrets(v.into())
     }
 
-    /// `text` with every URL's password and query, and every secret, replaced by `<redacted>`.
-    /// Borrowed when nothing had to be hidden.
+    /// `text` with every URL's password and query, every secret, and the start of a secret
+    /// that a cut left right before a cut mark, replaced by `<redacted>`. Borrowed when nothing
+    /// had to be hidden.
     pub(crate) fn redact<'a>(&self, text: &'a str) -> Cow<'a, str> {
         let mut out = redact_urls(text);
         for s in self.0.iter() {
@@ -54,7 +63,46 @@ impl Secrets {
                 out = Cow::Owned(out.replace(s.as_str(), REDACTED));
             }
         }
+        if out.contains(CUT) {
+            if let Some(hidden) = self.hide_cut_starts(&out) {
+                out = Cow::Owned(hidden);
+            }
+        }
         out
+    }
+
+    /// `text` with the start of a secret right before each cut mark [`CUT`] hidden (the longest
+    /// start of any secret that the text before the mark ends with, however short: a cut may
+    /// fall anywhere in a secret). `None` when there is none.
+    fn hide_cut_starts(&self, text: &str) -> Option<String> {
+        let mut out = String::with_capacity(text.len());
+        let mut changed = false;
+        for piece in text.split_inclusive(CUT) {
+            let Some(kept) = piece.strip_suffix(CUT) else {
+                out.push_str(piece);
+                continue;
+            };
+            let dangling = self
+                .0
+                .iter()
+                .filter_map(|s| {
+                    (1..s.len())
+                        .rev()
+                        .filter(|&k| s.is_char_boundary(k))
+                        .find(|&k| kept.ends_with(&s[..k]))
+                })
+                .max();
+            match dangling {
+                Some(k) => {
+                    out.push_str(&kept[..kept.len() - k]);
+                    out.push_str(REDACTED);
+                    changed = true;
+                }
+                None => out.push_str(kept),
+            }
+            out.push(CUT);
+        }
+        changed.then_some(out)
     }
 
     /// [`redact`](Self::redact) for an owned string.
@@ -246,6 +294,22 @@ mod tests {
             once,
             "see https://a:<redacted>@h/p?<redacted> and <redacted>, http://h/?<redacted>"
         );
+        assert_eq!(s.redact(&once), once);
+    }
+
+    #[test]
+    fn a_secret_cut_before_it_was_redacted_loses_its_start_too() {
+        let s = Secrets::new(["tok-abcdef".into(), "other-1234".into()]);
+        let cut = crate::config::echo("key tok-abcdef here", 8);
+        assert_eq!(cut, "key tok-… (11 bytes cut)");
+        assert_eq!(s.redact(&cut), "key <redacted>… (11 bytes cut)");
+        // A cut after a single character of it, and an excerpt's bare mark.
+        assert_eq!(s.redact("a t… b o…"), "a <redacted>… b <redacted>…");
+        // Text that does not end with a secret's start is left, and so is text with no mark.
+        assert_eq!(s.redact("abc… (3 bytes cut)"), "abc… (3 bytes cut)");
+        assert!(matches!(s.redact("ends tok-abc"), Cow::Borrowed(_)));
+        // Redacting again changes nothing more.
+        let once = s.redact("x tok-ab…").into_owned();
         assert_eq!(s.redact(&once), once);
     }
 

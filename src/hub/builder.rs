@@ -223,7 +223,7 @@ impl HubBuilder {
                 state: Mutex::new(State::default()),
                 registry: RwLock::new(Arc::new(Registry::default())),
                 connecting: Mutex::new(()),
-                events: Mutex::new(Vec::new()),
+                events: Default::default(),
             }),
         }
     }

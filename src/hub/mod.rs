@@ -17,6 +17,7 @@ mod builder;
 mod compact;
 mod degrade;
 mod discovery;
+mod events;
 mod export;
 mod names;
 mod porter;
@@ -105,7 +106,7 @@ pub(crate) struct Inner {
     registry: RwLock<Arc<Registry>>,
     /// Serialises connecting, injecting and disconnecting (never held by calls).
     connecting: Mutex<()>,
-    events: Mutex<Vec<mpsc::Sender<HubEvent>>>,
+    events: events::Events,
 }
 
 impl Default for Hub {
@@ -304,12 +305,32 @@ impl Hub {
         self.inner.lock_state().initialized
     }
 
-    /// A channel of [`HubEvent`]s from now on (connections, failures, refreshes, degradation).
-    /// Events are sent from the thread where they happen; a dropped receiver is forgotten.
+    /// How many unread events the channel of [`events`](Self::events) holds.
+    pub const EVENTS_CAPACITY: usize = 1024;
+
+    /// A channel of [`HubEvent`]s from now on (connections, failures, refreshes, degradation),
+    /// holding at most [`EVENTS_CAPACITY`](Self::EVENTS_CAPACITY) unread events (see
+    /// [`events_with_capacity`](Self::events_with_capacity)).
     pub fn events(&self) -> mpsc::Receiver<HubEvent> {
-        let (tx, rx) = mpsc::channel();
-        lock(&self.inner.events).push(tx);
-        rx
+        self.events_with_capacity(Self::EVENTS_CAPACITY)
+    }
+
+    /// A channel of [`HubEvent`]s from now on, holding at most `capacity` unread events (at
+    /// least 1). Events are sent from the thread where they happen, which never waits for the
+    /// receiver: when the channel is full, the new event is dropped for this receiver, counted
+    /// in [`dropped_events`](Self::dropped_events), and a warning is logged (at most once a
+    /// second). A server can make events happen at will (each `tools/list_changed` is a
+    /// [`HubEvent::ToolsRefreshed`]), so the bound keeps a slow reader from growing memory. A
+    /// dropped receiver is forgotten.
+    pub fn events_with_capacity(&self, capacity: usize) -> mpsc::Receiver<HubEvent> {
+        self.inner.events.subscribe(capacity)
+    }
+
+    /// How many events were dropped so far because a receiver's channel was full (over all
+    /// receivers of [`events`](Self::events) and
+    /// [`events_with_capacity`](Self::events_with_capacity)).
+    pub fn dropped_events(&self) -> u64 {
+        self.inner.events.dropped()
     }
 
     /// The poller serving the Hub's stdio servers.
@@ -377,8 +398,7 @@ impl Inner {
     }
 
     pub(crate) fn emit(&self, event: HubEvent) {
-        let mut senders = lock(&self.events);
-        senders.retain(|tx| tx.send(event.clone()).is_ok());
+        self.events.emit(&event);
     }
 
     /// A new Hub-owned client for `config`, refreshing its tools on `list_changed`.

@@ -226,7 +226,7 @@ impl FailureInfo {
             let _ = writeln!(err, "  {}", terminal::escaped(line));
         }
         if json_mode {
-            print_json(&self.to_json());
+            terminal::print_json(&self.to_json());
         }
     }
 
@@ -298,7 +298,7 @@ impl Output {
         }
         if json_mode {
             if !self.json.is_null() {
-                print_json(&self.json);
+                terminal::print_json(&self.json);
             }
         } else {
             let mut stdout = std::io::stdout().lock();
@@ -379,20 +379,54 @@ fn init_logging(verbosity: u8, server_logs: bool) {
         // The server filters its log messages by the level --log-level asked for.
         builder.filter_module("mcp_blocking::server_log", log::LevelFilter::Trace);
     }
-    // The HTTP client shows a request's path and query (where credentials may be) at trace
-    // level; mcpb never prints them.
-    builder.filter_module("ureq", level.min(log::LevelFilter::Debug));
-    let _ = builder.try_init();
+    let logger = builder.build();
+    let max = logger.filter();
+    if log::set_boxed_logger(Box::new(WireCapped(logger))).is_ok() {
+        log::set_max_level(max);
+    }
 }
 
-fn print_json(doc: &Value) {
-    let text = serde_json::to_string_pretty(doc).unwrap_or_else(|e| {
-        json!({ "error": { "kind": "internal", "message": e.to_string() } }).to_string()
-    });
-    let mut stdout = std::io::stdout().lock();
-    let _ = stdout.write_all(terminal::escaped_json(text).as_bytes());
-    let _ = stdout.write_all(b"\n");
-    let _ = stdout.flush();
+/// The crates under mcpb that quote the wire in their detailed logs, and the most detailed
+/// level of each that is shown whatever `RUST_LOG` or `-v` ask: ureq's trace level shows a
+/// request's path and query, ureq_proto's hex-dumps every byte sent (headers with tokens
+/// included), tungstenite's debug level shows the URL and its trace level the handshake's
+/// headers, and rustls's trace level the handshake's messages.
+const WIRE_CAPS: &[(&str, log::LevelFilter)] = &[
+    ("ureq", log::LevelFilter::Debug),
+    ("ureq_proto", log::LevelFilter::Debug),
+    ("rustls", log::LevelFilter::Debug),
+    ("tungstenite", log::LevelFilter::Info),
+];
+
+/// Whether a record of `target` at `level` may be shown (see [`WIRE_CAPS`]). A cap applies to
+/// the crate's target and every module under it, so no directive, however specific, lifts it.
+fn within_wire_cap(target: &str, level: log::Level) -> bool {
+    WIRE_CAPS.iter().all(|(krate, cap)| {
+        let inside = target
+            .strip_prefix(krate)
+            .is_some_and(|rest| rest.is_empty() || rest.starts_with("::"));
+        !inside || level <= *cap
+    })
+}
+
+/// env_logger behind the caps of [`WIRE_CAPS`]: env_logger lets the most specific directive
+/// win, so a cap set as a directive (`ureq=debug`) is lifted by `RUST_LOG=ureq_proto=trace`.
+struct WireCapped(env_logger::Logger);
+
+impl log::Log for WireCapped {
+    fn enabled(&self, metadata: &log::Metadata<'_>) -> bool {
+        within_wire_cap(metadata.target(), metadata.level()) && self.0.enabled(metadata)
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        if within_wire_cap(record.target(), record.level()) {
+            self.0.log(record);
+        }
+    }
+
+    fn flush(&self) {
+        self.0.flush();
+    }
 }
 
 /// Commands that need no server, then the server's commands.
@@ -540,8 +574,11 @@ fn load_config(file: &str, given: &[(String, String)]) -> Result<LoadReport, Fai
             return loaded.map_err(|e| config_failure(file, &e));
         }
         for id in missing {
-            let value = ask(&format!("value for ${{input:{id}}}: "))
-                .map_err(|e| FailureInfo::config(None, format!("config `{file}`: {e}"), vec![]))?;
+            let value = ask(&format!(
+                "value for ${{input:{}}}: ",
+                terminal::escaped(&id)
+            ))
+            .map_err(|e| FailureInfo::config(None, format!("config `{file}`: {e}"), vec![]))?;
             inputs.insert(id, value);
         }
     }
@@ -893,14 +930,13 @@ fn set_log_level(session: &Session, level: args::LogLevel) -> Result<(), Failure
 fn print_notification(server: &str, n: Notification, json_mode: bool) {
     if let Notification::ResourceUpdated(u) = n {
         clear_progress();
-        let line = if json_mode {
-            json!({ "server": server, "updated": u.uri }).to_string()
+        if json_mode {
+            terminal::print_json_line(&json!({ "server": server, "updated": u.uri }));
         } else {
-            format!("updated {}", u.uri)
-        };
-        let mut out = std::io::stdout().lock();
-        let _ = writeln!(out, "{}", terminal::escaped(&line));
-        let _ = out.flush();
+            let mut out = std::io::stdout().lock();
+            let _ = writeln!(out, "updated {}", terminal::escaped(&u.uri));
+            let _ = out.flush();
+        }
     }
 }
 

@@ -274,13 +274,13 @@ pub(crate) fn chat(global: &Global, args: &ChatArgs) -> Result<Output, Failure> 
             }
             match agent.run(line) {
                 Ok(out) => {
-                    let mut stdout = std::io::stdout().lock();
                     if global.json {
-                        let _ = writeln!(stdout, "{}", out.to_json());
+                        terminal::print_json_line(&out.to_json());
                     } else {
+                        let mut stdout = std::io::stdout().lock();
                         let _ = stdout.write_all(terminal::escaped(&answer(&out).text).as_bytes());
+                        let _ = stdout.flush();
                     }
-                    let _ = stdout.flush();
                 }
                 Err(e @ AgentError::Cancelled { .. }) => return Err(failure(&e)),
                 Err(e) => failure(&e).print(false),

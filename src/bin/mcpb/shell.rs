@@ -34,12 +34,12 @@ pub(crate) fn run(global: &Global, session: &Session) -> Result<Output, Failure>
     if interactive {
         eprintln!(
             "mcpb: connected to `{}`; `help` for the commands, `exit` to leave",
-            session.server()
+            crate::terminal::escaped(session.server())
         );
     }
     loop {
         if interactive {
-            eprint!("mcpb {}> ", session.server());
+            eprint!("mcpb {}> ", crate::terminal::escaped(session.server()));
         }
         let Some(Ok(line)) = lines.next() else { break };
         let line = line.trim().to_owned();

@@ -10,9 +10,16 @@
 //! |---|---|---|
 //! | text output, stderr lines, log lines | every control character (C0, DEL, C1) and the bidirectional-text controls | newline and tab |
 //! | `--json` | DEL, C1 and the bidirectional-text controls, as `\uXXXX` (the JSON writer escapes C0 already) | everything else; the document stays valid JSON |
+//!
+//! Every `--json` document, a whole one ([`print_json`]) or one line of JSON Lines
+//! ([`print_json_line`]: `chat`, `subscribe`), goes out through [`json_text`], so no command
+//! writes a raw control character that another one escapes.
 
 use std::borrow::Cow;
-use std::fmt::Write;
+use std::fmt::Write as _;
+use std::io::Write as _;
+
+use serde_json::{json, Value};
 
 /// The characters that reorder how text around them is displayed (Trojan-Source style).
 fn is_bidi_control(c: char) -> bool {
@@ -41,23 +48,59 @@ pub(crate) fn escaped(text: &str) -> Cow<'_, str> {
     Cow::Owned(out)
 }
 
+/// Whether `c` must be written as a `\uXXXX` escape in a `--json` document: DEL, the C1
+/// controls and the bidirectional-text controls (the JSON writer escapes C0 itself).
+fn is_unsafe_in_json(c: char) -> bool {
+    (c.is_control() && c as u32 >= 0x7f) || is_bidi_control(c)
+}
+
 /// A serialised JSON document with DEL, the C1 controls and the bidirectional-text controls
 /// written as `\uXXXX` escapes. These characters can only occur inside its strings, where the
 /// escape means the same character, so the document stays valid and equal.
-pub(crate) fn escaped_json(doc: String) -> String {
-    let unsafe_in_json = |c: char| (c.is_control() && c as u32 >= 0x7f) || is_bidi_control(c);
-    if !doc.chars().any(unsafe_in_json) {
+fn escaped_json(doc: String) -> String {
+    if !doc.chars().any(is_unsafe_in_json) {
         return doc;
     }
     let mut out = String::with_capacity(doc.len() + 16);
     for c in doc.chars() {
-        if unsafe_in_json(c) {
+        if is_unsafe_in_json(c) {
             let _ = write!(out, "\\u{:04x}", c as u32);
         } else {
             out.push(c);
         }
     }
     out
+}
+
+/// `doc` as `--json` writes it: serialised (pretty, or on one line for JSON Lines), then
+/// escaped by the rule above.
+pub(crate) fn json_text(doc: &Value, pretty: bool) -> String {
+    let text = if pretty {
+        serde_json::to_string_pretty(doc)
+    } else {
+        serde_json::to_string(doc)
+    };
+    let text = text.unwrap_or_else(|e| {
+        json!({ "error": { "kind": "internal", "message": e.to_string() } }).to_string()
+    });
+    escaped_json(text)
+}
+
+/// Writes `doc` on stdout, pretty printed: the one document of a command.
+pub(crate) fn print_json(doc: &Value) {
+    write_stdout(&json_text(doc, true));
+}
+
+/// Writes `doc` on stdout on one line: one document of a JSON Lines stream.
+pub(crate) fn print_json_line(doc: &Value) {
+    write_stdout(&json_text(doc, false));
+}
+
+fn write_stdout(text: &str) {
+    let mut stdout = std::io::stdout().lock();
+    let _ = stdout.write_all(text.as_bytes());
+    let _ = stdout.write_all(b"\n");
+    let _ = stdout.flush();
 }
 
 #[cfg(test)]
@@ -78,10 +121,13 @@ mod tests {
     #[test]
     fn json_stays_valid_and_equal() {
         let value = serde_json::json!({"t": "x\u{1b}[2J\u{9b}1m\u{202e}\u{7f}"});
-        let doc = escaped_json(serde_json::to_string(&value).unwrap());
-        assert!(!doc.chars().any(|c| c.is_control()), "{doc}");
-        assert!(!doc.contains('\u{202e}'));
-        let back: serde_json::Value = serde_json::from_str(&doc).unwrap();
-        assert_eq!(back, value);
+        for pretty in [true, false] {
+            let doc = json_text(&value, pretty);
+            assert!(!doc.chars().any(|c| c.is_control() && c != '\n'), "{doc}");
+            assert!(!doc.contains('\u{202e}'));
+            assert_eq!(doc.contains('\n'), pretty);
+            let back: serde_json::Value = serde_json::from_str(&doc).unwrap();
+            assert_eq!(back, value);
+        }
     }
 }

@@ -51,13 +51,12 @@ impl Inner {
             return Ok(());
         }
         let text = String::from_utf8_lossy(&body);
-        let snippet: String = text
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ")
-            .chars()
-            .take(200)
-            .collect();
+        let one_line = text.split_whitespace().collect::<Vec<_>>().join(" ");
+        let mut snippet: String = one_line.chars().take(200).collect();
+        if snippet.len() < one_line.len() {
+            // Marked, so that the redaction of the error hides what the cut left of a secret.
+            snippet.push(crate::config::CUT);
+        }
         Err(Error::Transport {
             server: self.server.clone(),
             status: Some(status),

@@ -480,12 +480,13 @@ impl Conn {
                 if let Some(unlogged) = self.not_json.hit() {
                     let shown = String::from_utf8_lossy(&line[..line.len().min(self.max_echo)]);
                     let cut = line.len().saturating_sub(self.max_echo);
-                    let shown = self.sink.redact(&shown);
+                    // Marked before it is redacted, so a secret the cut fell in is hidden too.
                     let shown = if cut > 0 {
                         cut_mark(&shown, cut)
                     } else {
-                        shown
+                        shown.into_owned()
                     };
+                    let shown = self.sink.redact(&shown);
                     log::warn!(
                         "server `{}`: skipping a stdout line that is {e}: {shown}{}",
                         self.server,
@@ -577,8 +578,13 @@ impl Conn {
         }
         if cut > 0 || !raw.iter().all(u8::is_ascii_whitespace) {
             // The server's secrets are hidden before the line is logged or kept.
-            let text = self.sink.redact(&String::from_utf8_lossy(raw));
-            let line = if cut > 0 { cut_mark(&text, cut) } else { text };
+            // Marked before it is redacted, so a secret the cut fell in is hidden too.
+            let text = String::from_utf8_lossy(raw);
+            let line = if cut > 0 {
+                self.sink.redact(&cut_mark(&text, cut))
+            } else {
+                self.sink.redact(&text)
+            };
             let server = &self.server;
             log::info!(target: "mcp_blocking::stderr", "[{server}] {line}");
             if self.tail_lines > 0 {

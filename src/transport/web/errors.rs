@@ -111,15 +111,23 @@ pub(crate) fn status_error(
     let status = resp.status();
     let www_authenticate = challenge(&resp);
     let mut buf = Vec::new();
+    let read_cap = SNIPPET * 4;
     let _ = resp
         .into_body()
         .into_reader()
-        .take(SNIPPET as u64 * 4)
+        .take(read_cap as u64 + 1)
         .read_to_end(&mut buf);
+    let body_cut = buf.len() > read_cap;
+    buf.truncate(read_cap);
     let text = String::from_utf8_lossy(&buf);
     let mut snippet: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    // Every cut ends in the cut mark, so that the redaction of the error (done where the
+    // secrets are known) hides what a cut left of a secret.
     if snippet.chars().count() > SNIPPET {
-        snippet = snippet.chars().take(SNIPPET).collect::<String>() + "…";
+        snippet = snippet.chars().take(SNIPPET).collect::<String>();
+        snippet.push(crate::config::CUT);
+    } else if body_cut {
+        snippet.push(crate::config::CUT);
     }
     let detail = if snippet.is_empty() {
         format!("{what}: HTTP {status}")
