@@ -9,6 +9,7 @@ use std::sync::Mutex;
 use serde::{Deserialize, Serialize};
 
 use crate::sync::lock;
+use crate::transport::web::url::covers;
 
 /// A secret string (token, code, verifier, client secret): `Debug` and `Display` show
 /// `<redacted>`; [`expose`](Secret::expose) gives the value. Serialized as the plain string.
@@ -136,8 +137,12 @@ impl StoredClient {
 /// An `Err` is a message without secrets; it fails the authorization that needed the store
 /// (a failing client method is logged and the flow registers anew).
 pub trait TokenStore: Send + Sync {
-    /// Every entry whose [`resource`](StoredTokens::resource) is a prefix of `server_url`
-    /// (or equal to it).
+    /// Every entry whose [`resource`](StoredTokens::resource) identifies the server at
+    /// `server_url`: an `http(s)://` URL on the same origin (scheme, host and port, the
+    /// defaults normalised, the host in any case) whose normalised path is the server's or a
+    /// prefix of it ending on a segment boundary, with no userinfo, query or fragment. The
+    /// client also applies this rule to what `load` returns, so an entry for another server is
+    /// never used.
     fn load(&self, server_url: &str) -> Result<Vec<StoredTokens>, String>;
     /// Adds `tokens`, replacing the entry with the same issuer, resource and client.
     fn save(&self, tokens: &StoredTokens) -> Result<(), String>;
@@ -159,15 +164,6 @@ pub trait TokenStore: Send + Sync {
         let _ = (issuer, redirect_uri);
         Ok(0)
     }
-}
-
-/// Whether stored `resource` covers `server_url` (equal, or a path prefix on the same origin).
-pub(crate) fn covers(resource: &str, server_url: &str) -> bool {
-    let r = resource.trim_end_matches('/');
-    let s = server_url.split(['?', '#']).next().unwrap_or("");
-    s == resource
-        || s.trim_end_matches('/') == r
-        || s.strip_prefix(r).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Tokens kept in memory only (the default): lost when the process ends.
@@ -409,15 +405,6 @@ mod tests {
             expires_at: None,
             scope: None,
         }
-    }
-
-    #[test]
-    fn covers_prefixes_only_on_segment_boundaries() {
-        assert!(covers("https://h/mcp", "https://h/mcp"));
-        assert!(covers("https://h", "https://h/mcp"));
-        assert!(covers("https://h/", "https://h/mcp"));
-        assert!(!covers("https://h/mc", "https://h/mcp"));
-        assert!(!covers("https://h/mcp", "https://h/other"));
     }
 
     #[test]
