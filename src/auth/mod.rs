@@ -9,7 +9,8 @@
 //! ```text
 //!  401 ─> protected-resource metadata (RFC 9728): the challenge's resource_metadata (same
 //!  │      origin only), then /.well-known/oauth-protected-resource/<path>, then the root;
-//!  │      its `resource` must cover the server URL
+//!  │      its `resource` must identify the server: same scheme, host and port, and a
+//!  │      path that is a prefix of the server's on segment boundaries (normalised)
 //!  ├────> authorization-server metadata (RFC 8414, then OpenID discovery), `issuer` exact,
 //!  │      PKCE S256 required
 //!  ├────> client identity per issuer: configured id, else a client ID metadata document URL,
@@ -466,7 +467,10 @@ impl OAuthConfig {
                 return None;
             }
         };
+        // A store of someone else's making may answer more than it should: a token goes only
+        // to a server its resource identifies.
         list.into_iter()
+            .filter(|t| crate::transport::web::url::covers(&t.resource, server_url))
             .filter(|t| self.client_id.as_ref().is_none_or(|id| *id == t.client_id))
             .max_by_key(|t| t.resource.len())
     }
