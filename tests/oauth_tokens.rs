@@ -169,3 +169,52 @@ impl StoreEntries for FileTokenStore {
         serde_json::from_value(doc["tokens"].clone()).unwrap()
     }
 }
+
+#[test]
+fn an_absurd_expires_in_neither_panics_nor_refreshes_on_every_request() {
+    let server = AuthServer::start(AsOptions {
+        expires_in: u64::MAX,
+        ..AsOptions::default()
+    });
+    let store = std::sync::Arc::new(mcp_blocking::auth::MemoryTokenStore::new());
+    let client = connect(&server, signing_in(Shared(store.clone()))).expect("connects");
+    for _ in 0..3 {
+        client.list_tools().unwrap();
+        client
+            .call_tool("hello", serde_json::json!({}))
+            .expect("the call succeeds");
+    }
+    assert_eq!(server.state.code_grants.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        server.state.refresh_grants.load(Ordering::SeqCst),
+        0,
+        "a token that lives `u64::MAX` seconds is not refreshed"
+    );
+    let stored = store.load(&server.mcp_url()).unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs();
+    let at = stored[0].expires_at.expect("an expiry is kept");
+    let most = now + mcp_blocking::auth::MAX_TOKEN_LIFETIME.as_secs();
+    assert!(
+        at > now + 3_600 && at <= most,
+        "{at} not within ({now}, {most}]"
+    );
+    client.close().unwrap();
+}
+
+/// A store shared with the test, to look at what was saved.
+struct Shared(std::sync::Arc<mcp_blocking::auth::MemoryTokenStore>);
+
+impl TokenStore for Shared {
+    fn load(&self, server_url: &str) -> Result<Vec<StoredTokens>, String> {
+        self.0.load(server_url)
+    }
+    fn save(&self, tokens: &StoredTokens) -> Result<(), String> {
+        self.0.save(tokens)
+    }
+    fn remove(&self, server_url: &str) -> Result<usize, String> {
+        self.0.remove(server_url)
+    }
+}

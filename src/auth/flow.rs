@@ -5,7 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::net::{Net, NetError, Reply};
 use super::redirect::Kind;
-use super::store::{Secret, StoredClient, StoredTokens};
+use super::store::{expiry, Secret, StoredClient, StoredTokens};
 use super::util::{
     b64, encode, form, now_secs, param, query_params, random_token, require_secure, s256, Challenge,
 };
@@ -564,7 +564,7 @@ fn tokens_from(
         expires_at: m
             .get("expires_in")
             .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
-            .map(|secs| now_secs() + secs),
+            .map(|secs| expiry(now_secs(), secs)),
         scope: s("scope").or(requested_scope),
     }
 }

@@ -103,7 +103,10 @@ use std::time::Duration;
 
 pub use jwt::{JwtAlgorithm, SigningKey};
 pub use redirect::{LoopbackListener, RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
-pub use store::{FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore};
+pub use store::{
+    FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore,
+    MAX_TOKEN_LIFETIME,
+};
 
 use crate::error::Error;
 use crate::sync::lock;

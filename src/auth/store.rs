@@ -5,6 +5,7 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
@@ -41,6 +42,18 @@ impl fmt::Display for Secret {
     }
 }
 
+/// The longest an access token is taken to live: 365 days. A token answer's `expires_in` is
+/// cut to it, so an absurd one (up to `u64::MAX` seconds) means "refresh in a year" rather than
+/// an expiry that wraps around into the past, which would refresh the token before every
+/// request.
+pub const MAX_TOKEN_LIFETIME: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+/// When a token issued at `now` (seconds since the Unix epoch) with `expires_in` expires:
+/// `expires_in` cut to [`MAX_TOKEN_LIFETIME`], the sum saturating.
+pub(crate) fn expiry(now: u64, expires_in: u64) -> u64 {
+    now.saturating_add(expires_in.min(MAX_TOKEN_LIFETIME.as_secs()))
+}
+
 /// What is kept for one server after an authorization: the tokens, when the access token
 /// expires, and what refreshing needs (token endpoint, client identity and its authentication
 /// method). Keyed by [`issuer`](Self::issuer), [`resource`](Self::resource) and
@@ -67,7 +80,8 @@ pub struct StoredTokens {
     /// The refresh token, when one was issued.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<Secret>,
-    /// When the access token expires (seconds since the Unix epoch), when known.
+    /// When the access token expires (seconds since the Unix epoch), when known: the token
+    /// answer's `expires_in` after the time it came, at most [`MAX_TOKEN_LIFETIME`] ahead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
     /// The granted scope (space-separated), when known.
@@ -405,6 +419,16 @@ mod tests {
             expires_at: None,
             scope: None,
         }
+    }
+
+    #[test]
+    fn an_absurd_expiry_is_cut_to_the_longest_lifetime_without_overflow() {
+        let year = MAX_TOKEN_LIFETIME.as_secs();
+        assert_eq!(expiry(1_000, 3_600), 4_600);
+        assert_eq!(expiry(1_000, u64::MAX), 1_000 + year);
+        assert_eq!(expiry(1_000, year + 1), 1_000 + year);
+        assert_eq!(expiry(u64::MAX - 5, u64::MAX), u64::MAX);
+        assert_eq!(expiry(u64::MAX, 0), u64::MAX);
     }
 
     #[test]
