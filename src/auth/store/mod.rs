@@ -1,9 +1,8 @@
 //! Where tokens and dynamic client registrations live between requests and between processes:
-//! the [`TokenStore`] trait, the in-memory default and a JSON file (mode 0600, replaced
-//! atomically).
+//! the [`TokenStore`] trait, the in-memory default and a JSON file (`file.rs`: mode 0600,
+//! replaced atomically, read back, size capped).
 
 use std::fmt;
-use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::Duration;
 
@@ -11,6 +10,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::sync::lock;
 use crate::transport::web::url::covers;
+
+mod file;
+pub use file::FileTokenStore;
 
 /// A secret string (token, code, verifier, client secret): `Debug` and `Display` show
 /// `<redacted>`; [`expose`](Secret::expose) gives the value. Serialized as the plain string.
@@ -240,168 +242,6 @@ impl TokenStore for MemoryTokenStore {
     }
 }
 
-/// Tokens and dynamic client registrations kept in a JSON file, shared by every process that
-/// names it (`{"tokens": [...], "clients": [...]}`).
-///
-/// The file is created with mode 0600 (owner only) and every write replaces it atomically (a
-/// temporary file in the same directory, renamed over it), so a reader never sees half a file.
-/// Writes from several processes are last-writer-wins per file; entries are keyed by issuer,
-/// resource and client.
-///
-/// ```
-/// use mcp_blocking::auth::{FileTokenStore, TokenStore};
-/// let dir = std::env::temp_dir().join(format!("mcpb-doc-{}", std::process::id()));
-/// let store = FileTokenStore::new(dir.join("tokens.json"));
-/// assert!(store.load("https://example.com/mcp")?.is_empty());
-/// # Ok::<(), String>(())
-/// ```
-#[derive(Debug)]
-pub struct FileTokenStore {
-    path: PathBuf,
-    guard: Mutex<()>,
-}
-
-#[derive(Default, Serialize, Deserialize)]
-struct FileContents {
-    #[serde(default)]
-    tokens: Vec<StoredTokens>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    clients: Vec<StoredClient>,
-}
-
-impl FileTokenStore {
-    /// A store at `path` (created on the first save, with its directory).
-    pub fn new(path: impl Into<PathBuf>) -> FileTokenStore {
-        FileTokenStore {
-            path: path.into(),
-            guard: Mutex::new(()),
-        }
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn read(&self) -> Result<FileContents, String> {
-        match std::fs::read_to_string(&self.path) {
-            Ok(text) if text.trim().is_empty() => Ok(FileContents::default()),
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| format!("the token file {} is not valid: {e}", self.path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileContents::default()),
-            Err(e) => Err(format!(
-                "cannot read the token file {}: {e}",
-                self.path.display()
-            )),
-        }
-    }
-
-    fn write(&self, contents: &FileContents) -> Result<(), String> {
-        let fail =
-            |e: std::io::Error| format!("cannot write the token file {}: {e}", self.path.display());
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(fail)?;
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "tokens.json".into());
-        let tmp = dir.join(format!(
-            ".{name}.{}.{}.tmp",
-            std::process::id(),
-            crate::auth::util::random_token(6).unwrap_or_default()
-        ));
-        let text = serde_json::to_string_pretty(contents).map_err(|e| e.to_string())?;
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
-        }
-        let written = (|| {
-            use std::io::Write;
-            let mut f = opts.open(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(fail(e));
-        }
-        Ok(())
-    }
-}
-
-impl TokenStore for FileTokenStore {
-    fn load(&self, server_url: &str) -> Result<Vec<StoredTokens>, String> {
-        let _g = lock(&self.guard);
-        Ok(self
-            .read()?
-            .tokens
-            .into_iter()
-            .filter(|t| covers(&t.resource, server_url))
-            .collect())
-    }
-
-    fn save(&self, tokens: &StoredTokens) -> Result<(), String> {
-        let _g = lock(&self.guard);
-        let mut contents = self.read()?;
-        contents.tokens.retain(|t| !t.same_key(tokens));
-        contents.tokens.push(tokens.clone());
-        self.write(&contents)
-    }
-
-    fn remove(&self, server_url: &str) -> Result<usize, String> {
-        let _g = lock(&self.guard);
-        let mut contents = self.read()?;
-        let before = contents.tokens.len();
-        contents.tokens.retain(|t| !covers(&t.resource, server_url));
-        let removed = before - contents.tokens.len();
-        if removed > 0 {
-            self.write(&contents)?;
-        }
-        Ok(removed)
-    }
-
-    fn load_clients(&self, issuer: &str) -> Result<Vec<StoredClient>, String> {
-        let _g = lock(&self.guard);
-        Ok(self
-            .read()?
-            .clients
-            .into_iter()
-            .filter(|c| c.issuer == issuer)
-            .collect())
-    }
-
-    fn save_client(&self, client: &StoredClient) -> Result<(), String> {
-        let _g = lock(&self.guard);
-        let mut contents = self.read()?;
-        contents.clients.retain(|c| !c.same_key(client));
-        contents.clients.push(client.clone());
-        self.write(&contents)
-    }
-
-    fn remove_client(&self, issuer: &str, redirect_uri: &str) -> Result<usize, String> {
-        let _g = lock(&self.guard);
-        let mut contents = self.read()?;
-        let before = contents.clients.len();
-        contents
-            .clients
-            .retain(|c| !(c.issuer == issuer && c.redirect_uri == redirect_uri));
-        let removed = before - contents.clients.len();
-        if removed > 0 {
-            self.write(&contents)?;
-        }
-        Ok(removed)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -438,32 +278,5 @@ mod tests {
             !shown.contains("tok-123") && !shown.contains("sec-ret"),
             "{shown}"
         );
-    }
-
-    #[test]
-    fn the_file_store_replaces_by_key_with_mode_0600() {
-        let dir = std::env::temp_dir().join(format!(
-            "mcpb-store-{}-{}",
-            std::process::id(),
-            crate::auth::util::random_token(4).unwrap()
-        ));
-        let store = FileTokenStore::new(dir.join("t.json"));
-        store.save(&entry("https://h/mcp", "one")).unwrap();
-        store.save(&entry("https://h/mcp", "two")).unwrap();
-        let got = store.load("https://h/mcp").unwrap();
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].access_token.expose(), "two");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(store.path())
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-        assert_eq!(store.remove("https://h/mcp").unwrap(), 1);
-        assert!(store.load("https://h/mcp").unwrap().is_empty());
-        let _ = std::fs::remove_dir_all(dir);
     }
 }
