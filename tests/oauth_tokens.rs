@@ -218,3 +218,150 @@ impl TokenStore for Shared {
         self.0.remove(server_url)
     }
 }
+
+/// A token file cut short in the middle of an entry, as a full disk or a crash leaves it.
+fn truncated_token_file(path: &std::path::Path) -> String {
+    let text = r#"{"tokens": [{"issuer": "https://as", "resource": "https://h/mcp", "acc"#;
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    std::fs::write(path, text).unwrap();
+    text.to_owned()
+}
+
+#[test]
+fn login_with_a_truncated_token_file_fails_before_anyone_signs_in() {
+    let server = AuthServer::start(AsOptions::default());
+    let path = temp_path("truncated");
+    let before = truncated_token_file(&path);
+    let oauth = signing_in(FileTokenStore::new(&path));
+    let err = oauth
+        .login("secured", &server.mcp_url())
+        .expect_err("a sign-in that cannot be kept fails");
+    let text = err.to_string();
+    assert!(matches!(err, Error::Unauthorized { .. }), "{err:?}");
+    assert!(
+        text.contains(&path.display().to_string()) && text.contains("truncated"),
+        "the failure names the file and what is wrong with it: {text}"
+    );
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 0);
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    let _ = std::fs::remove_file(&path);
+}
+
+/// A store that forgets what it is given, or fails to save it.
+struct Lossy {
+    save_fails: bool,
+}
+
+impl TokenStore for Lossy {
+    fn load(&self, _server_url: &str) -> Result<Vec<StoredTokens>, String> {
+        Ok(Vec::new())
+    }
+    fn save(&self, _tokens: &StoredTokens) -> Result<(), String> {
+        if self.save_fails {
+            Err("no space left on the device".into())
+        } else {
+            Ok(())
+        }
+    }
+    fn remove(&self, _server_url: &str) -> Result<usize, String> {
+        Ok(0)
+    }
+}
+
+#[test]
+fn login_fails_when_the_store_does_not_give_the_sign_in_back() {
+    let server = AuthServer::start(AsOptions::default());
+    let err = signing_in(Lossy { save_fails: false })
+        .login("secured", &server.mcp_url())
+        .expect_err("a sign-in the store forgot is not reported as done");
+    assert!(
+        err.to_string().contains("did not keep the sign-in"),
+        "{err}"
+    );
+}
+
+#[test]
+fn an_authorization_whose_tokens_cannot_be_saved_fails_saying_why() {
+    let server = AuthServer::start(AsOptions::default());
+    let err = signing_in(Lossy { save_fails: true })
+        .login("secured", &server.mcp_url())
+        .expect_err("login");
+    assert!(err.to_string().contains("no space left"), "{err}");
+    let err = connect(&server, signing_in(Lossy { save_fails: true }))
+        .err()
+        .expect("connecting authorizes, and the sign-in cannot be kept");
+    assert!(err.to_string().contains("no space left"), "{err}");
+}
+
+const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
+
+fn mcpb(store: &std::path::Path, args: &[&str]) -> std::process::Output {
+    std::process::Command::new(MCPB)
+        .args(args)
+        .env("MCPB_TOKEN_FILE", store)
+        .env("BROWSER", "true")
+        .stdin(std::process::Stdio::null())
+        .output()
+        .expect("run mcpb")
+}
+
+/// Runs `mcpb login` (loopback listener) and, should it print an authorization URL, plays the
+/// browser; returns how it ended and everything it wrote on stderr.
+fn login_playing_the_browser(store: &std::path::Path, url: &str) -> (std::process::Output, String) {
+    use std::io::BufRead;
+    let mut child = std::process::Command::new(MCPB)
+        .args(["--url", url, "--timeout", "10", "login"])
+        .env("MCPB_TOKEN_FILE", store)
+        .env("BROWSER", "true")
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .expect("start mcpb login");
+    let mut stderr = std::io::BufReader::new(child.stderr.take().unwrap());
+    let mut seen = String::new();
+    let mut line = String::new();
+    while stderr.read_line(&mut line).unwrap() > 0 {
+        seen.push_str(&line);
+        let trimmed = line.trim();
+        if trimmed.starts_with("http") && trimmed.contains("/authorize?") {
+            oauth_support::browser(trimmed).expect("the browser reaches the loopback listener");
+        }
+        line.clear();
+    }
+    (child.wait_with_output().expect("mcpb login ends"), seen)
+}
+
+#[test]
+fn mcpb_with_a_truncated_token_file_says_so_instead_of_signing_in_or_a_bare_401() {
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let path = temp_path("cli").join("tokens.json");
+    let before = truncated_token_file(&path);
+    let shown = path.display().to_string();
+
+    let (out, seen) = login_playing_the_browser(&path, &url);
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(!out.status.success(), "{stdout}{seen}");
+    assert!(!stdout.contains("Signed in"), "{stdout}");
+    let failure = seen
+        .lines()
+        .find(|l| l.contains("sign-in failed"))
+        .unwrap_or_else(|| panic!("no sign-in failure reported: {seen}"));
+    assert!(
+        failure.contains(&shown) && failure.contains("truncated"),
+        "{failure}"
+    );
+    assert_eq!(server.state.registrations.load(Ordering::SeqCst), 0);
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 0);
+
+    let out = mcpb(&path, &["--url", &url, "--timeout", "10", "tools"]);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success());
+    assert!(
+        stderr.contains(&shown) && stderr.contains("truncated"),
+        "the next command names the token file: {stderr}"
+    );
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}

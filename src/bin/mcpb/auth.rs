@@ -175,8 +175,10 @@ pub(crate) fn with_sign_in(
         return config.oauth(oauth.token_store(store));
     }
     match store.load(&url) {
-        Ok(found) if !found.is_empty() => {}
-        _ => return config,
+        Ok(found) if found.is_empty() => return config,
+        // A token file that cannot be read may hold this server's sign-in: the server's 401
+        // then fails naming the file, instead of as if no one had signed in.
+        Ok(_) | Err(_) => {}
     }
     let again = match &global.config {
         Some(file) => format!("mcpb --config {file} --server {} login", config.name()),
