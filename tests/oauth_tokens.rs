@@ -79,8 +79,7 @@ fn a_resource_broader_than_the_server_is_refused_and_its_token_goes_nowhere() {
         ..AsOptions::default()
     });
     let err = connect(&hostile, signing_in(FileTokenStore::new(&path)))
-        .err()
-        .expect("a resource of `http://` is refused");
+        .expect_err("a resource of `http://` is refused");
     let text = err.to_string();
     assert!(
         text.contains("does not identify this server"),
@@ -288,8 +287,7 @@ fn an_authorization_whose_tokens_cannot_be_saved_fails_saying_why() {
         .expect_err("login");
     assert!(err.to_string().contains("no space left"), "{err}");
     let err = connect(&server, signing_in(Lossy { save_fails: true }))
-        .err()
-        .expect("connecting authorizes, and the sign-in cannot be kept");
+        .expect_err("connecting authorizes, and the sign-in cannot be kept");
     assert!(err.to_string().contains("no space left"), "{err}");
 }
 
@@ -364,4 +362,21 @@ fn mcpb_with_a_truncated_token_file_says_so_instead_of_signing_in_or_a_bare_401(
     );
     assert_eq!(std::fs::read_to_string(&path).unwrap(), before);
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
+
+#[test]
+fn auth_status_does_not_count_a_token_for_a_broader_resource() {
+    let server = AuthServer::start(AsOptions::default());
+    let path = temp_path("status");
+    token_file_with(&path, "http://", "leaked-token");
+    let out = mcpb(
+        &path,
+        &["--url", &server.mcp_url(), "--json", "auth", "status"],
+    );
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
+    assert_eq!(doc["signed_in"], false, "{doc}");
+    let out = mcpb(&path, &["--url", &server.mcp_url(), "auth", "status"]);
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Not signed in"), "{text}");
+    let _ = std::fs::remove_file(&path);
 }
