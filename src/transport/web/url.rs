@@ -35,8 +35,9 @@ struct Parts {
     fragment: bool,
 }
 
-/// The default port of a scheme this crate speaks; `None` for any other scheme.
-fn default_port(scheme: &str) -> Option<u16> {
+/// The default port of a scheme this crate speaks (`http`, `https`, `ws`, `wss`, lower case);
+/// `None` for any other scheme.
+pub(crate) fn default_port(scheme: &str) -> Option<u16> {
     match scheme {
         "http" | "ws" => Some(80),
         "https" | "wss" => Some(443),
