@@ -461,11 +461,8 @@ impl OAuthConfig {
                 .iter()
                 .any(|t| t.same_key(&tokens) && t.access_token == tokens.access_token)
             {
-                return Err(
-                    "the token store did not keep the sign-in (it does not give it \
-                            back for this server)"
-                        .into(),
-                );
+                let lost = "the token store did not keep the sign-in: it does not give it back";
+                return Err(lost.into());
             }
         }
         self.use_tokens(inner, server_url, tokens);
