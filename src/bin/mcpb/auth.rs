@@ -8,7 +8,10 @@
 //! redirect port are used). `login` prints the authorization URL on stderr, tries the desktop
 //! opener (`$BROWSER`, else `xdg-open`, or `open` on macOS) and waits on a loopback listener;
 //! `--paste` prints the URL and reads the address the browser landed on from stdin instead.
-//! Nothing printed shows a token or a secret.
+//! Nothing printed shows a token or a secret. A token file that cannot be read (over
+//! `FileTokenStore::MAX_FILE_BYTES`, or not valid, as a truncated one is) fails `login`, `logout`
+//! and `auth status` with exit 2 naming it, and is left as it is; a later command on a server it
+//! may hold a sign-in for fails at the server's 401 naming it too.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -204,6 +207,11 @@ fn store_failure(remote: &Remote, e: String) -> Failure {
 
 fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failure> {
     let url = &remote.url;
+    // A token file that cannot be read could not keep the sign-in either: a failure of the
+    // token file (exit 2, as for `auth status`), before anyone is sent to sign in.
+    FileTokenStore::new(store_path())
+        .load(url)
+        .map_err(|e| store_failure(remote, e))?;
     let opener: Arc<Mutex<Option<Child>>> = Arc::default();
     let redirect = if paste {
         RedirectHandler::paste(PASTE_REDIRECT, |auth_url| {
