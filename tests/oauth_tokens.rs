@@ -379,3 +379,31 @@ fn auth_status_does_not_count_a_token_for_a_broader_resource() {
     assert!(text.contains("Not signed in"), "{text}");
     let _ = std::fs::remove_file(&path);
 }
+
+#[test]
+fn mcpb_login_refuses_a_resource_broader_than_the_server_and_stores_nothing() {
+    let hostile = AuthServer::start(AsOptions {
+        prm_resource: Some("http://".into()),
+        ..AsOptions::default()
+    });
+    let other = AuthServer::start(AsOptions::default());
+    let path = temp_path("cli-broad").join("tokens.json");
+    let (out, seen) = login_playing_the_browser(&path, &hostile.mcp_url());
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert_eq!(out.status.code(), Some(3), "{stdout}{seen}");
+    assert!(!stdout.contains("Signed in"), "{stdout}");
+    assert!(seen.contains("does not identify this server"), "{seen}");
+    assert_eq!(hostile.state.authorize_requests.load(Ordering::SeqCst), 0);
+    let stored = FileTokenStore::new(&path);
+    assert!(stored.load(&hostile.mcp_url()).unwrap().is_empty());
+    assert!(stored.load(&other.mcp_url()).unwrap().is_empty());
+    let out = mcpb(&path, &["--url", &other.mcp_url(), "auth", "status"]);
+    assert!(String::from_utf8_lossy(&out.stdout).contains("Not signed in"));
+    let out = mcpb(
+        &path,
+        &["--url", &other.mcp_url(), "--timeout", "10", "tools"],
+    );
+    assert!(!out.status.success());
+    assert_eq!(authorizations(&other), Vec::<String>::new());
+    let _ = std::fs::remove_dir_all(path.parent().unwrap());
+}
