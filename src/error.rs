@@ -26,6 +26,23 @@ use serde_json::Value;
 
 use crate::config::{ConfigError, Secrets};
 
+/// The HTTP statuses that refuse a request's credentials rather than the request: 401 (none
+/// or not valid) and 403 (not enough) from the server, which become [`Error::Unauthorized`],
+/// and 407 from a proxy that wants its own. The transports and [`ConnectErrorKind::Auth`] use
+/// this one list.
+pub(crate) const AUTH_STATUSES: [u16; 3] = [401, 403, 407];
+
+/// Whether `status` is one of [`AUTH_STATUSES`].
+pub(crate) fn is_auth_status(status: u16) -> bool {
+    AUTH_STATUSES.contains(&status)
+}
+
+/// Whether `status` is the server's refusal of the credentials (an [`AUTH_STATUSES`] entry
+/// other than a proxy's 407): what [`Error::Unauthorized`] holds.
+pub(crate) fn is_server_auth_status(status: u16) -> bool {
+    is_auth_status(status) && status != 407
+}
+
 /// An underlying cause, kept for [`std::error::Error::source`].
 type Cause = Box<dyn std::error::Error + Send + Sync>;
 
@@ -359,12 +376,11 @@ impl Error {
                 stderr_tail(),
             ),
             Error::Transport {
-                status: Some(401 | 403 | 407),
+                status: Some(status),
                 detail,
                 ..
-            }
-            | Error::Unauthorized { detail, .. }
-            | Error::SignInRequired { detail, .. } => {
+            } if is_auth_status(*status) => (ConnectErrorKind::Auth, naming(detail), stderr_tail()),
+            Error::Unauthorized { detail, .. } | Error::SignInRequired { detail, .. } => {
                 (ConnectErrorKind::Auth, naming(detail), stderr_tail())
             }
             Error::Transport {
@@ -927,6 +943,24 @@ mod tests {
         assert_eq!(c.kind(), ConnectErrorKind::Closed);
         assert_eq!(c.stderr_tail(), "bad flag");
         assert!(e.to_string().contains("ended during the handshake"), "{e}");
+    }
+
+    #[test]
+    fn every_authentication_status_is_an_auth_failure_and_only_those() {
+        assert_eq!(AUTH_STATUSES, [401, 403, 407]);
+        for status in [400, 401, 402, 403, 404, 405, 407, 500] {
+            let e = Error::Transport {
+                server: "api".into(),
+                status: Some(status),
+                detail: format!("POST {TARGET}: HTTP {status}"),
+                source: None,
+            }
+            .into_connect(TARGET, String::new);
+            let auth = connect_error(&e).kind() == ConnectErrorKind::Auth;
+            assert_eq!(auth, is_auth_status(status), "HTTP {status}");
+        }
+        assert!(is_server_auth_status(401) && is_server_auth_status(403));
+        assert!(!is_server_auth_status(407) && !is_server_auth_status(404));
     }
 
     #[test]

@@ -166,7 +166,7 @@ impl Endpoint {
         if let Some(a) = self.agent.get() {
             return Ok(a.clone());
         }
-        if !(self.url.starts_with("http://") || self.url.starts_with("https://")) {
+        if !crate::transport::web::url::is_http(&self.url) {
             return Err(ModelError::Config(format!(
                 "the model URL `{}` must start with http:// or https://",
                 self.shown()

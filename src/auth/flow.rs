@@ -6,12 +6,12 @@ use serde_json::{json, Map, Value};
 use super::display::require_showable;
 use super::net::{Net, NetError, Reply};
 use super::redirect::Kind;
-use super::store::{covers, Secret, StoredClient, StoredTokens};
+use super::store::{expiry, Secret, StoredClient, StoredTokens};
 use super::util::{
-    b64, encode, form, now_secs, origin, param, query_params, random_token, require_secure, s256,
-    split_url, Challenge,
+    b64, encode, form, now_secs, param, query_params, random_token, require_secure, s256, Challenge,
 };
 use super::{Grant, Inner, OAuthConfig};
+use crate::transport::web::url::{covers, resource_of, same_origin, split};
 
 /// A client identity at one authorization server.
 #[derive(Clone)]
@@ -67,7 +67,10 @@ impl Discovered {
     fn endpoint(&self, name: &str, fallback: &str) -> String {
         match self.meta.get(name).and_then(Value::as_str) {
             Some(u) => u.to_owned(),
-            None => format!("{}{fallback}", origin(&self.issuer).unwrap_or_default()),
+            None => {
+                let base = split(&self.issuer).map(|(base, _)| base);
+                format!("{}{fallback}", base.unwrap_or_default())
+            }
         }
     }
 
@@ -95,11 +98,6 @@ fn strings(v: Option<&Value>) -> Vec<String> {
         .unwrap_or_default()
 }
 
-/// The server URL without query and fragment.
-fn bare(url: &str) -> &str {
-    url.split(['?', '#']).next().unwrap_or(url)
-}
-
 fn discover(
     cfg: &OAuthConfig,
     net: &Net,
@@ -107,15 +105,15 @@ fn discover(
     challenge: &Challenge,
 ) -> Result<Discovered, String> {
     let (server_origin, path) =
-        split_url(server_url).ok_or_else(|| "the server URL is not usable".to_owned())?;
+        split(server_url).ok_or_else(|| "the server URL is not usable".to_owned())?;
     let mut candidates = Vec::new();
     if let Some(rm) = &challenge.resource_metadata {
-        if origin(rm).as_deref() == Some(server_origin.as_str()) {
+        if same_origin(rm, server_url) {
             candidates.push(rm.clone());
         } else {
             log::warn!(
                 "ignoring a resource_metadata URL on another origin ({}) than the server's",
-                origin(rm).unwrap_or_default()
+                crate::config::echo(&super::net::shown(rm), 200)
             );
         }
     }
@@ -151,10 +149,14 @@ fn discover(
                 .and_then(Value::as_str)
                 .ok_or("the protected resource metadata has no `resource`")?
                 .to_owned();
-            if !covers(&resource, bare(server_url)) {
+            // A token is sent wherever its resource covers the URL: a resource broader than
+            // this server (another path, another origin, a bare `http://`) would take the
+            // token to servers it was never meant for.
+            if !covers(&resource, server_url) {
                 return Err(format!(
-                    "the protected resource metadata is for `{}`, not this server; refusing to \
-                     authorize",
+                    "the protected resource metadata is for `{}`, which does not identify this \
+                     server (same scheme, host and port, and a path that is a prefix of the \
+                     server's); refusing to authorize",
                     crate::config::echo(&resource, 200)
                 ));
             }
@@ -162,13 +164,13 @@ fn discover(
             (resource, issuer, true, strings(m.get("scopes_supported")))
         }
         None => (
-            bare(server_url).to_owned(),
+            resource_of(server_url).ok_or("the server URL is not usable")?,
             server_origin.clone(),
             false,
             Vec::new(),
         ),
     };
-    let (iss_origin, iss_path) = split_url(&issuer)
+    let (iss_origin, iss_path) = split(&issuer)
         .ok_or_else(|| "the authorization server's issuer is not a URL".to_owned())?;
     let p = iss_path.trim_end_matches('/');
     let meta_candidates = if p.is_empty() {
@@ -565,7 +567,7 @@ fn tokens_from(
         expires_at: m
             .get("expires_in")
             .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
-            .map(|secs| now_secs() + secs),
+            .map(|secs| expiry(now_secs(), secs)),
         scope: s("scope").or(requested_scope),
     }
 }

@@ -9,7 +9,8 @@
 //! ```text
 //!  401 ─> protected-resource metadata (RFC 9728): the challenge's resource_metadata (same
 //!  │      origin only), then /.well-known/oauth-protected-resource/<path>, then the root;
-//!  │      its `resource` must cover the server URL
+//!  │      its `resource` must identify the server: same scheme, host and port, and a
+//!  │      path that is a prefix of the server's on segment boundaries (normalised)
 //!  ├────> authorization-server metadata (RFC 8414, then OpenID discovery), `issuer` exact,
 //!  │      PKCE S256 required
 //!  ├────> client identity per issuer: configured id, else a client ID metadata document URL,
@@ -121,7 +122,10 @@ use std::time::Duration;
 pub use jwt::{JwtAlgorithm, SigningKey};
 pub use loopback::LoopbackListener;
 pub use redirect::{RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
-pub use store::{FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore};
+pub use store::{
+    FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore,
+    MAX_TOKEN_LIFETIME,
+};
 
 use crate::error::Error;
 use crate::sync::lock;
@@ -408,7 +412,9 @@ impl OAuthConfig {
     /// [`login_for`](Self::login_for), which takes them from the server's configuration.
     ///
     /// # Errors
-    /// [`Error::Unauthorized`] naming `server` when any step fails;
+    /// [`Error::Unauthorized`] naming `server` when any step fails, and when the token store
+    /// cannot keep the sign-in: it cannot be read (checked before anyone is sent to sign in),
+    /// the save fails, or the store does not give the tokens back for `server_url` afterwards;
     /// [`Error::SignInRequired`] when the redirect handler is [`RedirectHandler::none`].
     pub fn login(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
         self.login_at(server, server_url)
@@ -439,10 +445,52 @@ impl OAuthConfig {
             return Err(sign_in_required(server, server_url));
         }
         let mut inner = lock(&self.state.inner);
+        let fail = |d: String| auth_error(server, 401, d, None);
+        self.store_readable(server_url).map_err(fail)?;
         let tokens = flow::obtain(self, &mut inner, server_url, &Challenge::default(), None)
-            .map_err(|d| auth_error(server, 401, d, None))?;
-        self.adopt(&mut inner, server_url, tokens.clone());
+            .map_err(fail)?;
+        self.keep(&mut inner, server_url, tokens.clone(), true)
+            .map_err(fail)?;
         Ok(tokens)
+    }
+
+    /// Fails when the store cannot be read: it could not keep a sign-in either, so no one is
+    /// sent to sign in.
+    fn store_readable(&self, server_url: &str) -> Result<(), String> {
+        self.store
+            .load(server_url)
+            .map(drop)
+            .map_err(|e| format!("the token store cannot be used: {e}"))
+    }
+
+    /// Saves the tokens of an authorization (a store that fails, fails the authorization: the
+    /// sign-in would be lost) and, with `read_back`, checks the store gives them back for
+    /// `server_url`; then uses them.
+    fn keep(
+        &self,
+        inner: &mut Inner,
+        server_url: &str,
+        tokens: StoredTokens,
+        read_back: bool,
+    ) -> Result<(), String> {
+        self.store
+            .save(&tokens)
+            .map_err(|e| format!("the sign-in could not be saved: {e}"))?;
+        if read_back {
+            let back = self
+                .store
+                .load(server_url)
+                .map_err(|e| format!("the sign-in could not be read back: {e}"))?;
+            if !back
+                .iter()
+                .any(|t| t.same_key(&tokens) && t.access_token == tokens.access_token)
+            {
+                let lost = "the token store did not keep the sign-in: it does not give it back";
+                return Err(lost.into());
+            }
+        }
+        self.use_tokens(inner, server_url, tokens);
+        Ok(())
     }
 
     /// Records the network settings of `server` (its proxy setting, extra root certificates and
@@ -500,15 +548,25 @@ impl OAuthConfig {
                 return None;
             }
         };
+        // A store of someone else's making may answer more than it should: a token goes only
+        // to a server its resource identifies.
         list.into_iter()
+            .filter(|t| crate::transport::web::url::covers(&t.resource, server_url))
             .filter(|t| self.client_id.as_ref().is_none_or(|id| *id == t.client_id))
             .max_by_key(|t| t.resource.len())
     }
 
+    /// Saves refreshed tokens (a store that fails is logged: the tokens are used anyway, as
+    /// failing the request would not keep them either) and uses them.
     fn adopt(&self, inner: &mut Inner, server_url: &str, tokens: StoredTokens) {
         if let Err(e) = self.store.save(&tokens) {
             log::warn!("OAuth token store: {e}");
         }
+        self.use_tokens(inner, server_url, tokens);
+    }
+
+    /// Makes `tokens` the ones requests to `server_url` carry.
+    fn use_tokens(&self, inner: &mut Inner, server_url: &str, tokens: StoredTokens) {
         let st = inner.servers.entry(server_url.to_owned()).or_default();
         st.loaded = true;
         st.tokens = Some(tokens);
@@ -601,14 +659,17 @@ impl OAuthConfig {
                 }
             }
         }
+        // A store that cannot be read may hold this server's sign-in: say so, naming it, rather
+        // than asking for a new one.
+        self.store_readable(server_url).map_err(Refused::Failed)?;
         if !self.may_sign_in() {
             return Err(Refused::SignInRequired);
         }
         let granted = current.as_ref().and_then(|t| t.scope.clone());
         let tokens = flow::obtain(self, &mut inner, server_url, &challenge, granted)
             .map_err(Refused::Failed)?;
-        self.adopt(&mut inner, server_url, tokens);
-        Ok(())
+        self.keep(&mut inner, server_url, tokens, false)
+            .map_err(Refused::Failed)
     }
 }
 

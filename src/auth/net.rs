@@ -25,6 +25,7 @@ use serde_json::Value;
 
 use crate::config::{redact_url, ProxyConfig};
 use crate::transport::proxy::{route_for, Route};
+use crate::transport::web::url::{origin, resolve_reference};
 
 /// The most redirects one request to the authorization server follows.
 pub(crate) const MAX_REDIRECTS: usize = 5;
@@ -183,7 +184,7 @@ impl Net {
     ) -> Result<Reply, NetError> {
         let deadline = Instant::now() + self.timeout;
         let mut url = url.to_owned();
-        let home = super::util::origin(&url);
+        let home = origin(&url);
         for hop in 0..=MAX_REDIRECTS {
             let agent = self.agent(&url)?;
             let left = deadline.saturating_duration_since(Instant::now());
@@ -233,7 +234,7 @@ impl Net {
             };
             let refuse =
                 |why: String| NetError::Refused(format!("{}: HTTP {status}: {why}", shown(&url)));
-            let Some(next) = super::util::resolve(&url, &location) else {
+            let Some(next) = resolve_reference(&url, &location) else {
                 return Err(refuse(
                     "the redirect's `Location` is not an http:// or https:// URL".into(),
                 ));
@@ -244,7 +245,7 @@ impl Net {
                     shown(&next)
                 )));
             }
-            if super::util::origin(&next) != home {
+            if origin(&next) != home {
                 return Err(refuse(format!(
                     "refused a redirect to another origin, {} (requests to the authorization \
                      server are redirected within their origin only)",

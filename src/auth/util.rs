@@ -1,43 +1,9 @@
-//! Small pieces the flow needs without a URL crate: splitting URLs, percent-encoding, query
-//! strings, base64url, randomness and the `WWW-Authenticate` challenge.
+//! Small pieces the flow needs: the endpoint security check, percent-encoding, query strings,
+//! base64url, randomness and the `WWW-Authenticate` challenge. URLs are taken apart by
+//! [`crate::transport::web::url`].
 
 use base64::Engine as _;
 use ring::rand::{SecureRandom, SystemRandom};
-
-/// `scheme://authority` and the path (without query and fragment; `""` for none) of `url`.
-pub(crate) fn split_url(url: &str) -> Option<(String, String)> {
-    let scheme_end = url.find("://")?;
-    let rest = &url[scheme_end + 3..];
-    let auth_end = rest.find(['/', '?', '#']).unwrap_or(rest.len());
-    let origin = format!("{}{}", &url[..scheme_end + 3], &rest[..auth_end]).to_ascii_lowercase();
-    let after = &rest[auth_end..];
-    let path_end = after.find(['?', '#']).unwrap_or(after.len());
-    Some((origin, after[..path_end].to_owned()))
-}
-
-/// The origin (`scheme://host[:port]`, lowercase) of `url`.
-pub(crate) fn origin(url: &str) -> Option<String> {
-    split_url(url).map(|(o, _)| o)
-}
-
-/// Resolves a redirect's `Location` against the URL that answered: an absolute `http(s)://`
-/// URL, a scheme-relative one (`//host/p`) or an absolute path (`/p`); `None` otherwise.
-pub(crate) fn resolve(base: &str, location: &str) -> Option<String> {
-    let location = location.split('#').next().unwrap_or("").trim();
-    let (base_origin, _) = split_url(base)?;
-    let scheme = base_origin.split("://").next()?;
-    let next = if let Some(rest) = location.strip_prefix("//") {
-        format!("{scheme}://{rest}")
-    } else if location.starts_with('/') {
-        format!("{base_origin}{location}")
-    } else {
-        location.to_owned()
-    };
-    let lower = next.to_ascii_lowercase();
-    let usable = (lower.starts_with("http://") || lower.starts_with("https://"))
-        && next.parse::<ureq::http::Uri>().is_ok();
-    usable.then_some(next)
-}
 
 /// Whether `url` may be used for an authorization-server endpoint: `https://`, or `http://` on
 /// a loopback host (`localhost` and its subdomains, 127.0.0.0/8, `::1`). `what` names the endpoint in the error.
@@ -282,33 +248,6 @@ mod tests {
             let e = require_secure(bad, "token_endpoint").unwrap_err();
             assert!(e.contains("token_endpoint"), "{e}");
         }
-    }
-
-    #[test]
-    fn redirects_resolve() {
-        let base = "https://as.example/a/b?x=1";
-        assert_eq!(
-            resolve(base, "/c?y#f").as_deref(),
-            Some("https://as.example/c?y")
-        );
-        assert_eq!(
-            resolve(base, "//other/p").as_deref(),
-            Some("https://other/p")
-        );
-        assert_eq!(resolve(base, "http://x/p").as_deref(), Some("http://x/p"));
-        assert_eq!(resolve(base, "javascript:alert(1)"), None);
-    }
-
-    #[test]
-    fn splits_urls() {
-        assert_eq!(
-            split_url("HTTP://Host:8/a/b?x=1#f"),
-            Some(("http://host:8".into(), "/a/b".into()))
-        );
-        assert_eq!(
-            split_url("https://h"),
-            Some(("https://h".into(), String::new()))
-        );
     }
 
     #[test]

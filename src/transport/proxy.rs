@@ -131,10 +131,8 @@ impl Target {
             .scheme_str()
             .ok_or_else(|| format!("`{shown}` has no scheme"))?
             .to_ascii_lowercase();
-        let default_port = match scheme.as_str() {
-            "http" | "ws" => 80,
-            "https" | "wss" => 443,
-            _ => return Err(format!("`{shown}`: unsupported scheme `{scheme}`")),
+        let Some(default_port) = super::web::url::default_port(&scheme) else {
+            return Err(format!("`{shown}`: unsupported scheme `{scheme}`"));
         };
         let host = uri
             .host()

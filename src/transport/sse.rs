@@ -106,9 +106,7 @@ pub(crate) fn open_with(
     let shown = redact_url(url);
     let connect_err =
         |kind: ConnectErrorKind, detail: String| ConnectError::new(server, &shown, kind, detail);
-    if url.parse::<ureq::http::Uri>().is_err()
-        || !(url.starts_with("http://") || url.starts_with("https://"))
-    {
+    if !crate::transport::web::url::is_http(url) {
         return Err(connect_err(
             ConnectErrorKind::Unreachable,
             format!("`{shown}` is not an http:// or https:// URL"),

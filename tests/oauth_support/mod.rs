@@ -55,6 +55,9 @@ pub struct AsOptions {
     /// `POST /token` answers this redirect status and `Location` (`POST /token2` is the token
     /// endpoint too).
     pub token_redirect: Option<(u16, String)>,
+    /// The `resource` the protected resource metadata of `/mcp` states (default: the URL of
+    /// `/mcp`).
+    pub prm_resource: Option<String>,
 }
 
 impl Default for AsOptions {
@@ -76,6 +79,7 @@ impl Default for AsOptions {
             issuer: None,
             metadata_redirect: None,
             token_redirect: None,
+            prm_resource: None,
         }
     }
 }
@@ -262,7 +266,7 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
             200,
             &[],
             &json!({
-                "resource": format!("{origin}/mcp"),
+                "resource": opts.prm_resource.clone().unwrap_or_else(|| format!("{origin}/mcp")),
                 "authorization_servers": [opts.issuer.as_deref().unwrap_or(origin)],
                 "scopes_supported": ["mcp:read"],
             }),

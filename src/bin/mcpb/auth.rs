@@ -10,7 +10,10 @@
 //! (`--max-time`, 5 minutes by default); `--paste` prints the URL and reads the address the
 //! browser landed on from stdin instead. Every other command that needs a new sign-in fails at
 //! once (exit 7) naming the `login` command.
-//! Nothing printed shows a token or a secret.
+//! Nothing printed shows a token or a secret. A token file that cannot be read (over
+//! `FileTokenStore::MAX_FILE_BYTES`, or not valid, as a truncated one is) fails `login`, `logout`
+//! and `auth status` with exit 2 naming it, and is left as it is; a later command on a server it
+//! may hold a sign-in for fails at the server's 401 naming it too.
 
 use std::io::BufRead;
 use std::path::PathBuf;
@@ -186,8 +189,10 @@ pub(crate) fn with_sign_in(config: ServerConfig, machine: Option<&MachineClient>
         return config.oauth(oauth.redirect(RedirectHandler::none()).token_store(store));
     }
     match store.load(&url) {
-        Ok(found) if !found.is_empty() => {}
-        _ => return config,
+        Ok(found) if found.is_empty() => return config,
+        // A token file that cannot be read may hold this server's sign-in: the server's 401
+        // then fails naming the file, instead of as if no one had signed in.
+        Ok(_) | Err(_) => {}
     }
     let oauth = OAuthConfig::authorization_code(RedirectHandler::none()).token_store(store);
     config.oauth(oauth)
@@ -240,6 +245,11 @@ fn store_failure(remote: &Remote, e: String) -> Failure {
 
 fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failure> {
     let url = &remote.url;
+    // A token file that cannot be read could not keep the sign-in either: a failure of the
+    // token file (exit 2, as for `auth status`), before anyone is sent to sign in.
+    FileTokenStore::new(store_path())
+        .load(url)
+        .map_err(|e| store_failure(remote, e))?;
     let opener: Arc<Mutex<Option<Child>>> = Arc::default();
     let redirect = if paste {
         RedirectHandler::paste(PASTE_REDIRECT, |auth_url| {

@@ -144,9 +144,7 @@ impl HttpTransport {
         sink: Arc<dyn Sink>,
     ) -> Result<Self, Error> {
         let url = cfg.url.as_str();
-        if url.parse::<ureq::http::Uri>().is_err()
-            || !(url.starts_with("http://") || url.starts_with("https://"))
-        {
+        if !crate::transport::web::url::is_http(url) {
             let shown = redact_url(url);
             return Err(ConnectError::new(
                 server,

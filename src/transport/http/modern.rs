@@ -29,7 +29,7 @@ impl Inner {
     }
 
     /// A non-2xx reply to a modern request: a JSON-RPC error in its body is delivered as the
-    /// request's answer; anything else (and 401/403) is the usual status error.
+    /// request's answer; anything else (and 401/403/407) is the usual status error.
     pub(super) fn modern_refusal(
         &self,
         resp: ureq::http::Response<ureq::Body>,
@@ -37,7 +37,7 @@ impl Inner {
     ) -> Result<(), Exchange> {
         let status = resp.status().as_u16();
         let what = format!("POST {}", self.shown_url());
-        if matches!(status, 401 | 403 | 407) || out.id.is_none() {
+        if crate::error::is_auth_status(status) || out.id.is_none() {
             return Err(status_error(&self.server, &what, resp).into());
         }
         let body = read_capped(resp.into_body().into_reader(), MAX_REFUSAL_BYTES, None)

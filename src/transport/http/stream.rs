@@ -1,7 +1,7 @@
 //! The standalone GET stream: one named thread, started after `notifications/initialized`,
 //! carrying server requests and notifications outside any POST. It reconnects with
 //! `Last-Event-ID` whenever the stream ends or breaks, gives up on a non-200 answer (405: the
-//! server has no such stream; 401/403 logged as a warning), and ends when the transport closes.
+//! server has no such stream; 401/403/407 logged as a warning), and ends when the transport closes.
 //!
 //! ```text
 //!  reconnect delay = clamp(server's `retry:` or 1 s, 250 ms, 30 s) × 2^(attempts without events − 1),
@@ -155,7 +155,7 @@ impl Inner {
                     }
                     parser = reader.into_parser();
                 }
-                Ok(resp) if matches!(resp.status().as_u16(), 401 | 403) => {
+                Ok(resp) if crate::error::is_auth_status(resp.status().as_u16()) => {
                     // The error names the server; the next request meets the same refusal and
                     // reports it with the challenge.
                     let e = status_error(&self.server, &what, resp);

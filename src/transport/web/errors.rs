@@ -134,7 +134,7 @@ pub(crate) fn status_error(
     } else {
         format!("{what}: HTTP {status}: {snippet}")
     };
-    if matches!(status.as_u16(), 401 | 403) {
+    if crate::error::is_server_auth_status(status.as_u16()) {
         return Error::Unauthorized {
             server: server.to_owned(),
             status: status.as_u16(),

@@ -7,6 +7,7 @@
 //! |---|---|
 //! | `pool.rs` | the shared ureq client with its DNS cache |
 //! | `buffered.rs` | a connection layer that can read only what has already arrived, and spares system calls |
+//! | `url.rs` | origins, references, paths and which OAuth resource covers a URL: the crate's one URL rule |
 //! | `redirect.rs` | sending a request and following its redirects (same origin only by default) |
 //! | `headers.rs` | configured headers and the auth provider, redacted in `Debug` |
 //! | `errors.rs` | ureq, I/O and status failures into the crate's error |
@@ -18,6 +19,7 @@ mod frames;
 mod headers;
 mod pool;
 mod redirect;
+pub(crate) mod url;
 
 pub(crate) use self::errors::{map_io, map_ureq, status_error};
 pub(crate) use self::frames::{
@@ -26,4 +28,5 @@ pub(crate) use self::frames::{
 };
 pub(crate) use self::headers::{AuthProviderFailed, RequestHeaders};
 pub(crate) use self::pool::agent;
-pub(crate) use self::redirect::{origin, resolve_reference, Limit, Requester, Verb};
+pub(crate) use self::redirect::{Limit, Requester, Verb};
+pub(crate) use self::url::{origin, resolve_reference};

@@ -19,6 +19,7 @@ use std::time::{Duration, Instant};
 
 use super::frames::drain;
 use super::headers::RequestHeaders;
+use super::url::{origin, resolve_reference, Origin};
 use crate::config::redact_url;
 use crate::error::Error;
 
@@ -62,101 +63,6 @@ pub(crate) struct Sent {
     pub(crate) url: String,
     /// Whether at least one redirect was followed and every one was permanent (301, 308).
     pub(crate) moved: bool,
-}
-
-/// Scheme, lower-cased host and port (defaulted) of an absolute URL.
-pub(crate) type Origin = (String, String, u16);
-
-/// The origin of an absolute `http(s)://` URL.
-pub(crate) fn origin(url: &str) -> Option<Origin> {
-    let uri: ureq::http::Uri = url.parse().ok()?;
-    let scheme = uri.scheme_str()?.to_ascii_lowercase();
-    let host = uri.host()?.to_ascii_lowercase();
-    let port = uri.port_u16().unwrap_or(match scheme.as_str() {
-        "https" => 443,
-        _ => 80,
-    });
-    Some((scheme, host, port))
-}
-
-/// Resolves a reference (a `Location` or an SSE `endpoint`) against an absolute URL, the
-/// RFC 3986 way: absolute, scheme-relative (`//host/p`), absolute path, query only, or a path
-/// relative to the base's directory; dot segments are removed and the fragment dropped. `None`
-/// when the result is not an `http(s)://` URL.
-pub(crate) fn resolve_reference(base: &str, reference: &str) -> Option<String> {
-    let reference = reference.split('#').next().unwrap_or("").trim();
-    let uri: ureq::http::Uri = base.parse().ok()?;
-    let scheme = uri.scheme_str()?;
-    let authority = uri.authority()?.as_str();
-    let base_path = uri.path();
-    let has_scheme = reference.split_once(':').is_some_and(|(s, _)| {
-        !s.is_empty()
-            && s.starts_with(|c: char| c.is_ascii_alphabetic())
-            && s.chars()
-                .all(|c| c.is_ascii_alphanumeric() || "+-.".contains(c))
-    });
-    let resolved = if has_scheme {
-        reference.to_owned()
-    } else if let Some(rest) = reference.strip_prefix("//") {
-        format!("{scheme}://{rest}")
-    } else if reference.starts_with('/') {
-        let (path, query) = split_query(reference);
-        format!("{scheme}://{authority}{}{query}", remove_dots(path))
-    } else if reference.is_empty() || reference.starts_with('?') {
-        let query = if reference.is_empty() {
-            uri.query().map(|q| format!("?{q}")).unwrap_or_default()
-        } else {
-            reference.to_owned()
-        };
-        format!("{scheme}://{authority}{base_path}{query}")
-    } else {
-        let dir = match base_path.rfind('/') {
-            Some(i) => &base_path[..=i],
-            None => "/",
-        };
-        let (path, query) = split_query(reference);
-        format!(
-            "{scheme}://{authority}{}{query}",
-            remove_dots(&format!("{dir}{path}"))
-        )
-    };
-    let lower = resolved.to_ascii_lowercase();
-    let usable = (lower.starts_with("http://") || lower.starts_with("https://"))
-        && resolved.parse::<ureq::http::Uri>().is_ok()
-        && origin(&resolved).is_some();
-    usable.then_some(resolved)
-}
-
-/// A path and its query (with the `?`).
-fn split_query(s: &str) -> (&str, &str) {
-    match s.find('?') {
-        Some(i) => s.split_at(i),
-        None => (s, ""),
-    }
-}
-
-/// RFC 3986 `remove_dot_segments` on an absolute path.
-fn remove_dots(path: &str) -> String {
-    let mut out: Vec<&str> = Vec::new();
-    let segments: Vec<&str> = path.split('/').skip(1).collect();
-    for (i, seg) in segments.iter().enumerate() {
-        let last = i + 1 == segments.len();
-        match *seg {
-            "." => {
-                if last {
-                    out.push("");
-                }
-            }
-            ".." => {
-                out.pop();
-                if last {
-                    out.push("");
-                }
-            }
-            s => out.push(s),
-        }
-    }
-    format!("/{}", out.join("/"))
 }
 
 /// What every HTTP request of one server shares: the client, the configured headers, and which
@@ -343,38 +249,4 @@ impl Requester {
 enum Once {
     Ureq(ureq::Error),
     Headers(Error),
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn references_resolve_like_rfc_3986() {
-        let base = "http://h:1/a/b/mcp?x=1";
-        let r = |s: &str| resolve_reference(base, s);
-        assert_eq!(r("/mcp/").as_deref(), Some("http://h:1/mcp/"));
-        assert_eq!(r("mcp/").as_deref(), Some("http://h:1/a/b/mcp/"));
-        assert_eq!(r("../c?y=2#f").as_deref(), Some("http://h:1/a/c?y=2"));
-        assert_eq!(r("./").as_deref(), Some("http://h:1/a/b/"));
-        assert_eq!(r("?y=2").as_deref(), Some("http://h:1/a/b/mcp?y=2"));
-        assert_eq!(r("").as_deref(), Some("http://h:1/a/b/mcp?x=1"));
-        assert_eq!(r("//other:2/p").as_deref(), Some("http://other:2/p"));
-        assert_eq!(r("HTTPS://x/p").as_deref(), Some("HTTPS://x/p"));
-        assert_eq!(r("/../../x").as_deref(), Some("http://h:1/x"));
-        assert_eq!(r("ftp://x/p"), None);
-        assert_eq!(r("javascript:alert(1)"), None);
-        assert_eq!(r("http://"), None);
-    }
-
-    #[test]
-    fn origins_compare_scheme_host_and_port() {
-        assert_eq!(origin("http://H/x"), origin("http://h:80/y"));
-        assert_ne!(origin("http://h/x"), origin("https://h/x"));
-        assert_ne!(
-            origin("http://127.0.0.1:5/x"),
-            origin("http://localhost:5/x")
-        );
-        assert_ne!(origin("http://h:5/x"), origin("http://h:6/x"));
-    }
 }

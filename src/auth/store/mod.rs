@@ -1,14 +1,18 @@
 //! Where tokens and dynamic client registrations live between requests and between processes:
-//! the [`TokenStore`] trait, the in-memory default and a JSON file (mode 0600, replaced
-//! atomically).
+//! the [`TokenStore`] trait, the in-memory default and a JSON file (`file.rs`: mode 0600,
+//! replaced atomically, read back, size capped).
 
 use std::fmt;
-use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
 use crate::sync::lock;
+use crate::transport::web::url::covers;
+
+mod file;
+pub use file::FileTokenStore;
 
 /// A secret string (token, code, verifier, client secret): `Debug` and `Display` show
 /// `<redacted>`; [`expose`](Secret::expose) gives the value. Serialized as the plain string.
@@ -40,6 +44,18 @@ impl fmt::Display for Secret {
     }
 }
 
+/// The longest an access token is taken to live: 365 days. A token answer's `expires_in` is
+/// cut to it, so an absurd one (up to `u64::MAX` seconds) means "refresh in a year" rather than
+/// an expiry that wraps around into the past, which would refresh the token before every
+/// request.
+pub const MAX_TOKEN_LIFETIME: Duration = Duration::from_secs(365 * 24 * 60 * 60);
+
+/// When a token issued at `now` (seconds since the Unix epoch) with `expires_in` expires:
+/// `expires_in` cut to [`MAX_TOKEN_LIFETIME`], the sum saturating.
+pub(crate) fn expiry(now: u64, expires_in: u64) -> u64 {
+    now.saturating_add(expires_in.min(MAX_TOKEN_LIFETIME.as_secs()))
+}
+
 /// What is kept for one server after an authorization: the tokens, when the access token
 /// expires, and what refreshing needs (token endpoint, client identity and its authentication
 /// method). Keyed by [`issuer`](Self::issuer), [`resource`](Self::resource) and
@@ -66,7 +82,8 @@ pub struct StoredTokens {
     /// The refresh token, when one was issued.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub refresh_token: Option<Secret>,
-    /// When the access token expires (seconds since the Unix epoch), when known.
+    /// When the access token expires (seconds since the Unix epoch), when known: the token
+    /// answer's `expires_in` after the time it came, at most [`MAX_TOKEN_LIFETIME`] ahead.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub expires_at: Option<u64>,
     /// The granted scope (space-separated), when known.
@@ -136,8 +153,12 @@ impl StoredClient {
 /// An `Err` is a message without secrets; it fails the authorization that needed the store
 /// (a failing client method is logged and the flow registers anew).
 pub trait TokenStore: Send + Sync {
-    /// Every entry whose [`resource`](StoredTokens::resource) is a prefix of `server_url`
-    /// (or equal to it).
+    /// Every entry whose [`resource`](StoredTokens::resource) identifies the server at
+    /// `server_url`: an `http(s)://` URL on the same origin (scheme, host and port, the
+    /// defaults normalised, the host in any case) whose normalised path is the server's or a
+    /// prefix of it ending on a segment boundary, with no userinfo, query or fragment. The
+    /// client also applies this rule to what `load` returns, so an entry for another server is
+    /// never used.
     fn load(&self, server_url: &str) -> Result<Vec<StoredTokens>, String>;
     /// Adds `tokens`, replacing the entry with the same issuer, resource and client.
     fn save(&self, tokens: &StoredTokens) -> Result<(), String>;
@@ -159,15 +180,6 @@ pub trait TokenStore: Send + Sync {
         let _ = (issuer, redirect_uri);
         Ok(0)
     }
-}
-
-/// Whether stored `resource` covers `server_url` (equal, or a path prefix on the same origin).
-pub(crate) fn covers(resource: &str, server_url: &str) -> bool {
-    let r = resource.trim_end_matches('/');
-    let s = server_url.split(['?', '#']).next().unwrap_or("");
-    s == resource
-        || s.trim_end_matches('/') == r
-        || s.strip_prefix(r).is_some_and(|rest| rest.starts_with('/'))
 }
 
 /// Tokens kept in memory only (the default): lost when the process ends.
@@ -230,168 +242,6 @@ impl TokenStore for MemoryTokenStore {
     }
 }
 
-/// Tokens and dynamic client registrations kept in a JSON file, shared by every process that
-/// names it (`{"tokens": [...], "clients": [...]}`).
-///
-/// The file is created with mode 0600 (owner only) and every write replaces it atomically (a
-/// temporary file in the same directory, renamed over it), so a reader never sees half a file.
-/// Writes from several processes are last-writer-wins per file; entries are keyed by issuer,
-/// resource and client.
-///
-/// ```
-/// use mcp_blocking::auth::{FileTokenStore, TokenStore};
-/// let dir = std::env::temp_dir().join(format!("mcpb-doc-{}", std::process::id()));
-/// let store = FileTokenStore::new(dir.join("tokens.json"));
-/// assert!(store.load("https://example.com/mcp")?.is_empty());
-/// # Ok::<(), String>(())
-/// ```
-#[derive(Debug)]
-pub struct FileTokenStore {
-    path: PathBuf,
-    guard: Mutex<()>,
-}
-
-#[derive(Default, Serialize, Deserialize)]
-struct FileContents {
-    #[serde(default)]
-    tokens: Vec<StoredTokens>,
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    clients: Vec<StoredClient>,
-}
-
-impl FileTokenStore {
-    /// A store at `path` (created on the first save, with its directory).
-    pub fn new(path: impl Into<PathBuf>) -> FileTokenStore {
-        FileTokenStore {
-            path: path.into(),
-            guard: Mutex::new(()),
-        }
-    }
-
-    /// The file's path.
-    pub fn path(&self) -> &Path {
-        &self.path
-    }
-
-    fn read(&self) -> Result<FileContents, String> {
-        match std::fs::read_to_string(&self.path) {
-            Ok(text) if text.trim().is_empty() => Ok(FileContents::default()),
-            Ok(text) => serde_json::from_str(&text)
-                .map_err(|e| format!("the token file {} is not valid: {e}", self.path.display())),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(FileContents::default()),
-            Err(e) => Err(format!(
-                "cannot read the token file {}: {e}",
-                self.path.display()
-            )),
-        }
-    }
-
-    fn write(&self, contents: &FileContents) -> Result<(), String> {
-        let fail =
-            |e: std::io::Error| format!("cannot write the token file {}: {e}", self.path.display());
-        let dir = self
-            .path
-            .parent()
-            .filter(|p| !p.as_os_str().is_empty())
-            .unwrap_or(Path::new("."));
-        std::fs::create_dir_all(dir).map_err(fail)?;
-        let name = self
-            .path
-            .file_name()
-            .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "tokens.json".into());
-        let tmp = dir.join(format!(
-            ".{name}.{}.{}.tmp",
-            std::process::id(),
-            crate::auth::util::random_token(6).unwrap_or_default()
-        ));
-        let text = serde_json::to_string_pretty(contents).map_err(|e| e.to_string())?;
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
-        }
-        let written = (|| {
-            use std::io::Write;
-            let mut f = opts.open(&tmp)?;
-            f.write_all(text.as_bytes())?;
-            f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
-        })();
-        if let Err(e) = written {
-            let _ = std::fs::remove_file(&tmp);
-            return Err(fail(e));
-        }
-        Ok(())
-    }
-}
-
-impl TokenStore for FileTokenStore {
-    fn load(&self, server_url: &str) -> Result<Vec<StoredTokens>, String> {
-        let _g = lock(&self.guard);
-        Ok(self
-            .read()?
-            .tokens
-            .into_iter()
-            .filter(|t| covers(&t.resource, server_url))
-            .collect())
-    }
-
-    fn save(&self, tokens: &StoredTokens) -> Result<(), String> {
-        let _g = lock(&self.guard);
-        let mut contents = self.read()?;
-        contents.tokens.retain(|t| !t.same_key(tokens));
-        contents.tokens.push(tokens.clone());
-        self.write(&contents)
-    }
-
-    fn remove(&self, server_url: &str) -> Result<usize, String> {
-        let _g = lock(&self.guard);
-        let mut contents = self.read()?;
-        let before = contents.tokens.len();
-        contents.tokens.retain(|t| !covers(&t.resource, server_url));
-        let removed = before - contents.tokens.len();
-        if removed > 0 {
-            self.write(&contents)?;
-        }
-        Ok(removed)
-    }
-
-    fn load_clients(&self, issuer: &str) -> Result<Vec<StoredClient>, String> {
-        let _g = lock(&self.guard);
-        Ok(self
-            .read()?
-            .clients
-            .into_iter()
-            .filter(|c| c.issuer == issuer)
-            .collect())
-    }
-
-    fn save_client(&self, client: &StoredClient) -> Result<(), String> {
-        let _g = lock(&self.guard);
-        let mut contents = self.read()?;
-        contents.clients.retain(|c| !c.same_key(client));
-        contents.clients.push(client.clone());
-        self.write(&contents)
-    }
-
-    fn remove_client(&self, issuer: &str, redirect_uri: &str) -> Result<usize, String> {
-        let _g = lock(&self.guard);
-        let mut contents = self.read()?;
-        let before = contents.clients.len();
-        contents
-            .clients
-            .retain(|c| !(c.issuer == issuer && c.redirect_uri == redirect_uri));
-        let removed = before - contents.clients.len();
-        if removed > 0 {
-            self.write(&contents)?;
-        }
-        Ok(removed)
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -412,12 +262,13 @@ mod tests {
     }
 
     #[test]
-    fn covers_prefixes_only_on_segment_boundaries() {
-        assert!(covers("https://h/mcp", "https://h/mcp"));
-        assert!(covers("https://h", "https://h/mcp"));
-        assert!(covers("https://h/", "https://h/mcp"));
-        assert!(!covers("https://h/mc", "https://h/mcp"));
-        assert!(!covers("https://h/mcp", "https://h/other"));
+    fn an_absurd_expiry_is_cut_to_the_longest_lifetime_without_overflow() {
+        let year = MAX_TOKEN_LIFETIME.as_secs();
+        assert_eq!(expiry(1_000, 3_600), 4_600);
+        assert_eq!(expiry(1_000, u64::MAX), 1_000 + year);
+        assert_eq!(expiry(1_000, year + 1), 1_000 + year);
+        assert_eq!(expiry(u64::MAX - 5, u64::MAX), u64::MAX);
+        assert_eq!(expiry(u64::MAX, 0), u64::MAX);
     }
 
     #[test]
@@ -427,32 +278,5 @@ mod tests {
             !shown.contains("tok-123") && !shown.contains("sec-ret"),
             "{shown}"
         );
-    }
-
-    #[test]
-    fn the_file_store_replaces_by_key_with_mode_0600() {
-        let dir = std::env::temp_dir().join(format!(
-            "mcpb-store-{}-{}",
-            std::process::id(),
-            crate::auth::util::random_token(4).unwrap()
-        ));
-        let store = FileTokenStore::new(dir.join("t.json"));
-        store.save(&entry("https://h/mcp", "one")).unwrap();
-        store.save(&entry("https://h/mcp", "two")).unwrap();
-        let got = store.load("https://h/mcp").unwrap();
-        assert_eq!(got.len(), 1);
-        assert_eq!(got[0].access_token.expose(), "two");
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let mode = std::fs::metadata(store.path())
-                .unwrap()
-                .permissions()
-                .mode();
-            assert_eq!(mode & 0o777, 0o600);
-        }
-        assert_eq!(store.remove("https://h/mcp").unwrap(), 1);
-        assert!(store.load("https://h/mcp").unwrap().is_empty());
-        let _ = std::fs::remove_dir_all(dir);
     }
 }
