@@ -85,16 +85,18 @@ impl Connection {
         if let Some(tx) = &opts.on_begin {
             let _ = tx.try_send(id);
         }
-        // Transports that read the answer inside `send` (Streamable HTTP event streams) cannot
-        // restart the timer on progress; they get the maximum total instead, when there is one.
-        let send_deadline = match (
-            opts.reset_timeout_on_progress && opts.on_progress.is_some(),
-            hard_limit,
-        ) {
-            (true, Some(limit)) => limit,
-            _ => deadline,
-        };
-        let out = Outgoing::encoded_request(id, method, begun.frame).by(send_deadline);
+        // The request timeout holds on every transport: a transport that reads the answer
+        // inside `send` reads it by `deadline`, or leaves the rest to `wait`, whose deadline
+        // moves on with progress. Only the whole exchange is bounded by the latest the answer
+        // may come when progress moves the deadline (the maximum total, else `MAX_TIMEOUT`).
+        let mut out = Outgoing::encoded_request(id, method, begun.frame)
+            .by(deadline)
+            .answered_in_wait();
+        if opts.reset_timeout_on_progress && opts.on_progress.is_some() {
+            out = out.extensible_until(
+                hard_limit.unwrap_or_else(|| deadline::add(start, crate::config::MAX_TIMEOUT)),
+            );
+        }
         if let Err(e) = self.transport.send(out) {
             self.session.forget(id);
             return Err(match e {
@@ -203,6 +205,7 @@ impl Connection {
                 detail,
                 stderr_tail,
             },
+            Failure::Transport(e) => e.into_error(&self.server),
         }
     }
 

@@ -78,11 +78,15 @@ impl CallOptions {
         self
     }
 
-    /// Restarts the timeout whenever progress arrives (needs [`on_progress`](Self::on_progress)).
+    /// Restarts the timeout whenever progress for this call arrives (needs
+    /// [`on_progress`](Self::on_progress)).
     ///
-    /// On Streamable HTTP, an answer that comes as an event stream is read within one exchange
-    /// whose deadline cannot move: it is bounded by [`max_total_timeout`](Self::max_total_timeout)
-    /// when one is set, and by the plain timeout otherwise.
+    /// On every transport the call's timeout holds between progress updates: a server that
+    /// goes quiet ends the call one timeout after its last update (or after the request, when
+    /// none came), each update gives it one timeout more, and
+    /// [`max_total_timeout`](Self::max_total_timeout), when set, caps the whole call. On
+    /// Streamable HTTP an answer that comes as an event stream is read by the calling thread
+    /// between its progress updates, under the same deadline.
     pub fn reset_timeout_on_progress(mut self, reset: bool) -> Self {
         self.reset_timeout_on_progress = reset;
         self

@@ -86,7 +86,9 @@ pub(crate) trait Transport: Send + Sync {
     /// [`Error::Timeout`]-worthy failure reported as `Err`.
     ///
     /// Transports whose replies come back on the same exchange (Streamable HTTP) may deliver them
-    /// to the [`Sink`] before returning.
+    /// to the [`Sink`] before returning, or, for a request whose caller waits
+    /// ([`Outgoing::caller_waits`]), leave the rest of the reply to [`wait`](Self::wait), whose
+    /// deadline moves on with the caller's progress.
     fn send(&self, msg: Outgoing) -> Result<(), Error>;
 
     /// Called once the handshake has negotiated a protocol version (HTTP sends it as a header).

@@ -21,10 +21,21 @@
 //!   timeouts:        the socket timeout is set again only when the one asked for is above the
 //!                    last one set or more than `SLACK` (2 ms) below it: never shorter than asked
 //! ```
+//!
+//! It also bounds a thread's reads and writes by a deadline of the thread's own ([`within`]):
+//! ureq fixes a request's time limit when the request is made, but a caller whose deadline
+//! moves on with progress reads the same reply in several waits, each with its own deadline.
+//!
+//! ```text
+//!   within(deadline, f): every read and write f makes on this thread waits at most until
+//!                        `deadline` (the shorter of it and ureq's own limit), then fails with
+//!                        ureq's timeout error; the reply is then abandoned (dropped unread)
+//! ```
 
 use std::cell::Cell;
 use std::fmt;
 use std::io;
+use std::time::Instant;
 
 use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, NextTimeout, Transport};
 
@@ -35,6 +46,45 @@ const ARRIVING: std::time::Duration = std::time::Duration::from_micros(500);
 thread_local! {
     /// Whether reads on this thread may use only what is buffered already.
     static ONLY_BUFFERED: Cell<bool> = const { Cell::new(false) };
+    /// The deadline of this thread's reads and writes (see [`within`]).
+    static WITHIN: Cell<Option<Instant>> = const { Cell::new(None) };
+}
+
+/// Runs `f` with every read and write it makes on this thread (connecting aside) bounded by
+/// `deadline` as well as by the request's own limit: one that would wait past it fails with
+/// ureq's timeout error (for a body being read: an I/O error of kind `TimedOut`).
+pub(crate) fn within<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
+    struct Reset(Option<Instant>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            WITHIN.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(WITHIN.with(|c| c.replace(Some(deadline))));
+    f()
+}
+
+/// The deadline [`within`] set on this thread, if any.
+pub(crate) fn current_deadline() -> Option<Instant> {
+    WITHIN.with(Cell::get)
+}
+
+/// `timeout` shortened to this thread's deadline (see [`within`]); the timeout error when that
+/// has passed.
+fn bounded(mut timeout: NextTimeout) -> Result<NextTimeout, ureq::Error> {
+    use ureq::unversioned::transport::time::Duration;
+    let Some(deadline) = current_deadline() else {
+        return Ok(timeout);
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(ureq::Error::Timeout(timeout.reason));
+    }
+    let left = Duration::from(left);
+    if left < timeout.after {
+        timeout.after = left;
+    }
+    Ok(timeout)
 }
 
 /// Runs `f` with reads on this thread limited to what has been received or arrives within a
@@ -166,7 +216,7 @@ impl<T: Transport> BufferedTransport<T> {
             let out = self.inner.buffers().output();
             let n = out.len().min(held.len() - sent);
             out[..n].copy_from_slice(&held[sent..sent + n]);
-            let timeout = self.write_timeout.adjust(timeout);
+            let timeout = self.write_timeout.adjust(bounded(timeout)?);
             self.inner.transmit_output(n, timeout)?;
             sent += n;
         }
@@ -185,6 +235,7 @@ impl<T: Transport> Transport for BufferedTransport<T> {
     /// system call (one packet) when both fit in the output buffer, and a read sends it first.
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         self.after_io = true;
+        let timeout = bounded(timeout)?;
         if self.held_timeout.is_none() && amount <= MAX_HELD {
             let data = &self.inner.buffers().output()[..amount];
             self.held.clear();
@@ -216,6 +267,7 @@ impl<T: Transport> Transport for BufferedTransport<T> {
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         self.after_io = true;
         self.flush_held()?;
+        let timeout = bounded(timeout)?;
         if !ONLY_BUFFERED.with(Cell::get) {
             let timeout = self.read_timeout.adjust(timeout);
             return self.inner.await_input(timeout);
@@ -385,5 +437,30 @@ mod tests {
         assert!(t.inner.read_timeouts[7].is_not_happening());
         t.await_input(within(0)).expect("read");
         assert!(t.inner.read_timeouts[8].is_zero());
+    }
+
+    #[test]
+    fn within_a_deadline_reads_and_writes_wait_no_longer_than_it() {
+        let mut t = BufferedTransport::new(Recording::new());
+        super::within(Instant::now() + Duration::from_millis(300), || {
+            t.await_input(within(10_000)).expect("read");
+        });
+        let asked = *t.inner.read_timeouts[0];
+        assert!(asked <= Duration::from_millis(300) + SLACK, "{asked:?}");
+        // Past the deadline nothing reaches the connection: ureq's timeout error.
+        let passed = Instant::now();
+        super::within(passed, || {
+            let read = t.await_input(within(10_000));
+            assert!(matches!(read, Err(ureq::Error::Timeout(_))), "{read:?}");
+            t.buffers().output()[..4].copy_from_slice(b"HEAD");
+            let write = t.transmit_output(4, within(10_000));
+            assert!(matches!(write, Err(ureq::Error::Timeout(_))), "{write:?}");
+        });
+        assert_eq!(t.inner.read_timeouts.len(), 1);
+        assert!(t.inner.writes.is_empty());
+        // Outside `within`, ureq's own timeout is the bound again.
+        assert!(current_deadline().is_none());
+        t.await_input(within(10_000)).expect("read");
+        assert!(*t.inner.read_timeouts[1] >= Duration::from_secs(10));
     }
 }

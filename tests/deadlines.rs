@@ -1,0 +1,231 @@
+//! A call's request timeout holds between progress events on every remote transport, with
+//! progress and reset-on-progress asked for (what `mcpb` always asks): a server that stalls ends
+//! the call at its request timeout, each progress for the call moves the deadline on by the
+//! request timeout, the maximum total caps those moves, and the progress callback sees each
+//! update as it comes, not when the answer has arrived.
+
+mod support_remote;
+
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, Sender};
+use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
+use serde_json::{json, Value};
+use support_remote::mcp::{answer, McpSse};
+use support_remote::{Conn, HttpServer};
+
+const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
+
+/// The request timeout of these calls.
+const TIMEOUT: Duration = Duration::from_secs(1);
+/// Their maximum total, far beyond what any of them may take.
+const TOTAL: Duration = Duration::from_secs(10);
+/// How much later than its deadline a call may return.
+const SLACK: Duration = Duration::from_millis(1500);
+
+/// How a loopback Streamable HTTP server answers `tools/call` (everything else is answered
+/// normally, as JSON).
+type CallHandler = dyn Fn(&Value, &mut Conn) + Send + Sync;
+
+/// A Streamable HTTP server at `/mcp` whose `tools/call` is answered by `call`.
+fn http_server(call: impl Fn(&Value, &mut Conn) + Send + Sync + 'static) -> HttpServer {
+    let call: Arc<CallHandler> = Arc::new(call);
+    HttpServer::start(move |req, conn| {
+        if req.method != "POST" {
+            conn.respond(405, &[], b"");
+            return;
+        }
+        let msg = req.json();
+        if msg["method"] == "tools/call" {
+            call(&msg, conn);
+        } else if let Some(a) = answer(&msg) {
+            conn.json(200, &[], &a);
+        } else {
+            conn.accepted();
+        }
+    })
+}
+
+fn connect(url: &str) -> Client {
+    let cfg = ServerConfig::http("stall", url).timeout_secs(TIMEOUT.as_secs_f64());
+    Client::connect(cfg).expect("connect")
+}
+
+/// Progress asked for, the timeout reset on it, and a maximum total: `mcpb`'s options.
+fn resetting(seen: Option<Sender<f64>>) -> CallOptions {
+    CallOptions::new()
+        .on_progress(move |p| {
+            if let Some(tx) = &seen {
+                let _ = tx.send(p.progress);
+            }
+        })
+        .reset_timeout_on_progress(true)
+        .max_total_timeout(TOTAL)
+}
+
+/// A progress notification for the call `msg`.
+fn progress(msg: &Value, n: u32) -> Value {
+    json!({"jsonrpc": "2.0", "method": "notifications/progress",
+        "params": {"progressToken": msg["params"]["_meta"]["progressToken"], "progress": n}})
+}
+
+/// Calls `echo` with reset-on-progress and checks it times out at the request timeout.
+fn assert_times_out_at_the_request_timeout(client: &Client) {
+    let start = Instant::now();
+    let r = client.call_tool_with("echo", json!({"text": "x"}), &resetting(None));
+    let took = start.elapsed();
+    assert!(
+        matches!(&r, Err(Error::Timeout { server, .. }) if server == "stall"),
+        "{r:?}"
+    );
+    assert!(took < TIMEOUT + SLACK, "returned after {took:?}");
+}
+
+#[test]
+fn http_event_stream_headers_then_nothing_end_at_the_request_timeout() {
+    let srv = http_server(|_msg, conn| {
+        conn.sse_start(&[]);
+        conn.wait_for_peer_close();
+    });
+    let client = connect(&srv.url("/mcp"));
+    assert_times_out_at_the_request_timeout(&client);
+    // The connection is usable afterwards.
+    client.list_tools().expect("list after the timeout");
+    client.close().expect("close");
+}
+
+#[test]
+fn http_no_answer_at_all_ends_at_the_request_timeout() {
+    let srv = http_server(|_msg, conn| conn.wait_for_peer_close());
+    let client = connect(&srv.url("/mcp"));
+    assert_times_out_at_the_request_timeout(&client);
+    client.close().expect("close");
+}
+
+#[test]
+fn http_half_an_event_then_nothing_ends_at_the_request_timeout() {
+    let srv = http_server(|msg, conn| {
+        conn.sse_start(&[]);
+        let _ = conn.event(None, &progress(msg, 1));
+        let _ = conn.chunk("event: message\ndata: {\"jsonrpc\":");
+        conn.wait_for_peer_close();
+    });
+    let client = connect(&srv.url("/mcp"));
+    assert_times_out_at_the_request_timeout(&client);
+    client.close().expect("close");
+}
+
+/// Waits up to `within` for the callback to have seen progress `n`.
+fn seen(rx: &Receiver<f64>, n: f64, within: Duration) -> bool {
+    let until = Instant::now() + within;
+    while let Ok(p) = rx.recv_deadline(until) {
+        if p >= n {
+            return true;
+        }
+    }
+    false
+}
+
+#[test]
+fn http_progress_reaches_the_callback_as_it_comes_and_moves_the_deadline_on() {
+    // Each update is sent only once the callback has seen the one before (or after 5 s): an
+    // answer read whole before the callbacks run would take 5 s a step and miss each.
+    let (seen_tx, seen_rx) = crossbeam_channel::unbounded::<f64>();
+    let in_time = Arc::new(Mutex::new(Vec::new()));
+    let record = Arc::clone(&in_time);
+    let srv = http_server(move |msg, conn| {
+        conn.sse_start(&[]);
+        for n in 1..=4 {
+            let _ = conn.event(None, &progress(msg, n));
+            record
+                .lock()
+                .unwrap()
+                .push(seen(&seen_rx, f64::from(n), Duration::from_secs(5)));
+            // Updates 0.6 s apart: together longer than the request timeout.
+            std::thread::sleep(Duration::from_millis(600));
+        }
+        let id = &msg["id"];
+        let done = json!({"jsonrpc": "2.0", "id": id,
+            "result": {"content": [{"type": "text", "text": "done"}]}});
+        let _ = conn.event(None, &done);
+        conn.sse_end();
+    });
+    let client = connect(&srv.url("/mcp"));
+    let r = client.call_tool_with("echo", json!({"text": "x"}), &resetting(Some(seen_tx)));
+    assert_eq!(r.expect("answered after 2.4 s of progress").text(), "done");
+    assert_eq!(*in_time.lock().unwrap(), [true; 4]);
+    client.close().expect("close");
+}
+
+#[test]
+fn http_the_maximum_total_caps_what_progress_extends() {
+    let srv = http_server(|msg, conn| {
+        conn.sse_start(&[]);
+        for n in 1.. {
+            if conn.event(None, &progress(msg, n)).is_err() {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(300));
+        }
+    });
+    let client = connect(&srv.url("/mcp"));
+    let total = Duration::from_secs(2);
+    let start = Instant::now();
+    let r = client.call_tool_with(
+        "echo",
+        json!({"text": "x"}),
+        &resetting(None).max_total_timeout(total),
+    );
+    let took = start.elapsed();
+    assert!(matches!(r, Err(Error::Timeout { .. })), "{r:?}");
+    assert!(
+        took >= total && took < total + SLACK,
+        "returned after {took:?}"
+    );
+    client.close().expect("close");
+}
+
+#[test]
+fn legacy_sse_a_call_never_answered_ends_at_the_request_timeout() {
+    let srv = McpSse::start("/messages");
+    let cfg = ServerConfig::sse("stall", srv.server.url("/sse")).timeout_secs(1.0);
+    let client = Client::connect(cfg).expect("connect");
+    let start = Instant::now();
+    let r = client.call_tool_with("hang", json!({}), &resetting(None));
+    let took = start.elapsed();
+    assert!(matches!(r, Err(Error::Timeout { .. })), "{r:?}");
+    assert!(took < TIMEOUT + SLACK, "returned after {took:?}");
+    client.close().expect("close");
+}
+
+/// `mcpb --url U --timeout 2 call echo text=x` against a server that stalls on `tools/call`.
+fn mcpb_call_returns_by_its_timeout(srv: &HttpServer) {
+    let start = Instant::now();
+    let out = Command::new(MCPB)
+        .args(["--url", &srv.url("/mcp"), "--timeout", "2", "call", "echo"])
+        .arg("text=x")
+        .output()
+        .expect("run mcpb");
+    let took = start.elapsed();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(!out.status.success(), "{stderr}");
+    assert!(stderr.contains("timed out"), "{stderr}");
+    assert!(took < Duration::from_secs(2) + SLACK, "mcpb took {took:?}");
+}
+
+#[test]
+fn mcpb_call_ends_at_its_timeout_on_a_stalled_event_stream() {
+    let srv = http_server(|_msg, conn| {
+        conn.sse_start(&[]);
+        conn.wait_for_peer_close();
+    });
+    mcpb_call_returns_by_its_timeout(&srv);
+}
+
+#[test]
+fn mcpb_call_ends_at_its_timeout_when_nothing_answers() {
+    let srv = http_server(|_msg, conn| conn.wait_for_peer_close());
+    mcpb_call_returns_by_its_timeout(&srv);
+}
