@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
+use mcp_blocking::config::ProtocolMode;
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Value};
 use support_remote::mcp::{answer, McpSse};
@@ -228,4 +229,51 @@ fn mcpb_call_ends_at_its_timeout_on_a_stalled_event_stream() {
 fn mcpb_call_ends_at_its_timeout_when_nothing_answers() {
     let srv = http_server(|_msg, conn| conn.wait_for_peer_close());
     mcpb_call_returns_by_its_timeout(&srv);
+}
+
+#[test]
+fn modern_input_rounds_share_one_deadline() {
+    // Every `tools/call` asks for input again after 1.5 s: under a 2 s timeout the call ends at
+    // 2 s, in its second round, not after a fresh timeout for each round.
+    let srv = HttpServer::start(|req, conn| {
+        if req.method != "POST" {
+            conn.respond(405, &[], b"");
+            return;
+        }
+        let msg = req.json();
+        let result = match msg["method"].as_str().unwrap_or("") {
+            "server/discover" => json!({"supportedVersions": ["2026-07-28"],
+                "capabilities": {"tools": {}}, "resultType": "complete"}),
+            "tools/call" => {
+                std::thread::sleep(Duration::from_millis(1500));
+                json!({"resultType": "input_required", "inputRequests": {},
+                    "requestState": "again"})
+            }
+            _ if msg.get("id").is_none() => {
+                conn.accepted();
+                return;
+            }
+            _ => json!({"tools": [], "resultType": "complete"}),
+        };
+        conn.json(
+            200,
+            &[],
+            &json!({"jsonrpc": "2.0", "id": msg["id"], "result": result}),
+        );
+    });
+    let cfg = ServerConfig::http("stall", srv.url("/mcp"))
+        .timeout_secs(2.0)
+        .protocol_mode(ProtocolMode::Modern);
+    let client = Client::connect(cfg).expect("connect");
+    for opts in [CallOptions::new(), resetting(None)] {
+        let start = Instant::now();
+        let r = client.call_tool_with("echo", json!({}), &opts);
+        let took = start.elapsed();
+        assert!(matches!(r, Err(Error::Timeout { .. })), "{r:?}");
+        assert!(
+            took < Duration::from_secs(2) + SLACK,
+            "returned after {took:?}"
+        );
+    }
+    client.close().expect("close");
 }

@@ -69,11 +69,17 @@ impl Connection {
             None => params,
         };
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
-        let start = Instant::now();
+        // A later request of one call keeps the call's deadline and its start.
+        let (start, mut deadline) = opts.call_deadline.unwrap_or_else(|| {
+            let now = Instant::now();
+            (now, deadline::add(now, timeout))
+        });
         let hard_limit = opts
             .max_total_timeout
             .map(|m| deadline::add(start, m.max(timeout)));
-        let mut deadline = deadline::add(start, timeout);
+        if Instant::now() >= deadline {
+            return Err(self.timeout(method, start));
+        }
         let begun = self
             .session
             .begin_request(method, params, opts.on_progress.is_some())

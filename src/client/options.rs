@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::{show_duration, timeout_in_range, TIMEOUT_RANGE};
 use crate::error::Error;
@@ -40,6 +40,10 @@ pub struct CallOptions {
     pub(crate) progress_watch: Option<crossbeam_channel::Sender<Progress>>,
     /// Told the request's id as soon as it is registered (so another thread may abandon it).
     pub(crate) on_begin: Option<crossbeam_channel::Sender<i64>>,
+    /// A later request of one call (an input round): when the call began (its maximum total
+    /// counts from then) and its deadline now (moved on by the progress of earlier requests),
+    /// which is this request's first deadline.
+    pub(crate) call_deadline: Option<(Instant, Instant)>,
 }
 
 impl fmt::Debug for CallOptions {
