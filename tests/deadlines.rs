@@ -277,3 +277,101 @@ fn modern_input_rounds_share_one_deadline() {
     }
     client.close().expect("close");
 }
+
+/// A task the server keeps `working`.
+const WORKING_TASK: &str = r#"{"taskId":"t1","status":"working","createdAt":"2026-01-01T00:00:00Z","lastUpdatedAt":"2026-01-01T00:00:00Z","ttl":null,"pollInterval":100}"#;
+
+/// The result of each method of a server with one task-required tool, `slow`, whose task never
+/// ends and whose `tasks/result` is never answered (`None`).
+fn deaf_task_server_result(method: &str) -> Option<String> {
+    let r = match method {
+        "initialize" => r#"{"protocolVersion":"2025-11-25","capabilities":{"tools":{},"tasks":{"requests":{"tools":{"call":{}}},"cancel":{}}},"serverInfo":{"name":"deaf","version":"1"}}"#.to_owned(),
+        "tools/list" => r#"{"tools":[{"name":"slow","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}]}"#.to_owned(),
+        "tools/call" => format!(r#"{{"task":{WORKING_TASK}}}"#),
+        "tasks/get" => WORKING_TASK.to_owned(),
+        "tasks/cancel" => WORKING_TASK.replace("working", "cancelled"),
+        _ => return None,
+    };
+    Some(r)
+}
+
+/// Calls the task-required tool `slow` under a 2 s timeout with `mcpb`'s options: the call
+/// ends at its timeout although `tasks/result` is never answered.
+fn assert_task_call_ends_at_its_timeout(client: &Client) {
+    let timeout = Duration::from_secs(2);
+    let start = Instant::now();
+    let r = client.call_tool_with("slow", json!({}), &resetting(None).timeout(timeout));
+    let took = start.elapsed();
+    assert!(
+        matches!(&r, Err(Error::Timeout { method, .. }) if method == "tools/call"),
+        "{r:?}"
+    );
+    assert!(took < timeout + SLACK, "returned after {took:?}");
+}
+
+#[test]
+fn http_a_task_whose_result_never_comes_ends_at_the_call_timeout() {
+    for stall_with_headers in [false, true] {
+        let srv = HttpServer::start(move |req, conn| {
+            if req.method != "POST" {
+                conn.respond(405, &[], b"");
+                return;
+            }
+            let msg = req.json();
+            let method = msg["method"].as_str().unwrap_or("");
+            match deaf_task_server_result(method) {
+                Some(r) => {
+                    let r: Value = serde_json::from_str(&r).expect("JSON");
+                    conn.json(
+                        200,
+                        &[],
+                        &json!({"jsonrpc": "2.0", "id": msg["id"], "result": r}),
+                    );
+                }
+                None if method == "tasks/result" => {
+                    if stall_with_headers {
+                        conn.sse_start(&[]);
+                    }
+                    conn.wait_for_peer_close();
+                }
+                None => conn.accepted(),
+            }
+        });
+        let client = connect(&srv.url("/mcp"));
+        assert_task_call_ends_at_its_timeout(&client);
+        let methods: Vec<String> = srv.requests().iter().map(|r| r.rpc_method()).collect();
+        assert!(methods.iter().any(|m| m == "tasks/cancel"), "{methods:?}");
+        client.close().expect("close");
+    }
+}
+
+#[test]
+fn stdio_a_task_whose_result_never_comes_ends_at_the_call_timeout() {
+    // The server: one line in, one line out (none for `tasks/result` and notifications).
+    let mut script = String::from(
+        "while IFS= read -r line; do\n  id=$(printf '%s' \"$line\" | sed -n 's/.*\"id\":\\([0-9]*\\).*/\\1/p')\n  case \"$line\" in\n",
+    );
+    for method in [
+        "initialize",
+        "tools/list",
+        "tools/call",
+        "tasks/get",
+        "tasks/cancel",
+    ] {
+        let result = deaf_task_server_result(method).expect("answered");
+        script.push_str(&format!(
+            "    *'\"method\":\"{method}\"'*) printf '%s\\n' \"{{\\\"jsonrpc\\\":\\\"2.0\\\",\\\"id\\\":$id,\\\"result\\\":{}}}\" ;;\n",
+            result.replace('"', "\\\"")
+        ));
+    }
+    script.push_str("  esac\ndone\n");
+    let cfg = ServerConfig::stdio("stall", "sh")
+        .args(["-c", script.as_str()])
+        .timeout_secs(2.0);
+    let client = Client::connect(cfg).expect("connect");
+    // Every run: who reads the pipe when the time runs out differs from run to run.
+    for _ in 0..3 {
+        assert_task_call_ends_at_its_timeout(&client);
+    }
+    client.close().expect("close");
+}
