@@ -1,8 +1,10 @@
-//! A call's request timeout holds between progress events on every remote transport, with
-//! progress and reset-on-progress asked for (what `mcpb` always asks): a server that stalls ends
-//! the call at its request timeout, each progress for the call moves the deadline on by the
-//! request timeout, the maximum total caps those moves, and the progress callback sees each
-//! update as it comes, not when the answer has arrived.
+//! Deadlines that hold on every path: with progress and reset-on-progress asked for (what
+//! `mcpb` always asks), a server that stalls ends the call at its request timeout on Streamable
+//! HTTP and legacy SSE, each progress for the call moves the deadline on by the request
+//! timeout, the maximum total caps those moves, and the progress callback sees each update as
+//! it comes; `mcpb call` ends at its `--timeout`; a task whose `tasks/result` never comes ends
+//! at the call's timeout (HTTP and stdio); the input rounds of a 2026-07-28 call share one
+//! deadline; a `TestServer` handler that blocks times out its call, and only that call.
 
 mod support_remote;
 
@@ -12,6 +14,8 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use mcp_blocking::config::ProtocolMode;
+use mcp_blocking::model::{CallToolResult, Content, Tool};
+use mcp_blocking::testing::TestServer;
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Value};
 use support_remote::mcp::{answer, McpSse};
@@ -373,5 +377,48 @@ fn stdio_a_task_whose_result_never_comes_ends_at_the_call_timeout() {
     for _ in 0..3 {
         assert_task_call_ends_at_its_timeout(&client);
     }
+    client.close().expect("close");
+}
+
+#[test]
+fn a_test_server_handler_that_blocks_holds_only_its_call_until_the_timeout() {
+    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(1);
+    let server = TestServer::new("stall")
+        .tool(
+            Tool::new("block", json!({"type": "object"})),
+            move |_call| {
+                // Blocks 800 ms (or until released), far past the 200 ms call timeout.
+                let _ = release_rx.recv_timeout(Duration::from_millis(800));
+                Ok(CallToolResult::success(vec![Content::text("late")]))
+            },
+        )
+        .tool(Tool::new("quick", json!({"type": "object"})), |_call| {
+            Ok(CallToolResult::success(vec![Content::text("quick")]))
+        });
+    let client = Arc::new(server.connect().expect("connect"));
+    let timeout = Duration::from_millis(200);
+    let opts = CallOptions::new().timeout(timeout);
+    let blocked = {
+        let client = Arc::clone(&client);
+        let opts = opts.clone();
+        std::thread::Builder::new()
+            .name("blocked-call".into())
+            .spawn(move || {
+                let start = Instant::now();
+                let r = client.call_tool_with("block", json!({}), &opts);
+                (r, start.elapsed())
+            })
+            .expect("thread")
+    };
+    // Another call is answered meanwhile: only the blocked call is held.
+    let quick = client.call_tool_with("quick", json!({}), &opts);
+    assert_eq!(quick.expect("quick").text(), "quick");
+    let (r, took) = blocked.join().expect("join");
+    assert!(
+        matches!(&r, Err(Error::Timeout { server, .. }) if server == "stall"),
+        "{r:?}"
+    );
+    assert!(took < timeout + SLACK, "returned after {took:?}");
+    let _ = release_tx.send(());
     client.close().expect("close");
 }
