@@ -62,7 +62,7 @@ enum Read {
     Answered,
     /// Something for the waiting caller arrived first (its progress): the rest is read in its
     /// next wait.
-    Paused(ReplyStream),
+    Paused(Box<ReplyStream>),
 }
 
 impl Inner {
@@ -193,7 +193,7 @@ impl Inner {
                 self.keep_unread(
                     caller.id,
                     Unread {
-                        reader,
+                        reader: *reader,
                         want,
                         method,
                         started,
@@ -247,7 +247,7 @@ impl Inner {
                             return Ok(Read::Answered);
                         }
                         if caller.is_some_and(|c| !c.rx.is_empty()) {
-                            return Ok(Read::Paused(reader));
+                            return Ok(Read::Paused(Box::new(reader)));
                         }
                     }
                     Ok(Some(_)) => {}
