@@ -422,3 +422,31 @@ fn a_test_server_handler_that_blocks_holds_only_its_call_until_the_timeout() {
     let _ = release_tx.send(());
     client.close().expect("close");
 }
+
+#[test]
+fn http_closing_wakes_a_call_reading_a_stalled_event_stream() {
+    let (started_tx, started_rx) = crossbeam_channel::bounded::<()>(1);
+    let srv = http_server(move |_msg, conn| {
+        conn.sse_start(&[]);
+        let _ = started_tx.try_send(());
+        conn.wait_for_peer_close();
+    });
+    let cfg = ServerConfig::http("stall", srv.url("/mcp")).timeout_secs(30.0);
+    let client = Arc::new(Client::connect(cfg).expect("connect"));
+    let call = {
+        let client = Arc::clone(&client);
+        std::thread::Builder::new()
+            .name("stalled-call".into())
+            .spawn(move || client.call_tool_with("echo", json!({}), &resetting(None)))
+            .expect("thread")
+    };
+    started_rx
+        .recv_timeout(Duration::from_secs(10))
+        .expect("the call reached the server");
+    let start = Instant::now();
+    client.close().expect("close");
+    let r = call.join().expect("join");
+    let took = start.elapsed();
+    assert!(matches!(r, Err(Error::Closed { .. })), "{r:?}");
+    assert!(took < Duration::from_secs(2), "took {took:?}");
+}
