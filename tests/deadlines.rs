@@ -450,3 +450,16 @@ fn http_closing_wakes_a_call_reading_a_stalled_event_stream() {
     assert!(matches!(r, Err(Error::Closed { .. })), "{r:?}");
     assert!(took < Duration::from_secs(2), "took {took:?}");
 }
+
+#[test]
+fn websocket_a_call_never_answered_ends_at_the_request_timeout() {
+    let srv = support_remote::ws::WsServer::start(true);
+    let cfg = ServerConfig::websocket("stall", srv.url()).timeout_secs(1.0);
+    let client = Client::connect(cfg).expect("connect");
+    let start = Instant::now();
+    let r = client.call_tool_with("hang", json!({}), &resetting(None));
+    let took = start.elapsed();
+    assert!(matches!(r, Err(Error::Timeout { .. })), "{r:?}");
+    assert!(took < TIMEOUT + SLACK, "returned after {took:?}");
+    client.close().expect("close");
+}
