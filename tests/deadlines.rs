@@ -14,6 +14,7 @@ use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use mcp_blocking::config::ProtocolMode;
+use mcp_blocking::error::TaskErrorKind;
 use mcp_blocking::model::{CallToolResult, Content, Tool};
 use mcp_blocking::testing::TestServer;
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
@@ -462,4 +463,52 @@ fn websocket_a_call_never_answered_ends_at_the_request_timeout() {
     assert!(matches!(r, Err(Error::Timeout { .. })), "{r:?}");
     assert!(took < TIMEOUT + SLACK, "returned after {took:?}");
     client.close().expect("close");
+}
+
+#[test]
+fn http_a_task_cancelled_elsewhere_ends_the_call_at_once_though_its_result_stalls() {
+    for stall_with_headers in [false, true] {
+        let srv = HttpServer::start(move |req, conn| {
+            if req.method != "POST" {
+                conn.respond(405, &[], b"");
+                return;
+            }
+            let msg = req.json();
+            let method = msg["method"].as_str().unwrap_or("");
+            let result = match method {
+                // Cancelled by somebody else: `tasks/get` says so, `tasks/result` never does.
+                "tasks/get" => Some(WORKING_TASK.replace("working", "cancelled")),
+                _ => deaf_task_server_result(method),
+            };
+            match result {
+                Some(r) => {
+                    let r: Value = serde_json::from_str(&r).expect("JSON");
+                    conn.json(
+                        200,
+                        &[],
+                        &json!({"jsonrpc": "2.0", "id": msg["id"], "result": r}),
+                    );
+                }
+                None if method == "tasks/result" => {
+                    if stall_with_headers {
+                        conn.sse_start(&[]);
+                    }
+                    conn.wait_for_peer_close();
+                }
+                None => conn.accepted(),
+            }
+        });
+        let cfg = ServerConfig::http("stall", srv.url("/mcp")).timeout_secs(10.0);
+        let client = Client::connect(cfg).expect("connect");
+        let start = Instant::now();
+        let r = client.call_tool_with("slow", json!({}), &resetting(None));
+        let took = start.elapsed();
+        assert!(
+            matches!(&r, Err(Error::Task { kind, .. }) if *kind == TaskErrorKind::Cancelled),
+            "{r:?}"
+        );
+        // Its `tasks/result` reader was stopped, not waited for until the 10 s timeout.
+        assert!(took < Duration::from_secs(3), "returned after {took:?}");
+        client.close().expect("close");
+    }
 }

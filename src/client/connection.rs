@@ -165,6 +165,16 @@ impl Connection {
         outcome
     }
 
+    /// Gives up request `id` from another thread than its caller's: it ends with `detail`
+    /// (an [`Error::Protocol`]), and a caller reading the connection for it stops at once.
+    pub(crate) fn abandon(&self, id: i64, detail: &str) -> bool {
+        let abandoned = self.session.abandon(id, detail);
+        if abandoned {
+            self.transport.interrupt(id);
+        }
+        abandoned
+    }
+
     /// Sends a notification.
     pub(crate) fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
         crate::auth::with_authorization(self.oauth.as_ref(), &self.server, || {

@@ -683,7 +683,7 @@ impl Client {
         }
         // Its thread waits for the request's end: end it now (the server sends no answer to a
         // cancelled request).
-        conn.session.abandon(id, "the subscription ended");
+        conn.abandon(id, "the subscription ended");
     }
 
     /// Stores the level sent with every later request.

@@ -479,7 +479,7 @@ impl TaskHandle {
             });
             // The readers must end before the scope does: abandon what they still wait for.
             for id in begun.iter().filter_map(|rx| rx.recv().ok()) {
-                ctx.conn.session.abandon(id, "the wait for the task ended");
+                ctx.conn.abandon(id, "the wait for the task ended");
             }
             outcome
         })

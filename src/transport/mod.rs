@@ -113,6 +113,11 @@ pub(crate) trait Transport: Send + Sync {
     /// `wait` (a hand-off it has not taken yet) passes to another caller.
     fn stop_waiting(&self, _caller: &Caller<'_>) {}
 
+    /// Request `id` was given up by another thread, and its slot already holds its end: a
+    /// caller that reads the connection itself in `wait` for it (and so does not look at its
+    /// slot) stops reading now.
+    fn interrupt(&self, _id: i64) {}
+
     /// The last lines the server wrote to stderr, when the transport has a process.
     fn stderr_tail(&self) -> String {
         String::new()

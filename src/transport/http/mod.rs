@@ -71,7 +71,7 @@ use self::drain::Drain;
 pub(crate) use self::fallback::LegacyRefusal;
 use self::post::Exchange;
 use self::session::State;
-use super::web::buffered::within;
+use super::web::buffered::{interruptible, within, Interrupt};
 use super::web::{agent, Limit, RequestHeaders, Requester, Verb};
 use super::{Caller, Outgoing, Sink, Transport};
 use crate::config::{redact_url, HttpConfig, Limits};
@@ -105,6 +105,8 @@ struct Inner {
     answered_elsewhere: Mutex<Vec<RequestId>>,
     /// Event-stream replies their callers read in `wait`, by request id (see `reply.rs`).
     unread: Mutex<HashMap<i64, reply::Unread>>,
+    /// What stops the reading of a caller reading its reply in `wait` now, by request id.
+    reading: Mutex<HashMap<i64, Arc<Interrupt>>>,
     /// The drain thread, started with the first SSE reply.
     drain: Mutex<Drain>,
     /// The modern era's per-request headers (see `Transport::set_header_hook`).
@@ -194,6 +196,7 @@ impl HttpTransport {
                 stop_rx,
                 answered_elsewhere: Mutex::new(Vec::new()),
                 unread: Mutex::new(HashMap::new()),
+                reading: Mutex::new(HashMap::new()),
                 drain: Mutex::new(Drain::default()),
                 header_hook: RwLock::new(None),
             }),
@@ -219,8 +222,24 @@ impl Transport for HttpTransport {
             lock(&inner.state).initialized_frame = Some(out.frame.clone());
         }
         // Every read and write of the exchange by the caller's deadline (ureq's own bound is
-        // the latest its answer may be read by, when progress may move that deadline on).
-        match within(deadline, || inner.exchange(&out, deadline, true)) {
+        // the latest its answer may be read by, when progress may move that deadline on), and
+        // stoppable by another thread giving the request up (`Transport::interrupt`; one given
+        // up before this point is not seen until the deadline).
+        let caller = match (&out.id, out.caller_waits) {
+            (Some(RequestId::Number(id)), true) => Some(*id),
+            _ => None,
+        };
+        let interrupt = Arc::new(Interrupt::default());
+        if let Some(id) = caller {
+            lock(&inner.reading).insert(id, Arc::clone(&interrupt));
+        }
+        let exchanged = interruptible(&interrupt, || {
+            within(deadline, || inner.exchange(&out, deadline, true))
+        });
+        if let Some(id) = caller {
+            lock(&inner.reading).remove(&id);
+        }
+        match exchanged {
             Ok(()) => {
                 if method == "notifications/initialized" {
                     self.start_stream();
@@ -269,6 +288,14 @@ impl Transport for HttpTransport {
     fn stop_waiting(&self, caller: &Caller<'_>) {
         let unread = lock(&self.inner.unread).remove(&caller.id);
         drop(unread);
+    }
+
+    /// A caller reading its reply in `wait` is stopped by shutting the socket it reads.
+    fn interrupt(&self, id: i64) {
+        let reading = lock(&self.inner.reading).get(&id).cloned();
+        if let Some(r) = reading {
+            r.fire();
+        }
     }
 
     fn set_protocol_version(&self, version: &str) {

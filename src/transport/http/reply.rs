@@ -4,6 +4,7 @@
 
 use crate::sync::lock;
 use std::io::BufReader;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::RecvTimeoutError;
@@ -15,7 +16,7 @@ use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::session::{Event, Failure, TransportError};
 use crate::transport::sse_parser::{EventTooLarge, SseParser, SseReader};
-use crate::transport::web::buffered::within;
+use crate::transport::web::buffered::{interruptible, within, Interrupt};
 use crate::transport::web::{
     content_length, deliver_frame, is_event_stream, is_response_to, read_capped, status_error,
 };
@@ -161,7 +162,13 @@ impl Inner {
         deadline: Instant,
     ) -> Option<Result<Event, RecvTimeoutError>> {
         let unread = lock(&self.unread).remove(&caller.id)?;
+        // Another thread may give the request up (`Transport::interrupt`) while this one reads:
+        // registered before the slot is looked at, so an abandonment is either seen there or
+        // interrupts the read.
+        let interrupt = Arc::new(Interrupt::default());
+        lock(&self.reading).insert(caller.id, Arc::clone(&interrupt));
         if !caller.rx.is_empty() || Instant::now() >= deadline {
+            lock(&self.reading).remove(&caller.id);
             self.keep_unread(caller.id, unread);
             return None;
         }
@@ -184,11 +191,16 @@ impl Inner {
             deliver: true,
             resumable,
         };
-        let read = within(deadline, || {
-            self.read_events(reader, &call, &mut at, Some(caller))
+        let read = interruptible(&interrupt, || {
+            within(deadline, || {
+                self.read_events(reader, &call, &mut at, Some(caller))
+            })
         });
+        lock(&self.reading).remove(&caller.id);
         match read {
             Ok(Read::Answered) => None,
+            // What ended the wait (its abandonment) is on the slot.
+            Err(_) if !caller.rx.is_empty() => None,
             Ok(Read::Paused(reader)) => {
                 self.keep_unread(
                     caller.id,
@@ -212,7 +224,7 @@ impl Inner {
                     e
                 };
                 Some(Ok(Event::Done(Err(Failure::Transport(TransportError(
-                    std::sync::Arc::new(e),
+                    Arc::new(e),
                 ))))))
             }
         }

@@ -30,14 +30,22 @@
 //!   within(deadline, f): every read and write f makes on this thread waits at most until
 //!                        `deadline` (the shorter of it and ureq's own limit), then fails with
 //!                        ureq's timeout error; the reply is then abandoned (dropped unread)
+//!   interruptible(i, f): another thread's `i.fire()` shuts down the socket f is reading or
+//!                        writing now (the layer knows each connection's socket), and fails
+//!                        f's later reads and writes at once
 //! ```
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io;
+use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
-use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, NextTimeout, Transport};
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, NextTimeout, ShutdownHandle, Transport,
+};
+
+use crate::sync::lock;
 
 /// How long a read inside [`only_buffered`] waits for bytes on their way (the socket's timeout
 /// has a resolution of a scheduler tick, so this is a few milliseconds at most).
@@ -48,6 +56,8 @@ thread_local! {
     static ONLY_BUFFERED: Cell<bool> = const { Cell::new(false) };
     /// The deadline of this thread's reads and writes (see [`within`]).
     static WITHIN: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// What may stop this thread's reads and writes (see [`interruptible`]).
+    static INTERRUPT: RefCell<Option<Arc<Interrupt>>> = const { RefCell::new(None) };
 }
 
 /// Runs `f` with every read and write it makes on this thread (connecting aside) bounded by
@@ -106,20 +116,118 @@ pub(crate) fn is_not_yet(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock
 }
 
-/// The connector layer (the last of the chain).
-#[derive(Debug, Default)]
-pub(crate) struct BufferedConnector;
+/// The connector layer: wraps the whole chain (`DefaultConnector`), so that it also learns the
+/// socket each connection was made on (its shutdown handle, for [`Interrupt`]).
+#[derive(Debug)]
+pub(crate) struct BufferedConnector<C> {
+    inner: C,
+}
 
-impl<In: Transport> Connector<In> for BufferedConnector {
-    type Out = BufferedTransport<In>;
+impl<C> BufferedConnector<C> {
+    /// The layer over `inner`.
+    pub(crate) fn new(inner: C) -> Self {
+        BufferedConnector { inner }
+    }
+}
+
+impl<C: Connector<()>> Connector<()> for BufferedConnector<C> {
+    type Out = BufferedTransport<C::Out>;
 
     fn connect(
         &self,
-        _details: &ConnectionDetails,
-        chained: Option<In>,
+        details: &ConnectionDetails,
+        chained: Option<()>,
     ) -> Result<Option<Self::Out>, ureq::Error> {
-        Ok(chained.map(BufferedTransport::new))
+        // The chain registers the socket it makes with the agent (for `Agent::shutdown`); the
+        // handle is kept here too.
+        let socket: Arc<Mutex<Option<Weak<dyn ShutdownHandle>>>> = Arc::default();
+        let register = Arc::clone(&details.register_shutdown);
+        let kept = Arc::clone(&socket);
+        let ours = ConnectionDetails {
+            uri: details.uri,
+            addrs: details.addrs.clone(),
+            config: details.config,
+            request_level: details.request_level,
+            resolver: details.resolver,
+            now: details.now,
+            timeout: details.timeout,
+            current_time: Arc::clone(&details.current_time),
+            run_connector: Arc::clone(&details.run_connector),
+            register_shutdown: Arc::new(move |handle: Weak<dyn ShutdownHandle>| {
+                *lock(&kept) = Some(handle.clone());
+                register(handle)
+            }),
+        };
+        let made = self.inner.connect(&ours, chained)?;
+        let socket = lock(&socket).take();
+        Ok(made.map(|t| BufferedTransport {
+            socket,
+            ..BufferedTransport::new(t)
+        }))
     }
+}
+
+/// Lets another thread stop one thread's reads and writes on its connections (see
+/// [`interruptible`]): the socket in use is shut down, and any later read or write in the scope
+/// fails at once.
+#[derive(Default)]
+pub(crate) struct Interrupt {
+    state: Mutex<InterruptState>,
+}
+
+#[derive(Default)]
+struct InterruptState {
+    fired: bool,
+    /// The socket being read or written in the scope now.
+    socket: Option<Weak<dyn ShutdownHandle>>,
+}
+
+impl Interrupt {
+    /// Stops the scope's reads and writes, now and from now on.
+    pub(crate) fn fire(&self) {
+        let socket = {
+            let mut st = lock(&self.state);
+            st.fired = true;
+            st.socket.take()
+        };
+        if let Some(s) = socket.and_then(|w| w.upgrade()) {
+            s.shutdown();
+        }
+    }
+
+    /// Notes the socket about to be used; the error when the scope was interrupted.
+    fn enter(&self, socket: Option<&Weak<dyn ShutdownHandle>>) -> Result<(), ureq::Error> {
+        let mut st = lock(&self.state);
+        if st.fired {
+            return Err(ureq::Error::Io(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "the caller stopped waiting",
+            )));
+        }
+        st.socket = socket.cloned();
+        Ok(())
+    }
+}
+
+/// Runs `f` with this thread's reads and writes stoppable by `interrupt` from another thread.
+pub(crate) fn interruptible<T>(interrupt: &Arc<Interrupt>, f: impl FnOnce() -> T) -> T {
+    struct Reset(Option<Arc<Interrupt>>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            INTERRUPT.with(|c| *c.borrow_mut() = previous);
+        }
+    }
+    let _reset = Reset(INTERRUPT.with(|c| c.replace(Some(Arc::clone(interrupt)))));
+    f()
+}
+
+/// Checks this thread's [`Interrupt`] (if any) before I/O on `socket`.
+fn check_interrupt(socket: Option<&Weak<dyn ShutdownHandle>>) -> Result<(), ureq::Error> {
+    INTERRUPT.with(|c| match &*c.borrow() {
+        Some(i) => i.enter(socket),
+        None => Ok(()),
+    })
 }
 
 /// A connection that honours [`only_buffered`], and spares the system calls a kept-alive
@@ -127,6 +235,8 @@ impl<In: Transport> Connector<In> for BufferedConnector {
 /// [`BufferedTransport::transmit_output`]).
 pub(crate) struct BufferedTransport<T> {
     inner: T,
+    /// The socket under it (to shut down on an [`Interrupt`]), when the chain made one.
+    socket: Option<Weak<dyn ShutdownHandle>>,
     /// Whether the last thing done on this connection was I/O (not a liveness probe).
     after_io: bool,
     /// A small write held back to leave with the next one (a request's head with its body).
@@ -141,6 +251,7 @@ impl<T> BufferedTransport<T> {
     fn new(inner: T) -> Self {
         BufferedTransport {
             inner,
+            socket: None,
             after_io: true,
             held: Vec::new(),
             held_timeout: None,
@@ -235,6 +346,7 @@ impl<T: Transport> Transport for BufferedTransport<T> {
     /// system call (one packet) when both fit in the output buffer, and a read sends it first.
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         self.after_io = true;
+        check_interrupt(self.socket.as_ref())?;
         let timeout = bounded(timeout)?;
         if self.held_timeout.is_none() && amount <= MAX_HELD {
             let data = &self.inner.buffers().output()[..amount];
@@ -266,6 +378,7 @@ impl<T: Transport> Transport for BufferedTransport<T> {
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         self.after_io = true;
+        check_interrupt(self.socket.as_ref())?;
         self.flush_held()?;
         let timeout = bounded(timeout)?;
         if !ONLY_BUFFERED.with(Cell::get) {
