@@ -2,8 +2,8 @@
 //!
 //! A [`TestServer`] is an MCP server that lives in your test: give it tools, resources and
 //! prompts (or script its wire messages outright), connect a real [`Client`] to it in-process,
-//! and check what your code does. No process, no socket, no thread of its own: a test runs in
-//! microseconds. The client is the same `Client` your program uses, with its handshake,
+//! and check what your code does. No process, no socket: a test runs in well under a
+//! millisecond. The client is the same `Client` your program uses, with its handshake,
 //! timeouts, handlers and errors.
 //!
 //! ```
@@ -43,8 +43,13 @@
 //! - or take the wire in hand with [`TestServer::from_fn`]: every message the client sends goes
 //!   to your function, and what it returns goes back.
 //!
-//! Handlers run on the thread of the call that reached them, inside the call, so a handler that
-//! blocks holds that call (and only that call) until its timeout.
+//! Each request is handled on a short-lived thread of its own (named `mcp-test:NAME`), while the
+//! call waits for the answer as it would for any server: a handler that blocks holds that call
+//! (and only that call), which returns [`Error::Timeout`] at its timeout. The handler's answer
+//! is then discarded, as a late answer from any server is. Notifications are handled on the
+//! thread that sent them, in the order sent. Closing the client waits at most
+//! [`CLOSE_GRACE`](crate::handler::CLOSE_GRACE) for handlers still running; a thread still
+//! running after that is joined once its handler returns.
 
 use std::collections::HashMap;
 use std::fmt;
@@ -535,8 +540,11 @@ impl Script {
 }
 
 impl InProcessServer for TestServer {
-    fn handle(&self, msg: &Value, peer: &Peer) {
+    fn received(&self, msg: &Value) {
         lock(&self.shared.received).push(msg.clone());
+    }
+
+    fn handle(&self, msg: &Value, peer: &Peer) {
         if let Some(raw) = &self.script.raw {
             for out in raw(msg) {
                 peer.send(&out);

@@ -69,11 +69,17 @@ impl Connection {
             None => params,
         };
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
-        let start = Instant::now();
+        // A later request of one call keeps the call's deadline and its start.
+        let (start, mut deadline) = opts.call_deadline.unwrap_or_else(|| {
+            let now = Instant::now();
+            (now, deadline::add(now, timeout))
+        });
         let hard_limit = opts
             .max_total_timeout
             .map(|m| deadline::add(start, m.max(timeout)));
-        let mut deadline = deadline::add(start, timeout);
+        if Instant::now() >= deadline {
+            return Err(self.timeout(method, start));
+        }
         let begun = self
             .session
             .begin_request(method, params, opts.on_progress.is_some())
@@ -85,16 +91,18 @@ impl Connection {
         if let Some(tx) = &opts.on_begin {
             let _ = tx.try_send(id);
         }
-        // Transports that read the answer inside `send` (Streamable HTTP event streams) cannot
-        // restart the timer on progress; they get the maximum total instead, when there is one.
-        let send_deadline = match (
-            opts.reset_timeout_on_progress && opts.on_progress.is_some(),
-            hard_limit,
-        ) {
-            (true, Some(limit)) => limit,
-            _ => deadline,
-        };
-        let out = Outgoing::encoded_request(id, method, begun.frame).by(send_deadline);
+        // The request timeout holds on every transport: a transport that reads the answer
+        // inside `send` reads it by `deadline`, or leaves the rest to `wait`, whose deadline
+        // moves on with progress. Only the whole exchange is bounded by the latest the answer
+        // may come when progress moves the deadline (the maximum total, else `MAX_TIMEOUT`).
+        let mut out = Outgoing::encoded_request(id, method, begun.frame)
+            .by(deadline)
+            .answered_in_wait();
+        if opts.reset_timeout_on_progress && opts.on_progress.is_some() {
+            out = out.extensible_until(
+                hard_limit.unwrap_or_else(|| deadline::add(start, crate::config::MAX_TIMEOUT)),
+            );
+        }
         if let Err(e) = self.transport.send(out) {
             self.session.forget(id);
             return Err(match e {
@@ -157,6 +165,16 @@ impl Connection {
         outcome
     }
 
+    /// Gives up request `id` from another thread than its caller's: it ends with `detail`
+    /// (an [`Error::Protocol`]), and a caller reading the connection for it stops at once.
+    pub(crate) fn abandon(&self, id: i64, detail: &str) -> bool {
+        let abandoned = self.session.abandon(id, detail);
+        if abandoned {
+            self.transport.interrupt(id);
+        }
+        abandoned
+    }
+
     /// Sends a notification.
     pub(crate) fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
         crate::auth::with_authorization(self.oauth.as_ref(), &self.server, || {
@@ -203,6 +221,7 @@ impl Connection {
                 detail,
                 stderr_tail,
             },
+            Failure::Transport(e) => e.into_error(&self.server),
         }
     }
 

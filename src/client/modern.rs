@@ -19,6 +19,7 @@ use std::ops::Not;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, RwLock};
 use std::thread::JoinHandle;
+use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Map, Value};
@@ -350,7 +351,8 @@ impl Client {
     }
 
     /// One modern request: the result with `resultType` checked and removed, the server's
-    /// input requests answered by the handlers (at most `Limits::max_input_rounds` rounds), a
+    /// input requests answered by the handlers (at most `Limits::max_input_rounds` rounds, all
+    /// under the call's one deadline, which only its progress moves on), a
     /// broken HTTP reply re-issued once with a new id, and a `tools/call` refused for its
     /// headers (`-32020`) retried once after listing the tools again.
     pub(super) fn modern_request(
@@ -361,6 +363,9 @@ impl Client {
         opts: &CallOptions,
     ) -> Result<Value, Error> {
         let max_rounds = self.config.limits().max_input_rounds;
+        // One deadline for the whole call, whatever the number of rounds: each round's request
+        // starts from the deadline the last one left (progress may have moved it on).
+        let round_opts = Rounds::new(opts, conn.default_timeout);
         let mut rounds = 0;
         let mut answers: Option<(Map<String, Value>, Option<Value>)> = None;
         let mut reissued = false;
@@ -378,7 +383,7 @@ impl Client {
                 }
                 sent = Some(Value::Object(p));
             }
-            let payload = match conn.request(method, sent, opts) {
+            let payload = match conn.request(method, sent, &round_opts.next()) {
                 Ok(p) => p,
                 Err(Error::Closed { .. } | Error::Transport { status: None, .. })
                     if !reissued && !conn.session.is_closed() && self.config.url().is_some() =>
@@ -678,7 +683,7 @@ impl Client {
         }
         // Its thread waits for the request's end: end it now (the server sends no answer to a
         // cancelled request).
-        conn.session.abandon(id, "the subscription ended");
+        conn.abandon(id, "the subscription ended");
     }
 
     /// Stores the level sent with every later request.
@@ -763,6 +768,50 @@ fn falls_back(e: &Error) -> bool {
         } => (400..500).contains(s) && !matches!(s, 401 | 403 | 407),
         Error::Protocol { .. } => true,
         _ => false,
+    }
+}
+
+/// The options of the requests of one call made in rounds (input rounds, a re-issued request):
+/// the call's options, with progress moving one deadline shared by all the rounds.
+struct Rounds {
+    /// The call's options (its progress callback also moves the shared deadline).
+    opts: CallOptions,
+    /// When the call began.
+    start: Instant,
+    /// The call's deadline now.
+    deadline: Arc<Mutex<Instant>>,
+}
+
+impl Rounds {
+    fn new(opts: &CallOptions, default_timeout: Duration) -> Rounds {
+        let start = Instant::now();
+        let timeout = opts.timeout.unwrap_or(default_timeout);
+        let deadline = Arc::new(Mutex::new(crate::deadline::add(start, timeout)));
+        let mut opts = opts.clone();
+        if let (true, Some(cb)) = (opts.reset_timeout_on_progress, opts.on_progress.clone()) {
+            let hard_limit = opts
+                .max_total_timeout
+                .map(|m| crate::deadline::add(start, m.max(timeout)));
+            let moved = Arc::clone(&deadline);
+            opts.on_progress = Some(Arc::new(move |p: &crate::model::Progress| {
+                let next = crate::deadline::after(timeout);
+                *lock(&moved) = hard_limit.map_or(next, |h| next.min(h));
+                cb(p);
+            }));
+        }
+        Rounds {
+            opts,
+            start,
+            deadline,
+        }
+    }
+
+    /// The options of the next request of the call.
+    fn next(&self) -> CallOptions {
+        CallOptions {
+            call_deadline: Some((self.start, *lock(&self.deadline))),
+            ..self.opts.clone()
+        }
     }
 }
 

@@ -2,7 +2,7 @@
 
 use std::fmt;
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use crate::config::{show_duration, timeout_in_range, TIMEOUT_RANGE};
 use crate::error::Error;
@@ -40,6 +40,10 @@ pub struct CallOptions {
     pub(crate) progress_watch: Option<crossbeam_channel::Sender<Progress>>,
     /// Told the request's id as soon as it is registered (so another thread may abandon it).
     pub(crate) on_begin: Option<crossbeam_channel::Sender<i64>>,
+    /// A later request of one call (an input round): when the call began (its maximum total
+    /// counts from then) and its deadline now (moved on by the progress of earlier requests),
+    /// which is this request's first deadline.
+    pub(crate) call_deadline: Option<(Instant, Instant)>,
 }
 
 impl fmt::Debug for CallOptions {
@@ -78,11 +82,15 @@ impl CallOptions {
         self
     }
 
-    /// Restarts the timeout whenever progress arrives (needs [`on_progress`](Self::on_progress)).
+    /// Restarts the timeout whenever progress for this call arrives (needs
+    /// [`on_progress`](Self::on_progress)).
     ///
-    /// On Streamable HTTP, an answer that comes as an event stream is read within one exchange
-    /// whose deadline cannot move: it is bounded by [`max_total_timeout`](Self::max_total_timeout)
-    /// when one is set, and by the plain timeout otherwise.
+    /// On every transport the call's timeout holds between progress updates: a server that
+    /// goes quiet ends the call one timeout after its last update (or after the request, when
+    /// none came), each update gives it one timeout more, and
+    /// [`max_total_timeout`](Self::max_total_timeout), when set, caps the whole call. On
+    /// Streamable HTTP an answer that comes as an event stream is read by the calling thread
+    /// between its progress updates, under the same deadline.
     pub fn reset_timeout_on_progress(mut self, reset: bool) -> Self {
         self.reset_timeout_on_progress = reset;
         self

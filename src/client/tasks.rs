@@ -299,9 +299,9 @@ impl TaskHandle {
     /// Runs the task to its end or to `start + timeout` (moved on by progress when the options
     /// say so); with `cancel_on_timeout`, sends `tasks/cancel` when the time runs out.
     ///
-    /// A reader thread keeps one `tasks/result` open, bounded by the wait's deadline (or its
-    /// maximum total, when progress may move it); when it times out while the wait goes on (its
-    /// deadline moved), another takes over. On leaving, each reader's request is abandoned and
+    /// A reader thread keeps one `tasks/result` open, bounded by the wait's deadline as it is
+    /// when the reader starts; when it times out while the wait goes on (progress moved the
+    /// deadline on), another takes over. On leaving, each reader's request is abandoned and
     /// the reader joined (on Streamable HTTP, an exchange ends when the server answers or at its
     /// deadline; a task that was cancelled is answered at once).
     pub(super) fn drive(
@@ -325,6 +325,8 @@ impl TaskHandle {
         // Each reader's request id, to abandon it on leaving.
         let mut begun: Vec<Receiver<i64>> = Vec::new();
         std::thread::scope(|s| {
+            // A reader waits no longer than the wait's deadline as it is when the reader starts
+            // (never the maximum total), so no reader outlasts the wait.
             let spawn_reader = |until: Instant, begun: &mut Vec<Receiver<i64>>| {
                 let (id_tx, id_rx) = crossbeam_channel::bounded(1);
                 begun.push(id_rx);
@@ -351,15 +353,11 @@ impl TaskHandle {
                         source: Some(Box::new(e)),
                     })
             };
-            let reader_until = |deadline: Instant| match (reset, hard_limit) {
-                (true, Some(limit)) => limit,
-                _ => deadline,
-            };
             let mut poll = limits.task_poll_interval(self.created.task.poll_interval);
             let mut next_poll = deadline::add(Instant::now(), poll);
             // No `tasks/result` is open (the last one was answered early).
             let mut reader_idle = false;
-            let outcome = match spawn_reader(reader_until(deadline), &mut begun) {
+            let outcome = match spawn_reader(deadline, &mut begun) {
                 Err(e) => Some(Err(e)),
                 Ok(()) => loop {
                     let wake = next_poll.min(deadline);
@@ -367,7 +365,7 @@ impl TaskHandle {
                         recv(result_rx) -> r => match r {
                             // The reader's own deadline: the wait's may have moved on.
                             Ok(Err(Error::Timeout { .. })) if Instant::now() < deadline => {
-                                if let Err(e) = spawn_reader(reader_until(deadline), &mut begun) {
+                                if let Err(e) = spawn_reader(deadline, &mut begun) {
                                     break Some(Err(e));
                                 }
                                 continue;
@@ -431,7 +429,7 @@ impl TaskHandle {
                                 || task.status == TaskStatus::InputRequired;
                             if reader_idle && ready {
                                 reader_idle = false;
-                                if let Err(e) = spawn_reader(reader_until(deadline), &mut begun) {
+                                if let Err(e) = spawn_reader(deadline, &mut begun) {
                                     break Some(Err(e));
                                 }
                             }
@@ -481,7 +479,7 @@ impl TaskHandle {
             });
             // The readers must end before the scope does: abandon what they still wait for.
             for id in begun.iter().filter_map(|rx| rx.recv().ok()) {
-                ctx.conn.session.abandon(id, "the wait for the task ended");
+                ctx.conn.abandon(id, "the wait for the task ended");
             }
             outcome
         })

@@ -38,6 +38,29 @@ pub(crate) enum Failure {
     Unusable(String),
     /// The answer breaks JSON-RPC 2.0.
     Malformed(Malformed),
+    /// The transport failed while the caller read its answer (a Streamable HTTP reply read in
+    /// `Transport::wait`): the error as the transport made it.
+    Transport(TransportError),
+}
+
+/// An error a transport met reading a caller's answer, carried to that caller.
+#[derive(Debug, Clone)]
+pub(crate) struct TransportError(pub(crate) std::sync::Arc<crate::error::Error>);
+
+impl PartialEq for TransportError {
+    fn eq(&self, other: &Self) -> bool {
+        std::sync::Arc::ptr_eq(&self.0, &other.0)
+    }
+}
+
+impl TransportError {
+    /// The error (a copy of its text when another holder shares it).
+    pub(crate) fn into_error(self, server: &str) -> crate::error::Error {
+        std::sync::Arc::try_unwrap(self.0).unwrap_or_else(|shared| crate::error::Error::Protocol {
+            server: server.to_owned(),
+            detail: shared.to_string(),
+        })
+    }
 }
 
 impl From<Fault> for Failure {

@@ -3,17 +3,27 @@
 //! ```text
 //!  Client ──send(frame)──> MemoryTransport ──a response?──> the server request waiting for it
 //!                                │
-//!                                └──otherwise──> InProcessServer::handle(msg, &Peer)
-//!                                                  └── Peer::send ──> Sink (as if read off a wire)
+//!                                ├──a request──> thread mcp-test:NAME: InProcessServer::handle
+//!                                │                 └── Peer::send ──> Sink (as if read off a wire)
+//!                                └──a notification──> InProcessServer::handle, inline
 //! ```
 //!
-//! The server runs on the thread that sends, inside `send`, so a test needs no thread of its own.
-//! A server that asks the client something while handling a message (sampling, elicitation)
-//! waits, up to the sender's deadline, for the answer that the client's dispatcher sends back.
+//! Every message is first shown to the server in the order it was sent
+//! ([`InProcessServer::received`]). A request is then handled on a thread of its own, which
+//! `send` waits for until the request's deadline: a handler that returns by then has answered
+//! when `send` returns, as before; one that blocks holds only that call, which times out on
+//! time while the handler goes on. A server that asks the client
+//! something while handling a message (sampling, elicitation) waits, up to the sender's
+//! deadline, for the answer that the client's dispatcher sends back.
+//!
+//! Handler threads are joined: finished ones whenever a message is sent, the rest on close,
+//! which waits at most [`CLOSE_GRACE`] for them; one still running then is joined once it ends,
+//! by a later send or close of any in-process connection.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
+use std::thread::JoinHandle;
 use std::time::Instant;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -21,12 +31,16 @@ use serde_json::{json, Value};
 
 use super::{Outgoing, Sink, Transport};
 use crate::error::Error;
+use crate::handler::CLOSE_GRACE;
 use crate::protocol::jsonrpc::Inbound;
 use crate::sync::lock;
 
 /// A server that lives in the client's process.
 pub(crate) trait InProcessServer: Send + Sync {
-    /// Handles one message the client sent; answers go out through `peer`.
+    /// Sees each message the client sent, in the order sent, before it is handled.
+    fn received(&self, _msg: &Value) {}
+    /// Handles one message the client sent (a request on a thread of its own); answers go out
+    /// through `peer`.
     fn handle(&self, msg: &Value, peer: &Peer);
     /// A client connected; `peer` stays valid until it disconnects.
     fn connected(&self, _peer: &Peer) {}
@@ -123,6 +137,33 @@ impl Peer {
 pub(crate) struct MemoryTransport {
     peer: Peer,
     server: Arc<dyn InProcessServer>,
+    /// The threads handling requests, each with a channel that disconnects when it ends.
+    handlers: Mutex<Vec<Handler>>,
+}
+
+/// A thread handling one request.
+struct Handler {
+    thread: JoinHandle<()>,
+    /// Disconnected when the thread ends.
+    ended: Receiver<()>,
+}
+
+/// Handler threads still running after their connection closed, joined once they end.
+static LINGERING: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
+
+/// Joins the lingering handler threads that have ended.
+fn reap_lingering() {
+    let ended: Vec<JoinHandle<()>> = {
+        let mut lingering = lock(&LINGERING);
+        let (done, running) = std::mem::take(&mut *lingering)
+            .into_iter()
+            .partition(JoinHandle::is_finished);
+        *lingering = running;
+        done
+    };
+    for t in ended {
+        let _ = t.join();
+    }
 }
 
 impl MemoryTransport {
@@ -142,7 +183,54 @@ impl MemoryTransport {
             deadline: None,
         };
         server.connected(&peer);
-        MemoryTransport { peer, server }
+        MemoryTransport {
+            peer,
+            server,
+            handlers: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Handles a request on a thread of its own and waits for it until the request's deadline:
+    /// a handler that returns by then is joined at once (its answer is on the caller's slot,
+    /// as it was on the wire), one that does not is left running (joined later: see the module
+    /// docs) while the caller times out.
+    fn spawn_handler(&self, msg: Value, peer: Peer) -> Result<(), Error> {
+        let deadline = peer
+            .deadline
+            .unwrap_or_else(|| crate::deadline::after(crate::config::DEFAULT_TIMEOUT));
+        let (ended_tx, ended) = crossbeam_channel::bounded::<()>(0);
+        let server = Arc::clone(&self.server);
+        let thread = std::thread::Builder::new()
+            .name(format!("mcp-test:{}", self.peer.inner.server))
+            .spawn(move || {
+                let _ended = ended_tx;
+                server.handle(&msg, &peer);
+            })
+            .map_err(|e| Error::Transport {
+                server: self.peer.inner.server.to_string(),
+                status: None,
+                detail: format!("cannot start a thread to handle the request: {e}"),
+                source: Some(Box::new(e)),
+            })?;
+        if ended.recv_deadline(deadline) == Err(crossbeam_channel::RecvTimeoutError::Disconnected) {
+            let _ = thread.join();
+            reap_lingering();
+            return Ok(());
+        }
+        let finished = {
+            let mut handlers = lock(&self.handlers);
+            let (done, running) = std::mem::take(&mut *handlers)
+                .into_iter()
+                .partition::<Vec<_>, _>(|h| h.thread.is_finished());
+            *handlers = running;
+            handlers.push(Handler { thread, ended });
+            done
+        };
+        for h in finished {
+            let _ = h.thread.join();
+        }
+        reap_lingering();
+        Ok(())
     }
 
     fn closed_error(&self) -> Error {
@@ -183,6 +271,10 @@ impl Transport for MemoryTransport {
             inner: Arc::clone(&self.peer.inner),
             deadline,
         };
+        self.server.received(&msg);
+        if out.is_request() {
+            return self.spawn_handler(msg, peer);
+        }
         self.server.handle(&msg, &peer);
         Ok(())
     }
@@ -196,6 +288,26 @@ impl Transport for MemoryTransport {
                 .sink
                 .closed("closed by the client".into(), String::new());
         }
+        let grace = crate::deadline::after(CLOSE_GRACE);
+        let handlers = std::mem::take(&mut *lock(&self.handlers));
+        for h in handlers {
+            let current = h.thread.thread().id() == std::thread::current().id();
+            // The channel disconnects when the thread ends; nothing is ever sent on it.
+            let ended = !current
+                && h.ended.recv_deadline(grace)
+                    == Err(crossbeam_channel::RecvTimeoutError::Disconnected);
+            if ended {
+                let _ = h.thread.join();
+            } else {
+                log::warn!(
+                    "in-process server `{}`: a handler is still running {CLOSE_GRACE:?} after \
+                     the connection was closed; its thread is joined once it ends",
+                    self.peer.inner.server
+                );
+                lock(&LINGERING).push(h.thread);
+            }
+        }
+        reap_lingering();
         Ok(())
     }
 }

@@ -86,7 +86,9 @@ pub(crate) trait Transport: Send + Sync {
     /// [`Error::Timeout`]-worthy failure reported as `Err`.
     ///
     /// Transports whose replies come back on the same exchange (Streamable HTTP) may deliver them
-    /// to the [`Sink`] before returning.
+    /// to the [`Sink`] before returning, or, for a request whose caller waits
+    /// ([`Outgoing::caller_waits`]), leave the rest of the reply to [`wait`](Self::wait), whose
+    /// deadline moves on with the caller's progress.
     fn send(&self, msg: Outgoing) -> Result<(), Error>;
 
     /// Called once the handshake has negotiated a protocol version (HTTP sends it as a header).
@@ -110,6 +112,11 @@ pub(crate) trait Transport: Send + Sync {
     /// The caller stops waiting (answered, failed or timed out): a role the transport gave it in
     /// `wait` (a hand-off it has not taken yet) passes to another caller.
     fn stop_waiting(&self, _caller: &Caller<'_>) {}
+
+    /// Request `id` was given up by another thread, and its slot already holds its end: a
+    /// caller that reads the connection itself in `wait` for it (and so does not look at its
+    /// slot) stops reading now.
+    fn interrupt(&self, _id: i64) {}
 
     /// The last lines the server wrote to stderr, when the transport has a process.
     fn stderr_tail(&self) -> String {

@@ -35,8 +35,16 @@ pub(crate) struct Outgoing {
     /// The method (requests and notifications); for a response, the method of the server
     /// request it answers, when known (for messages only).
     pub(crate) method: Option<String>,
-    /// When the send must have succeeded or failed; `None`: the transport's own timeout.
+    /// When the send must have succeeded or failed; `None`: the transport's own timeout. For a
+    /// request read inside `send` (Streamable HTTP), also when its answer must have begun.
     pub(crate) deadline: Option<Instant>,
+    /// The latest its answer may be read by, when progress may move the caller's deadline on
+    /// (see [`Outgoing::extensible_until`]); `None`: [`deadline`](Self::deadline) is final.
+    pub(crate) limit: Option<Instant>,
+    /// The caller waits for the answer with [`Transport::wait`](super::Transport::wait): a
+    /// transport that reads answers on the caller's thread may leave the reading to it, so each
+    /// wait has its own deadline and the caller sees progress as it comes.
+    pub(crate) caller_waits: bool,
 }
 
 impl Outgoing {
@@ -48,6 +56,8 @@ impl Outgoing {
             id: Some(RequestId::Number(id)),
             method: Some(method.to_owned()),
             deadline: None,
+            limit: None,
+            caller_waits: false,
         }
     }
 
@@ -59,6 +69,8 @@ impl Outgoing {
             id: None,
             method: Some(method.to_owned()),
             deadline: None,
+            limit: None,
+            caller_waits: false,
         }
     }
 
@@ -74,6 +86,8 @@ impl Outgoing {
             id: Some(id.clone()),
             method: Some(method.to_owned()),
             deadline: None,
+            limit: None,
+            caller_waits: false,
         }
     }
 
@@ -95,6 +109,22 @@ impl Outgoing {
     /// The same message with a deadline.
     pub(crate) fn by(mut self, deadline: Instant) -> Outgoing {
         self.deadline = Some(deadline);
+        self
+    }
+
+    /// The same request, whose answer may be read until `limit` when progress moves its caller's
+    /// deadline on (the caller's request timeout after each progress, capped by its maximum
+    /// total): a transport bounding a whole exchange at once bounds it by `limit`, and each
+    /// read by the caller's current deadline.
+    pub(crate) fn extensible_until(mut self, limit: Instant) -> Outgoing {
+        self.limit = Some(limit);
+        self
+    }
+
+    /// The same request, whose caller will wait for its answer with
+    /// [`Transport::wait`](super::Transport::wait).
+    pub(crate) fn answered_in_wait(mut self) -> Outgoing {
+        self.caller_waits = true;
         self
     }
 
@@ -141,6 +171,8 @@ impl Outgoing {
             id: env.id,
             method: env.method,
             deadline: None,
+            limit: None,
+            caller_waits: false,
         }
     }
 }

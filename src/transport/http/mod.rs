@@ -2,7 +2,8 @@
 //!
 //! ```text
 //!  send(request) ──POST──> 2xx application/json ──> deliver ──> Ok
-//!                     │    2xx text/event-stream ──> deliver events until our response ──> Ok
+//!                     │    2xx text/event-stream ──> Ok; wait(deadline) delivers events until
+//!                     │         one for the caller (progress: it waits again) or our response
 //!                     │         └ ends after an id ──wait retry──> GET Last-Event-ID ──> (same)
 //!                     │    3xx same origin ──> the same request at the new URL (at most 5 hops)
 //!                     │    404 with a session ──> re-initialize once ──> POST again
@@ -14,9 +15,15 @@
 //!  close() ──> DELETE (405 fine) ──> shut the ureq client's sockets ──> join the stream thread
 //! ```
 //!
-//! Every POST is bounded by the caller's deadline (ureq's global timeout for the call, which
-//! covers reading the body too), so a server that never answers or trickles bytes times out on
-//! time. Closing shuts every socket of the ureq client, which unblocks the stream thread's read.
+//! Every POST is bounded by the caller's deadline, so a server that never answers or trickles
+//! bytes times out on time: ureq's global timeout for the call is the latest the answer may be
+//! read by (the caller's deadline, or its maximum total when progress may move that deadline
+//! on), and every read and write on the caller's thread is bounded by the caller's current
+//! deadline (`web::buffered::within`). An event-stream reply to a caller's request is read by
+//! that caller in `Transport::wait` (`reply.rs`), one progress update at a time, so its
+//! progress callback runs as each update comes and each update moves its deadline on. Closing
+//! shuts every socket of the ureq client, which unblocks the stream thread's read and any
+//! caller reading its reply.
 //!
 //! What a server can make the client hold is bounded by
 //! [`Limits::max_message_bytes`](crate::config::Limits::max_message_bytes): a JSON reply
@@ -51,23 +58,26 @@ mod session;
 mod stream;
 
 use crate::sync::lock;
+use std::collections::HashMap;
 use std::fmt;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock, RwLock};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use crossbeam_channel::{Receiver, Sender};
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use self::drain::Drain;
 pub(crate) use self::fallback::LegacyRefusal;
 use self::post::Exchange;
 use self::session::State;
+use super::web::buffered::{interruptible, within, Interrupt};
 use super::web::{agent, Limit, RequestHeaders, Requester, Verb};
-use super::{Outgoing, Sink, Transport};
+use super::{Caller, Outgoing, Sink, Transport};
 use crate::config::{redact_url, HttpConfig, Limits};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::session::Event;
 
 #[cfg(test)]
 #[path = "../../../tests/support_remote/mod.rs"]
@@ -93,6 +103,10 @@ struct Inner {
     stop_rx: Receiver<()>,
     /// Ids of responses that arrived on the standalone stream (a resumed reply may land there).
     answered_elsewhere: Mutex<Vec<RequestId>>,
+    /// Event-stream replies their callers read in `wait`, by request id (see `reply.rs`).
+    unread: Mutex<HashMap<i64, reply::Unread>>,
+    /// What stops the reading of a caller reading its reply in `wait` now, by request id.
+    reading: Mutex<HashMap<i64, Arc<Interrupt>>>,
     /// The drain thread, started with the first SSE reply.
     drain: Mutex<Drain>,
     /// The modern era's per-request headers (see `Transport::set_header_hook`).
@@ -179,6 +193,8 @@ impl HttpTransport {
                 stop_tx: Mutex::new(Some(stop_tx)),
                 stop_rx,
                 answered_elsewhere: Mutex::new(Vec::new()),
+                unread: Mutex::new(HashMap::new()),
+                reading: Mutex::new(HashMap::new()),
                 drain: Mutex::new(Drain::default()),
                 header_hook: RwLock::new(None),
             }),
@@ -203,7 +219,25 @@ impl Transport for HttpTransport {
         } else if method == "notifications/initialized" {
             lock(&inner.state).initialized_frame = Some(out.frame.clone());
         }
-        match inner.exchange(&out, deadline, true) {
+        // Every read and write of the exchange by the caller's deadline (ureq's own bound is
+        // the latest its answer may be read by, when progress may move that deadline on), and
+        // stoppable by another thread giving the request up (`Transport::interrupt`; one given
+        // up before this point is not seen until the deadline).
+        let caller = match (&out.id, out.caller_waits) {
+            (Some(RequestId::Number(id)), true) => Some(*id),
+            _ => None,
+        };
+        let interrupt = Arc::new(Interrupt::default());
+        if let Some(id) = caller {
+            lock(&inner.reading).insert(id, Arc::clone(&interrupt));
+        }
+        let exchanged = interruptible(&interrupt, || {
+            within(deadline, || inner.exchange(&out, deadline, true))
+        });
+        if let Some(id) = caller {
+            lock(&inner.reading).remove(&id);
+        }
+        match exchanged {
             Ok(()) => {
                 if method == "notifications/initialized" {
                     self.start_stream();
@@ -239,6 +273,29 @@ impl Transport for HttpTransport {
         }
     }
 
+    /// A caller whose answer comes as an event stream reads it here, on its own thread, until
+    /// its progress or answer is routed to it (see `reply.rs`); any other waits on its slot.
+    fn wait(&self, caller: &Caller<'_>, deadline: Instant) -> Result<Event, RecvTimeoutError> {
+        if let Some(ended) = self.inner.read_in_wait(caller, deadline) {
+            return ended;
+        }
+        caller.rx.recv_deadline(deadline)
+    }
+
+    /// A reply its caller no longer reads is dropped unread, which closes its connection.
+    fn stop_waiting(&self, caller: &Caller<'_>) {
+        let unread = lock(&self.inner.unread).remove(&caller.id);
+        drop(unread);
+    }
+
+    /// A caller reading its reply in `wait` is stopped by shutting the socket it reads.
+    fn interrupt(&self, id: i64) {
+        let reading = lock(&self.inner.reading).get(&id).cloned();
+        if let Some(r) = reading {
+            r.fire();
+        }
+    }
+
     fn set_protocol_version(&self, version: &str) {
         lock(&self.inner.state).protocol_version = Some(version.to_owned());
     }
@@ -259,7 +316,9 @@ impl Transport for HttpTransport {
             drain.thread.take()
         };
         inner.delete_session();
+        // Shutting the client's sockets also wakes a caller reading its reply in `wait`.
         inner.req.agent.clone().shutdown();
+        lock(&inner.unread).clear();
         let stream = lock(&self.stream).take();
         for (thread, what) in [(stream, "GET stream"), (drainer, "reply-drain")] {
             if thread.is_some_and(|h| h.join().is_err()) {

@@ -39,8 +39,13 @@ pub(super) struct Call<'a> {
     pub(super) method: &'a str,
     /// When the exchange began, for `Error::Timeout::after`.
     pub(super) started: Instant,
-    /// The caller's deadline.
+    /// The caller's deadline (for this wait: progress may move it on).
     pub(super) deadline: Instant,
+    /// The latest the reply may be read by (the deadline unless progress may move it on): the
+    /// bound ureq is given for the whole exchange.
+    pub(super) limit: Instant,
+    /// The caller reads an event-stream reply in `wait` (see `Outgoing::caller_waits`).
+    pub(super) read_in_wait: bool,
     /// Deliver what arrives to the sink (false while replaying `initialize`).
     pub(super) deliver: bool,
     /// Whether a broken SSE reply is resumed with `Last-Event-ID` (legacy era); a modern
@@ -84,7 +89,8 @@ impl Call<'_> {
 }
 
 impl Inner {
-    /// POSTs one frame with the session headers, bounded by `deadline` (body reading included).
+    /// POSTs one frame with the session headers, bounded by `deadline` (body reading included;
+    /// a caller's own deadline, see `buffered::within`, may bound it sooner).
     pub(super) fn post(
         &self,
         frame: &[u8],
@@ -121,7 +127,8 @@ impl Inner {
         let started = Instant::now();
         let method = out.label();
         let had_session = lock(&self.state).session_id.is_some();
-        let resp = self.post(&out.frame, method, deadline)?;
+        let limit = out.limit.map_or(deadline, |l| l.max(deadline));
+        let resp = self.post(&out.frame, method, limit)?;
         let status = resp.status().as_u16();
         if status == 404 && had_session && may_reinit && method != "initialize" {
             drain(resp);
@@ -178,6 +185,8 @@ impl Inner {
             method,
             started,
             deadline,
+            limit,
+            read_in_wait: out.caller_waits,
             deliver: true,
             resumable: !modern,
         };

@@ -4,6 +4,7 @@
 
 use crate::sync::lock;
 use std::io::BufReader;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::RecvTimeoutError;
@@ -13,11 +14,14 @@ use super::stream::reconnect_delay;
 use super::Inner;
 use crate::error::Error;
 use crate::protocol::jsonrpc::RequestId;
+use crate::protocol::session::{Event, Failure, TransportError};
 use crate::transport::sse_parser::{EventTooLarge, SseParser, SseReader};
+use crate::transport::web::buffered::{interruptible, within, Interrupt};
 use crate::transport::web::{
     content_length, deliver_frame, is_event_stream, is_response_to, read_capped, status_error,
 };
 use crate::transport::web::{Limit, Verb};
+use crate::transport::Caller;
 
 /// An SSE reply being read.
 pub(super) type ReplyStream = SseReader<BufReader<ureq::BodyReader<'static>>>;
@@ -25,8 +29,46 @@ pub(super) type ReplyStream = SseReader<BufReader<ureq::BodyReader<'static>>>;
 /// How many times a response stream is resumed without progress before giving up.
 const MAX_RESUMES: u32 = 5;
 
+/// Where a reply being read is: the request that brought its events (POST, then GET after a
+/// resumption) and how many resumptions in a row brought nothing new.
+pub(super) struct Resume {
+    verb: &'static str,
+    stalled: u32,
+}
+
+impl Default for Resume {
+    fn default() -> Self {
+        Resume {
+            verb: "POST",
+            stalled: 0,
+        }
+    }
+}
+
+/// An event-stream reply whose caller reads it in `Transport::wait` (see
+/// `Outgoing::caller_waits`), kept between its waits.
+pub(super) struct Unread {
+    reader: ReplyStream,
+    want: RequestId,
+    method: String,
+    started: Instant,
+    limit: Instant,
+    resumable: bool,
+    at: Resume,
+}
+
+/// How reading a reply's events stopped.
+enum Read {
+    /// Our response arrived (and was delivered).
+    Answered,
+    /// Something for the waiting caller arrived first (its progress): the rest is read in its
+    /// next wait.
+    Paused(Box<ReplyStream>),
+}
+
 impl Inner {
-    /// Reads a request's reply (JSON or SSE) until the response to `call.want`.
+    /// Reads a request's reply (JSON or SSE) until the response to `call.want`. An event-stream
+    /// reply whose caller reads it in `wait` is kept for that (see [`Inner::read_in_wait`]).
     pub(super) fn read_reply(
         &self,
         resp: ureq::http::Response<ureq::Body>,
@@ -35,8 +77,35 @@ impl Inner {
         // Only errors name the request (built then: this is every call's path).
         let what = || format!("POST {}", self.shown_url());
         if is_event_stream(&resp) {
-            let reader = BufReader::new(resp.into_body().into_reader());
-            return self.read_events(SseReader::new(reader, self.max_message), call);
+            let reader = SseReader::new(
+                BufReader::new(resp.into_body().into_reader()),
+                self.max_message,
+            );
+            let id = match call.want {
+                Some(want @ RequestId::Number(id)) if call.read_in_wait && call.deliver => {
+                    Some((*id, want.clone()))
+                }
+                _ => None,
+            };
+            if let Some((id, want)) = id {
+                self.keep_unread(
+                    id,
+                    Unread {
+                        reader,
+                        want,
+                        method: call.method.to_owned(),
+                        started: call.started,
+                        limit: call.limit,
+                        resumable: call.resumable,
+                        at: Resume::default(),
+                    },
+                );
+                return Ok(());
+            }
+            return match self.read_events(reader, call, &mut Resume::default(), None)? {
+                Read::Answered => Ok(()),
+                Read::Paused(_) => unreachable!("no caller to pause for"),
+            };
         }
         let too_large = || {
             self.too_large(&format!(
@@ -74,14 +143,106 @@ impl Inner {
         }
     }
 
+    /// Keeps a reply for its caller's `wait` (dropped, which closes its connection, when the
+    /// transport closed meanwhile).
+    fn keep_unread(&self, id: i64, unread: Unread) {
+        let mut kept = lock(&self.unread);
+        if !self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+            kept.insert(id, unread);
+        }
+    }
+
+    /// The caller of request `caller.id` reads its event-stream reply until an event of its own
+    /// (progress or the answer) is routed to it, or until `deadline`: every read is bounded by
+    /// it, so progress that moves the caller's deadline on moves this one too. `None`: what
+    /// was routed (if anything) is on the caller's slot; otherwise how the wait ended.
+    pub(super) fn read_in_wait(
+        &self,
+        caller: &Caller<'_>,
+        deadline: Instant,
+    ) -> Option<Result<Event, RecvTimeoutError>> {
+        let unread = lock(&self.unread).remove(&caller.id)?;
+        // Another thread may give the request up (`Transport::interrupt`) while this one reads:
+        // registered before the slot is looked at, so an abandonment is either seen there or
+        // interrupts the read.
+        let interrupt = Arc::new(Interrupt::default());
+        lock(&self.reading).insert(caller.id, Arc::clone(&interrupt));
+        if !caller.rx.is_empty() || Instant::now() >= deadline {
+            lock(&self.reading).remove(&caller.id);
+            self.keep_unread(caller.id, unread);
+            return None;
+        }
+        let Unread {
+            reader,
+            want,
+            method,
+            started,
+            limit,
+            resumable,
+            mut at,
+        } = unread;
+        let call = Call {
+            want: Some(&want),
+            method: &method,
+            started,
+            deadline,
+            limit,
+            read_in_wait: true,
+            deliver: true,
+            resumable,
+        };
+        let read = interruptible(&interrupt, || {
+            within(deadline, || {
+                self.read_events(reader, &call, &mut at, Some(caller))
+            })
+        });
+        lock(&self.reading).remove(&caller.id);
+        match read {
+            Ok(Read::Answered) => None,
+            // What ended the wait (its abandonment) is on the slot.
+            Err(_) if !caller.rx.is_empty() => None,
+            Ok(Read::Paused(reader)) => {
+                self.keep_unread(
+                    caller.id,
+                    Unread {
+                        reader: *reader,
+                        want,
+                        method,
+                        started,
+                        limit,
+                        resumable,
+                        at,
+                    },
+                );
+                None
+            }
+            Err(Error::Timeout { .. }) => Some(Err(RecvTimeoutError::Timeout)),
+            Err(e) => {
+                let e = if self.closed.load(std::sync::atomic::Ordering::SeqCst) {
+                    self.closed_error("the client closed the connection")
+                } else {
+                    e
+                };
+                Some(Ok(Event::Done(Err(Failure::Transport(TransportError(
+                    Arc::new(e),
+                ))))))
+            }
+        }
+    }
+
     /// Reads SSE events until our response. A stream that ends (or breaks) after an event id is
     /// resumed with GET + `Last-Event-ID` after the server's `retry` delay, as often as it makes
-    /// progress; the response may arrive on the resumed stream.
-    fn read_events(&self, mut reader: ReplyStream, call: &Call<'_>) -> Result<(), Error> {
+    /// progress; the response may arrive on the resumed stream. With a `caller`, reading pauses
+    /// as soon as something is routed to it (its progress).
+    fn read_events(
+        &self,
+        mut reader: ReplyStream,
+        call: &Call<'_>,
+        at: &mut Resume,
+        caller: Option<&Caller<'_>>,
+    ) -> Result<Read, Error> {
         // Only errors name the request (built then: this is every SSE reply's path).
-        let mut verb = "POST";
         let what = |verb: &str| format!("{verb} {}", self.shown_url());
-        let mut stalled = 0;
         loop {
             let before = reader.parser().last_event_id().map(str::to_owned);
             let ended = loop {
@@ -95,7 +256,10 @@ impl Inner {
                         };
                         if found {
                             self.hand_off(reader);
-                            return Ok(());
+                            return Ok(Read::Answered);
+                        }
+                        if caller.is_some_and(|c| !c.rx.is_empty()) {
+                            return Ok(Read::Paused(Box::new(reader)));
                         }
                     }
                     Ok(Some(_)) => {}
@@ -106,12 +270,12 @@ impl Inner {
                             return Err(self.too_large(&format!(
                                 "{}: an event of the reply to `{}` exceeds the {} byte \
                                  limit (`max_message_bytes`); the reply was abandoned",
-                                what(verb),
+                                what(at.verb),
                                 call.method,
                                 t.limit
                             )));
                         }
-                        break Some(call.io_error(&self.server, &what(verb), e));
+                        break Some(call.io_error(&self.server, &what(at.verb), e));
                     }
                 }
             };
@@ -130,22 +294,22 @@ impl Inner {
                 }
                 log::debug!("server `{}`: response stream broke: {err}", self.server);
             }
-            stalled = if parser.last_event_id() == before.as_deref() {
-                stalled + 1
+            at.stalled = if parser.last_event_id() == before.as_deref() {
+                at.stalled + 1
             } else {
                 1
             };
-            if stalled > MAX_RESUMES {
+            if at.stalled > MAX_RESUMES {
                 return Err(self.closed_error(&format!(
                     "the response stream of `{}` could not be resumed",
                     call.method
                 )));
             }
-            if self.wait_retry(&parser, stalled, call)? {
-                return Ok(());
+            if self.wait_retry(&parser, at.stalled, call)? {
+                return Ok(Read::Answered);
             }
-            verb = "GET";
-            reader = self.resume(parser, call, &what(verb))?;
+            at.verb = "GET";
+            reader = self.resume(parser, call, &what(at.verb))?;
         }
     }
 
@@ -177,7 +341,7 @@ impl Inner {
                 ("Accept", "text/event-stream"),
                 ("Last-Event-ID", last_id.as_str()),
             ],
-            Limit::Until(call.deadline),
+            Limit::Until(call.limit),
             |what, e| call.ureq_error(&self.server, what, e),
         )?;
         if resp.status() != 200 || !is_event_stream(&resp) {

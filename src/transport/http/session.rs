@@ -77,6 +77,8 @@ impl Inner {
             method: "initialize",
             started,
             deadline,
+            limit: deadline,
+            read_in_wait: false,
             deliver: false,
             resumable: true,
         };

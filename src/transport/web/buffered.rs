@@ -21,12 +21,31 @@
 //!   timeouts:        the socket timeout is set again only when the one asked for is above the
 //!                    last one set or more than `SLACK` (2 ms) below it: never shorter than asked
 //! ```
+//!
+//! It also bounds a thread's reads and writes by a deadline of the thread's own ([`within`]):
+//! ureq fixes a request's time limit when the request is made, but a caller whose deadline
+//! moves on with progress reads the same reply in several waits, each with its own deadline.
+//!
+//! ```text
+//!   within(deadline, f): every read and write f makes on this thread waits at most until
+//!                        `deadline` (the shorter of it and ureq's own limit), then fails with
+//!                        ureq's timeout error; the reply is then abandoned (dropped unread)
+//!   interruptible(i, f): another thread's `i.fire()` shuts down the socket f is reading or
+//!                        writing now (the layer knows each connection's socket), and fails
+//!                        f's later reads and writes at once
+//! ```
 
-use std::cell::Cell;
+use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io;
+use std::sync::{Arc, Mutex, Weak};
+use std::time::Instant;
 
-use ureq::unversioned::transport::{Buffers, ConnectionDetails, Connector, NextTimeout, Transport};
+use ureq::unversioned::transport::{
+    Buffers, ConnectionDetails, Connector, NextTimeout, ShutdownHandle, Transport,
+};
+
+use crate::sync::lock;
 
 /// How long a read inside [`only_buffered`] waits for bytes on their way (the socket's timeout
 /// has a resolution of a scheduler tick, so this is a few milliseconds at most).
@@ -35,6 +54,47 @@ const ARRIVING: std::time::Duration = std::time::Duration::from_micros(500);
 thread_local! {
     /// Whether reads on this thread may use only what is buffered already.
     static ONLY_BUFFERED: Cell<bool> = const { Cell::new(false) };
+    /// The deadline of this thread's reads and writes (see [`within`]).
+    static WITHIN: Cell<Option<Instant>> = const { Cell::new(None) };
+    /// What may stop this thread's reads and writes (see [`interruptible`]).
+    static INTERRUPT: RefCell<Option<Arc<Interrupt>>> = const { RefCell::new(None) };
+}
+
+/// Runs `f` with every read and write it makes on this thread (connecting aside) bounded by
+/// `deadline` as well as by the request's own limit: one that would wait past it fails with
+/// ureq's timeout error (for a body being read: an I/O error of kind `TimedOut`).
+pub(crate) fn within<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
+    struct Reset(Option<Instant>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            WITHIN.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(WITHIN.with(|c| c.replace(Some(deadline))));
+    f()
+}
+
+/// The deadline [`within`] set on this thread, if any.
+pub(crate) fn current_deadline() -> Option<Instant> {
+    WITHIN.with(Cell::get)
+}
+
+/// `timeout` shortened to this thread's deadline (see [`within`]); the timeout error when that
+/// has passed.
+fn bounded(mut timeout: NextTimeout) -> Result<NextTimeout, ureq::Error> {
+    use ureq::unversioned::transport::time::Duration;
+    let Some(deadline) = current_deadline() else {
+        return Ok(timeout);
+    };
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(ureq::Error::Timeout(timeout.reason));
+    }
+    let left = Duration::from(left);
+    if left < timeout.after {
+        timeout.after = left;
+    }
+    Ok(timeout)
 }
 
 /// Runs `f` with reads on this thread limited to what has been received or arrives within a
@@ -56,20 +116,118 @@ pub(crate) fn is_not_yet(e: &io::Error) -> bool {
     e.kind() == io::ErrorKind::WouldBlock
 }
 
-/// The connector layer (the last of the chain).
-#[derive(Debug, Default)]
-pub(crate) struct BufferedConnector;
+/// The connector layer: wraps the whole chain (`DefaultConnector`), so that it also learns the
+/// socket each connection was made on (its shutdown handle, for [`Interrupt`]).
+#[derive(Debug)]
+pub(crate) struct BufferedConnector<C> {
+    inner: C,
+}
 
-impl<In: Transport> Connector<In> for BufferedConnector {
-    type Out = BufferedTransport<In>;
+impl<C> BufferedConnector<C> {
+    /// The layer over `inner`.
+    pub(crate) fn new(inner: C) -> Self {
+        BufferedConnector { inner }
+    }
+}
+
+impl<C: Connector<()>> Connector<()> for BufferedConnector<C> {
+    type Out = BufferedTransport<C::Out>;
 
     fn connect(
         &self,
-        _details: &ConnectionDetails,
-        chained: Option<In>,
+        details: &ConnectionDetails,
+        chained: Option<()>,
     ) -> Result<Option<Self::Out>, ureq::Error> {
-        Ok(chained.map(BufferedTransport::new))
+        // The chain registers the socket it makes with the agent (for `Agent::shutdown`); the
+        // handle is kept here too.
+        let socket: Arc<Mutex<Option<Weak<dyn ShutdownHandle>>>> = Arc::default();
+        let register = Arc::clone(&details.register_shutdown);
+        let kept = Arc::clone(&socket);
+        let ours = ConnectionDetails {
+            uri: details.uri,
+            addrs: details.addrs.clone(),
+            config: details.config,
+            request_level: details.request_level,
+            resolver: details.resolver,
+            now: details.now,
+            timeout: details.timeout,
+            current_time: Arc::clone(&details.current_time),
+            run_connector: Arc::clone(&details.run_connector),
+            register_shutdown: Arc::new(move |handle: Weak<dyn ShutdownHandle>| {
+                *lock(&kept) = Some(handle.clone());
+                register(handle)
+            }),
+        };
+        let made = self.inner.connect(&ours, chained)?;
+        let socket = lock(&socket).take();
+        Ok(made.map(|t| BufferedTransport {
+            socket,
+            ..BufferedTransport::new(t)
+        }))
     }
+}
+
+/// Lets another thread stop one thread's reads and writes on its connections (see
+/// [`interruptible`]): the socket in use is shut down, and any later read or write in the scope
+/// fails at once.
+#[derive(Default)]
+pub(crate) struct Interrupt {
+    state: Mutex<InterruptState>,
+}
+
+#[derive(Default)]
+struct InterruptState {
+    fired: bool,
+    /// The socket being read or written in the scope now.
+    socket: Option<Weak<dyn ShutdownHandle>>,
+}
+
+impl Interrupt {
+    /// Stops the scope's reads and writes, now and from now on.
+    pub(crate) fn fire(&self) {
+        let socket = {
+            let mut st = lock(&self.state);
+            st.fired = true;
+            st.socket.take()
+        };
+        if let Some(s) = socket.and_then(|w| w.upgrade()) {
+            s.shutdown();
+        }
+    }
+
+    /// Notes the socket about to be used; the error when the scope was interrupted.
+    fn enter(&self, socket: Option<&Weak<dyn ShutdownHandle>>) -> Result<(), ureq::Error> {
+        let mut st = lock(&self.state);
+        if st.fired {
+            return Err(ureq::Error::Io(io::Error::new(
+                io::ErrorKind::ConnectionAborted,
+                "the caller stopped waiting",
+            )));
+        }
+        st.socket = socket.cloned();
+        Ok(())
+    }
+}
+
+/// Runs `f` with this thread's reads and writes stoppable by `interrupt` from another thread.
+pub(crate) fn interruptible<T>(interrupt: &Arc<Interrupt>, f: impl FnOnce() -> T) -> T {
+    struct Reset(Option<Arc<Interrupt>>);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            let previous = self.0.take();
+            INTERRUPT.with(|c| *c.borrow_mut() = previous);
+        }
+    }
+    let _reset = Reset(INTERRUPT.with(|c| c.replace(Some(Arc::clone(interrupt)))));
+    f()
+}
+
+/// Checks this thread's [`Interrupt`] (if any) before I/O on `socket`.
+fn check_interrupt(socket: Option<&Weak<dyn ShutdownHandle>>) -> Result<(), ureq::Error> {
+    INTERRUPT.with(|c| match &*c.borrow() {
+        Some(i) => i.enter(socket),
+        None => Ok(()),
+    })
 }
 
 /// A connection that honours [`only_buffered`], and spares the system calls a kept-alive
@@ -77,6 +235,8 @@ impl<In: Transport> Connector<In> for BufferedConnector {
 /// [`BufferedTransport::transmit_output`]).
 pub(crate) struct BufferedTransport<T> {
     inner: T,
+    /// The socket under it (to shut down on an [`Interrupt`]), when the chain made one.
+    socket: Option<Weak<dyn ShutdownHandle>>,
     /// Whether the last thing done on this connection was I/O (not a liveness probe).
     after_io: bool,
     /// A small write held back to leave with the next one (a request's head with its body).
@@ -91,6 +251,7 @@ impl<T> BufferedTransport<T> {
     fn new(inner: T) -> Self {
         BufferedTransport {
             inner,
+            socket: None,
             after_io: true,
             held: Vec::new(),
             held_timeout: None,
@@ -166,7 +327,7 @@ impl<T: Transport> BufferedTransport<T> {
             let out = self.inner.buffers().output();
             let n = out.len().min(held.len() - sent);
             out[..n].copy_from_slice(&held[sent..sent + n]);
-            let timeout = self.write_timeout.adjust(timeout);
+            let timeout = self.write_timeout.adjust(bounded(timeout)?);
             self.inner.transmit_output(n, timeout)?;
             sent += n;
         }
@@ -185,6 +346,8 @@ impl<T: Transport> Transport for BufferedTransport<T> {
     /// system call (one packet) when both fit in the output buffer, and a read sends it first.
     fn transmit_output(&mut self, amount: usize, timeout: NextTimeout) -> Result<(), ureq::Error> {
         self.after_io = true;
+        check_interrupt(self.socket.as_ref())?;
+        let timeout = bounded(timeout)?;
         if self.held_timeout.is_none() && amount <= MAX_HELD {
             let data = &self.inner.buffers().output()[..amount];
             self.held.clear();
@@ -215,7 +378,9 @@ impl<T: Transport> Transport for BufferedTransport<T> {
 
     fn await_input(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
         self.after_io = true;
+        check_interrupt(self.socket.as_ref())?;
         self.flush_held()?;
+        let timeout = bounded(timeout)?;
         if !ONLY_BUFFERED.with(Cell::get) {
             let timeout = self.read_timeout.adjust(timeout);
             return self.inner.await_input(timeout);
@@ -385,5 +550,30 @@ mod tests {
         assert!(t.inner.read_timeouts[7].is_not_happening());
         t.await_input(within(0)).expect("read");
         assert!(t.inner.read_timeouts[8].is_zero());
+    }
+
+    #[test]
+    fn within_a_deadline_reads_and_writes_wait_no_longer_than_it() {
+        let mut t = BufferedTransport::new(Recording::new());
+        super::within(Instant::now() + Duration::from_millis(300), || {
+            t.await_input(within(10_000)).expect("read");
+        });
+        let asked = *t.inner.read_timeouts[0];
+        assert!(asked <= Duration::from_millis(300) + SLACK, "{asked:?}");
+        // Past the deadline nothing reaches the connection: ureq's timeout error.
+        let passed = Instant::now();
+        super::within(passed, || {
+            let read = t.await_input(within(10_000));
+            assert!(matches!(read, Err(ureq::Error::Timeout(_))), "{read:?}");
+            t.buffers().output()[..4].copy_from_slice(b"HEAD");
+            let write = t.transmit_output(4, within(10_000));
+            assert!(matches!(write, Err(ureq::Error::Timeout(_))), "{write:?}");
+        });
+        assert_eq!(t.inner.read_timeouts.len(), 1);
+        assert!(t.inner.writes.is_empty());
+        // Outside `within`, ureq's own timeout is the bound again.
+        assert!(current_deadline().is_none());
+        t.await_input(within(10_000)).expect("read");
+        assert!(*t.inner.read_timeouts[1] >= Duration::from_secs(10));
     }
 }

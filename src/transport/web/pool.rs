@@ -40,11 +40,11 @@ pub(crate) fn agent(extra_roots: &[Vec<u8>], proxy: Option<ureq::Proxy>) -> ureq
         .max_idle_connections_per_host(16)
         .proxy(proxy)
         .build();
-    use ureq::unversioned::transport::Connector;
     ureq::Agent::with_parts(
         config,
-        ureq::unversioned::transport::DefaultConnector::new()
-            .chain(super::buffered::BufferedConnector),
+        super::buffered::BufferedConnector::new(
+            ureq::unversioned::transport::DefaultConnector::new(),
+        ),
         CachingResolver::default(),
     )
 }

@@ -224,7 +224,13 @@ impl Requester {
                 if left.is_zero() {
                     return Err(Once::Ureq(ureq::Error::Timeout(ureq::Timeout::Global)));
                 }
-                req.config().timeout_global(Some(left)).build()
+                // A caller's own deadline (see `buffered::within`) bounds connecting too.
+                let connect = super::buffered::current_deadline()
+                    .map(|d| d.saturating_duration_since(Instant::now()).min(left));
+                req.config()
+                    .timeout_global(Some(left))
+                    .timeout_connect(connect)
+                    .build()
             }
             Limit::Open(t) => req
                 .config()
