@@ -6,7 +6,8 @@
 //! normally, then stalls at the cell's request in the cell's way. Every cell must:
 //! - return [`Error::Timeout`] naming the server within its timeout + 1 s (connecting: the
 //!   timed-out [`Error::Connect`]; the agent: the timed-out tool result the model reads;
-//!   `mcpb call`: exit code 3, counted from the stalled request's arrival; `close`: return
+//!   `mcpb call`: exit code 4 naming the server, counted from the stalled request's arrival
+//!   at the peer; `close`: return
 //!   within the transport's documented grace + 1 s);
 //! - leave the connection usable afterwards (a listing answers), or cleanly re-established
 //!   (connecting and closing: connecting again works);
@@ -30,16 +31,21 @@ use std::process::{Command, Stdio};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use fault_support::endpoint::{EndpointPeer, Handler, Reply, Req};
 use fault_support::http::{HttpPeer, Kind};
 use fault_support::stdio::StdioPeer;
 use fault_support::ws::WsPeer;
 use fault_support::{pid_gone, wire, Peer, Plan, Stall};
-use mcp_blocking::agent::{Agent, AgentEvent, HttpOptions, OpenAiChat};
+use mcp_blocking::agent::{
+    Agent, AgentError, AgentEvent, AnthropicMessages, HttpOptions, Model, ModelError, OpenAiChat,
+    OpenAiResponses,
+};
+use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
 use mcp_blocking::config::ProtocolMode;
 use mcp_blocking::model::Root;
 use mcp_blocking::{CallOptions, Client, Error, Hub, ServerConfig};
 use mcp_fixture_server::scripted_model::{call, ScriptedModel, Step};
-use serde_json::json;
+use serde_json::{json, Value};
 
 const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 
@@ -608,7 +614,9 @@ fn agent_cell(cell: &Cell, peer: &Peer) -> Outcome {
         };
         let took = b - a;
         let rec = out.tool_calls.first().ok_or("no tool call")?;
-        if !(rec.is_error && rec.output.contains(NAME) && rec.output.contains("timed out")) {
+        // The model reads that the tool did not answer in time; the record names the server.
+        let said = rec.output.contains("did not answer") || rec.output.contains("timed out");
+        if !(rec.is_error && said && rec.server.as_deref() == Some(NAME)) {
             return Err(format!(
                 "the model was not told of the timeout after {took:?}: {:?}",
                 rec.output
@@ -676,7 +684,8 @@ fn mcpb_cell(cell: &Cell, peer: &Peer) -> Outcome {
         return Err(format!("mcpb still running {took:?} after the stall (killed)"));
     }
     let code = status.and_then(|s| s.code());
-    if code != Some(3) || !err.contains("timed out") {
+    // 4: a request timed out after connecting (3 is a failure to connect).
+    if code != Some(4) || !err.contains("timed out") || !err.contains(NAME) {
         return Err(format!("mcpb exited {code:?} after {took:?}: {err}"));
     }
     if took > cell.timeout() + SLACK {
@@ -838,6 +847,344 @@ fn report(what: &str, results: &[(String, Outcome)], took: Duration) {
     );
 }
 
+// ---- the authorization server's endpoints ---------------------------------------------------
+
+/// The endpoints of an OAuth sign-in, as the authorization peer names them.
+const AUTH_ENDPOINTS: [&str; 4] = ["resource-metadata", "as-metadata", "registration", "token"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Grant {
+    /// A person signs in (here a redirect handler that answers at once); the client registers.
+    AuthorizationCode,
+    /// Machine to machine, with a client id and secret: nothing registers.
+    ClientCredentials,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct AuthCell {
+    grant: Grant,
+    endpoint: &'static str,
+    s: Stall,
+}
+
+impl AuthCell {
+    fn name(&self) -> String {
+        let g = match self.grant {
+            Grant::AuthorizationCode => "authorization-code",
+            Grant::ClientCredentials => "client-credentials",
+        };
+        format!("auth/{g}/{}/{:?}", self.endpoint, self.s).to_lowercase()
+    }
+}
+
+/// The authorization cells that cannot exist, and why.
+fn auth_impossible(c: &AuthCell) -> Option<&'static str> {
+    (c.grant == Grant::ClientCredentials && c.endpoint == "registration")
+        .then_some("a client-credentials client is registered beforehand: nothing registers")
+}
+
+fn auth_route(req: &Req) -> Option<&'static str> {
+    let p = req.path.as_str();
+    if p.starts_with("/.well-known/oauth-protected-resource") {
+        Some("resource-metadata")
+    } else if p.starts_with("/.well-known/oauth-authorization-server")
+        || p.starts_with("/.well-known/openid-configuration")
+    {
+        Some("as-metadata")
+    } else if p.starts_with("/register") {
+        Some("registration")
+    } else if p.starts_with("/token") {
+        Some("token")
+    } else {
+        None
+    }
+}
+
+/// A protected MCP server and its authorization server on one origin.
+fn auth_handler() -> Handler {
+    Arc::new(|req: &Req, origin: &str| {
+        let path = req.path.split('?').next().unwrap_or("");
+        match (req.method.as_str(), auth_route(req)) {
+            ("GET", Some("resource-metadata")) => Reply::json(
+                "200 OK",
+                &json!({"resource": format!("{origin}/mcp"), "authorization_servers": [origin]}),
+            ),
+            ("GET", Some("as-metadata")) => Reply::json(
+                "200 OK",
+                &json!({
+                    "issuer": origin,
+                    "authorization_endpoint": format!("{origin}/authorize"),
+                    "token_endpoint": format!("{origin}/token"),
+                    "registration_endpoint": format!("{origin}/register"),
+                    "response_types_supported": ["code"],
+                    "grant_types_supported": ["authorization_code", "client_credentials"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported":
+                        ["none", "client_secret_basic", "client_secret_post"]
+                }),
+            ),
+            ("POST", Some("registration")) => Reply::json(
+                "201 Created",
+                &json!({"client_id": "client-1", "token_endpoint_auth_method": "none",
+                        "redirect_uris": ["http://localhost:3000/callback"]}),
+            ),
+            ("POST", Some("token")) => Reply::json(
+                "200 OK",
+                &json!({"access_token": "tok-1", "token_type": "Bearer", "expires_in": 3600}),
+            ),
+            ("POST", _) if path == "/mcp" => {
+                if req.header("authorization") == Some("Bearer tok-1") {
+                    mcp_reply(req)
+                } else {
+                    Reply {
+                        status: "401 Unauthorized",
+                        headers: vec![(
+                            "WWW-Authenticate",
+                            format!(
+                                "Bearer resource_metadata=\"{origin}/.well-known/\
+                                 oauth-protected-resource/mcp\""
+                            ),
+                        )],
+                        body: b"unauthorized".to_vec(),
+                    }
+                }
+            }
+            ("DELETE", _) => Reply::json("200 OK", &json!({})),
+            _ => Reply {
+                status: "405 Method Not Allowed",
+                headers: Vec::new(),
+                body: Vec::new(),
+            },
+        }
+    })
+}
+
+/// The protected server's answers, once the token is there.
+fn mcp_reply(req: &Req) -> Reply {
+    let msg: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let Some(id) = msg.get("id") else {
+        return Reply {
+            status: "202 Accepted",
+            headers: Vec::new(),
+            body: Vec::new(),
+        };
+    };
+    let result = match msg["method"].as_str().unwrap_or("") {
+        "initialize" => json!({"protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "guarded", "version": "1"}}),
+        "tools/list" => json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+        _ => json!({}),
+    };
+    Reply::json(
+        "200 OK",
+        &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+    )
+}
+
+/// The redirect handler of a person who signs in at once: the callback with a code and the
+/// state the authorization address carries.
+fn signed_in(url: &str) -> Result<String, String> {
+    let state = url
+        .split_once('?')
+        .map(|(_, q)| q)
+        .unwrap_or("")
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("state="))
+        .ok_or("no state")?;
+    Ok(format!(
+        "http://localhost:3000/callback?code=c0de&state={state}"
+    ))
+}
+
+fn run_auth_cell(cell: &AuthCell) -> Outcome {
+    let mut plan = Plan::new((cell.endpoint, 1), cell.s);
+    plan.close_each = false;
+    let peer = EndpointPeer::start(plan, auth_route, auth_handler());
+    let oauth = match cell.grant {
+        Grant::AuthorizationCode => OAuthConfig::authorization_code(RedirectHandler::custom(
+            "http://localhost:3000/callback",
+            signed_in,
+        )),
+        Grant::ClientCredentials => OAuthConfig::client_credentials("svc", "s3cret"),
+    }
+    .timeout(T);
+    let cfg = ServerConfig::http(NAME, format!("{}/mcp", peer.origin()))
+        .with_timeout(LONG)
+        .protocol_mode(ProtocolMode::Legacy)
+        .oauth(oauth);
+    let started = Instant::now();
+    let r = Client::connect(cfg);
+    let took = started.elapsed();
+    let shared = peer.shared.clone();
+    let outcome = (|| {
+        let Some(stalled) = shared.stalled_at() else {
+            return Err(format!("the sign-in never reached `{}`", cell.endpoint));
+        };
+        // The stalled request is given up within the authorization timeout.
+        let abandoned = wire::wait(T + SLACK, &mut || peer.abandoned_at().is_some());
+        if !abandoned {
+            return Err(format!(
+                "the stalled request was still open {:?} after it began",
+                stalled.elapsed()
+            ));
+        }
+        let gave_up = peer.abandoned_at().map(|a| a - stalled).unwrap_or_default();
+        if took > T + SLACK {
+            return Err(format!("connecting took {took:?}, more than {:?}", T + SLACK));
+        }
+        match &r {
+            Ok(c) => {
+                // Recovered (another well-known address, or a second try): it must work.
+                c.list_tools()
+                    .map_err(|e| format!("recovered, then not usable: {e}"))?;
+            }
+            Err(e @ (Error::Connect(_) | Error::Timeout { .. } | Error::Unauthorized { .. }))
+                if e.to_string().contains(NAME) => {}
+            Err(e) => return Err(format!("not a typed error naming the server: {e:?}")),
+        }
+        Ok(gave_up)
+    })();
+    if let Ok(c) = r {
+        let _ = c.close();
+    }
+    let left = wire::wait(SLACK, &mut || shared.open_connections() == 0);
+    drop(peer);
+    match (outcome, left) {
+        (Ok(d), true) => Ok(d),
+        (Ok(_), false) => Err("a connection to the authorization server is still open".into()),
+        (Err(e), _) => Err(e),
+    }
+}
+
+fn auth_cells() -> Vec<AuthCell> {
+    let mut cells = Vec::new();
+    for grant in [Grant::AuthorizationCode, Grant::ClientCredentials] {
+        for endpoint in AUTH_ENDPOINTS {
+            for s in STALLS {
+                cells.push(AuthCell { grant, endpoint, s });
+            }
+        }
+    }
+    cells
+}
+
+// ---- the model endpoint ----------------------------------------------------------------------
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Api {
+    OpenAiChat,
+    OpenAiResponses,
+    Anthropic,
+}
+
+#[derive(Clone, Copy, Debug)]
+struct ModelCell {
+    api: Api,
+    s: Stall,
+}
+
+impl ModelCell {
+    fn name(&self) -> String {
+        format!("model/{:?}/{:?}", self.api, self.s).to_lowercase()
+    }
+}
+
+/// The model's request timeout in these cells.
+const MODEL_TIMEOUT: Duration = Duration::from_secs(1);
+
+fn model_handler() -> Handler {
+    Arc::new(|req: &Req, _origin: &str| {
+        let body = if req.path.ends_with("/chat/completions") {
+            json!({"id": "c-1", "object": "chat.completion", "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": "hello there"}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        } else if req.path.ends_with("/responses") {
+            json!({"id": "r-1", "object": "response", "status": "completed", "model": "m",
+                "output": [{"type": "message", "role": "assistant", "id": "m-1",
+                            "content": [{"type": "output_text", "text": "hello there"}]}],
+                "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}})
+        } else {
+            json!({"id": "m-1", "type": "message", "role": "assistant", "model": "m",
+                "content": [{"type": "text", "text": "hello there"}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1}})
+        };
+        Reply::json("200 OK", &body)
+    })
+}
+
+fn model_route(req: &Req) -> Option<&'static str> {
+    (req.method == "POST").then_some("model")
+}
+
+fn run_model_cell(cell: &ModelCell) -> Outcome {
+    let mut plan = Plan::new(("model", 1), cell.s);
+    // Every request stalls: a retry must not start the deadline again.
+    plan.stall_every = true;
+    let peer = EndpointPeer::start(plan, model_route, model_handler());
+    let mut o = HttpOptions::default();
+    o.timeout = MODEL_TIMEOUT;
+    o.base_delay = Duration::from_millis(10);
+    let base = peer.origin();
+    let model: Box<dyn Model> = match cell.api {
+        Api::OpenAiChat => Box::new(
+            OpenAiChat::new("m")
+                .base_url(&format!("{base}/v1"))
+                .api_key("sk-test-key")
+                .http_options(o),
+        ),
+        Api::OpenAiResponses => Box::new(
+            OpenAiResponses::new("m")
+                .base_url(&format!("{base}/v1"))
+                .api_key("sk-test-key")
+                .http_options(o),
+        ),
+        Api::Anthropic => Box::new(
+            AnthropicMessages::new("m")
+                .base_url(&base)
+                .api_key("sk-test-key")
+                .http_options(o),
+        ),
+    };
+    let hub = Hub::new(Vec::<ServerConfig>::new());
+    let started = Instant::now();
+    let r = Agent::new(&hub, model).run("hello");
+    let took = started.elapsed();
+    hub.disconnect();
+    let outcome = match r {
+        Ok(out) => Err(format!("answered {:?} after {took:?}", out.text)),
+        Err(AgentError::Model {
+            source: ModelError::Timeout { .. },
+            ..
+        }) if took <= MODEL_TIMEOUT + SLACK => Ok(took),
+        Err(AgentError::Model {
+            source: ModelError::Timeout { .. },
+            ..
+        }) => Err(format!(
+            "timed out after {took:?}, more than {:?}",
+            MODEL_TIMEOUT + SLACK
+        )),
+        Err(e) => Err(format!("not a model timeout after {took:?}: {e:?}")),
+    };
+    let left = wire::wait(SLACK, &mut || peer.shared.open_connections() == 0);
+    drop(peer);
+    match (outcome, left) {
+        (Ok(d), true) => Ok(d),
+        (Ok(_), false) => Err("a connection to the model is still open".into()),
+        (Err(e), _) => Err(e),
+    }
+}
+
+fn model_cells() -> Vec<ModelCell> {
+    let mut cells = Vec::new();
+    for api in [Api::OpenAiChat, Api::OpenAiResponses, Api::Anthropic] {
+        for s in STALLS {
+            cells.push(ModelCell { api, s });
+        }
+    }
+    cells
+}
+
 // ---- the tests -------------------------------------------------------------------------------
 
 #[test]
@@ -873,8 +1220,20 @@ fn every_path_times_out_in_time_and_leaves_nothing_behind() {
         .filter(|c| impossible(c).is_none() && selected(&c.name()))
         .map(|c| (c.name(), c))
         .collect();
+    let auth: Vec<_> = auth_cells()
+        .into_iter()
+        .filter(|c| auth_impossible(c).is_none() && selected(&c.name()))
+        .map(|c| (c.name(), c))
+        .collect();
+    let models: Vec<_> = model_cells()
+        .into_iter()
+        .filter(|c| selected(&c.name()))
+        .map(|c| (c.name(), c))
+        .collect();
     let started = Instant::now();
-    let results = run_all(cells, run_cell);
+    let mut results = run_all(cells, run_cell);
+    results.extend(run_all(auth, run_auth_cell));
+    results.extend(run_all(models, run_model_cell));
     let took = started.elapsed();
     // Nothing of the library's is left once every client is closed and every peer dropped.
     let mut threads = Vec::new();
@@ -884,7 +1243,6 @@ fn every_path_times_out_in_time_and_leaves_nothing_behind() {
         kids = children();
         threads.is_empty() && kids.is_empty()
     });
-    let mut results = results;
     if !settled {
         results.push((
             "(after the matrix)".into(),

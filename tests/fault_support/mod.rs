@@ -11,6 +11,7 @@
 //! | `http.rs` | Streamable HTTP (JSON or event-stream replies) and legacy HTTP+SSE |
 //! | `ws.rs` | WebSocket (the upgrade and the frames by hand) |
 //! | `stdio.rs` | stdio, through the `fault_relay` example process |
+//! | `endpoint.rs` | plain HTTP: an authorization server, a model endpoint |
 //!
 //! Every peer keeps count of the connections it accepted that the client has not closed yet,
 //! and (stdio) of the relay processes that reported in, so a cell can check that the client
@@ -18,6 +19,7 @@
 #![allow(dead_code)] // each part is used by some cells only
 
 pub mod brain;
+pub mod endpoint;
 pub mod http;
 pub mod stdio;
 pub mod wire;
@@ -60,6 +62,8 @@ pub struct Plan {
     /// `round_delay`) before the stall.
     pub rounds: usize,
     pub round_delay: Duration,
+    /// Every occurrence of `stall_at`'s method stalls, not just the one numbered.
+    pub stall_every: bool,
 }
 
 impl Plan {
@@ -72,6 +76,7 @@ impl Plan {
             close_each: false,
             rounds: 0,
             round_delay: Duration::ZERO,
+            stall_every: false,
         }
     }
 }
@@ -139,7 +144,8 @@ impl Shared {
 
     /// Whether this occurrence of `method` is the planned stall (and notes when it came).
     fn is_stall(&self, method: &str, n: usize) -> bool {
-        let hit = self.plan.stall_at == (method, n);
+        let (m, k) = self.plan.stall_at;
+        let hit = m == method && (k == n || self.plan.stall_every);
         if hit {
             *self.stalled_at.lock().unwrap() = Some(Instant::now());
         }
@@ -210,7 +216,7 @@ impl Shared {
     }
 }
 
-/// Any of the peers, for the matrix.
+/// Any of the MCP peers, for the matrix.
 pub enum Peer {
     Http(http::HttpPeer),
     Ws(ws::WsPeer),
