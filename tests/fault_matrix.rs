@@ -345,12 +345,16 @@ fn plan(cell: &Cell) -> Result<Plan, &'static str> {
     if cell.s == Stall::Head && cell.t == Tr::Ws && cell.e != E::Connect {
         return Err("no head after the upgrade");
     }
-    if !cell.http() && cell.st == S::Fresh && setup_lists(cell) + usize::from(lists_itself(cell)) > 0
+    if !cell.http()
+        && cell.st == S::Fresh
+        && setup_lists(cell) + usize::from(lists_itself(cell)) > 0
     {
         return Err("the call is not the first request on the stream");
     }
     let lists = setup_lists(cell);
-    let at = |method: &'static str, n: usize| -> ((&'static str, usize), Option<(&'static str, usize)>) {
+    let at = |method: &'static str,
+              n: usize|
+     -> ((&'static str, usize), Option<(&'static str, usize)>) {
         if reinit {
             ((method, n + 1), Some((method, n)))
         } else {
@@ -365,10 +369,7 @@ fn plan(cell: &Cell) -> Result<Plan, &'static str> {
         E::CallTool | E::CallShort | E::CallProgress | E::HubCall | E::AgentCall | E::Mcpb => {
             at("tools/call", 1)
         }
-        E::TaskTool => (
-            ("tasks/result", 1),
-            reinit.then_some(("tools/call", 1)),
-        ),
+        E::TaskTool => (("tasks/result", 1), reinit.then_some(("tools/call", 1))),
         E::InputRound if cell.t == Tr::LegacySse => return Err("legacy era only"),
         E::InputRound if reinit => return Err("stateless"),
         E::InputRound => (("tools/call", ROUNDS + 1), None),
@@ -506,7 +507,10 @@ fn client_cell(cell: &Cell, peer: &Peer) -> Outcome {
             Err(e) => return Err(format!("not a timeout after {took:?}: {e:?}")),
         }
         if took > cell.timeout() + SLACK {
-            return Err(format!("timed out after {took:?}, more than {:?}", cell.timeout() + SLACK));
+            return Err(format!(
+                "timed out after {took:?}, more than {:?}",
+                cell.timeout() + SLACK
+            ));
         }
         let again = Client::connect(cfg)
             .map_err(|e| format!("connecting again after the timeout failed: {e}"))?;
@@ -546,7 +550,9 @@ fn client_cell(cell: &Cell, peer: &Peer) -> Outcome {
         E::CallShort => client
             .call_tool_with("echo", args(), &CallOptions::new().timeout(T))
             .map(drop),
-        E::CallProgress => client.call_tool_with("echo", args(), &progress_opts()).map(drop),
+        E::CallProgress => client
+            .call_tool_with("echo", args(), &progress_opts())
+            .map(drop),
         E::TaskTool => client
             .call_tool_with("slow_task", json!({}), &progress_opts())
             .map(drop),
@@ -655,11 +661,19 @@ fn mcpb_cell(cell: &Cell, peer: &Peer) -> Outcome {
     }
     let secs = format!("{}", T.as_secs_f64());
     let total = format!("{}", TOTAL.as_secs_f64());
-    cmd.args(["--timeout", &secs, "--max-time", &total, "call", "echo", "text=x"])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
+    cmd.args([
+        "--timeout",
+        &secs,
+        "--max-time",
+        &total,
+        "call",
+        "echo",
+        "text=x",
+    ])
+    .env_remove("RUST_LOG")
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped());
     let mut child = cmd.spawn().map_err(|e| format!("setup: mcpb: {e}"))?;
     let mut status = None;
     let exited = wire::wait(TOTAL + Duration::from_secs(5), &mut || {
@@ -681,7 +695,9 @@ fn mcpb_cell(cell: &Cell, peer: &Peer) -> Outcome {
     };
     let took = ended.saturating_duration_since(stalled);
     if !exited {
-        return Err(format!("mcpb still running {took:?} after the stall (killed)"));
+        return Err(format!(
+            "mcpb still running {took:?} after the stall (killed)"
+        ));
     }
     let code = status.and_then(|s| s.code());
     // 4: a request timed out after connecting (3 is a failure to connect).
@@ -705,7 +721,9 @@ fn nothing_left(cell: &Cell, peer: &Peer) -> Result<(), String> {
         let pids = shared.pids();
         if !wire::wait(deadline, &mut || pids.iter().all(|p| pid_gone(*p))) {
             let left: Vec<_> = pids.into_iter().filter(|p| !pid_gone(*p)).collect();
-            return Err(format!("server processes {left:?} still there after {deadline:?}"));
+            return Err(format!(
+                "server processes {left:?} still there after {deadline:?}"
+            ));
         }
         return Ok(());
     }
@@ -761,17 +779,16 @@ fn run_all<J: Send + Sync + 'static>(
                         return;
                     };
                     let started = Instant::now();
-                    let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
-                        run(&job)
-                    }))
-                    .unwrap_or_else(|p| {
-                        let msg = p
-                            .downcast_ref::<String>()
-                            .cloned()
-                            .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
-                            .unwrap_or_default();
-                        Err(format!("panicked after {:?}: {msg}", started.elapsed()))
-                    });
+                    let outcome =
+                        std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| run(&job)))
+                            .unwrap_or_else(|p| {
+                                let msg = p
+                                    .downcast_ref::<String>()
+                                    .cloned()
+                                    .or_else(|| p.downcast_ref::<&str>().map(|s| (*s).to_owned()))
+                                    .unwrap_or_default();
+                                Err(format!("panicked after {:?}: {msg}", started.elapsed()))
+                            });
                     results.lock().unwrap().push((i, name, outcome));
                 })
                 .expect("spawn a worker")
@@ -807,7 +824,13 @@ fn children() -> Vec<u32> {
         let pid: u32 = d.file_name().to_str()?.parse().ok()?;
         let stat = std::fs::read_to_string(d.path().join("stat")).ok()?;
         // The parent is the second field after the parenthesised command.
-        let ppid: u32 = stat.rsplit_once(')')?.1.split_whitespace().nth(1)?.parse().ok()?;
+        let ppid: u32 = stat
+            .rsplit_once(')')?
+            .1
+            .split_whitespace()
+            .nth(1)?
+            .parse()
+            .ok()?;
         (ppid == me).then_some(pid)
     })
     .collect()
@@ -1030,7 +1053,10 @@ fn run_auth_cell(cell: &AuthCell) -> Outcome {
         }
         let gave_up = peer.abandoned_at().map(|a| a - stalled).unwrap_or_default();
         if took > T + SLACK {
-            return Err(format!("connecting took {took:?}, more than {:?}", T + SLACK));
+            return Err(format!(
+                "connecting took {took:?}, more than {:?}",
+                T + SLACK
+            ));
         }
         match &r {
             Ok(c) => {

@@ -45,7 +45,11 @@ pub fn decide(shared: &Shared, msg: &Value) -> Decision {
         return Decision::Ignore;
     };
     let n = shared.count(method);
-    if shared.plan.expire_at.is_some_and(|(m, k)| m == method && k == n) {
+    if shared
+        .plan
+        .expire_at
+        .is_some_and(|(m, k)| m == method && k == n)
+    {
         return Decision::Expire;
     }
     let modern = shared.plan.modern;
@@ -89,7 +93,9 @@ fn task(status: &str) -> Value {
 }
 
 fn echo(msg: &Value) -> Value {
-    let text = msg["params"]["arguments"]["text"].as_str().unwrap_or("done");
+    let text = msg["params"]["arguments"]["text"]
+        .as_str()
+        .unwrap_or("done");
     json!({"content": [{"type": "text", "text": text}]})
 }
 

@@ -211,7 +211,9 @@ fn read_loop(shared: &Shared, reader: &mut impl Read, tx: &Sender<Out>) {
                 let msg: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
                 match decide(shared, &msg) {
                     Decision::Ignore | Decision::Expire => continue,
-                    Decision::Answer(v) => Out::Frame(Duration::ZERO, frame(0x1, v.to_string().as_bytes())),
+                    Decision::Answer(v) => {
+                        Out::Frame(Duration::ZERO, frame(0x1, v.to_string().as_bytes()))
+                    }
                     Decision::Later(d, v) => Out::Frame(d, frame(0x1, v.to_string().as_bytes())),
                     Decision::Stall(v) => Out::Stall(frame(0x1, v.to_string().as_bytes())),
                 }
@@ -254,9 +256,13 @@ fn write_loop(shared: &Shared, gone: &AtomicBool, mut w: TcpStream, rx: &Receive
                     Stall::Head => Stall::Silent,
                     s => s,
                 };
-                stalled(&mut w, &Bytes::plain(bytes), stall, &mut || ended(), &|| {
-                    shared.released()
-                })
+                stalled(
+                    &mut w,
+                    &Bytes::plain(bytes),
+                    stall,
+                    &mut || ended(),
+                    &|| shared.released(),
+                )
             }
         };
         if !goes_on {
