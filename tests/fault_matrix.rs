@@ -4,11 +4,13 @@
 //! own name (`transport/stall/state/entry`, say `http-sse/trickle/kept-alive/call-progress`).
 //! In every cell a scripted peer (`tests/fault_support/`) answers the handshake and the listings
 //! normally, then stalls at the cell's request in the cell's way. Every cell must:
-//! - return [`Error::Timeout`] naming the server within its timeout + 1 s (connecting: the
-//!   timed-out [`Error::Connect`]; the agent: the timed-out tool result the model reads;
-//!   `mcpb call`: exit code 4 naming the server, counted from the stalled request's arrival
-//!   at the peer; `close`: return
-//!   within the transport's documented grace + 1 s);
+//! - return [`Error::Timeout`] naming the server within its timeout + 1 s (connecting, and
+//!   the opening of a legacy GET stream: the timed-out [`Error::Connect`]; the agent: the
+//!   timed-out tool result the model reads, its record naming the server; `mcpb call`: exit
+//!   code 4 naming the server, counted from the stalled request's arrival at the peer;
+//!   `close`: return within the transport's documented grace + 1 s; a stalled standalone GET
+//!   stream of Streamable HTTP: hold nothing up, connecting and a listing answering within the
+//!   timeout + 1 s);
 //! - leave the connection usable afterwards (a listing answers), or cleanly re-established
 //!   (connecting and closing: connecting again works);
 //! - close within the transport's grace, and leave nothing behind: every connection the peer
@@ -18,8 +20,13 @@
 //! Cells that cannot exist are listed in [`IMPOSSIBLE`] with the reason, and that list is
 //! checked to be exactly the cells [`plan`] cannot build.
 //!
-//! The authorization server's endpoints and the model endpoint get the same stalls: see
+//! The authorization server's endpoints (resource metadata, its own metadata, registration,
+//! token) and the model endpoint get the same stalls: each must end within its documented
+//! deadline ([`OAuthConfig::timeout`], [`HttpOptions::timeout`]) with a typed error; see
 //! `auth_cells` and `model_cells` below.
+//!
+//! The stdio peer is reached through the `fault_relay` example (a plain `cargo test` builds
+//! it; a filtered run needs `cargo build --example fault_relay` first).
 //!
 //! `FAULT_CELLS=a,b` runs only the cells whose name contains `a` or `b`.
 
@@ -106,6 +113,10 @@ enum Entry {
     /// `mcpb call` (the binary).
     Mcpb,
     Close,
+    /// The GET stream stalls: Streamable HTTP's standalone stream must hold nothing up
+    /// (connecting and a listing answer in time); legacy HTTP+SSE's is the connection, whose
+    /// opening must time out.
+    GetStream,
 }
 
 const TRANSPORTS: [Transport; 5] = [
@@ -117,7 +128,7 @@ const TRANSPORTS: [Transport; 5] = [
 ];
 const STALLS: [Stall; 4] = [Stall::Silent, Stall::Head, Stall::Half, Stall::Trickle];
 const STATES: [State; 3] = [State::Fresh, State::KeptAlive, State::Reinit];
-const ENTRIES: [Entry; 11] = [
+const ENTRIES: [Entry; 12] = [
     Entry::Connect,
     Entry::ListTools,
     Entry::CallTool,
@@ -129,6 +140,7 @@ const ENTRIES: [Entry; 11] = [
     Entry::AgentCall,
     Entry::Mcpb,
     Entry::Close,
+    Entry::GetStream,
 ];
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -171,6 +183,7 @@ impl Cell {
             Entry::AgentCall => "agent-call",
             Entry::Mcpb => "mcpb-call",
             Entry::Close => "close",
+            Entry::GetStream => "get-stream",
         };
         format!("{t}/{s}/{st}/{e}")
     }
@@ -242,6 +255,7 @@ const AFTER_CONNECT: &[Entry] = &[
     E::AgentCall,
     E::Mcpb,
     E::Close,
+    E::GetStream,
 ];
 
 /// The cells that cannot exist, and why.
@@ -304,6 +318,22 @@ const IMPOSSIBLE: &[Never] = &[
         st: &[],
         e: &[E::Close],
         why: "closing legacy HTTP+SSE sends no request to stall: it drops the GET stream",
+    },
+    Never {
+        t: &[Tr::Stdio, Tr::Ws],
+        s: &[],
+        st: &[],
+        e: &[E::GetStream],
+        why: "stdio and WebSocket have no GET stream: everything travels on the one connection",
+    },
+    Never {
+        t: &[],
+        s: &[],
+        st: &[S::KeptAlive],
+        e: &[E::GetStream],
+        why: "the GET stream opens while connecting, before any listing (legacy HTTP+SSE: it is \
+              the connection); Streamable HTTP opens it again after a re-initialisation, which \
+              the reinit cells stall",
     },
 ];
 
@@ -373,6 +403,10 @@ fn plan(cell: &Cell) -> Result<Plan, &'static str> {
         E::InputRound if cell.t == Tr::LegacySse => return Err("legacy era only"),
         E::InputRound if reinit => return Err("stateless"),
         E::InputRound => (("tools/call", ROUNDS + 1), None),
+        E::GetStream if !cell.http() => return Err("no GET stream"),
+        E::GetStream if cell.st == S::KeptAlive => return Err("opened while connecting"),
+        E::GetStream if reinit => (("GET", 2), Some(("tools/list", 2))),
+        E::GetStream => (("GET", 1), None),
         E::Close => {
             let target = match cell.t {
                 Tr::Stdio => "stdin-eof",
@@ -497,28 +531,11 @@ fn args() -> serde_json::Value {
 /// The library entry points on one client.
 fn client_cell(cell: &Cell, peer: &Peer) -> Outcome {
     let cfg = config(cell, peer);
-    if cell.e == E::Connect {
-        let started = Instant::now();
-        let r = Client::connect(cfg.clone());
-        let took = started.elapsed();
-        match r {
-            Ok(_) => return Err(format!("connected after {took:?}")),
-            Err(e) if e.is_timeout() && e.to_string().contains(NAME) => {}
-            Err(e) => return Err(format!("not a timeout after {took:?}: {e:?}")),
-        }
-        if took > cell.timeout() + SLACK {
-            return Err(format!(
-                "timed out after {took:?}, more than {:?}",
-                cell.timeout() + SLACK
-            ));
-        }
-        let again = Client::connect(cfg)
-            .map_err(|e| format!("connecting again after the timeout failed: {e}"))?;
-        again
-            .list_tools()
-            .map_err(|e| format!("the new connection does not list: {e}"))?;
-        timed_close(cell, || drop(again.close()))?;
-        return Ok(took);
+    if cell.e == E::Connect || (cell.e == E::GetStream && cell.t == Tr::LegacySse) {
+        return connect_times_out(cell, cfg);
+    }
+    if cell.e == E::GetStream {
+        return stream_holds_nothing(cell, cfg, peer);
     }
     let client = connect(cell, cfg).map_err(|e| format!("setup: connect: {e}"))?;
     for _ in 0..setup_lists(cell) {
@@ -563,6 +580,59 @@ fn client_cell(cell: &Cell, peer: &Peer) -> Outcome {
     client
         .list_tools()
         .map_err(|e| format!("{}; then not usable: {e}", describe(&outcome)))?;
+    timed_close(cell, || drop(client.close()))?;
+    outcome
+}
+
+/// Connecting times out in time, naming the server, and connecting again works.
+fn connect_times_out(cell: &Cell, cfg: ServerConfig) -> Outcome {
+    let started = Instant::now();
+    let r = Client::connect(cfg.clone());
+    let took = started.elapsed();
+    match r {
+        Ok(_) => return Err(format!("connected after {took:?}")),
+        Err(e) if e.is_timeout() && e.to_string().contains(NAME) => {}
+        Err(e) => return Err(format!("not a timeout after {took:?}: {e:?}")),
+    }
+    if took > cell.timeout() + SLACK {
+        return Err(format!(
+            "timed out after {took:?}, more than {:?}",
+            cell.timeout() + SLACK
+        ));
+    }
+    let again = Client::connect(cfg)
+        .map_err(|e| format!("connecting again after the timeout failed: {e}"))?;
+    again
+        .list_tools()
+        .map_err(|e| format!("the new connection does not list: {e}"))?;
+    timed_close(cell, || drop(again.close()))?;
+    Ok(took)
+}
+
+/// A stalled standalone GET stream holds nothing up: connecting and a listing each answer
+/// within the timeout + 1 s.
+fn stream_holds_nothing(cell: &Cell, cfg: ServerConfig, peer: &Peer) -> Outcome {
+    let bound = cell.timeout() + SLACK;
+    let started = Instant::now();
+    let client = Client::connect(cfg).map_err(|e| format!("connecting failed: {e}"))?;
+    let connected = started.elapsed();
+    for _ in 0..setup_lists(cell) {
+        client
+            .list_tools()
+            .map_err(|e| format!("setup: list_tools: {e}"))?;
+    }
+    let started = Instant::now();
+    let listed = client.list_tools();
+    let took = started.elapsed();
+    let outcome = match listed {
+        _ if peer.shared().stalled_at().is_none() => Err("the GET stream never opened".into()),
+        Err(e) => Err(format!("listing failed after {took:?}: {e}")),
+        Ok(_) if connected > bound => Err(format!(
+            "connecting took {connected:?}, more than {bound:?}"
+        )),
+        Ok(_) if took > bound => Err(format!("listing took {took:?}, more than {bound:?}")),
+        Ok(_) => Ok(connected.max(took)),
+    };
     timed_close(cell, || drop(client.close()))?;
     outcome
 }

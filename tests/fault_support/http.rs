@@ -269,6 +269,11 @@ fn streamable(ctx: &Ctx, req: &Req, w: &mut TcpStream, probe: &mut TcpStream) ->
             }
             return respond(ctx, w, "200 OK", &[], b"");
         }
+        "GET" if ctx.shared.pseudo("GET") => {
+            // The standalone stream stalls: its status line and headers, half a notification,
+            // or the notification one byte at a time.
+            return stall_request(ctx, w, probe, &sse_open(&notification()));
+        }
         _ => {
             return respond(
                 ctx,
@@ -304,6 +309,24 @@ fn finish(ctx: &Ctx, w: &mut TcpStream, b: &Bytes) -> Next {
         Next::Serve
     } else {
         Next::Close
+    }
+}
+
+/// A notification a server may send on a GET stream.
+fn notification() -> Vec<u8> {
+    let note = serde_json::json!({"jsonrpc": "2.0", "method": "notifications/message",
+        "params": {"level": "info", "data": "hello from the stream"}});
+    event(&note)
+}
+
+/// The opening of an event stream (a GET's answer) whose first event is `first`.
+fn sse_open(first: &[u8]) -> Bytes {
+    Bytes {
+        head: b"HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
+                Transfer-Encoding: chunked\r\n\r\n"
+            .to_vec(),
+        body: first.to_vec(),
+        chunked: true,
     }
 }
 
@@ -346,6 +369,12 @@ fn legacy(ctx: &Ctx, req: &Req, w: &mut TcpStream, probe: &mut TcpStream) -> Nex
 /// The legacy GET stream: the `endpoint` event, then the answers, until the client goes.
 fn get_stream(ctx: &Ctx, w: &mut TcpStream, probe: &mut TcpStream) {
     let shared = &ctx.shared;
+    if shared.pseudo("GET") {
+        // The stream's opening stalls: the `endpoint` event never comes whole.
+        let b = sse_open(b"event: endpoint\ndata: /message\n\n");
+        stall_request(ctx, w, probe, &b);
+        return;
+    }
     let head = "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\
                 Transfer-Encoding: chunked\r\n\r\n";
     let endpoint = b"event: endpoint\ndata: /message\n\n";
