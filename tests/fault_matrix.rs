@@ -40,6 +40,7 @@ use std::time::{Duration, Instant};
 
 use fault_support::endpoint::{EndpointPeer, Handler, Reply, Req};
 use fault_support::http::{HttpPeer, Kind};
+use fault_support::in_process::InProcessPeer;
 use fault_support::stdio::StdioPeer;
 use fault_support::ws::WsPeer;
 use fault_support::{pid_gone, wire, Peer, Plan, Stall};
@@ -49,8 +50,9 @@ use mcp_blocking::agent::{
 };
 use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
 use mcp_blocking::config::ProtocolMode;
+use mcp_blocking::handler::CLOSE_GRACE;
 use mcp_blocking::model::Root;
-use mcp_blocking::{CallOptions, Client, Error, Hub, ServerConfig};
+use mcp_blocking::{CallOptions, Client, ClientBuilder, Error, Hub, ServerConfig};
 use mcp_fixture_server::scripted_model::{call, ScriptedModel, Step};
 use serde_json::{json, Value};
 
@@ -80,6 +82,8 @@ enum Transport {
     HttpSse,
     LegacySse,
     Ws,
+    /// `testing::TestServer`, in this process.
+    InProcess,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,12 +123,13 @@ enum Entry {
     GetStream,
 }
 
-const TRANSPORTS: [Transport; 5] = [
+const TRANSPORTS: [Transport; 6] = [
     Transport::Stdio,
     Transport::HttpJson,
     Transport::HttpSse,
     Transport::LegacySse,
     Transport::Ws,
+    Transport::InProcess,
 ];
 const STALLS: [Stall; 4] = [Stall::Silent, Stall::Head, Stall::Half, Stall::Trickle];
 const STATES: [State; 3] = [State::Fresh, State::KeptAlive, State::Reinit];
@@ -159,6 +164,7 @@ impl Cell {
             Transport::HttpSse => "http-sse",
             Transport::LegacySse => "legacy-sse",
             Transport::Ws => "ws",
+            Transport::InProcess => "in-process",
         };
         let s = match self.s {
             Stall::Silent => "silent",
@@ -283,7 +289,15 @@ const IMPOSSIBLE: &[Never] = &[
         why: "connecting opens the connection: nothing comes before it to keep alive or forget",
     },
     Never {
-        t: &[Tr::Stdio, Tr::Ws, Tr::LegacySse],
+        t: &[Tr::InProcess],
+        s: &[Stall::Head, Stall::Half, Stall::Trickle],
+        st: &[],
+        e: &[],
+        why: "in process an answer is a value handed back: no bytes to cut short, the server \
+              can only not answer",
+    },
+    Never {
+        t: &[Tr::Stdio, Tr::Ws, Tr::LegacySse, Tr::InProcess],
         s: &[],
         st: &[S::Reinit],
         e: &[],
@@ -305,12 +319,12 @@ const IMPOSSIBLE: &[Never] = &[
         why: "the 2026-07-28 era is stateless: there is no session to initialise again",
     },
     Never {
-        t: &[Tr::Stdio, Tr::Ws],
+        t: &[Tr::Stdio, Tr::Ws, Tr::InProcess],
         s: &[],
         st: &[S::Fresh],
         e: &[E::TaskTool, E::HubCall, E::AgentCall, E::Mcpb],
-        why: "it lists the tools before it calls: on the one stream of stdio or a WebSocket the \
-              call is never the first request",
+        why: "it lists the tools before it calls: on the one stream of stdio, a WebSocket or an \
+              in-process server the call is never the first request",
     },
     Never {
         t: &[Tr::LegacySse],
@@ -320,11 +334,12 @@ const IMPOSSIBLE: &[Never] = &[
         why: "closing legacy HTTP+SSE sends no request to stall: it drops the GET stream",
     },
     Never {
-        t: &[Tr::Stdio, Tr::Ws],
+        t: &[Tr::Stdio, Tr::Ws, Tr::InProcess],
         s: &[],
         st: &[],
         e: &[E::GetStream],
-        why: "stdio and WebSocket have no GET stream: everything travels on the one connection",
+        why: "stdio, WebSocket and in-process servers have no GET stream: everything travels \
+              on the one connection",
     },
     Never {
         t: &[],
@@ -334,6 +349,27 @@ const IMPOSSIBLE: &[Never] = &[
         why: "the GET stream opens while connecting, before any listing (legacy HTTP+SSE: it is \
               the connection); Streamable HTTP opens it again after a re-initialisation, which \
               the reinit cells stall",
+    },
+    Never {
+        t: &[Tr::InProcess],
+        s: &[],
+        st: &[],
+        e: &[E::Mcpb],
+        why: "the `mcpb` binary cannot reach a server inside this test process",
+    },
+    Never {
+        t: &[Tr::InProcess],
+        s: &[],
+        st: &[],
+        e: &[E::InputRound],
+        why: "`testing::TestServer` speaks only the legacy era",
+    },
+    Never {
+        t: &[Tr::InProcess],
+        s: &[],
+        st: &[],
+        e: &[E::Close],
+        why: "closing an in-process connection sends nothing a server could stall",
     },
 ];
 
@@ -371,6 +407,14 @@ fn plan(cell: &Cell) -> Result<Plan, &'static str> {
     }
     if cell.s == Stall::Head && cell.t == Tr::Stdio {
         return Err("no head on stdio");
+    }
+    if cell.t == Tr::InProcess {
+        if cell.s != Stall::Silent {
+            return Err("no bytes in process");
+        }
+        if matches!(cell.e, E::Mcpb | E::InputRound | E::Close) {
+            return Err("not in process");
+        }
     }
     if cell.s == Stall::Head && cell.t == Tr::Ws && cell.e != E::Connect {
         return Err("no head after the upgrade");
@@ -412,7 +456,7 @@ fn plan(cell: &Cell) -> Result<Plan, &'static str> {
                 Tr::Stdio => "stdin-eof",
                 Tr::Ws => "close",
                 Tr::HttpJson | Tr::HttpSse => "DELETE",
-                Tr::LegacySse => return Err("nothing sent at close"),
+                Tr::LegacySse | Tr::InProcess => return Err("nothing sent at close"),
             };
             ((target, 1), reinit.then_some(("tools/list", 2)))
         }
@@ -440,6 +484,7 @@ fn start_peer(cell: &Cell, plan: Plan) -> Peer {
         Tr::HttpSse => Peer::Http(HttpPeer::start(Kind::Sse, plan)),
         Tr::LegacySse => Peer::Http(HttpPeer::start(Kind::Legacy, plan)),
         Tr::Ws => Peer::Ws(WsPeer::start(plan)),
+        Tr::InProcess => Peer::InProcess(InProcessPeer::start(NAME, plan)),
     }
 }
 
@@ -452,6 +497,8 @@ fn config(cell: &Cell, peer: &Peer) -> ServerConfig {
         Peer::Http(p) if cell.t == Tr::LegacySse => ServerConfig::sse(NAME, p.url()),
         Peer::Http(p) => ServerConfig::http(NAME, p.url()),
         Peer::Ws(p) => ServerConfig::websocket(NAME, p.url()),
+        // The transport is replaced by the in-process server (see `builder`).
+        Peer::InProcess(_) => ServerConfig::stdio(NAME, "in-process"),
     };
     let mode = if cell.e == E::InputRound {
         ProtocolMode::Modern
@@ -472,6 +519,8 @@ fn close_grace(t: Transport, timeout: Duration) -> Duration {
         Tr::LegacySse => Duration::ZERO,
         // The close handshake's grace: the request timeout, at most 2 s.
         Tr::Ws => timeout.min(Duration::from_secs(2)),
+        // Only the handlers' grace.
+        Tr::InProcess => CLOSE_GRACE,
     }
 }
 
@@ -514,14 +563,45 @@ fn timed_close(cell: &Cell, close: impl FnOnce()) -> Result<(), String> {
     Ok(())
 }
 
-fn connect(cell: &Cell, cfg: ServerConfig) -> Result<Client, Error> {
+/// A client builder for `cfg` on the peer's transport.
+fn builder(peer: &Peer, cfg: ServerConfig) -> ClientBuilder {
+    match peer {
+        Peer::InProcess(p) => p.server.client_builder_for(cfg),
+        _ => Client::builder(cfg),
+    }
+}
+
+fn connect(cell: &Cell, peer: &Peer, cfg: ServerConfig) -> Result<Client, Error> {
     if cell.e == E::InputRound {
-        Client::builder(cfg)
+        builder(peer, cfg)
             .roots(vec![Root::new("file:///work")])
             .connect()
     } else {
-        Client::connect(cfg)
+        builder(peer, cfg).connect()
     }
+}
+
+/// A Hub with the cell's server, connected (an in-process client is injected).
+fn hub_for(cell: &Cell, peer: &Peer) -> Result<Hub, String> {
+    let cfg = config(cell, peer);
+    if let Peer::InProcess(_) = peer {
+        // The injected client takes the place of the configured server of its name.
+        let hub = Hub::new([cfg.clone()]);
+        let client = builder(peer, cfg)
+            .connect()
+            .map_err(|e| format!("setup: connect: {e}"))?;
+        let tools = client
+            .list_tools()
+            .map_err(|e| format!("setup: list_tools: {e}"))?;
+        hub.inject(vec![Arc::new(client)], vec![(NAME.to_owned(), tools)]);
+        return Ok(hub);
+    }
+    let hub = Hub::new([cfg]);
+    let failures = hub.connect_all();
+    if !failures.is_empty() {
+        return Err(format!("setup: the hub did not connect: {failures:?}"));
+    }
+    Ok(hub)
 }
 
 fn args() -> serde_json::Value {
@@ -532,12 +612,12 @@ fn args() -> serde_json::Value {
 fn client_cell(cell: &Cell, peer: &Peer) -> Outcome {
     let cfg = config(cell, peer);
     if cell.e == E::Connect || (cell.e == E::GetStream && cell.t == Tr::LegacySse) {
-        return connect_times_out(cell, cfg);
+        return connect_times_out(cell, peer, cfg);
     }
     if cell.e == E::GetStream {
         return stream_holds_nothing(cell, cfg, peer);
     }
-    let client = connect(cell, cfg).map_err(|e| format!("setup: connect: {e}"))?;
+    let client = connect(cell, peer, cfg).map_err(|e| format!("setup: connect: {e}"))?;
     for _ in 0..setup_lists(cell) {
         client
             .list_tools()
@@ -585,9 +665,9 @@ fn client_cell(cell: &Cell, peer: &Peer) -> Outcome {
 }
 
 /// Connecting times out in time, naming the server, and connecting again works.
-fn connect_times_out(cell: &Cell, cfg: ServerConfig) -> Outcome {
+fn connect_times_out(cell: &Cell, peer: &Peer, cfg: ServerConfig) -> Outcome {
     let started = Instant::now();
-    let r = Client::connect(cfg.clone());
+    let r = builder(peer, cfg.clone()).connect();
     let took = started.elapsed();
     match r {
         Ok(_) => return Err(format!("connected after {took:?}")),
@@ -600,7 +680,8 @@ fn connect_times_out(cell: &Cell, cfg: ServerConfig) -> Outcome {
             cell.timeout() + SLACK
         ));
     }
-    let again = Client::connect(cfg)
+    let again = builder(peer, cfg)
+        .connect()
         .map_err(|e| format!("connecting again after the timeout failed: {e}"))?;
     again
         .list_tools()
@@ -645,11 +726,7 @@ fn describe(o: &Outcome) -> String {
 }
 
 fn hub_cell(cell: &Cell, peer: &Peer) -> Outcome {
-    let hub = Hub::new([config(cell, peer)]);
-    let failures = hub.connect_all();
-    if !failures.is_empty() {
-        return Err(format!("setup: the hub did not connect: {failures:?}"));
-    }
+    let hub = hub_for(cell, peer)?;
     let started = Instant::now();
     let r = hub.call_tool("echo", args()).map(drop);
     let took = started.elapsed();
@@ -661,7 +738,7 @@ fn hub_cell(cell: &Cell, peer: &Peer) -> Outcome {
 }
 
 fn agent_cell(cell: &Cell, peer: &Peer) -> Outcome {
-    let hub = Hub::new([config(cell, peer)]);
+    let hub = hub_for(cell, peer)?;
     let model = ScriptedModel::start(vec![
         Step::Call(String::new(), vec![call("echo", args())]),
         Step::Summary("got: ".into()),
@@ -686,7 +763,7 @@ fn agent_cell(cell: &Cell, peer: &Peer) -> Outcome {
     let outcome = (|| {
         let out = run.map_err(|e| format!("the run failed: {e}"))?;
         let (Some(a), Some(b)) = *times.lock().unwrap() else {
-            return Err("no tool call ran".to_owned());
+            return Err(format!("no tool call ran: {:?}", out.tool_calls));
         };
         let took = b - a;
         let rec = out.tool_calls.first().ok_or("no tool call")?;
@@ -728,6 +805,7 @@ fn mcpb_cell(cell: &Cell, peer: &Peer) -> Outcome {
         Peer::Ws(p) => {
             cmd.args(["--url", &p.url()]);
         }
+        Peer::InProcess(_) => return Err("no plan: mcpb cannot reach it".into()),
     }
     let secs = format!("{}", T.as_secs_f64());
     let total = format!("{}", TOTAL.as_secs_f64());
@@ -787,6 +865,10 @@ fn mcpb_cell(cell: &Cell, peer: &Peer) -> Outcome {
 fn nothing_left(cell: &Cell, peer: &Peer) -> Result<(), String> {
     let shared = peer.shared();
     let deadline = close_grace(cell.t, cell.server_timeout()) + SLACK;
+    if let Peer::InProcess(_) = peer {
+        // No socket, no process: the matrix's final thread count covers it.
+        return Ok(());
+    }
     if let Peer::Stdio(_) = peer {
         let pids = shared.pids();
         if !wire::wait(deadline, &mut || pids.iter().all(|p| pid_gone(*p))) {

@@ -11,6 +11,7 @@
 //! | `http.rs` | Streamable HTTP (JSON or event-stream replies) and legacy HTTP+SSE |
 //! | `ws.rs` | WebSocket (the upgrade and the frames by hand) |
 //! | `stdio.rs` | stdio, through the `fault_relay` example process |
+//! | `in_process.rs` | `testing::TestServer`, in this process |
 //! | `endpoint.rs` | plain HTTP: an authorization server, a model endpoint |
 //!
 //! Every peer keeps count of the connections it accepted that the client has not closed yet,
@@ -21,6 +22,7 @@
 pub mod brain;
 pub mod endpoint;
 pub mod http;
+pub mod in_process;
 pub mod stdio;
 pub mod wire;
 pub mod ws;
@@ -221,6 +223,7 @@ pub enum Peer {
     Http(http::HttpPeer),
     Ws(ws::WsPeer),
     Stdio(stdio::StdioPeer),
+    InProcess(in_process::InProcessPeer),
 }
 
 impl Peer {
@@ -229,6 +232,7 @@ impl Peer {
             Peer::Http(p) => &p.shared,
             Peer::Ws(p) => &p.shared,
             Peer::Stdio(p) => &p.shared,
+            Peer::InProcess(p) => &p.shared,
         }
     }
 }
