@@ -63,7 +63,7 @@ const T: Duration = Duration::from_millis(500);
 /// The server's timeout where a shorter `CallOptions::timeout` (of `T`) is what must hold.
 const LONG: Duration = Duration::from_secs(5);
 /// `max_total_timeout` where progress may extend the timeout: much longer than `T`.
-const TOTAL: Duration = Duration::from_secs(8);
+const TOTAL: Duration = Duration::from_secs(5);
 /// What every bound allows on top of the promise.
 const SLACK: Duration = Duration::from_secs(1);
 /// Cells run at once.

@@ -11,7 +11,7 @@ use super::wire::wait;
 use super::{Plan, Shared};
 
 /// The longest a stalled handler holds the call's thread when nothing releases it.
-pub const HOLD: std::time::Duration = std::time::Duration::from_secs(8);
+pub const HOLD: std::time::Duration = std::time::Duration::from_secs(5);
 
 pub struct InProcessPeer {
     pub shared: Arc<Shared>,
