@@ -14,6 +14,22 @@
 //! | `in_process.rs` | `testing::TestServer`, in this process |
 //! | `endpoint.rs` | plain HTTP: an authorization server, a model endpoint |
 //!
+//! What each stall is on each transport (`-`: no such stall there):
+//!
+//! | | silent | head | half | trickle |
+//! |---|---|---|---|---|
+//! | Streamable HTTP, JSON | no answer on the POST | status line and headers (`Content-Length` set) | half the body | the body, a byte at a time |
+//! | Streamable HTTP, event stream | no answer on the POST | status line and headers (chunked) | half the event | the event, a byte (chunk) at a time |
+//! | legacy HTTP+SSE | POST 202, nothing on the GET stream | the POST's status line and headers | half the event on the GET stream | the event, a byte at a time |
+//! | WebSocket | no frame | the upgrade's head, unterminated (connect only) | half the frame | the frame, a byte at a time |
+//! | stdio | no line | - | half the line | the line, a byte at a time |
+//! | in process | the handler does not return | - | - | - |
+//!
+//! An HTTP request's own connection stays stalled until the client closes it. A shared stream
+//! (stdio, WebSocket, the legacy GET stream) is released when the client shows it gave up or
+//! moved on ([`Shared`]'s `released`): the rest of the answer is then written, late, and the
+//! stream serves on, so a cell can check that the connection is usable afterwards.
+//!
 //! Every peer keeps count of the connections it accepted that the client has not closed yet,
 //! and (stdio) of the relay processes that reported in, so a cell can check that the client
 //! left nothing behind. Dropping a peer stops it, shuts every connection and joins every thread.
