@@ -69,8 +69,10 @@ use runner::{children, library_threads, report, run_all, selected};
 
 const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 
-/// The server's request timeout in most cells.
-const T: Duration = Duration::from_millis(500);
+/// The server's request timeout in most cells: longer than [`SLACK`], so that a wait which
+/// starts again (a second timeout, a close grace added to a failed handshake) overshoots the
+/// bound instead of hiding in it.
+const T: Duration = Duration::from_millis(1200);
 /// The server's timeout where a shorter `CallOptions::timeout` (of `T`) is what must hold.
 const LONG: Duration = Duration::from_secs(5);
 /// `max_total_timeout` where progress may extend the timeout: much longer than `T`.
@@ -78,13 +80,13 @@ const TOTAL: Duration = Duration::from_secs(5);
 /// What every bound allows on top of the promise.
 const SLACK: Duration = Duration::from_secs(1);
 /// Cells run at once.
-const PARALLEL: usize = 12;
+const PARALLEL: usize = 16;
 /// The name every cell gives its server.
 const NAME: &str = "hostile";
 /// 2026-07-28 input rounds before the stall, each answered after `ROUND_DELAY`: together
 /// longer than `T` + 1 s, so a timeout that starts again with each round shows.
 const ROUNDS: usize = 6;
-const ROUND_DELAY: Duration = Duration::from_millis(200);
+const ROUND_DELAY: Duration = Duration::from_millis(250);
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Transport {
