@@ -1,0 +1,239 @@
+//! The authorization server's endpoints under the same stalls: resource metadata, its own
+//! metadata, registration and token, for both grants. Each stalled request must be given up
+//! within [`OAuthConfig::timeout`], and connecting must end (recovered, or with a typed error
+//! naming the server) within it + 1 s.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
+use mcp_blocking::config::ProtocolMode;
+use mcp_blocking::{Client, Error, ServerConfig};
+use serde_json::{json, Value};
+
+use super::fault_support::endpoint::{EndpointPeer, Handler, Reply, Req};
+use super::fault_support::{wire, Plan, Stall};
+use super::{Outcome, LONG, NAME, SLACK, STALLS, T};
+
+/// The endpoints of an OAuth sign-in, as the authorization peer names them.
+pub(super) const AUTH_ENDPOINTS: [&str; 4] =
+    ["resource-metadata", "as-metadata", "registration", "token"];
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Grant {
+    /// A person signs in (here a redirect handler that answers at once); the client registers.
+    AuthorizationCode,
+    /// Machine to machine, with a client id and secret: nothing registers.
+    ClientCredentials,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct AuthCell {
+    grant: Grant,
+    endpoint: &'static str,
+    s: Stall,
+}
+
+impl AuthCell {
+    pub(super) fn name(&self) -> String {
+        let g = match self.grant {
+            Grant::AuthorizationCode => "authorization-code",
+            Grant::ClientCredentials => "client-credentials",
+        };
+        format!("auth/{g}/{}/{:?}", self.endpoint, self.s).to_lowercase()
+    }
+}
+
+/// The authorization cells that cannot exist, and why.
+pub(super) fn auth_impossible(c: &AuthCell) -> Option<&'static str> {
+    (c.grant == Grant::ClientCredentials && c.endpoint == "registration")
+        .then_some("a client-credentials client is registered beforehand: nothing registers")
+}
+
+pub(super) fn auth_route(req: &Req) -> Option<&'static str> {
+    let p = req.path.as_str();
+    if p.starts_with("/.well-known/oauth-protected-resource") {
+        Some("resource-metadata")
+    } else if p.starts_with("/.well-known/oauth-authorization-server")
+        || p.starts_with("/.well-known/openid-configuration")
+    {
+        Some("as-metadata")
+    } else if p.starts_with("/register") {
+        Some("registration")
+    } else if p.starts_with("/token") {
+        Some("token")
+    } else {
+        None
+    }
+}
+
+/// A protected MCP server and its authorization server on one origin.
+pub(super) fn auth_handler() -> Handler {
+    Arc::new(|req: &Req, origin: &str| {
+        let path = req.path.split('?').next().unwrap_or("");
+        match (req.method.as_str(), auth_route(req)) {
+            ("GET", Some("resource-metadata")) => Reply::json(
+                "200 OK",
+                &json!({"resource": format!("{origin}/mcp"), "authorization_servers": [origin]}),
+            ),
+            ("GET", Some("as-metadata")) => Reply::json(
+                "200 OK",
+                &json!({
+                    "issuer": origin,
+                    "authorization_endpoint": format!("{origin}/authorize"),
+                    "token_endpoint": format!("{origin}/token"),
+                    "registration_endpoint": format!("{origin}/register"),
+                    "response_types_supported": ["code"],
+                    "grant_types_supported": ["authorization_code", "client_credentials"],
+                    "code_challenge_methods_supported": ["S256"],
+                    "token_endpoint_auth_methods_supported":
+                        ["none", "client_secret_basic", "client_secret_post"]
+                }),
+            ),
+            ("POST", Some("registration")) => Reply::json(
+                "201 Created",
+                &json!({"client_id": "client-1", "token_endpoint_auth_method": "none",
+                        "redirect_uris": ["http://localhost:3000/callback"]}),
+            ),
+            ("POST", Some("token")) => Reply::json(
+                "200 OK",
+                &json!({"access_token": "tok-1", "token_type": "Bearer", "expires_in": 3600}),
+            ),
+            ("POST", _) if path == "/mcp" => {
+                if req.header("authorization") == Some("Bearer tok-1") {
+                    mcp_reply(req)
+                } else {
+                    Reply {
+                        status: "401 Unauthorized",
+                        headers: vec![(
+                            "WWW-Authenticate",
+                            format!(
+                                "Bearer resource_metadata=\"{origin}/.well-known/\
+                                 oauth-protected-resource/mcp\""
+                            ),
+                        )],
+                        body: b"unauthorized".to_vec(),
+                    }
+                }
+            }
+            ("DELETE", _) => Reply::json("200 OK", &json!({})),
+            _ => Reply {
+                status: "405 Method Not Allowed",
+                headers: Vec::new(),
+                body: Vec::new(),
+            },
+        }
+    })
+}
+
+/// The protected server's answers, once the token is there.
+pub(super) fn mcp_reply(req: &Req) -> Reply {
+    let msg: Value = serde_json::from_slice(&req.body).unwrap_or(Value::Null);
+    let Some(id) = msg.get("id") else {
+        return Reply {
+            status: "202 Accepted",
+            headers: Vec::new(),
+            body: Vec::new(),
+        };
+    };
+    let result = match msg["method"].as_str().unwrap_or("") {
+        "initialize" => json!({"protocolVersion": msg["params"]["protocolVersion"],
+            "capabilities": {"tools": {}}, "serverInfo": {"name": "guarded", "version": "1"}}),
+        "tools/list" => json!({"tools": [{"name": "echo", "inputSchema": {"type": "object"}}]}),
+        _ => json!({}),
+    };
+    Reply::json(
+        "200 OK",
+        &json!({"jsonrpc": "2.0", "id": id, "result": result}),
+    )
+}
+
+/// The redirect handler of a person who signs in at once: the callback with a code and the
+/// state the authorization address carries.
+pub(super) fn signed_in(url: &str) -> Result<String, String> {
+    let state = url
+        .split_once('?')
+        .map(|(_, q)| q)
+        .unwrap_or("")
+        .split('&')
+        .find_map(|kv| kv.strip_prefix("state="))
+        .ok_or("no state")?;
+    Ok(format!(
+        "http://localhost:3000/callback?code=c0de&state={state}"
+    ))
+}
+
+pub(super) fn run_auth_cell(cell: &AuthCell) -> Outcome {
+    let mut plan = Plan::new((cell.endpoint, 1), cell.s);
+    plan.close_each = false;
+    let peer = EndpointPeer::start(plan, auth_route, auth_handler());
+    let oauth = match cell.grant {
+        Grant::AuthorizationCode => OAuthConfig::authorization_code(RedirectHandler::custom(
+            "http://localhost:3000/callback",
+            signed_in,
+        )),
+        Grant::ClientCredentials => OAuthConfig::client_credentials("svc", "s3cret"),
+    }
+    .timeout(T);
+    let cfg = ServerConfig::http(NAME, format!("{}/mcp", peer.origin()))
+        .with_timeout(LONG)
+        .protocol_mode(ProtocolMode::Legacy)
+        .oauth(oauth);
+    let started = Instant::now();
+    let r = Client::connect(cfg);
+    let took = started.elapsed();
+    let shared = peer.shared.clone();
+    let outcome = (|| {
+        let Some(stalled) = shared.stalled_at() else {
+            return Err(format!("the sign-in never reached `{}`", cell.endpoint));
+        };
+        // The stalled request is given up within the authorization timeout.
+        let abandoned = wire::wait(T + SLACK, &mut || peer.abandoned_at().is_some());
+        if !abandoned {
+            return Err(format!(
+                "the stalled request was still open {:?} after it began",
+                stalled.elapsed()
+            ));
+        }
+        let gave_up = peer.abandoned_at().map(|a| a - stalled).unwrap_or_default();
+        if took > T + SLACK {
+            return Err(format!(
+                "connecting took {took:?}, more than {:?}",
+                T + SLACK
+            ));
+        }
+        match &r {
+            Ok(c) => {
+                // Recovered (another well-known address, or a second try): it must work.
+                c.list_tools()
+                    .map_err(|e| format!("recovered, then not usable: {e}"))?;
+            }
+            Err(e @ (Error::Connect(_) | Error::Timeout { .. } | Error::Unauthorized { .. }))
+                if e.to_string().contains(NAME) => {}
+            Err(e) => return Err(format!("not a typed error naming the server: {e:?}")),
+        }
+        Ok(gave_up)
+    })();
+    if let Ok(c) = r {
+        let _ = c.close();
+    }
+    let left = wire::wait(SLACK, &mut || shared.open_connections() == 0);
+    drop(peer);
+    match (outcome, left) {
+        (Ok(d), true) => Ok(d),
+        (Ok(_), false) => Err("a connection to the authorization server is still open".into()),
+        (Err(e), _) => Err(e),
+    }
+}
+
+pub(super) fn auth_cells() -> Vec<AuthCell> {
+    let mut cells = Vec::new();
+    for grant in [Grant::AuthorizationCode, Grant::ClientCredentials] {
+        for endpoint in AUTH_ENDPOINTS {
+            for s in STALLS {
+                cells.push(AuthCell { grant, endpoint, s });
+            }
+        }
+    }
+    cells
+}

@@ -1,0 +1,132 @@
+//! The model endpoint under the same stalls, for each API the agent speaks: every request
+//! must end within [`HttpOptions::timeout`] + 1 s with [`ModelError::Timeout`], a retry not
+//! starting the deadline again.
+
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use mcp_blocking::agent::{
+    Agent, AgentError, AnthropicMessages, HttpOptions, Model, ModelError, OpenAiChat,
+    OpenAiResponses,
+};
+use mcp_blocking::{Hub, ServerConfig};
+use serde_json::json;
+
+use super::fault_support::endpoint::{EndpointPeer, Handler, Reply, Req};
+use super::fault_support::{wire, Plan, Stall};
+use super::{Outcome, SLACK, STALLS};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Api {
+    OpenAiChat,
+    OpenAiResponses,
+    Anthropic,
+}
+
+#[derive(Clone, Copy, Debug)]
+pub(super) struct ModelCell {
+    api: Api,
+    s: Stall,
+}
+
+impl ModelCell {
+    pub(super) fn name(&self) -> String {
+        format!("model/{:?}/{:?}", self.api, self.s).to_lowercase()
+    }
+}
+
+/// The model's request timeout in these cells.
+pub(super) const MODEL_TIMEOUT: Duration = Duration::from_secs(1);
+
+pub(super) fn model_handler() -> Handler {
+    Arc::new(|req: &Req, _origin: &str| {
+        let body = if req.path.ends_with("/chat/completions") {
+            json!({"id": "c-1", "object": "chat.completion", "model": "m",
+                "choices": [{"index": 0, "finish_reason": "stop",
+                             "message": {"role": "assistant", "content": "hello there"}}],
+                "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2}})
+        } else if req.path.ends_with("/responses") {
+            json!({"id": "r-1", "object": "response", "status": "completed", "model": "m",
+                "output": [{"type": "message", "role": "assistant", "id": "m-1",
+                            "content": [{"type": "output_text", "text": "hello there"}]}],
+                "usage": {"input_tokens": 1, "output_tokens": 1, "total_tokens": 2}})
+        } else {
+            json!({"id": "m-1", "type": "message", "role": "assistant", "model": "m",
+                "content": [{"type": "text", "text": "hello there"}], "stop_reason": "end_turn",
+                "usage": {"input_tokens": 1, "output_tokens": 1}})
+        };
+        Reply::json("200 OK", &body)
+    })
+}
+
+pub(super) fn model_route(req: &Req) -> Option<&'static str> {
+    (req.method == "POST").then_some("model")
+}
+
+pub(super) fn run_model_cell(cell: &ModelCell) -> Outcome {
+    let mut plan = Plan::new(("model", 1), cell.s);
+    // Every request stalls: a retry must not start the deadline again.
+    plan.stall_every = true;
+    let peer = EndpointPeer::start(plan, model_route, model_handler());
+    let mut o = HttpOptions::default();
+    o.timeout = MODEL_TIMEOUT;
+    o.base_delay = Duration::from_millis(10);
+    let base = peer.origin();
+    let model: Box<dyn Model> = match cell.api {
+        Api::OpenAiChat => Box::new(
+            OpenAiChat::new("m")
+                .base_url(&format!("{base}/v1"))
+                .api_key("sk-test-key")
+                .http_options(o),
+        ),
+        Api::OpenAiResponses => Box::new(
+            OpenAiResponses::new("m")
+                .base_url(&format!("{base}/v1"))
+                .api_key("sk-test-key")
+                .http_options(o),
+        ),
+        Api::Anthropic => Box::new(
+            AnthropicMessages::new("m")
+                .base_url(&base)
+                .api_key("sk-test-key")
+                .http_options(o),
+        ),
+    };
+    let hub = Hub::new(Vec::<ServerConfig>::new());
+    let started = Instant::now();
+    let r = Agent::new(&hub, model).run("hello");
+    let took = started.elapsed();
+    hub.disconnect();
+    let outcome = match r {
+        Ok(out) => Err(format!("answered {:?} after {took:?}", out.text)),
+        Err(AgentError::Model {
+            source: ModelError::Timeout { .. },
+            ..
+        }) if took <= MODEL_TIMEOUT + SLACK => Ok(took),
+        Err(AgentError::Model {
+            source: ModelError::Timeout { .. },
+            ..
+        }) => Err(format!(
+            "timed out after {took:?}, more than {:?}",
+            MODEL_TIMEOUT + SLACK
+        )),
+        Err(e) => Err(format!("not a model timeout after {took:?}: {e:?}")),
+    };
+    let left = wire::wait(SLACK, &mut || peer.shared.open_connections() == 0);
+    drop(peer);
+    match (outcome, left) {
+        (Ok(d), true) => Ok(d),
+        (Ok(_), false) => Err("a connection to the model is still open".into()),
+        (Err(e), _) => Err(e),
+    }
+}
+
+pub(super) fn model_cells() -> Vec<ModelCell> {
+    let mut cells = Vec::new();
+    for api in [Api::OpenAiChat, Api::OpenAiResponses, Api::Anthropic] {
+        for s in STALLS {
+            cells.push(ModelCell { api, s });
+        }
+    }
+    cells
+}

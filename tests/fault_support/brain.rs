@@ -1,0 +1,134 @@
+//! What a peer answers: a small, well-behaved MCP server in both eras (`echo`, and the
+//! task-required `slow_task` whose task never ends), except where the [`Plan`](super::Plan)
+//! says to stall, to forget the session, or (2026-07-28) to ask for input first.
+
+use std::time::Duration;
+
+use serde_json::{json, Value};
+
+use super::Shared;
+
+/// What to send back for one message.
+#[derive(Debug)]
+pub enum Decision {
+    /// Nothing (a notification or a response); HTTP answers 202.
+    Ignore,
+    /// This JSON-RPC message.
+    Answer(Value),
+    /// This message, after a while (a server that takes its time, but answers).
+    Later(Duration, Value),
+    /// This message, written the plan's stalled way.
+    Stall(Value),
+    /// HTTP 404: the session is forgotten.
+    Expire,
+}
+
+/// Methods whose arrival after the stall began shows the client has moved on.
+const RELEASING: [&str; 6] = [
+    "tools/list",
+    "ping",
+    "tasks/cancel",
+    "initialize",
+    "server/discover",
+    "notifications/cancelled",
+];
+
+/// The decision for one incoming message.
+pub fn decide(shared: &Shared, msg: &Value) -> Decision {
+    let Some(method) = msg.get("method").and_then(Value::as_str) else {
+        return Decision::Ignore;
+    };
+    if RELEASING.contains(&method) {
+        shared.release();
+    }
+    let Some(id) = msg.get("id") else {
+        return Decision::Ignore;
+    };
+    let n = shared.count(method);
+    if shared
+        .plan
+        .expire_at
+        .is_some_and(|(m, k)| m == method && k == n)
+    {
+        return Decision::Expire;
+    }
+    let modern = shared.plan.modern;
+    let result = if modern {
+        modern_result(method, msg)
+    } else {
+        legacy_result(method, msg)
+    };
+    let answer = match result {
+        Ok(r) => json!({"jsonrpc": "2.0", "id": id, "result": r}),
+        Err(message) => json!({"jsonrpc": "2.0", "id": id,
+            "error": {"code": -32601, "message": message}}),
+    };
+    if shared.is_stall(method, n) {
+        return Decision::Stall(answer);
+    }
+    if modern && method == "tools/call" && n <= shared.plan.rounds {
+        let ask = json!({"jsonrpc": "2.0", "id": id, "result": {
+            "resultType": "input_required",
+            "inputRequests": {"where": {"method": "roots/list", "params": {}}},
+            "requestState": format!("round-{n}"),
+        }});
+        return Decision::Later(shared.plan.round_delay, ask);
+    }
+    Decision::Answer(answer)
+}
+
+fn tools() -> Value {
+    json!([
+        {"name": "echo", "description": "Says the text back.",
+         "inputSchema": {"type": "object", "properties": {"text": {"type": "string"}}}},
+        {"name": "slow_task", "description": "A task that never ends.",
+         "inputSchema": {"type": "object", "properties": {}},
+         "execution": {"taskSupport": "required"}}
+    ])
+}
+
+fn task(status: &str) -> Value {
+    json!({"taskId": "t-1", "status": status, "createdAt": "2026-01-01T00:00:00Z",
+           "lastUpdatedAt": "2026-01-01T00:00:00Z", "ttl": 60000, "pollInterval": 100})
+}
+
+fn echo(msg: &Value) -> Value {
+    let text = msg["params"]["arguments"]["text"]
+        .as_str()
+        .unwrap_or("done");
+    json!({"content": [{"type": "text", "text": text}]})
+}
+
+fn legacy_result(method: &str, msg: &Value) -> Result<Value, String> {
+    Ok(match method {
+        "initialize" => json!({
+            "protocolVersion": msg["params"]["protocolVersion"].as_str().unwrap_or("2025-11-25"),
+            "capabilities": {"tools": {}, "tasks": {"list": {}, "cancel": {},
+                             "requests": {"tools": {"call": {}}}}},
+            "serverInfo": {"name": "hostile", "version": "1.0.0"}
+        }),
+        "ping" => json!({}),
+        "tools/list" => json!({"tools": tools()}),
+        "tools/call" if msg["params"].get("task").is_some() => json!({"task": task("working")}),
+        "tools/call" => echo(msg),
+        "tasks/get" => task("working"),
+        "tasks/cancel" => task("cancelled"),
+        "tasks/result" => echo(msg),
+        other => return Err(format!("no method {other}")),
+    })
+}
+
+fn modern_result(method: &str, msg: &Value) -> Result<Value, String> {
+    let mut r = match method {
+        "server/discover" => json!({
+            "supportedVersions": ["2026-07-28"],
+            "capabilities": {"tools": {}},
+            "serverInfo": {"name": "hostile", "version": "1.0.0"}
+        }),
+        "tools/list" => json!({"tools": tools()}),
+        "tools/call" => echo(msg),
+        other => return Err(format!("no method {other}")),
+    };
+    r["resultType"] = json!("complete");
+    Ok(r)
+}

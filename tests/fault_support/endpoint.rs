@@ -1,0 +1,211 @@
+//! A plain HTTP peer for the endpoints around MCP: an authorization server (protected-resource
+//! metadata, its own metadata, registration, token, and the protected MCP server itself) and a
+//! model endpoint. A `route` names the endpoint a request is for; the one the plan names
+//! stalls (the first time, or every time), and the peer notes when the client abandoned the
+//! stalled connection.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::Ordering;
+use std::sync::{Arc, Mutex};
+use std::thread::JoinHandle;
+use std::time::Instant;
+
+use super::wire::{client_gone, stalled, Bytes};
+use super::{Plan, Shared};
+
+/// One request.
+pub struct Req {
+    pub method: String,
+    pub path: String,
+    pub headers: Vec<(String, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Req {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
+    }
+}
+
+/// One answer.
+pub struct Reply {
+    pub status: &'static str,
+    pub headers: Vec<(&'static str, String)>,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn json(status: &'static str, v: &serde_json::Value) -> Reply {
+        Reply {
+            status,
+            headers: vec![("Content-Type", "application/json".into())],
+            body: v.to_string().into_bytes(),
+        }
+    }
+
+    fn bytes(&self) -> Bytes {
+        let mut head = format!(
+            "HTTP/1.1 {}\r\nContent-Length: {}\r\n",
+            self.status,
+            self.body.len()
+        );
+        for (k, v) in &self.headers {
+            head.push_str(&format!("{k}: {v}\r\n"));
+        }
+        head.push_str("\r\n");
+        Bytes {
+            head: head.into_bytes(),
+            body: self.body.clone(),
+            chunked: false,
+        }
+    }
+}
+
+/// Names the endpoint of a request (`None`: never stalled).
+pub type Route = fn(&Req) -> Option<&'static str>;
+/// Answers a request; gets the peer's origin (`http://127.0.0.1:PORT`).
+pub type Handler = Arc<dyn Fn(&Req, &str) -> Reply + Send + Sync>;
+
+pub struct EndpointPeer {
+    pub shared: Arc<Shared>,
+    addr: SocketAddr,
+    accept: Option<JoinHandle<()>>,
+    abandoned: Arc<Mutex<Option<Instant>>>,
+}
+
+impl EndpointPeer {
+    pub fn start(plan: Plan, route: Route, handler: Handler) -> EndpointPeer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let addr = listener.local_addr().expect("local address");
+        let origin = format!("http://{addr}");
+        let shared = Shared::new(plan);
+        let abandoned = Arc::new(Mutex::new(None));
+        let (sh, ab) = (shared.clone(), abandoned.clone());
+        let accept = std::thread::Builder::new()
+            .name("fault-ep-accept".into())
+            .spawn(move || {
+                for (n, stream) in listener.incoming().enumerate() {
+                    if sh.stopping() {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let _ = stream.set_nodelay(true);
+                    sh.accepted(&stream);
+                    let (s, a, h, o) = (sh.clone(), ab.clone(), handler.clone(), origin.clone());
+                    let t = std::thread::Builder::new()
+                        .name(format!("fault-ep-{n}"))
+                        .spawn(move || {
+                            serve(&s, &a, route, &h, &o, stream);
+                            s.closed();
+                        })
+                        .expect("spawn");
+                    sh.add_thread(t);
+                }
+            })
+            .expect("spawn");
+        EndpointPeer {
+            shared,
+            addr,
+            accept: Some(accept),
+            abandoned,
+        }
+    }
+
+    pub fn origin(&self) -> String {
+        format!("http://{}", self.addr)
+    }
+
+    /// When the client closed the stalled connection, if it did.
+    pub fn abandoned_at(&self) -> Option<Instant> {
+        *self.abandoned.lock().unwrap()
+    }
+}
+
+impl Drop for EndpointPeer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+        if let Some(a) = self.accept.take() {
+            let _ = a.join();
+        }
+        self.shared.shut_down();
+    }
+}
+
+fn read_request(r: &mut impl BufRead) -> Option<Req> {
+    let mut line = String::new();
+    if r.read_line(&mut line).ok()? == 0 {
+        return None;
+    }
+    let mut parts = line.split_whitespace();
+    let method = parts.next()?.to_owned();
+    let path = parts.next()?.to_owned();
+    let mut headers = Vec::new();
+    loop {
+        let mut h = String::new();
+        if r.read_line(&mut h).ok()? == 0 {
+            return None;
+        }
+        let h = h.trim_end();
+        if h.is_empty() {
+            break;
+        }
+        if let Some((k, v)) = h.split_once(':') {
+            headers.push((k.trim().to_owned(), v.trim().to_owned()));
+        }
+    }
+    let len = headers
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
+        .and_then(|(_, v)| v.parse::<usize>().ok())
+        .unwrap_or(0);
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).ok()?;
+    Some(Req {
+        method,
+        path,
+        headers,
+        body,
+    })
+}
+
+fn serve(
+    shared: &Shared,
+    abandoned: &Mutex<Option<Instant>>,
+    route: Route,
+    handler: &Handler,
+    origin: &str,
+    stream: TcpStream,
+) {
+    let (Ok(read), Ok(mut probe)) = (stream.try_clone(), stream.try_clone()) else {
+        return;
+    };
+    let mut reader = BufReader::new(read);
+    let mut w = stream;
+    while let Some(req) = read_request(&mut reader) {
+        let reply = handler(&req, origin);
+        if route(&req).is_some_and(|name| shared.pseudo(name)) {
+            stalled(
+                &mut w,
+                &reply.bytes(),
+                shared.plan.stall,
+                &mut || client_gone(&mut probe, shared),
+                &|| false,
+            );
+            if !shared.stopping() {
+                *abandoned.lock().unwrap() = Some(Instant::now());
+            }
+            return;
+        }
+        let b = reply.bytes();
+        let mut out = b.head;
+        out.extend_from_slice(&b.body);
+        if w.write_all(&out).and_then(|()| w.flush()).is_err() {
+            return;
+        }
+    }
+}

@@ -1,0 +1,196 @@
+//! The stdio peer: the client starts the `fault_relay` example, which connects here, says its
+//! process id, and then pipes its stdin and stdout through the socket, so the peer is in this
+//! process like the others. Messages are lines. When the client closes the relay's stdin, the
+//! peer lets the process go (closes the socket) unless the plan stalls `stdin-eof`: then it
+//! keeps it alive, half a line or a trickle written, until the client ends it.
+
+use std::io::{BufRead, BufReader, Write};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, OnceLock};
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use serde_json::{json, Value};
+
+use super::brain::{decide, Decision};
+use super::wire::{stalled, Bytes};
+use super::{Plan, Shared};
+
+pub struct StdioPeer {
+    pub shared: Arc<Shared>,
+    addr: SocketAddr,
+    accept: Option<JoinHandle<()>>,
+}
+
+enum Out {
+    Line(Duration, Vec<u8>),
+    Stall(Vec<u8>),
+}
+
+/// The relay executable (`examples/fault_relay.rs`), next to the test's `deps/` folder.
+///
+/// # Panics
+/// When it has not been built (`cargo build --example fault_relay`).
+pub fn relay_path() -> &'static str {
+    static PATH: OnceLock<String> = OnceLock::new();
+    PATH.get_or_init(|| {
+        let exe = std::env::current_exe().expect("the test executable");
+        let profile = exe
+            .parent()
+            .and_then(|deps| deps.parent())
+            .expect("tests live in <target>/<profile>/deps/");
+        let path: PathBuf = profile
+            .join("examples")
+            .join(format!("fault_relay{}", std::env::consts::EXE_SUFFIX));
+        assert!(
+            path.is_file(),
+            "{} is missing: run `cargo build --example fault_relay` first (a plain `cargo test` \
+             builds it)",
+            path.display()
+        );
+        path.to_string_lossy().into_owned()
+    })
+}
+
+fn line(v: &Value) -> Vec<u8> {
+    let mut l = v.to_string().into_bytes();
+    l.push(b'\n');
+    l
+}
+
+impl StdioPeer {
+    pub fn start(plan: Plan) -> StdioPeer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let addr = listener.local_addr().expect("local address");
+        let shared = Shared::new(plan);
+        let sh = shared.clone();
+        let accept = std::thread::Builder::new()
+            .name("fault-stdio-accept".into())
+            .spawn(move || {
+                for (n, stream) in listener.incoming().enumerate() {
+                    if sh.stopping() {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let _ = stream.set_nodelay(true);
+                    sh.accepted(&stream);
+                    let s = sh.clone();
+                    let h = std::thread::Builder::new()
+                        .name(format!("fault-stdio-{n}"))
+                        .spawn(move || {
+                            serve(&s, n, stream);
+                            s.closed();
+                        })
+                        .expect("spawn");
+                    sh.add_thread(h);
+                }
+            })
+            .expect("spawn");
+        StdioPeer {
+            shared,
+            addr,
+            accept: Some(accept),
+        }
+    }
+
+    /// The relay's command line: the program and its one argument.
+    pub fn command(&self) -> (String, String) {
+        (relay_path().to_owned(), self.addr.to_string())
+    }
+}
+
+impl Drop for StdioPeer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+        if let Some(a) = self.accept.take() {
+            let _ = a.join();
+        }
+        self.shared.shut_down();
+    }
+}
+
+fn serve(shared: &Arc<Shared>, n: usize, stream: TcpStream) {
+    let Ok(read) = stream.try_clone() else { return };
+    let mut reader = BufReader::new(read);
+    let mut pid = String::new();
+    if reader.read_line(&mut pid).unwrap_or(0) == 0 {
+        return;
+    }
+    if let Ok(pid) = pid.trim().parse() {
+        shared.add_pid(pid);
+    }
+    let Ok(w) = stream.try_clone() else { return };
+    let gone = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let writer = {
+        let (shared, gone) = (shared.clone(), gone.clone());
+        std::thread::Builder::new()
+            .name(format!("fault-stdio-{n}-w"))
+            .spawn(move || write_loop(&shared, &gone, w, &rx))
+            .expect("spawn")
+    };
+    read_loop(shared, &mut reader, &tx);
+    // stdin is closed: the client is closing the server.
+    if shared.pseudo("stdin-eof") {
+        let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+            "params": {"level": "info", "data": "still here ".repeat(10)}});
+        let _ = tx.send(Out::Stall(line(&note)));
+    } else {
+        gone.store(true, Ordering::SeqCst);
+        let _ = stream.shutdown(Shutdown::Both);
+    }
+    drop(tx);
+    let _ = writer.join();
+}
+
+fn read_loop(shared: &Shared, reader: &mut impl BufRead, tx: &Sender<Out>) {
+    let mut buf = String::new();
+    loop {
+        buf.clear();
+        match reader.read_line(&mut buf) {
+            Ok(1..) if buf.ends_with('\n') => {}
+            _ => return,
+        }
+        let msg: Value = serde_json::from_str(buf.trim()).unwrap_or(Value::Null);
+        let out = match decide(shared, &msg) {
+            Decision::Ignore | Decision::Expire => continue,
+            Decision::Answer(v) => Out::Line(Duration::ZERO, line(&v)),
+            Decision::Later(d, v) => Out::Line(d, line(&v)),
+            Decision::Stall(v) => Out::Stall(line(&v)),
+        };
+        if tx.send(out).is_err() {
+            return;
+        }
+    }
+}
+
+fn write_loop(shared: &Shared, gone: &AtomicBool, mut w: TcpStream, rx: &Receiver<Out>) {
+    let ended = || gone.load(Ordering::SeqCst) || shared.stopping();
+    loop {
+        let out = match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(out) => out,
+            Err(RecvTimeoutError::Timeout) if !ended() => continue,
+            Err(_) => return,
+        };
+        let goes_on = match out {
+            Out::Line(d, bytes) => {
+                std::thread::sleep(d);
+                w.write_all(&bytes).and_then(|()| w.flush()).is_ok()
+            }
+            Out::Stall(bytes) => stalled(
+                &mut w,
+                &Bytes::plain(bytes),
+                shared.plan.stall,
+                &mut || ended(),
+                &|| shared.released(),
+            ),
+        };
+        if !goes_on {
+            return;
+        }
+    }
+}

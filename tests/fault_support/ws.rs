@@ -1,0 +1,272 @@
+//! The WebSocket peer: the upgrade and the frames by hand (only the accept key from
+//! tungstenite), so that it can stop anywhere: in the upgrade's headers, inside a frame, or
+//! before answering the client's close frame.
+
+use std::io::{BufRead, BufReader, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
+use std::time::Duration;
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use serde_json::Value;
+
+use super::brain::{decide, Decision};
+use super::wire::{client_gone, stalled, Bytes};
+use super::{Plan, Shared, Stall};
+
+pub struct WsPeer {
+    pub shared: Arc<Shared>,
+    addr: SocketAddr,
+    accept: Option<JoinHandle<()>>,
+}
+
+enum Out {
+    Frame(Duration, Vec<u8>),
+    Stall(Vec<u8>),
+}
+
+impl WsPeer {
+    pub fn start(plan: Plan) -> WsPeer {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let addr = listener.local_addr().expect("local address");
+        let shared = Shared::new(plan);
+        let sh = shared.clone();
+        let accept = std::thread::Builder::new()
+            .name("fault-ws-accept".into())
+            .spawn(move || {
+                for (n, stream) in listener.incoming().enumerate() {
+                    if sh.stopping() {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let _ = stream.set_nodelay(true);
+                    sh.accepted(&stream);
+                    let s = sh.clone();
+                    let h = std::thread::Builder::new()
+                        .name(format!("fault-ws-{n}"))
+                        .spawn(move || {
+                            serve(&s, n, stream);
+                            s.closed();
+                        })
+                        .expect("spawn");
+                    sh.add_thread(h);
+                }
+            })
+            .expect("spawn");
+        WsPeer {
+            shared,
+            addr,
+            accept: Some(accept),
+        }
+    }
+
+    pub fn url(&self) -> String {
+        format!("ws://{}/", self.addr)
+    }
+}
+
+impl Drop for WsPeer {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+        if let Some(a) = self.accept.take() {
+            let _ = a.join();
+        }
+        self.shared.shut_down();
+    }
+}
+
+/// An unmasked (server) frame.
+pub fn frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
+    let mut f = vec![0x80 | opcode];
+    match payload.len() {
+        n if n < 126 => f.push(n as u8),
+        n if n <= 0xffff => {
+            f.push(126);
+            f.extend_from_slice(&(n as u16).to_be_bytes());
+        }
+        n => {
+            f.push(127);
+            f.extend_from_slice(&(n as u64).to_be_bytes());
+        }
+    }
+    f.extend_from_slice(payload);
+    f
+}
+
+/// One client frame: opcode and unmasked payload; `None` at the end.
+fn read_frame(r: &mut impl Read) -> Option<(u8, Vec<u8>)> {
+    let mut h = [0u8; 2];
+    r.read_exact(&mut h).ok()?;
+    let len = match h[1] & 0x7f {
+        126 => {
+            let mut b = [0u8; 2];
+            r.read_exact(&mut b).ok()?;
+            u64::from(u16::from_be_bytes(b))
+        }
+        127 => {
+            let mut b = [0u8; 8];
+            r.read_exact(&mut b).ok()?;
+            u64::from_be_bytes(b)
+        }
+        n => u64::from(n),
+    };
+    let mut mask = [0u8; 4];
+    if h[1] & 0x80 != 0 {
+        r.read_exact(&mut mask).ok()?;
+    }
+    let mut payload = vec![0u8; usize::try_from(len).ok().filter(|n| *n < 1 << 24)?];
+    r.read_exact(&mut payload).ok()?;
+    for (i, b) in payload.iter_mut().enumerate() {
+        *b ^= mask[i % 4];
+    }
+    Some((h[0] & 0x0f, payload))
+}
+
+/// Reads the upgrade request: its key, and whether it offered the `mcp` subprotocol.
+fn read_upgrade(r: &mut impl BufRead) -> Option<(String, bool)> {
+    let mut key = None;
+    let mut mcp = false;
+    let mut first = true;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() && !first {
+            break;
+        }
+        first = false;
+        if let Some((k, v)) = line.split_once(':') {
+            let k = k.trim().to_ascii_lowercase();
+            if k == "sec-websocket-key" {
+                key = Some(v.trim().to_owned());
+            } else if k == "sec-websocket-protocol" {
+                mcp = v.split(',').any(|p| p.trim() == "mcp");
+            }
+        }
+    }
+    Some((key?, mcp))
+}
+
+fn serve(shared: &Arc<Shared>, n: usize, stream: TcpStream) {
+    let (Ok(read), Ok(mut probe)) = (stream.try_clone(), stream.try_clone()) else {
+        return;
+    };
+    let mut reader = BufReader::new(read);
+    let mut w = stream;
+    let Some((key, mcp)) = read_upgrade(&mut reader) else {
+        return;
+    };
+    let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+    let mut head = format!(
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+         Sec-WebSocket-Accept: {accept}\r\n"
+    );
+    if mcp {
+        head.push_str("Sec-WebSocket-Protocol: mcp\r\n");
+    }
+    if shared.pseudo("upgrade") {
+        // The status line and headers, without the empty line that ends them.
+        let b = Bytes {
+            head: head.into_bytes(),
+            body: b"\r\n".to_vec(),
+            chunked: false,
+        };
+        stalled(
+            &mut w,
+            &b,
+            shared.plan.stall,
+            &mut || client_gone(&mut probe, shared),
+            &|| false,
+        );
+        return;
+    }
+    head.push_str("\r\n");
+    if w.write_all(head.as_bytes()).is_err() {
+        return;
+    }
+    let gone = Arc::new(AtomicBool::new(false));
+    let (tx, rx) = crossbeam_channel::unbounded();
+    let writer = {
+        let (shared, gone) = (shared.clone(), gone.clone());
+        std::thread::Builder::new()
+            .name(format!("fault-ws-{n}-w"))
+            .spawn(move || write_loop(&shared, &gone, w, &rx))
+            .expect("spawn")
+    };
+    read_loop(shared, &mut reader, &tx);
+    gone.store(true, Ordering::SeqCst);
+    drop(tx);
+    let _ = writer.join();
+}
+
+fn read_loop(shared: &Shared, reader: &mut impl Read, tx: &Sender<Out>) {
+    while let Some((opcode, payload)) = read_frame(reader) {
+        let out = match opcode {
+            0x1 => {
+                let msg: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
+                match decide(shared, &msg) {
+                    Decision::Ignore | Decision::Expire => continue,
+                    Decision::Answer(v) => {
+                        Out::Frame(Duration::ZERO, frame(0x1, v.to_string().as_bytes()))
+                    }
+                    Decision::Later(d, v) => Out::Frame(d, frame(0x1, v.to_string().as_bytes())),
+                    Decision::Stall(v) => Out::Stall(frame(0x1, v.to_string().as_bytes())),
+                }
+            }
+            0x8 => {
+                if shared.pseudo("close") {
+                    // A close frame with a long reason, so a trickle outlasts the grace.
+                    let mut p = 1000u16.to_be_bytes().to_vec();
+                    p.extend_from_slice(&[b'z'; 100]);
+                    Out::Stall(frame(0x8, &p))
+                } else {
+                    Out::Frame(Duration::ZERO, frame(0x8, &payload))
+                }
+            }
+            0x9 => Out::Frame(Duration::ZERO, frame(0xA, &payload)),
+            _ => continue,
+        };
+        if tx.send(out).is_err() {
+            return;
+        }
+    }
+}
+
+fn write_loop(shared: &Shared, gone: &AtomicBool, mut w: TcpStream, rx: &Receiver<Out>) {
+    let ended = || gone.load(Ordering::SeqCst) || shared.stopping();
+    loop {
+        let out = match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(out) => out,
+            Err(RecvTimeoutError::Timeout) if !ended() => continue,
+            Err(_) => return,
+        };
+        let goes_on = match out {
+            Out::Frame(d, bytes) => {
+                std::thread::sleep(d);
+                w.write_all(&bytes).and_then(|()| w.flush()).is_ok()
+            }
+            Out::Stall(bytes) => {
+                let stall = match shared.plan.stall {
+                    // No status line after the upgrade: a head stall is not planned here.
+                    Stall::Head => Stall::Silent,
+                    s => s,
+                };
+                stalled(
+                    &mut w,
+                    &Bytes::plain(bytes),
+                    stall,
+                    &mut || ended(),
+                    &|| shared.released(),
+                )
+            }
+        };
+        if !goes_on {
+            return;
+        }
+    }
+}
