@@ -407,3 +407,39 @@ fn mcpb_login_refuses_a_resource_broader_than_the_server_and_stores_nothing() {
     assert_eq!(authorizations(&other), Vec::<String>::new());
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
+
+#[test]
+fn a_server_quoting_the_access_token_back_shows_none_of_it_in_the_error() {
+    let server = AuthServer::start(AsOptions {
+        echo_authorization: true,
+        ..AsOptions::default()
+    });
+    let client = connect(
+        &server,
+        signing_in(mcp_blocking::auth::MemoryTokenStore::new()),
+    )
+    .expect("connect");
+    let token = server
+        .state
+        .access
+        .lock()
+        .unwrap()
+        .last()
+        .cloned()
+        .expect("a token was issued");
+    for tool in ["leak_http", "leak_rpc"] {
+        let err = client
+            .call_tool(tool, serde_json::json!({}))
+            .expect_err("the server refuses");
+        let shown = format!("{err} {err:?}");
+        assert!(
+            shown.contains("you sent"),
+            "{tool}: the server's text is kept: {shown}"
+        );
+        assert!(
+            !shown.contains(&token),
+            "{tool}: the access token is hidden: {shown}"
+        );
+    }
+    client.close().expect("close");
+}

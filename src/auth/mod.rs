@@ -573,6 +573,25 @@ impl OAuthConfig {
         self.bump();
     }
 
+    /// The credentials this configuration holds for `server_url` (the access and refresh
+    /// tokens in use, the client secrets), for hiding them in whatever a request to it fails
+    /// with.
+    pub(crate) fn secrets(&self, server_url: &str) -> crate::config::Secrets {
+        let inner = lock(&self.state.inner);
+        let mut values: Vec<String> = Vec::new();
+        if let Some(t) = inner
+            .servers
+            .get(server_url)
+            .and_then(|s| s.tokens.as_ref())
+        {
+            values.push(t.access_token.expose().to_owned());
+            values.extend(t.refresh_token.iter().map(|r| r.expose().to_owned()));
+            values.extend(t.client_secret.iter().map(|c| c.expose().to_owned()));
+        }
+        values.extend(self.client_secret.iter().map(|c| c.expose().to_owned()));
+        crate::config::Secrets::new(values)
+    }
+
     /// The `Authorization` value for the next request to `server_url` (`""`: none yet),
     /// refreshing first when the token is about to expire.
     pub(crate) fn header_value(&self, server_url: &str) -> Result<String, String> {
@@ -741,6 +760,18 @@ pub(crate) fn with_authorization<T>(
     let Some((oauth, url)) = oauth else {
         return attempt();
     };
+    // A server (or its authorization server) may quote the credentials it was sent back into
+    // an error body or message: whatever fails here leaves without them.
+    authorizing(oauth, url, server, attempt).map_err(|e| e.redact(&oauth.secrets(url)))
+}
+
+/// [`with_authorization`] with an OAuth configuration, before the credentials are hidden.
+fn authorizing<T>(
+    oauth: &OAuthConfig,
+    url: &str,
+    server: &str,
+    mut attempt: impl FnMut() -> Result<T, Error>,
+) -> Result<T, Error> {
     let mut tries = 0;
     loop {
         let seen = oauth.generation();

@@ -58,6 +58,9 @@ pub struct AsOptions {
     /// The `resource` the protected resource metadata of `/mcp` states (default: the URL of
     /// `/mcp`).
     pub prm_resource: Option<String>,
+    /// `/mcp` quotes the request's `Authorization` header back: `tools/call` of `leak_http`
+    /// in an HTTP 500 body, of `leak_rpc` in a JSON-RPC error message.
+    pub echo_authorization: bool,
 }
 
 impl Default for AsOptions {
@@ -80,6 +83,7 @@ impl Default for AsOptions {
             metadata_redirect: None,
             token_redirect: None,
             prm_resource: None,
+            echo_authorization: false,
         }
     }
 }
@@ -540,6 +544,20 @@ fn mcp(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn)
         );
     }
     let msg = req.json();
+    if opts.echo_authorization && msg["method"] == "tools/call" {
+        let quoted = format!("you sent {}", req.header("authorization").unwrap_or(""));
+        match msg["params"]["name"].as_str() {
+            Some("leak_http") => return conn.respond(500, &[], quoted.as_bytes()),
+            Some("leak_rpc") => {
+                return conn.json(
+                    200,
+                    &[],
+                    &json!({"jsonrpc": "2.0", "id": msg["id"], "error": {"code": -32000, "message": quoted}}),
+                )
+            }
+            _ => {}
+        }
+    }
     match answer(&msg) {
         Some(a) => conn.json(200, &[], &a),
         None => conn.accepted(),
