@@ -1427,6 +1427,9 @@ impl Transport for WsTransport {
     /// The socket is shut down first: the I/O thread finds it ended at its next step (its close
     /// frame cannot be written, nothing more can be read) and stops without a close grace.
     fn abort(&self) -> Result<(), Error> {
+        // Closing first, so that the thread takes the shut socket for our close, not the
+        // server's end.
+        self.shared.closing.store(true, Ordering::SeqCst);
         if lock(&self.io).is_some() {
             let _ = self.socket.shutdown(Shutdown::Both);
         }
