@@ -48,8 +48,9 @@
 //! (and only that call), which returns [`Error::Timeout`] at its timeout. The handler's answer
 //! is then discarded, as a late answer from any server is. Notifications are handled on the
 //! thread that sent them, in the order sent. Closing the client waits at most
-//! [`CLOSE_GRACE`](crate::handler::CLOSE_GRACE) for handlers still running; a thread still
-//! running after that is joined once its handler returns.
+//! [`CLOSE_GRACE`](crate::handler::CLOSE_GRACE) for handlers still running (a connect that
+//! failed, its `initialize` handler still running at the timeout, does not wait at all); a
+//! thread still running after that is joined once its handler returns.
 
 use std::collections::HashMap;
 use std::fmt;

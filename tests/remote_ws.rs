@@ -130,6 +130,37 @@ fn a_handshake_that_never_answers_times_out_on_time() {
 }
 
 #[test]
+fn a_handshake_timeout_does_not_wait_a_close_grace_on_a_stalled_server() {
+    // Accepts the upgrade, then reads everything and answers nothing: not `initialize`, not
+    // the client's close frame.
+    let srv = HttpServer::start(|req, conn| {
+        let key = req.header("sec-websocket-key").unwrap_or_default();
+        let accept = tungstenite::handshake::derive_accept_key(key.as_bytes());
+        let head = format!(
+            "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n\
+             Sec-WebSocket-Accept: {accept}\r\nSec-WebSocket-Protocol: mcp\r\n\r\n"
+        );
+        if conn.raw(head.as_bytes()).is_ok() {
+            conn.wait_for_peer_close();
+        }
+    });
+    let url = format!("ws://127.0.0.1:{}/", srv.port());
+    let timeout = Duration::from_millis(1500);
+    let started = Instant::now();
+    let err =
+        Client::connect(ServerConfig::websocket("stall", url).timeout_secs(timeout.as_secs_f64()))
+            .expect_err("no initialize answer");
+    let took = started.elapsed();
+    // A close grace (min(timeout, 2 s)) on top of the timeout would be 3 s.
+    assert!(took < timeout + Duration::from_secs(1), "{took:?}");
+    assert_eq!(kind(&err), ConnectErrorKind::TimedOut);
+    assert!(
+        !thread_names().iter().any(|n| n == "mcp-ws:stall"),
+        "the I/O thread is joined before connect returns"
+    );
+}
+
+#[test]
 fn a_refused_upgrade_is_a_typed_error() {
     let srv = HttpServer::start(|_req, conn| conn.respond(403, &[], b"forbidden"));
     let url = format!("ws://127.0.0.1:{}/", srv.port());

@@ -2,7 +2,7 @@
 //! `TestServer`, with no process, socket or thread of their own.
 
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use mcp_blocking::error::ErrorCode;
 use mcp_blocking::handler::HandlerError;
@@ -12,7 +12,7 @@ use mcp_blocking::model::{
     Tool,
 };
 use mcp_blocking::testing::TestServer;
-use mcp_blocking::{CallOptions, Error};
+use mcp_blocking::{CallOptions, Error, ServerConfig};
 use serde_json::json;
 
 fn echo_tool() -> Tool {
@@ -185,6 +185,29 @@ fn a_refused_version_fails_connect() {
         .unwrap_err();
     assert!(err.to_string().contains("1999-01-01"), "{err}");
     assert_eq!(err.server(), Some("unit"));
+}
+
+#[test]
+fn a_connect_whose_initialize_handler_blocks_ends_at_its_timeout() {
+    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(1);
+    let server = TestServer::new("stuck").on_request("initialize", move |_| {
+        // Blocks far past the connect timeout, until released.
+        let _ = release_rx.recv_timeout(Duration::from_secs(10));
+        Err(HandlerError::new(ErrorCode::INTERNAL_ERROR, "released"))
+    });
+    let timeout = Duration::from_millis(500);
+    let config = ServerConfig::stdio("stuck", "in-process").timeout_secs(timeout.as_secs_f64());
+    let started = Instant::now();
+    let err = server
+        .client_builder_for(config)
+        .connect()
+        .expect_err("initialize never answered");
+    let took = started.elapsed();
+    // Waiting for the handler (`CLOSE_GRACE`, 1 s) on top of the timeout would overshoot.
+    assert!(took < timeout + Duration::from_secs(1), "{took:?}");
+    assert!(err.is_timeout(), "{err:?}");
+    assert_eq!(err.server(), Some("stuck"));
+    let _ = release_tx.send(());
 }
 
 #[test]

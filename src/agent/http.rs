@@ -1,10 +1,10 @@
-//! The HTTP side of the built-in models: the crate's ureq agent, a timeout per request, retries
-//! on 429 and 5xx with backoff honouring `Retry-After` (bounded), a cap on the answer's size,
-//! and API keys that never show.
+//! The HTTP side of the built-in models: the crate's ureq agent, one deadline per model request
+//! (its retries included), retries on 429 and 5xx with backoff honouring `Retry-After`
+//! (bounded), a cap on the answer's size, and API keys that never show.
 
 use std::fmt;
 use std::io::Read;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
@@ -63,9 +63,11 @@ impl fmt::Debug for ApiKey {
 #[derive(Debug, Clone, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct HttpOptions {
-    /// The longest one request may take, answer included (default 120 s).
+    /// The longest one model request may take, answer included (default 120 s). Retries run
+    /// under the same deadline: a retry whose wait would end past it is not made (the error
+    /// status is returned), and one under way is cut off by it with [`ModelError::Timeout`].
     pub timeout: Duration,
-    /// Retries after a 429 or 5xx answer (default 3).
+    /// Retries after a 429 or 5xx answer (default 3), within [`timeout`](Self::timeout).
     pub max_retries: u32,
     /// The first backoff delay, doubled on each retry (default 500 ms).
     pub base_delay: Duration,
@@ -179,7 +181,8 @@ impl Endpoint {
         Ok(agent)
     }
 
-    /// POSTs `body` and returns the JSON answer, retrying 429 and 5xx answers.
+    /// POSTs `body` and returns the JSON answer, retrying 429 and 5xx answers, all by one
+    /// deadline [`HttpOptions::timeout`] away.
     pub(crate) fn post(
         &self,
         auth: &[(&str, String)],
@@ -193,15 +196,24 @@ impl Endpoint {
             detail: format!("the request could not be written: {e}"),
         })?;
         let o = &self.options;
+        let deadline = crate::deadline::after(o.timeout);
+        let timed_out = |endpoint: String| ModelError::Timeout {
+            endpoint,
+            after: o.timeout,
+        };
         let mut attempt = 0;
         loop {
             if cancel.is_some_and(CancelHandle::is_cancelled) {
                 return Err(ModelError::Cancelled { endpoint });
             }
+            let left = deadline.saturating_duration_since(Instant::now());
+            if left.is_zero() {
+                return Err(timed_out(endpoint));
+            }
             let mut req = agent
                 .post(&self.url)
                 .config()
-                .timeout_global(Some(o.timeout))
+                .timeout_global(Some(left))
                 .build()
                 .header("content-type", "application/json")
                 .header("accept", "application/json");
@@ -213,12 +225,7 @@ impl Endpoint {
             }
             let resp = match req.send(&bytes[..]) {
                 Ok(r) => r,
-                Err(ureq::Error::Timeout(_)) => {
-                    return Err(ModelError::Timeout {
-                        endpoint,
-                        after: o.timeout,
-                    })
-                }
+                Err(e) if is_deadline(&e) => return Err(timed_out(endpoint)),
                 Err(e) => {
                     return Err(ModelError::Transport {
                         endpoint,
@@ -240,9 +247,11 @@ impl Endpoint {
                 });
             }
             let retryable = status == 429 || (500..600).contains(&status);
-            if retryable && attempt < o.max_retries {
-                let backoff = o.base_delay.saturating_mul(1 << attempt.min(16));
-                let wait = retry_after.unwrap_or(backoff).min(o.max_delay);
+            let backoff = o.base_delay.saturating_mul(1 << attempt.min(16));
+            let wait = retry_after.unwrap_or(backoff).min(o.max_delay);
+            // A retry that could not even start by the deadline is not made.
+            let fits = wait < deadline.saturating_duration_since(Instant::now());
+            if retryable && attempt < o.max_retries && fits {
                 log::info!(
                     "model `{endpoint}`: HTTP {status}; retry {} of {} in {wait:?}",
                     attempt + 1,
@@ -283,7 +292,7 @@ impl Endpoint {
             .take(cap as u64 + 1)
             .read_to_end(&mut buf);
         match read {
-            Err(e) if e.kind() == std::io::ErrorKind::TimedOut => Err(ModelError::Timeout {
+            Err(e) if is_deadline_io(&e) => Err(ModelError::Timeout {
                 endpoint: endpoint.to_owned(),
                 after: self.options.timeout,
             }),
@@ -297,6 +306,32 @@ impl Endpoint {
             }),
             Ok(_) => Ok(String::from_utf8_lossy(&buf).into_owned()),
         }
+    }
+}
+
+/// Whether `e` is the request's deadline expiring, whichever part of the exchange it cut
+/// (resolving, connecting, sending, the head or the body): each of ureq's timeouts, or a
+/// socket read or write that timed out under it.
+fn is_deadline(e: &ureq::Error) -> bool {
+    match e {
+        ureq::Error::Timeout(_) => true,
+        ureq::Error::Io(io) => is_deadline_io(io),
+        _ => false,
+    }
+}
+
+/// [`is_deadline`] for what reading the body fails with: ureq hands its own errors (its
+/// timeouts among them) to the reader wrapped in an `io::Error`.
+fn is_deadline_io(e: &std::io::Error) -> bool {
+    match e
+        .get_ref()
+        .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+    {
+        Some(inner) => is_deadline(inner),
+        None => matches!(
+            e.kind(),
+            std::io::ErrorKind::TimedOut | std::io::ErrorKind::WouldBlock
+        ),
     }
 }
 

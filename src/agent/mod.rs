@@ -41,6 +41,8 @@ mod anthropic;
 mod cancel;
 mod content;
 mod http;
+#[cfg(test)]
+mod http_tests;
 mod openai_chat;
 mod openai_responses;
 mod runner;

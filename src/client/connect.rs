@@ -253,6 +253,9 @@ impl Client {
                 Ok(conn)
             }
             Err(e) => {
+                // The connect timeout may be spent already: a connection that never became
+                // usable is torn down without a close handshake or a grace for the server.
+                let _ = conn.transport.abort();
                 let _ = conn.shutdown();
                 Err(e)
             }

@@ -17,8 +17,9 @@
 //! deadline, for the answer that the client's dispatcher sends back.
 //!
 //! Handler threads are joined: finished ones whenever a message is sent, the rest on close,
-//! which waits at most [`CLOSE_GRACE`] for them; one still running then is joined once it ends,
-//! by a later send or close of any in-process connection.
+//! which waits at most [`CLOSE_GRACE`] for them (a connect that failed does not wait: see
+//! [`Transport::abort`]); one still running then is joined once it ends, by a later send or
+//! close of any in-process connection.
 
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicI64, Ordering};
@@ -233,6 +234,39 @@ impl MemoryTransport {
         Ok(())
     }
 
+    /// Closes the connection and joins the handler threads that end within `grace`; the rest
+    /// are joined once they end (see the module docs).
+    fn end(&self, grace: std::time::Duration) {
+        if !self.peer.inner.closed.swap(true, Ordering::SeqCst) {
+            // Wake any server request still waiting for an answer.
+            lock(&self.peer.inner.waiting).clear();
+            self.peer
+                .inner
+                .sink
+                .closed("closed by the client".into(), String::new());
+        }
+        let until = crate::deadline::after(grace);
+        let handlers = std::mem::take(&mut *lock(&self.handlers));
+        for h in handlers {
+            let current = h.thread.thread().id() == std::thread::current().id();
+            // The channel disconnects when the thread ends; nothing is ever sent on it.
+            let ended = !current
+                && h.ended.recv_deadline(until)
+                    == Err(crossbeam_channel::RecvTimeoutError::Disconnected);
+            if ended {
+                let _ = h.thread.join();
+            } else {
+                log::warn!(
+                    "in-process server `{}`: a handler is still running {grace:?} after the \
+                     connection was closed; its thread is joined once it ends",
+                    self.peer.inner.server
+                );
+                lock(&LINGERING).push(h.thread);
+            }
+        }
+        reap_lingering();
+    }
+
     fn closed_error(&self) -> Error {
         Error::Closed {
             server: self.peer.inner.server.to_string(),
@@ -280,34 +314,13 @@ impl Transport for MemoryTransport {
     }
 
     fn close(&self) -> Result<(), Error> {
-        if !self.peer.inner.closed.swap(true, Ordering::SeqCst) {
-            // Wake any server request still waiting for an answer.
-            lock(&self.peer.inner.waiting).clear();
-            self.peer
-                .inner
-                .sink
-                .closed("closed by the client".into(), String::new());
-        }
-        let grace = crate::deadline::after(CLOSE_GRACE);
-        let handlers = std::mem::take(&mut *lock(&self.handlers));
-        for h in handlers {
-            let current = h.thread.thread().id() == std::thread::current().id();
-            // The channel disconnects when the thread ends; nothing is ever sent on it.
-            let ended = !current
-                && h.ended.recv_deadline(grace)
-                    == Err(crossbeam_channel::RecvTimeoutError::Disconnected);
-            if ended {
-                let _ = h.thread.join();
-            } else {
-                log::warn!(
-                    "in-process server `{}`: a handler is still running {CLOSE_GRACE:?} after \
-                     the connection was closed; its thread is joined once it ends",
-                    self.peer.inner.server
-                );
-                lock(&LINGERING).push(h.thread);
-            }
-        }
-        reap_lingering();
+        self.end(CLOSE_GRACE);
+        Ok(())
+    }
+
+    /// Handlers still running are not waited for: they join the lingering ones at once.
+    fn abort(&self) -> Result<(), Error> {
+        self.end(std::time::Duration::ZERO);
         Ok(())
     }
 }

@@ -126,4 +126,13 @@ pub(crate) trait Transport: Send + Sync {
     /// Closes the connection, ends and joins every thread, and (stdio) ends the process.
     /// Idempotent.
     fn close(&self) -> Result<(), Error>;
+
+    /// Closes the connection without waiting on the peer: no close handshake and no grace for
+    /// work the peer still has in hand, for a connection given up before it was ever usable (a
+    /// handshake that failed, the connect timeout already spent). Threads are still ended and
+    /// joined, or (a handler that will not end) joined later as [`close`](Self::close) would.
+    /// Idempotent, and `close` after it returns at once. By default the same as `close`.
+    fn abort(&self) -> Result<(), Error> {
+        self.close()
+    }
 }

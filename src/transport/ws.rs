@@ -14,6 +14,7 @@
 //!  send ── queue the frame (bounded queue, by the deadline) ── wake the thread
 //!       ── wait for "written" (by the deadline)
 //!  close ── ask the thread: close frame, wait for the server's at most min(timeout, 2 s) ── join
+//!  abort ── shut the socket down (no close frame, no grace: a handshake that failed) ── join
 //! ```
 //!
 //! Nothing a caller does waits on the socket: a caller only queues its frame and waits, with its
@@ -1332,6 +1333,29 @@ impl WsTransport {
             stderr_tail: String::new(),
         }
     }
+
+    /// Asks the I/O thread to close, waits up to `wait` for it to end, shuts the socket down
+    /// (which ends it at once if it has not ended) and joins it. Idempotent.
+    fn end(&self, wait: Duration) {
+        self.shared.closing.store(true, Ordering::SeqCst);
+        self.shared.wake();
+        let Some((handle, done)) = lock(&self.io).take() else {
+            return;
+        };
+        if done.recv_timeout(wait) == Err(RecvTimeoutError::Timeout) {
+            log::warn!(
+                "server `{}`: the WebSocket I/O thread is slow to end",
+                self.shared.server
+            );
+        }
+        let _ = self.socket.shutdown(Shutdown::Both);
+        if handle.join().is_err() {
+            log::warn!(
+                "server `{}`: the WebSocket I/O thread panicked",
+                self.shared.server
+            );
+        }
+    }
 }
 
 impl Transport for WsTransport {
@@ -1394,27 +1418,23 @@ impl Transport for WsTransport {
     }
 
     fn close(&self) -> Result<(), Error> {
-        self.shared.closing.store(true, Ordering::SeqCst);
-        self.shared.wake();
-        let Some((handle, done)) = lock(&self.io).take() else {
-            return Ok(());
-        };
         // The I/O thread gives the server at most the close grace to answer, never blocking on
         // the socket; the extra second covers the frame it may be handing to the client.
-        let grace = self.timeout.min(CLOSE_GRACE) + Duration::from_secs(1);
-        if done.recv_timeout(grace) == Err(RecvTimeoutError::Timeout) {
-            log::warn!(
-                "server `{}`: the WebSocket I/O thread is slow to end",
-                self.shared.server
-            );
+        self.end(self.timeout.min(CLOSE_GRACE) + Duration::from_secs(1));
+        Ok(())
+    }
+
+    /// The socket is shut down first: the I/O thread finds it ended at its next step (its close
+    /// frame cannot be written, nothing more can be read) and stops without a close grace.
+    fn abort(&self) -> Result<(), Error> {
+        // Closing first, so that the thread takes the shut socket for our close, not the
+        // server's end.
+        self.shared.closing.store(true, Ordering::SeqCst);
+        if lock(&self.io).is_some() {
+            let _ = self.socket.shutdown(Shutdown::Both);
         }
-        let _ = self.socket.shutdown(Shutdown::Both);
-        if handle.join().is_err() {
-            log::warn!(
-                "server `{}`: the WebSocket I/O thread panicked",
-                self.shared.server
-            );
-        }
+        // Only the frame it may be handing to the client is left to wait for.
+        self.end(Duration::from_secs(1));
         Ok(())
     }
 }
