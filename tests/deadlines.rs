@@ -512,3 +512,62 @@ fn http_a_task_cancelled_elsewhere_ends_the_call_at_once_though_its_result_stall
         client.close().expect("close");
     }
 }
+
+/// A Streamable HTTP server that leaves unanswered every POST whose method `stalls` accepts
+/// (it waits for the client to hang up), and answers the rest normally.
+fn stalling_server(stalls: impl Fn(&str) -> bool + Send + Sync + 'static) -> HttpServer {
+    HttpServer::start(move |req, conn| {
+        if req.method != "POST" {
+            conn.respond(405, &[], b"");
+            return;
+        }
+        let msg = req.json();
+        if stalls(msg["method"].as_str().unwrap_or("")) {
+            conn.wait_for_peer_close();
+        } else if let Some(a) = answer(&msg) {
+            conn.json(200, &[], &a);
+        } else {
+            conn.accepted();
+        }
+    })
+}
+
+/// The timeout of the connecting tests: longer than the slack, so that a probe and a
+/// handshake that each take a whole timeout overshoot the bound.
+const CONNECT_TIMEOUT: Duration = Duration::from_secs(2);
+
+#[test]
+fn connecting_in_auto_mode_to_a_server_that_answers_nothing_ends_at_the_timeout() {
+    // The `server/discover` probe and `initialize` share one deadline: the probe left
+    // unanswered does not give `initialize` a second whole timeout.
+    let srv = stalling_server(|_| true);
+    let cfg = ServerConfig::http("silent", srv.url("/mcp"))
+        .with_timeout(CONNECT_TIMEOUT)
+        .protocol_mode(ProtocolMode::Auto);
+    let start = Instant::now();
+    let Err(err) = Client::connect(cfg) else {
+        panic!("connected to a server that answers nothing");
+    };
+    let took = start.elapsed();
+    assert!(
+        took < CONNECT_TIMEOUT + Duration::from_secs(1),
+        "connecting took {took:?} with a {CONNECT_TIMEOUT:?} timeout: {err}"
+    );
+    assert!(
+        err.to_string().contains("silent"),
+        "names the server: {err}"
+    );
+}
+
+#[test]
+fn a_server_that_leaves_the_probe_unanswered_still_connects_within_the_timeout() {
+    let srv = stalling_server(|m| m == "server/discover");
+    let cfg = ServerConfig::http("quiet-probe", srv.url("/mcp"))
+        .with_timeout(CONNECT_TIMEOUT)
+        .protocol_mode(ProtocolMode::Auto);
+    let start = Instant::now();
+    let client = Client::connect(cfg).expect("initialize is answered");
+    assert!(start.elapsed() < CONNECT_TIMEOUT, "{:?}", start.elapsed());
+    assert!(client.list_tools().is_ok());
+    client.close().expect("close");
+}

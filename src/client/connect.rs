@@ -2,6 +2,7 @@
 
 use crate::sync::read_lock;
 use std::sync::Arc;
+use std::time::Instant;
 
 use serde_json::json;
 
@@ -46,9 +47,12 @@ impl Client {
     /// [`Error::Spawn`] or an [`Error::Connect`].
     pub(super) fn establish(&self) -> Result<Connection, Error> {
         self.config.validate()?;
-        let started = std::time::Instant::now();
+        let started = Instant::now();
         let server: Arc<str> = self.config.name().into();
         let timeout = self.config.timeout();
+        // One deadline for the whole of connecting: opening the transport, the era probe and
+        // the handshake share the timeout (a probe that goes unanswered does not double it).
+        let deadline = crate::deadline::add(started, timeout);
         let (session, ctx, sink) = self.parts(&server);
         let private_poller = None;
         #[cfg(any(test, feature = "testing"))]
@@ -66,6 +70,7 @@ impl Client {
                 t,
                 "the in-process server".into(),
                 None,
+                deadline,
             );
         }
         let target = self.target();
@@ -119,11 +124,12 @@ impl Client {
                     http.clone(),
                     target.clone(),
                     None,
+                    deadline,
                 );
                 return match (first, http.legacy_refusal()) {
                     (Err(_), Some(refusal)) if cfg.detect_legacy_sse => {
                         let left = timeout.saturating_sub(started.elapsed());
-                        self.fall_back_to_legacy_sse(server, cfg, refusal, left, &target)
+                        self.fall_back_to_legacy_sse(server, cfg, refusal, left, &target, deadline)
                     }
                     (first, _) => first,
                 };
@@ -137,6 +143,7 @@ impl Client {
             transport,
             target,
             private_poller,
+            deadline,
         )
     }
 
@@ -167,6 +174,7 @@ impl Client {
         refusal: LegacyRefusal,
         left: std::time::Duration,
         target: &str,
+        deadline: Instant,
     ) -> Result<Connection, Error> {
         log::info!(
             "server `{server}`: Streamable HTTP refused; trying legacy HTTP+SSE at {}",
@@ -210,6 +218,7 @@ impl Client {
             transport,
             target.to_owned(),
             None,
+            deadline,
         )
     }
 
@@ -232,6 +241,7 @@ impl Client {
         transport: Arc<dyn Transport>,
         target: String,
         private_poller: Option<ConnectionPoller>,
+        deadline: Instant,
     ) -> Result<Connection, Error> {
         let timeout = self.config.timeout();
         let _ = ctx.transport.set(Arc::downgrade(&transport));
@@ -247,7 +257,7 @@ impl Client {
             task_tools: Default::default(),
             modern: None,
         };
-        match self.open_era(&mut conn, &target) {
+        match self.open_era(&mut conn, &target, deadline) {
             Ok(init) => {
                 conn.init = Some(init);
                 Ok(conn)
@@ -268,31 +278,36 @@ impl Client {
     ///
     /// In auto mode, a transport whose probe fell back earlier in this process is not probed
     /// again (see `era_cache.rs`).
-    fn open_era(&self, conn: &mut Connection, target: &str) -> Result<InitializeResult, Error> {
+    fn open_era(
+        &self,
+        conn: &mut Connection,
+        target: &str,
+        deadline: Instant,
+    ) -> Result<InitializeResult, Error> {
         let mut seen = None;
         let probe = match self.config.protocol() {
-            ProtocolMode::Legacy => return self.handshake(conn, target),
+            ProtocolMode::Legacy => return self.handshake(conn, target, deadline),
             ProtocolMode::Modern => false,
             _ => {
                 if matches!(
                     self.config.transport(),
                     TransportConfig::Sse(_) | TransportConfig::WebSocket(_)
                 ) {
-                    return self.handshake(conn, target);
+                    return self.handshake(conn, target, deadline);
                 }
                 seen = self.era_key();
                 if era_cache::is_legacy(seen) {
                     return self
-                        .handshake(conn, target)
+                        .handshake(conn, target, deadline)
                         .inspect_err(|_| era_cache::forget(seen));
                 }
                 true
             }
         };
-        match self.discover(conn, target, probe)? {
+        match self.discover(conn, target, probe, deadline)? {
             Some(init) => Ok(init),
             None => {
-                let init = self.handshake(conn, target)?;
+                let init = self.handshake(conn, target, deadline)?;
                 era_cache::remember_legacy(seen);
                 Ok(init)
             }
@@ -312,16 +327,23 @@ impl Client {
     /// Sends `initialize`, checks the answer and sends `notifications/initialized`. A timeout,
     /// a closed connection, the server's JSON-RPC error, a transport or protocol failure
     /// becomes an [`Error::Connect`] of the matching [`ConnectErrorKind`].
-    fn handshake(&self, conn: &Connection, target: &str) -> Result<InitializeResult, Error> {
+    fn handshake(
+        &self,
+        conn: &Connection,
+        target: &str,
+        deadline: Instant,
+    ) -> Result<InitializeResult, Error> {
         let server = self.server_name().to_owned();
         let failed = |e: Error| e.into_connect(target, || conn.transport.stderr_tail());
+        let opts =
+            CallOptions::new().timeout(left_of(conn, deadline, "initialize").map_err(failed)?);
         let protocol = |detail: String| {
             ConnectError::new(&server, target, ConnectErrorKind::Protocol, detail)
                 .with_stderr_tail(conn.transport.stderr_tail())
         };
         let params = initialize_params(&self.capabilities_to_declare(), &self.client_info);
         let raw = conn
-            .request("initialize", Some(params), &CallOptions::default())
+            .request("initialize", Some(params), &opts)
             .map_err(failed)?;
         let init: InitializeResult = raw.parse().map_err(|e| {
             protocol(format!(
@@ -342,4 +364,22 @@ impl Client {
         );
         Ok(init)
     }
+}
+
+/// What is left of connecting's `deadline` for a `method` of the handshake; the timeout error
+/// (naming the server) when nothing is.
+pub(super) fn left_of(
+    conn: &Connection,
+    deadline: Instant,
+    method: &str,
+) -> Result<std::time::Duration, Error> {
+    let left = deadline.saturating_duration_since(Instant::now());
+    if left.is_zero() {
+        return Err(Error::Timeout {
+            server: conn.server.to_string(),
+            method: method.to_owned(),
+            after: conn.default_timeout,
+        });
+    }
+    Ok(left)
 }

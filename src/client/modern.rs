@@ -221,18 +221,22 @@ impl Client {
         conn: &mut Connection,
         target: &str,
         probe: bool,
+        deadline: std::time::Instant,
     ) -> Result<Option<InitializeResult>, Error> {
         let server = self.server_name().to_owned();
         let caps = serde_json::to_value(self.capabilities_to_declare_modern()).unwrap_or_default();
         let modern = Arc::new(Modern::new(caps, &self.client_info));
         conn.transport.set_header_hook(Some(modern.header_hook()));
         conn.modern = Some(Arc::clone(&modern));
-        let timeout = if probe {
-            AUTO_PROBE_TIMEOUT.min(self.config.timeout())
+        // The probe may take half of what is left of connecting at most, so that `initialize`
+        // still has the other half when a server leaves it unanswered; a modern-only handshake
+        // has all of it.
+        let probe_deadline = if probe {
+            let left = deadline.saturating_duration_since(std::time::Instant::now());
+            crate::deadline::add(std::time::Instant::now(), AUTO_PROBE_TIMEOUT.min(left / 2))
         } else {
-            self.config.timeout()
+            deadline
         };
-        let opts = CallOptions::new().timeout(timeout);
         let protocol = |detail: String| -> Error {
             ConnectError::new(&server, target, ConnectErrorKind::Protocol, detail)
                 .with_stderr_tail(conn.transport.stderr_tail())
@@ -242,6 +246,12 @@ impl Client {
         let outcome = loop {
             let version = modern.version();
             tried.push(version.clone());
+            let left = match super::connect::left_of(conn, probe_deadline, "server/discover") {
+                Ok(left) => left,
+                Err(e) if probe => break Err(Some(e)),
+                Err(e) => return Err(refused(e, &server, target, conn)),
+            };
+            let opts = CallOptions::new().timeout(left);
             match conn.request("server/discover", None, &opts) {
                 Ok(payload) => break Ok(payload.parse::<DiscoverResult>()),
                 Err(Error::Rpc { code, data, .. })
@@ -765,7 +775,7 @@ fn falls_back(e: &Error) -> bool {
         Error::Timeout { .. } => true,
         Error::Transport {
             status: Some(s), ..
-        } => (400..500).contains(s) && !matches!(s, 401 | 403 | 407),
+        } => (400..500).contains(s) && !crate::error::is_auth_status(*s),
         Error::Protocol { .. } => true,
         _ => false,
     }

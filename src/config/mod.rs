@@ -393,8 +393,9 @@ const HTTP_AND_SSE_SERVERS: &str = "streamable-http and sse servers";
 ///
 /// # Timeouts
 ///
-/// A server has one timeout: how long each request waits for its answer (the `initialize`
-/// handshake included), [`DEFAULT_TIMEOUT`] (15 s) unless set. A call can override it with
+/// A server has one timeout: how long each request waits for its answer, and how long
+/// connecting takes at most (opening the transport, the protocol probe and the handshake
+/// together), [`DEFAULT_TIMEOUT`] (15 s) unless set. A call can override it with
 /// [`CallOptions::timeout`](crate::CallOptions::timeout).
 ///
 /// **In code the value is exact.** [`timeout_secs(1800.0)`](ServerConfig::timeout_secs) is 30

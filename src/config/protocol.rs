@@ -35,8 +35,10 @@ use std::time::Duration;
 pub const MODERN_PROTOCOL_VERSION: &str = "2026-07-28";
 
 /// The longest the [`ProtocolMode::Auto`] probe waits for an answer to `server/discover`
-/// before falling back to `initialize`: 10 seconds, or the server's timeout when that is
-/// shorter (see [`ServerConfig::timeout`](crate::ServerConfig::timeout)).
+/// before falling back to `initialize`: 10 seconds, or half of the server's timeout when that
+/// is shorter (see [`ServerConfig::timeout`](crate::ServerConfig::timeout)). Connecting as a
+/// whole (opening the transport, the probe and `initialize`) keeps to one timeout: a probe
+/// left unanswered leaves `initialize` the rest of it.
 pub const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How the client opens a connection: which protocol era it speaks.
@@ -62,7 +64,8 @@ pub enum ProtocolMode {
     /// The default: probe with `server/discover`; a discover result means modern. A JSON-RPC
     /// error that is not one of the modern rejections, an HTTP 4xx that is not a modern error,
     /// a result that is not a discover result, or no answer within [`AUTO_PROBE_TIMEOUT`] (or
-    /// the server's timeout when shorter) means legacy: the client then sends `initialize`.
+    /// half the server's timeout when shorter) means legacy: the client then sends
+    /// `initialize` within what is left of the timeout.
     /// Legacy HTTP+SSE and WebSocket servers are spoken to in the legacy era without a probe.
     ///
     /// Once a probe has fallen back and `initialize` succeeded, the process remembers that
