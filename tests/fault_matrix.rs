@@ -9,8 +9,8 @@
 //!   timed-out tool result the model reads, its record naming the server; `mcpb call`: exit
 //!   code 4 naming the server, counted from the stalled request's arrival at the peer;
 //!   `close`: return within the transport's documented grace + 1 s; a stalled standalone GET
-//!   stream of Streamable HTTP: hold nothing up, connecting and a listing answering within the
-//!   timeout + 1 s);
+//!   stream of Streamable HTTP: hold nothing up, connecting, a listing and another once the
+//!   stalled GET has arrived each answering within the timeout + 1 s);
 //! - leave the connection usable afterwards (a listing answers), or cleanly re-established
 //!   (connecting and closing: connecting again works);
 //! - close within the transport's grace, and leave nothing behind: every connection the peer

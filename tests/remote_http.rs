@@ -6,6 +6,7 @@
 mod common;
 mod support_remote;
 
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -243,6 +244,67 @@ fn a_session_that_keeps_expiring_is_reinitialized_only_once() {
         .filter(|r| r.rpc_method() == "initialize")
         .count();
     assert_eq!(inits, 2, "one original initialize and one replay");
+}
+
+/// Event-stream replies and sessions `s-1`, `s-2`, …; the server forgets `s-1` once `forget`
+/// is set, refuses the GET stream of `s-1` (405) and holds the GET of any later session
+/// unanswered until the client lets go.
+fn forgetful_sse_server(forget: Arc<AtomicBool>) -> HttpServer {
+    let issued = AtomicUsize::new(0);
+    HttpServer::start(move |req, conn| {
+        let sid = req.header("mcp-session-id").map(str::to_owned);
+        if req.method == "GET" {
+            if sid.as_deref() == Some("s-1") {
+                conn.respond(405, &[("Allow", "POST")], b"");
+            } else {
+                conn.wait_for_peer_close();
+            }
+            return;
+        }
+        let msg = req.json();
+        if sid.as_deref() == Some("s-1") && forget.load(Ordering::SeqCst) {
+            conn.respond(404, &[], b"session not found");
+            return;
+        }
+        let Some(reply) = support_remote::mcp::answer(&msg) else {
+            conn.accepted();
+            return;
+        };
+        let new_sid = (msg["method"] == "initialize")
+            .then(|| format!("s-{}", issued.fetch_add(1, Ordering::SeqCst) + 1));
+        let extra: Vec<(&str, &str)> = new_sid
+            .iter()
+            .map(|s| ("Mcp-Session-Id", s.as_str()))
+            .collect();
+        conn.sse_start(&extra);
+        let _ = conn.event(None, &reply);
+        conn.sse_end();
+    })
+}
+
+#[test]
+fn a_stalled_get_stream_after_a_reinitialization_holds_up_no_request() {
+    let forget = Arc::new(AtomicBool::new(false));
+    let srv = forgetful_sse_server(forget.clone());
+    let timeout = Duration::from_secs(1);
+    let client = connect(&srv.server_url(), timeout.as_secs_f64());
+    client.list_tools().expect("list");
+    forget.store(true, Ordering::SeqCst);
+    // The 404 re-initializes the session, which opens the GET stream again: the server holds
+    // that GET, and the listing that met the 404 is answered all the same, in time.
+    let started = Instant::now();
+    let tools = client
+        .list_tools()
+        .expect("the listing after re-initializing");
+    let took = started.elapsed();
+    assert_eq!(tools.len(), 2);
+    assert!(took < timeout + Duration::from_secs(1), "{took:?}");
+    srv.wait_for(Duration::from_secs(5), |r| {
+        r.method == "GET" && r.header("mcp-session-id") == Some("s-2")
+    })
+    .expect("the GET stream of the new session was opened");
+    client.list_tools().expect("a later listing");
+    client.close().expect("close");
 }
 
 #[test]

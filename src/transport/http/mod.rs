@@ -11,7 +11,9 @@
 //!                     │         code sees `legacy_refusal()` and connects over legacy SSE instead
 //!                     │    401/403 ──> Error::Unauthorized (WWW-Authenticate kept)
 //!                     └──> other status ──> Error::Transport (status + body snippet)
-//!  send(notifications/initialized) ──> 2xx ──> standalone GET stream thread (non-200: no stream)
+//!  send(notifications/initialized) ──> 2xx ──> standalone GET stream thread (non-200: no stream);
+//!                                             send returns once the GET is answered (≤ 2 s)
+//!  a request re-sent after a re-initialization ──> the GET stream thread again, not waited for
 //!  close() ──> DELETE (405 fine) ──> shut the ureq client's sockets ──> join the stream thread
 //! ```
 //!
@@ -71,6 +73,7 @@ use self::drain::Drain;
 pub(crate) use self::fallback::LegacyRefusal;
 use self::post::Exchange;
 use self::session::State;
+use self::stream::Opening;
 use super::web::buffered::{interruptible, within, Interrupt};
 use super::web::{agent, Limit, RequestHeaders, Requester, Verb};
 use super::{Caller, Outgoing, Sink, Transport};
@@ -240,12 +243,14 @@ impl Transport for HttpTransport {
         match exchanged {
             Ok(()) => {
                 if method == "notifications/initialized" {
-                    self.start_stream();
+                    self.start_stream(Opening::Awaited);
                 }
                 Ok(())
             }
             Err(Exchange::Reinitialized) => {
-                self.start_stream();
+                // The caller's request is answered (or its reply is waiting for it to read in
+                // `wait`): a GET the server holds must not spend the caller's deadline.
+                self.start_stream(Opening::InBackground);
                 Ok(())
             }
             Err(Exchange::Legacy(status)) => {

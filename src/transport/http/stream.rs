@@ -1,5 +1,7 @@
-//! The standalone GET stream: one named thread, started after `notifications/initialized`,
-//! carrying server requests and notifications outside any POST. It reconnects with
+//! The standalone GET stream: one named thread, started after `notifications/initialized`
+//! (waited for briefly, so requests sent next find it open) and again after a re-initialization
+//! (not waited for: that happens inside a caller's request), carrying server requests and
+//! notifications outside any POST. It reconnects with
 //! `Last-Event-ID` whenever the stream ends or breaks, gives up on a non-200 answer (405: the
 //! server has no such stream; 401/403/407 logged as a warning), and ends when the transport closes.
 //!
@@ -46,10 +48,21 @@ pub(super) fn reconnect_delay(server_retry: Option<Duration>, attempt: u32) -> D
     base.saturating_mul(factor).min(MAX_RECONNECT)
 }
 
+/// Whether starting the GET stream waits for the server to answer the GET.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Opening {
+    /// Wait (at most the request timeout, at most 2 s): after `notifications/initialized`, so
+    /// that requests sent next find the stream open.
+    Awaited,
+    /// Do not wait: after a re-initialization inside a caller's request, whose deadline a GET
+    /// the server holds must not spend.
+    InBackground,
+}
+
 impl HttpTransport {
-    /// Starts the GET stream thread unless one runs or the transport is closed, and waits
-    /// briefly for the server to answer the GET.
-    pub(super) fn start_stream(&self) {
+    /// Starts the GET stream thread unless one runs or the transport is closed; with
+    /// [`Opening::Awaited`], waits briefly for the server to answer the GET.
+    pub(super) fn start_stream(&self, opening: Opening) {
         let mut slot = lock(&self.stream);
         // Checked under the lock that close() takes to join: no thread starts after close.
         if self.inner.closed.load(Ordering::SeqCst)
@@ -70,7 +83,9 @@ impl HttpTransport {
         {
             Ok(h) => {
                 *slot = Some(h);
-                let _ = opened_rx.recv_timeout(self.inner.timeout.min(Duration::from_secs(2)));
+                if opening == Opening::Awaited {
+                    let _ = opened_rx.recv_timeout(self.inner.timeout.min(Duration::from_secs(2)));
+                }
             }
             Err(e) => log::warn!(
                 "server `{}`: could not start the GET stream thread: {e}",

@@ -62,7 +62,8 @@ thread_local! {
 
 /// Runs `f` with every read and write it makes on this thread (connecting aside) bounded by
 /// `deadline` as well as by the request's own limit: one that would wait past it fails with
-/// ureq's timeout error (for a body being read: an I/O error of kind `TimedOut`).
+/// ureq's timeout error (for a body being read: an I/O error of kind `Other` holding it, see
+/// `errors::is_io_timeout`).
 pub(crate) fn within<T>(deadline: Instant, f: impl FnOnce() -> T) -> T {
     struct Reset(Option<Instant>);
     impl Drop for Reset {

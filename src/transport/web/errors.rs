@@ -59,6 +59,16 @@ pub(crate) fn map_ureq(
     }
 }
 
+/// Whether an I/O error met while reading a body is a timeout: the socket's own (`TimedOut`),
+/// or ureq's timeout error, which its body reader hands on inside an error of kind `Other`
+/// (a request's time limit, or the deadline of `buffered::within`).
+pub(crate) fn is_io_timeout(e: &std::io::Error) -> bool {
+    e.kind() == std::io::ErrorKind::TimedOut
+        || e.get_ref()
+            .and_then(|inner| inner.downcast_ref::<ureq::Error>())
+            .is_some_and(|u| matches!(u, ureq::Error::Timeout(_)))
+}
+
 /// Maps an I/O error met while reading a body.
 pub(crate) fn map_io(
     server: &str,
@@ -68,8 +78,7 @@ pub(crate) fn map_io(
     deadline: Option<Instant>,
     e: std::io::Error,
 ) -> Error {
-    if deadline.is_some_and(|d| Instant::now() + Duration::from_millis(5) >= d)
-        || e.kind() == std::io::ErrorKind::TimedOut
+    if deadline.is_some_and(|d| Instant::now() + Duration::from_millis(5) >= d) || is_io_timeout(&e)
     {
         return Error::Timeout {
             server: server.to_owned(),
@@ -192,6 +201,29 @@ mod tests {
         assert!(!e.to_string().contains("SECRET"), "{e}");
         assert!(!format!("{e:?}").contains("SECRET"), "{e:?}");
         assert!(e.source().is_none());
+    }
+
+    #[test]
+    fn a_body_read_that_ureq_timed_out_is_a_timeout_whatever_the_deadline() {
+        // What ureq's body reader gives when a request's time limit passes mid-body.
+        let limit = ureq::Error::Timeout(ureq::Timeout::Global).into_io();
+        assert_eq!(limit.kind(), std::io::ErrorKind::Other);
+        let socket = std::io::Error::from(std::io::ErrorKind::TimedOut);
+        for e in [limit, socket] {
+            let mapped = map_io(
+                "api",
+                "POST http://h/mcp",
+                "tools/list",
+                Instant::now(),
+                None,
+                e,
+            );
+            assert!(matches!(mapped, Error::Timeout { .. }), "{mapped:?}");
+        }
+        let cut = std::io::Error::from(std::io::ErrorKind::UnexpectedEof);
+        assert!(!is_io_timeout(&cut));
+        let other = ureq::Error::HostNotFound.into_io();
+        assert!(!is_io_timeout(&other));
     }
 
     #[test]
