@@ -571,3 +571,58 @@ fn a_server_that_leaves_the_probe_unanswered_still_connects_within_the_timeout()
     assert!(client.list_tools().is_ok());
     client.close().expect("close");
 }
+
+/// A stdio server in `sh` that answers `initialize` and every other request at once, and
+/// works on `tools/call` for a minute without reading its stdin meanwhile.
+const BUSY_SERVER: &str = r#"
+while IFS= read -r line; do
+  id=$(printf '%s' "$line" | sed -n 's/^.*"id":\([0-9][0-9]*\).*$/\1/p')
+  case "$line" in
+    *'"initialize"'*) printf '{"jsonrpc":"2.0","id":%s,"result":{"protocolVersion":"2025-11-25","capabilities":{"tools":{}},"serverInfo":{"name":"busy","version":"1"}}}\n' "$id" ;;
+    *'"tools/call"'*) sleep 60 ;;
+    *) [ -n "$id" ] && printf '{"jsonrpc":"2.0","id":%s,"result":{"tools":[]}}\n' "$id" ;;
+  esac
+done
+"#;
+
+#[test]
+fn closing_after_a_call_was_given_up_does_not_wait_for_the_busy_server_to_read() {
+    // The server cannot see its stdin close while it works on the abandoned call: closing
+    // sends SIGTERM at once instead of waiting a grace period for it to notice first.
+    let cfg = ServerConfig::stdio("busy", "sh")
+        .args(["-c", BUSY_SERVER])
+        .with_timeout(TIMEOUT)
+        .protocol_mode(ProtocolMode::Legacy);
+    let client = Client::connect(cfg).expect("connect");
+    let err = client
+        .call_tool("work", json!({}))
+        .expect_err("never answered");
+    assert!(matches!(err, Error::Timeout { .. }), "{err}");
+    let start = Instant::now();
+    client.close().expect("close");
+    let took = start.elapsed();
+    assert!(
+        took < Duration::from_millis(1500),
+        "closing a server busy with an abandoned call took {took:?}"
+    );
+}
+
+#[test]
+fn a_stdio_server_that_never_answers_fails_connect_at_the_timeout() {
+    // `sleep` speaks no MCP and never reads its stdin: a failed handshake ends it at once
+    // rather than waiting a grace period for it to notice its stdin closed.
+    let cfg = ServerConfig::stdio("mute", "sleep")
+        .args(["60"])
+        .with_timeout(TIMEOUT)
+        .protocol_mode(ProtocolMode::Legacy);
+    let start = Instant::now();
+    let Err(err) = Client::connect(cfg) else {
+        panic!("connected to a server that says nothing");
+    };
+    let took = start.elapsed();
+    assert!(err.to_string().contains("mute"), "{err}");
+    assert!(
+        took < TIMEOUT + Duration::from_secs(1),
+        "connecting took {took:?} with a {TIMEOUT:?} timeout: {err}"
+    );
+}

@@ -334,7 +334,19 @@ impl Client {
         deadline: Instant,
     ) -> Result<InitializeResult, Error> {
         let server = self.server_name().to_owned();
-        let failed = |e: Error| e.into_connect(target, || conn.transport.stderr_tail());
+        let failed = |e: Error| {
+            // Connecting has one timeout, whatever part of it a probe took first: the message
+            // says the timeout that was set.
+            let e = match e {
+                Error::Timeout { server, method, .. } => Error::Timeout {
+                    server,
+                    method,
+                    after: self.config.timeout(),
+                },
+                e => e,
+            };
+            e.into_connect(target, || conn.transport.stderr_tail())
+        };
         let opts =
             CallOptions::new().timeout(left_of(conn, deadline, "initialize").map_err(failed)?);
         let protocol = |detail: String| {

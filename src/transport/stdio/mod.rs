@@ -52,6 +52,10 @@ pub(crate) struct StdioTransport {
     child: Arc<Mutex<Proc>>,
     pgid: Option<Pid>,
     closed: AtomicBool,
+    /// Set once we gave up on a request (sent `notifications/cancelled`) or on the connection
+    /// itself ([`Transport::abort`]): the server is busy with work nobody waits for, so closing
+    /// does not wait for it to notice the end of its stdin before SIGTERM.
+    gave_up: AtomicBool,
 }
 
 /// The command line, for messages.
@@ -101,11 +105,15 @@ pub(crate) fn open(
         child,
         pgid,
         closed: AtomicBool::new(false),
+        gave_up: AtomicBool::new(false),
     }))
 }
 
 impl Transport for StdioTransport {
     fn send(&self, msg: Outgoing) -> Result<(), Error> {
+        if msg.kind == Kind::Notification && msg.method() == "notifications/cancelled" {
+            self.gave_up.store(true, Ordering::Relaxed);
+        }
         // A request's caller waits for its answer next: stdout is handed to it before the write
         // (when nobody reads it), so a quick answer does not wake the poller thread first.
         let claim = match (msg.kind, &msg.id) {
@@ -168,11 +176,15 @@ impl Transport for StdioTransport {
         self.conn.stderr_tail()
     }
 
+    fn abort(&self) -> Result<(), Error> {
+        self.abort_now()
+    }
+
     fn close(&self) -> Result<(), Error> {
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
-        let status = self.end_process();
+        let status = self.end_process(self.gave_up.load(Ordering::Relaxed));
         self.poller.unregister(&self.conn);
         let detail = match status {
             Some(s) => format!(
@@ -183,6 +195,15 @@ impl Transport for StdioTransport {
         };
         self.conn.end(detail);
         Ok(())
+    }
+}
+
+impl StdioTransport {
+    /// A connection given up before it was usable: its process gets SIGTERM as soon as its
+    /// stdin is closed (see [`Transport::abort`]).
+    fn abort_now(&self) -> Result<(), Error> {
+        self.gave_up.store(true, Ordering::Relaxed);
+        self.close()
     }
 }
 

@@ -292,15 +292,18 @@ fn at<'f>(fds: &mut Vec<PollFd<'f>>, fd: Option<BorrowedFd<'f>>) -> Option<usize
 impl StdioTransport {
     /// Ends the child as the spec asks: stdin closed, then SIGTERM, then SIGKILL, each after a
     /// grace period; then the process group is swept so no grandchild survives. The child's
-    /// output is read by this thread meanwhile (see [`Output`]).
-    pub(super) fn end_process(&self) -> Option<ExitStatus> {
+    /// output is read by this thread meanwhile (see [`Output`]). With `busy` (we gave up on
+    /// work it has in hand), SIGTERM follows the closing of stdin at once: a server busy with
+    /// a request is not reading its stdin and would only notice its end after that work.
+    pub(super) fn end_process(&self, busy: bool) -> Option<ExitStatus> {
         let mut out = Output::take(&self.conn, self.poller.os_poller());
         self.poller.close_stdin(&self.conn);
         let mut child = lock(&self.child);
-        let mut status = wait_for(&mut child, GRACE, Some(&mut out));
+        let first_wait = if busy { Duration::ZERO } else { GRACE };
+        let mut status = wait_for(&mut child, first_wait, Some(&mut out));
         if status.is_none() {
             log::debug!(
-                "server `{}`: still running {GRACE:?} after stdin closed; sending SIGTERM",
+                "server `{}`: still running {first_wait:?} after stdin closed; sending SIGTERM",
                 self.server
             );
             self.signal_group(Signal::TERM);
