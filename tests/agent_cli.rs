@@ -408,3 +408,32 @@ fn run_json_and_chat_json_escape_the_same_controls() {
         );
     }
 }
+
+#[test]
+fn a_stalled_model_ends_the_run_at_the_timeout() {
+    // `--timeout` bounds every request mcpb makes, the model's included: a model that never
+    // answers fails the run (exit 9) at the timeout, not after the model client's default 120 s.
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let model = ScriptedModel::start(vec![Step::Stall(Duration::from_secs(60))]).unwrap();
+    let url = model.base_url();
+    let start = std::time::Instant::now();
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "--timeout",
+        "2",
+        "run",
+        "--server",
+        "other",
+        "--model-url",
+        &url,
+        "hi",
+    ]);
+    let took = start.elapsed();
+    assert_eq!(out.status.code(), Some(9), "{}", text(&out.stderr));
+    assert!(
+        took < Duration::from_secs(5),
+        "a stalled model held the run for {took:?} with --timeout 2"
+    );
+}

@@ -86,8 +86,8 @@ pub(crate) struct Global {
           help_heading = "Server")]
     pub(crate) inputs: Vec<(String, String)>,
 
-    /// Per-request timeout in seconds, handshake included; more than 0, at most 86400
-    /// [default: the config's, else 15]
+    /// Per-request timeout in seconds, handshake included (`run`, `chat`: the model's requests
+    /// too, which otherwise get 120); more than 0, at most 86400 [default: the config's, else 15]
     #[arg(long, value_name = "SECS", global = true, value_parser = seconds)]
     pub(crate) timeout: Option<f64>,
     /// The longest a tool call may run while progress keeps extending its timeout

@@ -13,7 +13,8 @@ use std::io::Write;
 use std::time::Duration;
 
 use mcp_blocking::agent::{
-    Agent, AgentError, AgentEvent, AnthropicMessages, ModelError, OpenAiChat, RunOutput,
+    Agent, AgentError, AgentEvent, AnthropicMessages, HttpOptions, ModelError, OpenAiChat,
+    RunOutput,
 };
 use mcp_blocking::config::Template;
 use mcp_blocking::{ConfigLoader, Hub, ServerConfig};
@@ -166,16 +167,26 @@ fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
         .to_owned()
     });
     let base = url.trim_end_matches('/');
+    // `--timeout` bounds every request mcpb makes, the model's included (retries within it);
+    // without it a model request gets the library's default, since answers take a while.
+    let mut http = HttpOptions::default();
+    if let Some(s) = global.timeout {
+        http.timeout = Duration::from_secs_f64(s);
+    }
     let model: Box<dyn mcp_blocking::agent::Model> = if anthropic {
         let base = base.strip_suffix("/v1/messages").unwrap_or(base);
-        let m = AnthropicMessages::new(&model_name).base_url(base);
+        let m = AnthropicMessages::new(&model_name)
+            .base_url(base)
+            .http_options(http);
         Box::new(match key {
             Some(k) => m.api_key(k),
             None => m,
         })
     } else {
         let base = base.strip_suffix("/chat/completions").unwrap_or(base);
-        let m = OpenAiChat::new(&model_name).base_url(base);
+        let m = OpenAiChat::new(&model_name)
+            .base_url(base)
+            .http_options(http);
         Box::new(match key {
             Some(k) => m.api_key(k),
             None => m,
