@@ -569,3 +569,37 @@ fn login_ends_at_its_deadline_while_another_local_connection_trickles() {
     assert!(err.contains("no browser came back"), "{err}");
     assert!(took < Duration::from_secs(3 + 1), "{took:?}");
 }
+
+#[test]
+fn a_stalled_token_endpoint_ends_a_command_at_its_timeout() {
+    // `--timeout` bounds the requests to the authorization server too, not only the server's.
+    let server = AuthServer::start(AsOptions {
+        stall_token: true,
+        ..AsOptions::default()
+    });
+    let url = server.mcp_url();
+    let store = temp_store("stalled-token");
+    let start = std::time::Instant::now();
+    let out = mcpb(
+        &store,
+        &[
+            "--url",
+            &url,
+            "--timeout",
+            "2",
+            "--client-id",
+            "m2m",
+            "--client-secret",
+            "m2m-secret",
+            "tools",
+        ],
+    );
+    let took = start.elapsed();
+    assert!(!out.status.success(), "no token, no tools");
+    assert!(
+        took < std::time::Duration::from_secs(6),
+        "a stalled token endpoint held `--timeout 2 tools` for {took:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let _ = std::fs::remove_dir_all(store.parent().unwrap());
+}

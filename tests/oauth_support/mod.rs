@@ -61,6 +61,8 @@ pub struct AsOptions {
     /// `/mcp` quotes the request's `Authorization` header back: `tools/call` of `leak_http`
     /// in an HTTP 500 body, of `leak_rpc` in a JSON-RPC error message.
     pub echo_authorization: bool,
+    /// `/token` never answers (it waits for the client to hang up).
+    pub stall_token: bool,
 }
 
 impl Default for AsOptions {
@@ -84,6 +86,7 @@ impl Default for AsOptions {
             token_redirect: None,
             prm_resource: None,
             echo_authorization: false,
+            stall_token: false,
         }
     }
 }
@@ -337,6 +340,7 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
             );
             conn.redirect(302, &location)
         }
+        ("POST", "/token") if opts.stall_token => conn.wait_for_peer_close(),
         ("POST", "/token") if opts.token_redirect.is_some() => {
             let (status, location) = opts.token_redirect.clone().unwrap_or_default();
             conn.redirect(status, &location)

@@ -174,19 +174,31 @@ pub(crate) fn url_of(config: &ServerConfig) -> Option<String> {
 /// `login` asks a person to sign in: one that needs a new sign-in fails at once with
 /// [`Error::SignInRequired`](mcp_blocking::Error::SignInRequired) (exit 7, naming
 /// [`login_command`]). Other configs are returned as they are.
-pub(crate) fn with_sign_in(config: ServerConfig, machine: Option<&MachineClient>) -> ServerConfig {
+///
+/// With `timeout` (`--timeout`), each request to the authorization server (metadata, token,
+/// refresh) is bounded by it too, as every request mcpb makes.
+pub(crate) fn with_sign_in(
+    config: ServerConfig,
+    machine: Option<&MachineClient>,
+    timeout: Option<f64>,
+) -> ServerConfig {
     let Some(url) = url_of(&config) else {
         return config;
+    };
+    let bounded = |oauth: OAuthConfig| match timeout {
+        Some(t) => oauth.timeout(std::time::Duration::from_secs_f64(t)),
+        None => oauth,
     };
     let store = FileTokenStore::new(store_path());
     if let Some(m) = machine {
         let oauth = OAuthConfig::client_credentials(&m.id, &m.secret)
             .scopes(m.scopes.clone())
             .token_store(store);
-        return config.oauth(oauth);
+        return config.oauth(bounded(oauth));
     }
     if let Some(oauth) = config.oauth_config().cloned() {
-        return config.oauth(oauth.redirect(RedirectHandler::none()).token_store(store));
+        let oauth = oauth.redirect(RedirectHandler::none()).token_store(store);
+        return config.oauth(bounded(oauth));
     }
     match store.load(&url) {
         Ok(found) if found.is_empty() => return config,
@@ -195,7 +207,7 @@ pub(crate) fn with_sign_in(config: ServerConfig, machine: Option<&MachineClient>
         Ok(_) | Err(_) => {}
     }
     let oauth = OAuthConfig::authorization_code(RedirectHandler::none()).token_store(store);
-    config.oauth(oauth)
+    config.oauth(bounded(oauth))
 }
 
 /// Names the `login` command in the detail lines of a failure to connect to `config`'s server

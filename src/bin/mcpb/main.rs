@@ -784,7 +784,7 @@ fn apply_overrides(global: &Global, mut config: ServerConfig) -> Result<ServerCo
             vec![],
         ));
     }
-    config = auth::with_sign_in(config, machine.as_ref());
+    config = auth::with_sign_in(config, machine.as_ref(), global.timeout);
     if !global.env.is_empty() && kind != "stdio" {
         return Err(FailureInfo::config(
             Some(&server),
