@@ -588,7 +588,7 @@ done
 #[test]
 fn closing_after_a_call_was_given_up_does_not_wait_for_the_busy_server_to_read() {
     // The server cannot see its stdin close while it works on the abandoned call: closing
-    // sends SIGTERM at once instead of waiting a grace period for it to notice first.
+    // sends SIGTERM after half a second instead of waiting the 2 s grace for it to notice first.
     let cfg = ServerConfig::stdio("busy", "sh")
         .args(["-c", BUSY_SERVER])
         .with_timeout(TIMEOUT)

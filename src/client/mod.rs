@@ -168,9 +168,9 @@ impl Client {
     /// [the handler module](crate::handler#closing-while-a-handler-runs)). For stdio, ending
     /// the process takes at most about 6 s (2 s after stdin closes, 2 s after SIGTERM, 2 s for
     /// the rest of its process group), and the handlers' grace runs meanwhile; once a request to
-    /// it was given up (timed out or cancelled), SIGTERM follows the closing of its stdin at
-    /// once, since a server busy with that request would notice its stdin close only after it.
-    /// A connect that fails ends the process the same way. Streamable HTTP
+    /// it was given up (timed out or cancelled), SIGTERM follows the closing of its stdin after
+    /// half a second, since a server busy with that request would notice its stdin close only
+    /// after it. A connect that fails ends the process the same way. Streamable HTTP
     /// sends the session's `DELETE` within the request timeout, at most 5 s; WebSocket waits for
     /// the close handshake within the request timeout, at most 2 s; legacy HTTP+SSE sends
     /// nothing and drops its stream. Every connection is shut, and every thread joined, by then.

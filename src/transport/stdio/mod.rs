@@ -54,7 +54,7 @@ pub(crate) struct StdioTransport {
     closed: AtomicBool,
     /// Set once we gave up on a request (sent `notifications/cancelled`) or on the connection
     /// itself ([`Transport::abort`]): the server is busy with work nobody waits for, so closing
-    /// does not wait for it to notice the end of its stdin before SIGTERM.
+    /// waits only briefly for it to notice the end of its stdin before SIGTERM.
     gave_up: AtomicBool,
 }
 
@@ -199,7 +199,7 @@ impl Transport for StdioTransport {
 }
 
 impl StdioTransport {
-    /// A connection given up before it was usable: its process gets SIGTERM as soon as its
+    /// A connection given up before it was usable: its process gets SIGTERM soon after its
     /// stdin is closed (see [`Transport::abort`]).
     fn abort_now(&self) -> Result<(), Error> {
         self.gave_up.store(true, Ordering::Relaxed);

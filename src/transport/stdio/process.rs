@@ -21,6 +21,10 @@ use crate::sync::lock;
 
 /// How long `close` waits at each step (stdin closed, then SIGTERM) before escalating.
 const GRACE: Duration = Duration::from_secs(2);
+/// How long a server we gave up a request to gets to end on the close of its stdin before
+/// SIGTERM: enough for one that is reading to take in what we sent last (a cancellation) and
+/// exit; one busy with the abandoned work is not reading, and waiting longer is lost time.
+const BUSY_GRACE: Duration = Duration::from_millis(500);
 /// How long `close` waits for the child to exit before it reads the child's output as it
 /// comes (see `wait_for`): output that does not fit in the pipes waits that long at most.
 const QUIET: Duration = Duration::from_millis(10);
@@ -293,13 +297,14 @@ impl StdioTransport {
     /// Ends the child as the spec asks: stdin closed, then SIGTERM, then SIGKILL, each after a
     /// grace period; then the process group is swept so no grandchild survives. The child's
     /// output is read by this thread meanwhile (see [`Output`]). With `busy` (we gave up on
-    /// work it has in hand), SIGTERM follows the closing of stdin at once: a server busy with
-    /// a request is not reading its stdin and would only notice its end after that work.
+    /// work it has in hand), SIGTERM follows the closing of stdin after [`BUSY_GRACE`] only: a
+    /// server busy with a request is not reading its stdin and would notice its end only after
+    /// that work.
     pub(super) fn end_process(&self, busy: bool) -> Option<ExitStatus> {
         let mut out = Output::take(&self.conn, self.poller.os_poller());
         self.poller.close_stdin(&self.conn);
         let mut child = lock(&self.child);
-        let first_wait = if busy { Duration::ZERO } else { GRACE };
+        let first_wait = if busy { BUSY_GRACE } else { GRACE };
         let mut status = wait_for(&mut child, first_wait, Some(&mut out));
         if status.is_none() {
             log::debug!(
