@@ -596,3 +596,26 @@ fn a_token_request_follows_only_307_and_308_within_the_origin() {
     );
     assert!(!text.contains("secret"), "{text}");
 }
+
+#[test]
+fn discovery_whose_every_address_stalls_fails_once_within_the_timeout() {
+    // The well-known addresses of one discovery share the timeout: four stalled addresses
+    // (two of the resource's metadata, two of the authorization server's) fail the sign-in
+    // once, not once each.
+    let server = AuthServer::start(AsOptions {
+        stall_metadata: true,
+        ..AsOptions::default()
+    });
+    let timeout = std::time::Duration::from_secs(1);
+    let oauth = headless_oauth().timeout(timeout);
+    let start = std::time::Instant::now();
+    let err = oauth
+        .login("secured", &server.mcp_url())
+        .expect_err("no metadata comes");
+    let took = start.elapsed();
+    assert!(
+        took < timeout + std::time::Duration::from_secs(1),
+        "discovery took {took:?} with a {timeout:?} timeout: {err}"
+    );
+    assert!(err.to_string().contains("did not come within"), "{err}");
+}

@@ -1,6 +1,8 @@
 //! The steps of an authorization: discovery, client identity, the authorization-code request
 //! and the token requests (code, refresh, client credentials).
 
+use std::time::Instant;
+
 use serde_json::{json, Map, Value};
 
 use super::display::require_showable;
@@ -126,9 +128,18 @@ fn discover(
     candidates.push(format!(
         "{server_origin}/.well-known/oauth-protected-resource"
     ));
+    // Discovery is one step of the sign-in: its requests share one timeout, so a server whose
+    // every well-known address stalls fails it once, not once per address.
+    let until = Instant::now() + net.timeout();
+    let out_of_time = |what: &str, e: &str| {
+        format!(
+            "{what} did not come within {:.1} s ({e})",
+            net.timeout().as_secs_f64()
+        )
+    };
     let mut prm = None;
     for c in &candidates {
-        match net.get(c) {
+        match net.get_by(c, until) {
             Ok(r) if r.status == 200 => {
                 if let Some(m) = r.json() {
                     if !strings(m.get("authorization_servers")).is_empty() {
@@ -139,6 +150,9 @@ fn discover(
             }
             Ok(_) => {}
             Err(NetError::Refused(e)) => return Err(e),
+            Err(NetError::Failed(e)) if Instant::now() >= until => {
+                return Err(out_of_time("the protected resource metadata", &e))
+            }
             Err(NetError::Failed(e)) => log::debug!("protected resource metadata: {e}"),
         }
     }
@@ -188,7 +202,7 @@ fn discover(
     require_secure(&meta_candidates[0], "metadata endpoint")?;
     let mut meta = None;
     for c in &meta_candidates {
-        match net.get(c) {
+        match net.get_by(c, until) {
             Ok(r) if r.status == 200 => {
                 if let Some(m) = r.json() {
                     meta = Some(m);
@@ -197,6 +211,9 @@ fn discover(
             }
             Ok(_) => {}
             Err(NetError::Refused(e)) => return Err(e),
+            Err(NetError::Failed(e)) if Instant::now() >= until => {
+                return Err(out_of_time("the authorization server metadata", &e))
+            }
             Err(NetError::Failed(e)) => log::debug!("authorization server metadata: {e}"),
         }
     }

@@ -341,7 +341,9 @@ impl OAuthConfig {
         self
     }
 
-    /// The timeout of each request to the authorization server (default 30 s).
+    /// The timeout of each request to the authorization server (default 30 s). The requests of
+    /// one discovery (the protected resource's and the authorization server's metadata, at each
+    /// well-known address) share it: a server whose every address stalls fails the sign-in once.
     pub fn timeout(mut self, timeout: Duration) -> OAuthConfig {
         self.timeout = timeout;
         self

@@ -135,13 +135,20 @@ impl Net {
         Net { settings, timeout }
     }
 
-    /// `GET url` with `Accept: application/json`.
-    pub(crate) fn get(&self, url: &str) -> Result<Reply, NetError> {
-        self.send(
+    /// `GET url` with `Accept: application/json`, answered by `deadline` when that comes before
+    /// the request's own timeout (the steps of one discovery share a deadline).
+    pub(crate) fn get_by(&self, url: &str, deadline: Instant) -> Result<Reply, NetError> {
+        self.send_by(
             Verb::Get,
             url,
             &[("MCP-Protocol-Version", "2025-11-25".to_owned())],
+            deadline,
         )
+    }
+
+    /// The timeout of each request.
+    pub(crate) fn timeout(&self) -> Duration {
+        self.timeout
     }
 
     /// `POST url` with a form body and extra headers.
@@ -182,7 +189,17 @@ impl Net {
         url: &str,
         headers: &[(&str, String)],
     ) -> Result<Reply, NetError> {
-        let deadline = Instant::now() + self.timeout;
+        self.send_by(verb, url, headers, Instant::now() + self.timeout)
+    }
+
+    fn send_by(
+        &self,
+        verb: Verb<'_>,
+        url: &str,
+        headers: &[(&str, String)],
+        deadline: Instant,
+    ) -> Result<Reply, NetError> {
+        let deadline = deadline.min(Instant::now() + self.timeout);
         let mut url = url.to_owned();
         let home = origin(&url);
         for hop in 0..=MAX_REDIRECTS {

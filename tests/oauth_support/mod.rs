@@ -63,6 +63,8 @@ pub struct AsOptions {
     pub echo_authorization: bool,
     /// `/token` never answers (it waits for the client to hang up).
     pub stall_token: bool,
+    /// No `/.well-known/` address answers (each waits for the client to hang up).
+    pub stall_metadata: bool,
 }
 
 impl Default for AsOptions {
@@ -87,6 +89,7 @@ impl Default for AsOptions {
             prm_resource: None,
             echo_authorization: false,
             stall_token: false,
+            stall_metadata: false,
         }
     }
 }
@@ -269,6 +272,9 @@ fn s256(verifier: &str) -> String {
 fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn) {
     let path = req.path.split('?').next().unwrap_or("");
     match (req.method.as_str(), path) {
+        ("GET", p) if opts.stall_metadata && p.starts_with("/.well-known/") => {
+            conn.wait_for_peer_close()
+        }
         ("GET", "/.well-known/oauth-protected-resource/mcp") => conn.json(
             200,
             &[],
