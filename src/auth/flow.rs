@@ -13,6 +13,7 @@ use super::util::{
     b64, encode, form, now_secs, param, query_params, random_token, require_secure, s256, Challenge,
 };
 use super::{Grant, Inner, OAuthConfig};
+use crate::config::Secrets;
 use crate::transport::web::url::{covers, resource_of, same_origin, split};
 
 /// A client identity at one authorization server.
@@ -522,6 +523,15 @@ fn authenticate(
     Ok(())
 }
 
+/// The fields of a token request that carry a credential.
+const CREDENTIALS: [&str; 5] = [
+    "refresh_token",
+    "code",
+    "code_verifier",
+    "client_secret",
+    "client_assertion",
+];
+
 fn token_request(
     net: &Net,
     endpoint: &str,
@@ -534,7 +544,21 @@ fn token_request(
         .post_form(endpoint, form(&pairs), headers)
         .map_err(String::from)?;
     if reply.status != 200 {
-        let msg = format!("the token request failed: {}", reply.describe());
+        // The server may quote what it was sent: the credentials of the request (a refresh
+        // token, a code and its verifier, a client secret or assertion, the `Authorization`
+        // header) never reach an error or a log line through it.
+        let sent = Secrets::new(
+            body.iter()
+                .filter(|(k, _)| CREDENTIALS.contains(k))
+                .map(|(_, v)| v.clone())
+                .chain(headers.iter().flat_map(|(_, v)| {
+                    let credential = v.split_once(' ').map(|(_, c)| c.to_owned());
+                    std::iter::once(v.clone()).chain(credential)
+                })),
+        );
+        let msg = sent
+            .redact(&format!("the token request failed: {}", reply.describe()))
+            .into_owned();
         if reply.error_code().as_deref() == Some("invalid_client") {
             return Err(Failure::InvalidClient(msg));
         }

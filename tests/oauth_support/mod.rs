@@ -65,6 +65,8 @@ pub struct AsOptions {
     pub stall_token: bool,
     /// No `/.well-known/` address answers (each waits for the client to hang up).
     pub stall_metadata: bool,
+    /// A refresh is refused with an `error_description` quoting the refresh token sent.
+    pub echo_refresh: bool,
 }
 
 impl Default for AsOptions {
@@ -90,6 +92,7 @@ impl Default for AsOptions {
             echo_authorization: false,
             stall_token: false,
             stall_metadata: false,
+            echo_refresh: false,
         }
     }
 }
@@ -446,6 +449,9 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
                 list.retain(|x| *x != r);
                 had
             };
+            if opts.echo_refresh {
+                return bad(conn, &format!("refresh token {r} rejected"));
+            }
             if opts.reject_refresh || !known {
                 return bad(conn, "refresh token rejected");
             }

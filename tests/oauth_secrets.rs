@@ -1,0 +1,86 @@
+//! What an authorization server says back never shows the credentials we sent it: a token
+//! endpoint that quotes the refresh token in its refusal shows it neither in a log line nor in
+//! an error.
+
+mod oauth_support;
+mod support_remote;
+
+use std::sync::{Mutex, Once};
+
+use mcp_blocking::auth::{MemoryTokenStore, OAuthConfig, RedirectHandler};
+use mcp_blocking::{Client, ServerConfig};
+use oauth_support::{headless, AsOptions, AuthServer};
+
+/// Every log record, at every level.
+struct Capture(Mutex<Vec<String>>);
+
+impl log::Log for Capture {
+    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
+        true
+    }
+
+    fn log(&self, record: &log::Record<'_>) {
+        let line = format!("{} {}: {}", record.level(), record.target(), record.args());
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(line);
+    }
+
+    fn flush(&self) {}
+}
+
+static CAPTURE: Capture = Capture(Mutex::new(Vec::new()));
+
+fn capture_logs() {
+    static ONCE: Once = Once::new();
+    ONCE.call_once(|| {
+        log::set_logger(&CAPTURE).expect("the only logger of this test binary");
+        log::set_max_level(log::LevelFilter::Trace);
+    });
+}
+
+#[test]
+fn a_refusal_quoting_the_refresh_token_shows_it_nowhere() {
+    capture_logs();
+    // The access token is revoked: the server's 401 makes the client refresh, the refusal
+    // quotes the refresh token, and the client then signs in anew.
+    let server = AuthServer::start(AsOptions {
+        refresh: true,
+        echo_refresh: true,
+        ..AsOptions::default()
+    });
+    let oauth = OAuthConfig::authorization_code(RedirectHandler::custom(
+        "http://localhost:3000/callback",
+        headless,
+    ))
+    .token_store(MemoryTokenStore::new());
+    let client = Client::connect(
+        ServerConfig::http("secured", server.mcp_url())
+            .timeout_secs(10.0)
+            .oauth(oauth),
+    )
+    .expect("connect");
+    server.state.revoke_access_tokens();
+    let _ = client.list_tools();
+    client.close().expect("close");
+    assert!(
+        server
+            .state
+            .refresh_grants
+            .load(std::sync::atomic::Ordering::SeqCst)
+            > 0,
+        "the client tried to refresh"
+    );
+    let logs = CAPTURE.0.lock().unwrap().clone();
+    assert!(
+        logs.iter().any(|l| l.contains("rejected")),
+        "the refusal is logged: {logs:#?}"
+    );
+    // This crate's lines (ureq's own trace level dumps every byte it sends, which only the
+    // program's logger can cap, as mcpb does).
+    // The refusal reads "refresh token rt-N rejected" (the tokens are `rt-1`, `rt-2`, ...).
+    for line in logs.iter().filter(|l| l.contains(" mcp_blocking")) {
+        assert!(
+            !line.contains("refresh token rt-"),
+            "a log line shows the refresh token: {line}"
+        );
+    }
+}
