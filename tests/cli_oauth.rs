@@ -131,6 +131,21 @@ fn login_then_commands_use_the_stored_token_then_logout() {
     let _ = std::fs::remove_dir_all(store.parent().unwrap());
 }
 
+/// Reads `stderr` up to the line that holds the authorization URL (what it read kept in
+/// `seen`) and returns that line trimmed; `None` when stderr ended first.
+fn authorize_line(stderr: &mut impl BufRead, seen: &mut String) -> Option<String> {
+    loop {
+        let mut line = String::new();
+        if stderr.read_line(&mut line).unwrap() == 0 {
+            return None;
+        }
+        seen.push_str(&line);
+        if line.contains("/authorize?") {
+            return Some(line.trim().to_owned());
+        }
+    }
+}
+
 /// Runs `mcpb BEFORE --json login --paste AFTER`, playing the browser headlessly; returns what
 /// mcpb did and the authorization URL it printed.
 fn login_pasting(store: &Path, before: &[&str], after: &[&str]) -> (Output, String) {
@@ -146,17 +161,10 @@ fn login_pasting(store: &Path, before: &[&str], after: &[&str]) -> (Output, Stri
         .expect("start mcpb login --paste");
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut seen = String::new();
-    let auth_url = loop {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            let mut stdout = String::new();
-            let _ = std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout);
-            panic!("no URL printed; stderr: {seen}; stdout: {stdout}");
-        }
-        seen.push_str(&line);
-        if line.contains("/authorize?") {
-            break line.trim().to_owned();
-        }
+    let Some(auth_url) = authorize_line(&mut stderr, &mut seen) else {
+        let mut stdout = String::new();
+        let _ = std::io::Read::read_to_string(child.stdout.as_mut().unwrap(), &mut stdout);
+        panic!("no URL printed; stderr: {seen}; stdout: {stdout}");
     };
     let landed = headless(&auth_url).expect("redirect");
     let mut stdin = child.stdin.take().unwrap();
@@ -502,16 +510,8 @@ fn login_while_trickling(server: &AuthServer, browse: bool) -> (Output, Duration
         .expect("start mcpb login");
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut seen = String::new();
-    let auth_url = loop {
-        let mut line = String::new();
-        if stderr.read_line(&mut line).unwrap() == 0 {
-            panic!("no authorization URL printed:\n{seen}");
-        }
-        seen.push_str(&line);
-        if line.contains("/authorize?") {
-            break line.trim().to_owned();
-        }
-    };
+    let auth_url = authorize_line(&mut stderr, &mut seen)
+        .unwrap_or_else(|| panic!("no authorization URL printed:\n{seen}"));
     let shown = Instant::now();
     let marker = "redirect_uri=http%3A%2F%2F127.0.0.1%3A";
     let rest = &auth_url[auth_url.find(marker).expect("a loopback redirect_uri") + marker.len()..];

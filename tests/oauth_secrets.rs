@@ -84,3 +84,31 @@ fn a_refusal_quoting_the_refresh_token_shows_it_nowhere() {
         );
     }
 }
+
+#[test]
+fn a_refusal_quoting_the_basic_client_secret_shows_it_nowhere() {
+    capture_logs();
+    // The secret travels only inside the Basic `Authorization` header; the refusal quotes it
+    // decoded.
+    let server = AuthServer::start(AsOptions {
+        echo_client_secret: true,
+        ..AsOptions::default()
+    });
+    let e = OAuthConfig::client_credentials("m2m", "m2m-secret")
+        .token_store(MemoryTokenStore::new())
+        .login("secured", &server.mcp_url())
+        .expect_err("the grant is refused");
+    let shown = e.to_string();
+    assert!(shown.contains("rejected"), "the refusal is shown: {shown}");
+    assert!(
+        !shown.contains("m2m-secret"),
+        "the error shows the client secret: {shown}"
+    );
+    let logs = CAPTURE.0.lock().unwrap().clone();
+    for line in logs.iter().filter(|l| l.contains(" mcp_blocking")) {
+        assert!(
+            !line.contains("m2m-secret"),
+            "a log line shows the client secret: {line}"
+        );
+    }
+}

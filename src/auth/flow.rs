@@ -532,11 +532,14 @@ const CREDENTIALS: [&str; 5] = [
     "client_assertion",
 ];
 
+/// Posts a token request: `body` and `headers` as [`authenticate`] completed them, `secret`
+/// the client secret they carry (in the body, or encoded in an `Authorization` header).
 fn token_request(
     net: &Net,
     endpoint: &str,
     body: &[(&'static str, String)],
     headers: &[(&'static str, String)],
+    secret: Option<&Secret>,
 ) -> Result<Map<String, Value>, Failure> {
     require_secure(endpoint, "token_endpoint")?;
     let pairs: Vec<(&str, &str)> = body.iter().map(|(k, v)| (*k, v.as_str())).collect();
@@ -546,11 +549,13 @@ fn token_request(
     if reply.status != 200 {
         // The server may quote what it was sent: the credentials of the request (a refresh
         // token, a code and its verifier, a client secret or assertion, the `Authorization`
-        // header) never reach an error or a log line through it.
+        // header, and the client secret it encodes) never reach an error or a log line
+        // through it.
         let sent = Secrets::new(
             body.iter()
                 .filter(|(k, _)| CREDENTIALS.contains(k))
                 .map(|(_, v)| v.clone())
+                .chain(secret.map(|s| s.expose().to_owned()))
                 .chain(headers.iter().flat_map(|(_, v)| {
                     let credential = v.split_once(' ').map(|(_, c)| c.to_owned());
                     std::iter::once(v.clone()).chain(credential)
@@ -836,7 +841,14 @@ fn authorize_once(
         &mut headers,
     )
     .map_err(|e| with(e.into()))?;
-    let m = token_request(net, &token_endpoint, &body, &headers).map_err(with)?;
+    let m = token_request(
+        net,
+        &token_endpoint,
+        &body,
+        &headers,
+        client.client_secret.as_ref(),
+    )
+    .map_err(with)?;
     Ok(tokens_from(
         &m,
         disc.meta_issuer(),
@@ -887,7 +899,13 @@ fn client_credentials(
         &mut body,
         &mut headers,
     )?;
-    let m = token_request(net, &token_endpoint, &body, &headers)?;
+    let m = token_request(
+        net,
+        &token_endpoint,
+        &body,
+        &headers,
+        cfg.client_secret.as_ref(),
+    )?;
     Ok(tokens_from(
         &m,
         disc.meta_issuer(),
@@ -924,7 +942,13 @@ pub(super) fn refresh(
         &mut body,
         &mut headers,
     )?;
-    let m = token_request(&net, &t.token_endpoint, &body, &headers)?;
+    let m = token_request(
+        &net,
+        &t.token_endpoint,
+        &body,
+        &headers,
+        t.client_secret.as_ref(),
+    )?;
     Ok(tokens_from(
         &m,
         &t.issuer,

@@ -138,11 +138,11 @@ impl Net {
     /// `GET url` with `Accept: application/json`, answered by `deadline` when that comes before
     /// the request's own timeout (the steps of one discovery share a deadline).
     pub(crate) fn get_by(&self, url: &str, deadline: Instant) -> Result<Reply, NetError> {
-        self.send_by(
+        self.send(
             Verb::Get,
             url,
             &[("MCP-Protocol-Version", "2025-11-25".to_owned())],
-            deadline,
+            Some(deadline),
         )
     }
 
@@ -162,13 +162,14 @@ impl Net {
             Verb::Post(&body, "application/x-www-form-urlencoded"),
             url,
             headers,
+            None,
         )
     }
 
     /// `POST url` with a JSON body.
     pub(crate) fn post_json(&self, url: &str, body: &Value) -> Result<Reply, NetError> {
         let body = body.to_string();
-        self.send(Verb::Post(&body, "application/json"), url, &[])
+        self.send(Verb::Post(&body, "application/json"), url, &[], None)
     }
 
     /// The agent for `url`: the server's proxy setting applied to this URL.
@@ -183,23 +184,17 @@ impl Net {
         Ok(crate::transport::web::agent(&self.settings.roots, proxy))
     }
 
+    /// Sends the request, following redirects within its origin, answered by `deadline` or
+    /// within the request's own timeout, whichever comes first.
     fn send(
         &self,
         verb: Verb<'_>,
         url: &str,
         headers: &[(&str, String)],
+        deadline: Option<Instant>,
     ) -> Result<Reply, NetError> {
-        self.send_by(verb, url, headers, Instant::now() + self.timeout)
-    }
-
-    fn send_by(
-        &self,
-        verb: Verb<'_>,
-        url: &str,
-        headers: &[(&str, String)],
-        deadline: Instant,
-    ) -> Result<Reply, NetError> {
-        let deadline = deadline.min(Instant::now() + self.timeout);
+        let own = Instant::now() + self.timeout;
+        let deadline = deadline.map_or(own, |d| d.min(own));
         let mut url = url.to_owned();
         let home = origin(&url);
         for hop in 0..=MAX_REDIRECTS {

@@ -67,6 +67,9 @@ pub struct AsOptions {
     pub stall_metadata: bool,
     /// A refresh is refused with an `error_description` quoting the refresh token sent.
     pub echo_refresh: bool,
+    /// A `client_credentials` grant is refused with an `error_description` quoting the client
+    /// secret its Basic `Authorization` header carries.
+    pub echo_client_secret: bool,
 }
 
 impl Default for AsOptions {
@@ -93,6 +96,7 @@ impl Default for AsOptions {
             stall_token: false,
             stall_metadata: false,
             echo_refresh: false,
+            echo_client_secret: false,
         }
     }
 }
@@ -462,6 +466,23 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
                 "Basic {}",
                 base64::engine::general_purpose::STANDARD.encode("m2m:m2m-secret")
             );
+            if opts.echo_client_secret {
+                let sent = req
+                    .header("authorization")
+                    .and_then(|v| v.strip_prefix("Basic "))
+                    .and_then(|b| base64::engine::general_purpose::STANDARD.decode(b).ok())
+                    .map(|d| String::from_utf8_lossy(&d).into_owned())
+                    .unwrap_or_default();
+                let secret = sent.split_once(':').map_or("", |(_, s)| s);
+                return conn.json(
+                    401,
+                    &[],
+                    &json!({
+                        "error": "invalid_client",
+                        "error_description": format!("client secret {secret} rejected"),
+                    }),
+                );
+            }
             if req.header("authorization") != Some(want.as_str()) {
                 return conn.json(401, &[], &json!({"error": "invalid_client"}));
             }

@@ -246,23 +246,8 @@ impl TokenStore for FileTokenStore {
 
 #[cfg(test)]
 mod tests {
+    use super::super::tests::entry;
     use super::*;
-    use crate::auth::Secret;
-
-    fn entry(resource: &str, token: &str) -> StoredTokens {
-        StoredTokens {
-            issuer: "https://as".into(),
-            resource: resource.into(),
-            client_id: "c".into(),
-            client_secret: Some(Secret::new("sec-ret")),
-            token_endpoint_auth_method: "none".into(),
-            token_endpoint: "https://as/token".into(),
-            access_token: Secret::new(token),
-            refresh_token: None,
-            expires_at: None,
-            scope: None,
-        }
-    }
 
     fn temp_dir() -> PathBuf {
         std::env::temp_dir().join(format!(

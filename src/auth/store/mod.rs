@@ -246,7 +246,9 @@ impl TokenStore for MemoryTokenStore {
 mod tests {
     use super::*;
 
-    fn entry(resource: &str, token: &str) -> StoredTokens {
+    /// Tokens for `resource` with access token `token` and a client secret, for the stores'
+    /// tests.
+    pub(super) fn entry(resource: &str, token: &str) -> StoredTokens {
         StoredTokens {
             issuer: "https://as".into(),
             resource: resource.into(),
