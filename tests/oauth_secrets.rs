@@ -112,3 +112,39 @@ fn a_refusal_quoting_the_basic_client_secret_shows_it_nowhere() {
         );
     }
 }
+
+#[test]
+fn a_failed_refresh_is_logged_without_the_server_url_s_query() {
+    capture_logs();
+    let server = AuthServer::start(AsOptions {
+        refresh: true,
+        echo_refresh: true,
+        ..AsOptions::default()
+    });
+    let oauth = OAuthConfig::authorization_code(RedirectHandler::custom(
+        "http://localhost:3000/callback",
+        headless,
+    ))
+    .token_store(MemoryTokenStore::new());
+    let url = format!("{}?key=qv-oauth-5150", server.mcp_url());
+    let client = Client::connect(
+        ServerConfig::http("query", url)
+            .timeout_secs(10.0)
+            .oauth(oauth),
+    )
+    .expect("connect");
+    server.state.revoke_access_tokens();
+    let _ = client.list_tools();
+    client.close().expect("close");
+    let logs = CAPTURE.0.lock().unwrap().clone();
+    assert!(
+        logs.iter().any(|l| l.contains("refreshing the token of")),
+        "the failed refresh is logged: {logs:#?}"
+    );
+    for line in logs.iter().filter(|l| l.contains(" mcp_blocking")) {
+        assert!(
+            !line.contains("qv-oauth-5150"),
+            "a log line shows the query: {line}"
+        );
+    }
+}

@@ -632,7 +632,10 @@ impl OAuthConfig {
                     self.adopt(&mut inner, server_url, new);
                     return Ok(value);
                 }
-                Err(e) => log::warn!("OAuth: refreshing the token of {server_url} failed: {e}"),
+                Err(e) => log::warn!(
+                    "OAuth: refreshing the token of {} failed: {e}",
+                    net::shown(server_url)
+                ),
             }
         }
         // Expired and not refreshable: send none; the server's 401 starts a new authorization.
@@ -676,7 +679,10 @@ impl OAuthConfig {
                         self.adopt(&mut inner, server_url, new);
                         return Ok(());
                     }
-                    Err(e) => log::warn!("OAuth: refreshing the token of {server_url} failed: {e}; authorizing again"),
+                    Err(e) => log::warn!(
+                        "OAuth: refreshing the token of {} failed: {e}; authorizing again",
+                        net::shown(server_url)
+                    ),
                 }
             }
         }
