@@ -2,6 +2,7 @@
 
 use std::collections::HashMap;
 use std::fmt;
+use std::panic::AssertUnwindSafe;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, OnceLock};
 use std::time::{Duration, Instant};
@@ -593,24 +594,30 @@ impl<'h> Agent<'h> {
         let next = AtomicUsize::new(0);
         let done: Vec<OnceLock<(ToolResultMessage, ToolCallRecord)>> =
             calls.iter().map(|_| OnceLock::new()).collect();
+        // A call that panics (a hook of the program's) loses its own result only: its thread
+        // goes on to the next call, as if each call had a thread of its own.
         let work = || loop {
             let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(call) = calls.get(i) else { break };
-            let _ = done[i].set(self.execute_one(turn, call, tools));
+            let run = AssertUnwindSafe(|| self.execute_one(turn, call, tools));
+            if let Ok(out) = std::panic::catch_unwind(run) {
+                let _ = done[i].set(out);
+            }
         };
-        let mut unstarted = false;
+        // With one thread started, every call is taken; with none, no call is.
+        let mut none_started = false;
         std::thread::scope(|s| {
             let handles: Vec<_> = (0..workers)
                 .filter_map(|w| {
-                    let started = std::thread::Builder::new()
+                    std::thread::Builder::new()
                         .name(format!("mcp-agent-call-{w}"))
-                        .spawn_scoped(s, work);
-                    unstarted |= started.is_err();
-                    started.ok()
+                        .spawn_scoped(s, work)
+                        .ok()
                 })
                 .collect();
+            none_started = handles.is_empty();
             for h in handles {
-                // A panicked thread's call keeps no result; it is answered below.
+                // A call that panicked keeps no result; it is answered below.
                 let _ = h.join();
             }
         });
@@ -619,10 +626,10 @@ impl<'h> Agent<'h> {
             .zip(done)
             .map(|(call, slot)| {
                 slot.into_inner().unwrap_or_else(|| {
-                    let why = if unstarted {
+                    let why = if none_started {
                         "no thread could be started for the call"
                     } else {
-                        "the tool-call thread panicked"
+                        "the tool call panicked"
                     };
                     failed(turn, call, None, &call.name, why.into())
                 })
@@ -859,6 +866,39 @@ mod tests {
         assert_eq!(*model2.seen.lock().expect("lock"), [1, 3]);
         assert_eq!(agent2.messages().len(), 2, "a failed run leaves nothing");
         assert_eq!(agent.messages().len(), 5);
+    }
+
+    #[test]
+    fn a_call_that_panics_loses_only_its_own_result() {
+        let hub = Hub::default();
+        let calls = vec![
+            ToolCall::new("a", "nope", "{}"),
+            ToolCall::new("b", "also_nope", "{}"),
+            ToolCall::new("c", "still_nope", "{}"),
+        ];
+        let model = script(vec![
+            AssistantMessage::with_tool_calls("", calls),
+            AssistantMessage::text("done"),
+        ]);
+        // One thread for the three calls, and a hook that panics on the first call's event.
+        let mut agent = Agent::new(&hub, &model)
+            .limits(Limits::default().with_max_parallel_tool_calls(1))
+            .on_event(|e| {
+                if matches!(e, AgentEvent::ToolCallFinished { id, .. } if id == "a") {
+                    panic!("the program's hook failed");
+                }
+            });
+        let out = agent.run("go").expect("runs");
+        let outputs: Vec<&str> = out.tool_calls.iter().map(|c| c.output.as_str()).collect();
+        assert_eq!(outputs[0], "the tool call panicked");
+        assert!(
+            outputs[1].starts_with("Tool not found: `also_nope`"),
+            "{outputs:?}"
+        );
+        assert!(
+            outputs[2].starts_with("Tool not found: `still_nope`"),
+            "{outputs:?}"
+        );
     }
 
     #[test]
