@@ -2,40 +2,14 @@
 //! endpoint that quotes the refresh token in its refusal shows it neither in a log line nor in
 //! an error.
 
+mod common;
 mod oauth_support;
 mod support_remote;
 
-use std::sync::{Mutex, Once};
-
+use common::capture::{capture_logs, logs};
 use mcp_blocking::auth::{MemoryTokenStore, OAuthConfig, RedirectHandler};
 use mcp_blocking::{Client, ServerConfig};
 use oauth_support::{headless, AsOptions, AuthServer};
-
-/// Every log record, at every level.
-struct Capture(Mutex<Vec<String>>);
-
-impl log::Log for Capture {
-    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
-        true
-    }
-
-    fn log(&self, record: &log::Record<'_>) {
-        let line = format!("{} {}: {}", record.level(), record.target(), record.args());
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-    }
-
-    fn flush(&self) {}
-}
-
-static CAPTURE: Capture = Capture(Mutex::new(Vec::new()));
-
-fn capture_logs() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        log::set_logger(&CAPTURE).expect("the only logger of this test binary");
-        log::set_max_level(log::LevelFilter::Trace);
-    });
-}
 
 #[test]
 fn a_refusal_quoting_the_refresh_token_shows_it_nowhere() {
@@ -69,7 +43,7 @@ fn a_refusal_quoting_the_refresh_token_shows_it_nowhere() {
             > 0,
         "the client tried to refresh"
     );
-    let logs = CAPTURE.0.lock().unwrap().clone();
+    let logs = logs();
     assert!(
         logs.iter().any(|l| l.contains("rejected")),
         "the refusal is logged: {logs:#?}"
@@ -104,7 +78,7 @@ fn a_refusal_quoting_the_basic_client_secret_shows_it_nowhere() {
         !shown.contains("m2m-secret"),
         "the error shows the client secret: {shown}"
     );
-    let logs = CAPTURE.0.lock().unwrap().clone();
+    let logs = logs();
     for line in logs.iter().filter(|l| l.contains(" mcp_blocking")) {
         assert!(
             !line.contains("m2m-secret"),
@@ -136,7 +110,7 @@ fn a_failed_refresh_is_logged_without_the_server_url_s_query() {
     server.state.revoke_access_tokens();
     let _ = client.list_tools();
     client.close().expect("close");
-    let logs = CAPTURE.0.lock().unwrap().clone();
+    let logs = logs();
     assert!(
         logs.iter().any(|l| l.contains("refreshing the token of")),
         "the failed refresh is logged: {logs:#?}"

@@ -11,8 +11,8 @@ mod support_remote;
 
 use std::collections::BTreeMap;
 use std::net::TcpListener;
-use std::sync::{Mutex, Once};
 
+use common::capture::{capture_logs, logs};
 use mcp_blocking::config::LoadReport;
 use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
@@ -28,36 +28,6 @@ const HEADER: &str = "hv-LITERAL-88c2";
 /// An env value written in the file as it is.
 const ENV: &str = "ev-LITERAL-19d4";
 const ALL: [&str; 4] = [TOKEN, QUERY, HEADER, ENV];
-
-/// Every log record, at every level, as `LEVEL target: message`.
-struct Capture(Mutex<Vec<String>>);
-
-impl log::Log for Capture {
-    fn enabled(&self, _: &log::Metadata<'_>) -> bool {
-        true
-    }
-
-    fn log(&self, record: &log::Record<'_>) {
-        let line = format!("{} {}: {}", record.level(), record.target(), record.args());
-        self.0.lock().unwrap_or_else(|e| e.into_inner()).push(line);
-    }
-
-    fn flush(&self) {}
-}
-
-static CAPTURE: Capture = Capture(Mutex::new(Vec::new()));
-
-fn capture_logs() {
-    static ONCE: Once = Once::new();
-    ONCE.call_once(|| {
-        log::set_logger(&CAPTURE).expect("the only logger of this test binary");
-        log::set_max_level(log::LevelFilter::Trace);
-    });
-}
-
-fn logs() -> Vec<String> {
-    CAPTURE.0.lock().unwrap_or_else(|e| e.into_inner()).clone()
-}
 
 #[track_caller]
 fn assert_hidden(what: &str, text: &str) {

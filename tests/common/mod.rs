@@ -1,4 +1,5 @@
-//! Shared by the integration tests (`mod common;`): the fixture server's path (`fixture`),
+//! Shared by the integration tests (`mod common;`): a logger that keeps what is logged
+//! (`capture`), the fixture server's path (`fixture`),
 //! `settle::settled` for values the kernel updates late, `tempdir::TempDir`, and real MCP peers (`peers` installs
 //! them, `launch` starts one that listens on loopback).
 //!
@@ -6,6 +7,8 @@
 //! include that folder, and `peers` names the `mcp_blocking` crate.
 
 // Each test file uses only some of the helpers.
+#[allow(dead_code)]
+pub mod capture;
 #[allow(dead_code)]
 pub mod fixture;
 #[allow(dead_code)]
