@@ -191,7 +191,7 @@ impl Inner {
             deliver: true,
             resumable,
         };
-        let read = interruptible(&interrupt, || {
+        let read = interruptible(Some(&interrupt), || {
             within(deadline, || {
                 self.read_events(reader, &call, &mut at, Some(caller))
             })
