@@ -128,8 +128,7 @@ impl Client {
                 );
                 return match (first, http.legacy_refusal()) {
                     (Err(_), Some(refusal)) if cfg.detect_legacy_sse => {
-                        let left = timeout.saturating_sub(started.elapsed());
-                        self.fall_back_to_legacy_sse(server, cfg, refusal, left, &target, deadline)
+                        self.fall_back_to_legacy_sse(server, cfg, refusal, &target, deadline)
                     }
                     (first, _) => first,
                 };
@@ -172,7 +171,6 @@ impl Client {
         server: Arc<str>,
         cfg: &crate::config::HttpConfig,
         refusal: LegacyRefusal,
-        left: std::time::Duration,
         target: &str,
         deadline: Instant,
     ) -> Result<Connection, Error> {
@@ -197,6 +195,7 @@ impl Client {
             .into_connect(target, String::new)
         };
         let (session, ctx, sink) = self.parts(&server);
+        let left = deadline.saturating_duration_since(Instant::now());
         let limit = if left.is_zero() {
             std::time::Duration::from_millis(1)
         } else {
