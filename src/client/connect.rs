@@ -18,6 +18,13 @@ use crate::transport::http::LegacyRefusal;
 use crate::transport::stdio::ConnectionPoller;
 use crate::transport::{stdio, Outgoing, Transport};
 
+/// What one connection attempt is made of besides its transport (see `Client::parts`).
+struct Parts {
+    session: Arc<Session>,
+    ctx: Arc<DispatchCtx>,
+    sink: Arc<ClientSink>,
+}
+
 impl Client {
     pub(super) fn capabilities_to_declare(&self) -> ClientCapabilities {
         let mut caps = ClientCapabilities::default();
@@ -53,20 +60,18 @@ impl Client {
         // One deadline for the whole of connecting: opening the transport, the era probe and
         // the handshake share the timeout (a probe that goes unanswered does not double it).
         let deadline = crate::deadline::add(started, timeout);
-        let (session, ctx, sink) = self.parts(&server);
+        let parts = self.parts(&server);
         let private_poller = None;
         #[cfg(any(test, feature = "testing"))]
         if let Some(in_process) = &self.in_process {
             let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
                 &server,
-                sink.clone(),
+                parts.sink.clone(),
                 Arc::clone(in_process),
             ));
             return self.finish(
                 server,
-                session,
-                sink,
-                ctx,
+                parts,
                 t,
                 "the in-process server".into(),
                 None,
@@ -86,7 +91,13 @@ impl Client {
                             .with_source(e)
                     })?,
                 };
-                stdio::open(&server, cfg, self.config.limits(), &poller, sink.clone())?
+                stdio::open(
+                    &server,
+                    cfg,
+                    self.config.limits(),
+                    &poller,
+                    parts.sink.clone(),
+                )?
             }
             // A 401 on the event stream itself authorizes too (one on `initialize` is handled
             // with every other request).
@@ -97,7 +108,7 @@ impl Client {
                         cfg,
                         timeout,
                         self.config.limits(),
-                        sink.clone(),
+                        parts.sink.clone(),
                     )
                 })?
             }
@@ -106,7 +117,7 @@ impl Client {
                 cfg,
                 timeout,
                 self.config.limits(),
-                sink.clone(),
+                parts.sink.clone(),
             )?,
             TransportConfig::StreamableHttp(cfg) => {
                 let http = crate::transport::http::open(
@@ -114,13 +125,11 @@ impl Client {
                     cfg,
                     timeout,
                     self.config.limits(),
-                    sink.clone(),
+                    parts.sink.clone(),
                 )?;
                 let first = self.finish(
                     Arc::clone(&server),
-                    session,
-                    sink,
-                    ctx,
+                    parts,
                     http.clone(),
                     target.clone(),
                     None,
@@ -128,27 +137,17 @@ impl Client {
                 );
                 return match (first, http.legacy_refusal()) {
                     (Err(_), Some(refusal)) if cfg.detect_legacy_sse => {
-                        let left = timeout.saturating_sub(started.elapsed());
-                        self.fall_back_to_legacy_sse(server, cfg, refusal, left, &target, deadline)
+                        self.fall_back_to_legacy_sse(server, cfg, refusal, &target, deadline)
                     }
                     (first, _) => first,
                 };
             }
         };
-        self.finish(
-            server,
-            session,
-            sink,
-            ctx,
-            transport,
-            target,
-            private_poller,
-            deadline,
-        )
+        self.finish(server, parts, transport, target, private_poller, deadline)
     }
 
     /// The protocol session, the dispatcher's context and the sink of one connection attempt.
-    fn parts(&self, server: &Arc<str>) -> (Arc<Session>, Arc<DispatchCtx>, Arc<ClientSink>) {
+    fn parts(&self, server: &Arc<str>) -> Parts {
         let session =
             Arc::new(Session::new().with_max_echo_bytes(self.config.limits().max_echo_bytes));
         let ctx = Arc::new(DispatchCtx::new(
@@ -160,7 +159,7 @@ impl Client {
             self.config.secret_values(),
         ));
         let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
-        (session, ctx, sink)
+        Parts { session, ctx, sink }
     }
 
     /// Streamable HTTP refused `initialize` as a legacy server does (400, 404 or 405) and
@@ -172,7 +171,6 @@ impl Client {
         server: Arc<str>,
         cfg: &crate::config::HttpConfig,
         refusal: LegacyRefusal,
-        left: std::time::Duration,
         target: &str,
         deadline: Instant,
     ) -> Result<Connection, Error> {
@@ -196,7 +194,8 @@ impl Client {
             }
             .into_connect(target, String::new)
         };
-        let (session, ctx, sink) = self.parts(&server);
+        let parts = self.parts(&server);
+        let left = deadline.saturating_duration_since(Instant::now());
         let limit = if left.is_zero() {
             std::time::Duration::from_millis(1)
         } else {
@@ -207,19 +206,10 @@ impl Client {
             &legacy,
             limit,
             self.config.limits(),
-            sink.clone(),
+            parts.sink.clone(),
         )
         .map_err(both)?;
-        self.finish(
-            server,
-            session,
-            sink,
-            ctx,
-            transport,
-            target.to_owned(),
-            None,
-            deadline,
-        )
+        self.finish(server, parts, transport, target.to_owned(), None, deadline)
     }
 
     /// The OAuth settings and the server URL, when the server uses OAuth.
@@ -231,18 +221,16 @@ impl Client {
     }
 
     /// Runs the handshake on an opened transport.
-    #[allow(clippy::too_many_arguments)] // The parts of a connection, handed over once.
     fn finish(
         &self,
         server: Arc<str>,
-        session: Arc<Session>,
-        sink: Arc<ClientSink>,
-        ctx: Arc<DispatchCtx>,
+        parts: Parts,
         transport: Arc<dyn Transport>,
         target: String,
         private_poller: Option<ConnectionPoller>,
         deadline: Instant,
     ) -> Result<Connection, Error> {
+        let Parts { session, ctx, sink } = parts;
         let timeout = self.config.timeout();
         let _ = ctx.transport.set(Arc::downgrade(&transport));
         let mut conn = Connection {

@@ -221,7 +221,7 @@ impl Client {
         conn: &mut Connection,
         target: &str,
         probe: bool,
-        deadline: std::time::Instant,
+        deadline: Instant,
     ) -> Result<Option<InitializeResult>, Error> {
         let server = self.server_name().to_owned();
         let caps = serde_json::to_value(self.capabilities_to_declare_modern()).unwrap_or_default();
@@ -232,8 +232,9 @@ impl Client {
         // still has the other half when a server leaves it unanswered; a modern-only handshake
         // has all of it.
         let probe_deadline = if probe {
-            let left = deadline.saturating_duration_since(std::time::Instant::now());
-            crate::deadline::add(std::time::Instant::now(), AUTO_PROBE_TIMEOUT.min(left / 2))
+            let now = Instant::now();
+            let left = deadline.saturating_duration_since(now);
+            crate::deadline::add(now, AUTO_PROBE_TIMEOUT.min(left / 2))
         } else {
             deadline
         };

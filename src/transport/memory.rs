@@ -152,16 +152,18 @@ struct Handler {
 /// Handler threads still running after their connection closed, joined once they end.
 static LINGERING: Mutex<Vec<JoinHandle<()>>> = Mutex::new(Vec::new());
 
+/// Takes the threads of `threads` that have ended out of it.
+fn take_ended<T>(threads: &mut Vec<T>, thread: impl Fn(&T) -> &JoinHandle<()>) -> Vec<T> {
+    let (ended, running) = std::mem::take(threads)
+        .into_iter()
+        .partition(|t| thread(t).is_finished());
+    *threads = running;
+    ended
+}
+
 /// Joins the lingering handler threads that have ended.
 fn reap_lingering() {
-    let ended: Vec<JoinHandle<()>> = {
-        let mut lingering = lock(&LINGERING);
-        let (done, running) = std::mem::take(&mut *lingering)
-            .into_iter()
-            .partition(JoinHandle::is_finished);
-        *lingering = running;
-        done
-    };
+    let ended = take_ended(&mut lock(&LINGERING), |t| t);
     for t in ended {
         let _ = t.join();
     }
@@ -220,10 +222,7 @@ impl MemoryTransport {
         }
         let finished = {
             let mut handlers = lock(&self.handlers);
-            let (done, running) = std::mem::take(&mut *handlers)
-                .into_iter()
-                .partition::<Vec<_>, _>(|h| h.thread.is_finished());
-            *handlers = running;
+            let done = take_ended(&mut handlers, |h| &h.thread);
             handlers.push(Handler { thread, ended });
             done
         };

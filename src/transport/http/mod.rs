@@ -230,11 +230,14 @@ impl Transport for HttpTransport {
             (Some(RequestId::Number(id)), true) => Some(*id),
             _ => None,
         };
-        let interrupt = Arc::new(Interrupt::default());
-        if let Some(id) = caller {
+        // Only a request its caller waits for can be given up: nothing else pays for an
+        // interrupt (an allocation, and a lock at each read and write).
+        let interrupt = caller.map(|id| {
+            let interrupt = Arc::new(Interrupt::default());
             lock(&inner.reading).insert(id, Arc::clone(&interrupt));
-        }
-        let exchanged = interruptible(&interrupt, || {
+            interrupt
+        });
+        let exchanged = interruptible(interrupt.as_ref(), || {
             within(deadline, || inner.exchange(&out, deadline, true))
         });
         if let Some(id) = caller {

@@ -49,7 +49,6 @@ impl Default for Resume {
 /// `Outgoing::caller_waits`), kept between its waits.
 pub(super) struct Unread {
     reader: ReplyStream,
-    want: RequestId,
     method: String,
     started: Instant,
     limit: Instant,
@@ -82,17 +81,14 @@ impl Inner {
                 self.max_message,
             );
             let id = match call.want {
-                Some(want @ RequestId::Number(id)) if call.read_in_wait && call.deliver => {
-                    Some((*id, want.clone()))
-                }
+                Some(RequestId::Number(id)) if call.read_in_wait && call.deliver => Some(*id),
                 _ => None,
             };
-            if let Some((id, want)) = id {
+            if let Some(id) = id {
                 self.keep_unread(
                     id,
                     Unread {
                         reader,
-                        want,
                         method: call.method.to_owned(),
                         started: call.started,
                         limit: call.limit,
@@ -174,13 +170,14 @@ impl Inner {
         }
         let Unread {
             reader,
-            want,
             method,
             started,
             limit,
             resumable,
             mut at,
         } = unread;
+        // Kept by its request id, which is the response it waits for.
+        let want = RequestId::Number(caller.id);
         let call = Call {
             want: Some(&want),
             method: &method,
@@ -191,7 +188,7 @@ impl Inner {
             deliver: true,
             resumable,
         };
-        let read = interruptible(&interrupt, || {
+        let read = interruptible(Some(&interrupt), || {
             within(deadline, || {
                 self.read_events(reader, &call, &mut at, Some(caller))
             })
@@ -206,7 +203,6 @@ impl Inner {
                     caller.id,
                     Unread {
                         reader: *reader,
-                        want,
                         method,
                         started,
                         limit,

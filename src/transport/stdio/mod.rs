@@ -176,8 +176,11 @@ impl Transport for StdioTransport {
         self.conn.stderr_tail()
     }
 
+    /// A connection given up before it was usable: its process gets SIGTERM soon after its
+    /// stdin is closed.
     fn abort(&self) -> Result<(), Error> {
-        self.abort_now()
+        self.gave_up.store(true, Ordering::Relaxed);
+        self.close()
     }
 
     fn close(&self) -> Result<(), Error> {
@@ -195,15 +198,6 @@ impl Transport for StdioTransport {
         };
         self.conn.end(detail);
         Ok(())
-    }
-}
-
-impl StdioTransport {
-    /// A connection given up before it was usable: its process gets SIGTERM soon after its
-    /// stdin is closed (see [`Transport::abort`]).
-    fn abort_now(&self) -> Result<(), Error> {
-        self.gave_up.store(true, Ordering::Relaxed);
-        self.close()
     }
 }
 

@@ -210,8 +210,9 @@ impl Interrupt {
     }
 }
 
-/// Runs `f` with this thread's reads and writes stoppable by `interrupt` from another thread.
-pub(crate) fn interruptible<T>(interrupt: &Arc<Interrupt>, f: impl FnOnce() -> T) -> T {
+/// Runs `f` with this thread's reads and writes stoppable by `interrupt` from another thread;
+/// `None`: by nothing (not even an enclosing scope's interrupt), at no cost per read or write.
+pub(crate) fn interruptible<T>(interrupt: Option<&Arc<Interrupt>>, f: impl FnOnce() -> T) -> T {
     struct Reset(Option<Arc<Interrupt>>);
     impl Drop for Reset {
         fn drop(&mut self) {
@@ -219,7 +220,7 @@ pub(crate) fn interruptible<T>(interrupt: &Arc<Interrupt>, f: impl FnOnce() -> T
             INTERRUPT.with(|c| *c.borrow_mut() = previous);
         }
     }
-    let _reset = Reset(INTERRUPT.with(|c| c.replace(Some(Arc::clone(interrupt)))));
+    let _reset = Reset(INTERRUPT.with(|c| c.replace(interrupt.cloned())));
     f()
 }
 
