@@ -82,6 +82,8 @@ pub struct Plan {
     pub round_delay: Duration,
     /// Every occurrence of `stall_at`'s method stalls, not just the one numbered.
     pub stall_every: bool,
+    /// A second request that stalls the same way (an `Auto` probe and its `initialize`).
+    pub stall_too: Option<(&'static str, usize)>,
 }
 
 impl Plan {
@@ -95,6 +97,7 @@ impl Plan {
             rounds: 0,
             round_delay: Duration::ZERO,
             stall_every: false,
+            stall_too: None,
         }
     }
 }
@@ -163,9 +166,12 @@ impl Shared {
     /// Whether this occurrence of `method` is the planned stall (and notes when it came).
     fn is_stall(&self, method: &str, n: usize) -> bool {
         let (m, k) = self.plan.stall_at;
-        let hit = m == method && (k == n || self.plan.stall_every);
+        let hit = (m == method && (k == n || self.plan.stall_every))
+            || self.plan.stall_too == Some((method, n));
         if hit {
             *self.stalled_at.lock().unwrap() = Some(Instant::now());
+            // A second stall (after an `Auto` probe the client gave up on) holds again.
+            self.released.store(false, Ordering::SeqCst);
         }
         hit
     }
