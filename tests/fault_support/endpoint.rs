@@ -5,14 +5,12 @@
 //! stalled connection.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::Ordering;
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::wire::{client_gone, stalled, Bytes};
-use super::{Plan, Shared};
+use super::{Acceptor, Plan, Shared};
 
 /// One request.
 pub struct Req {
@@ -72,67 +70,41 @@ pub type Handler = Arc<dyn Fn(&Req, &str) -> Reply + Send + Sync>;
 
 pub struct EndpointPeer {
     pub shared: Arc<Shared>,
-    addr: SocketAddr,
-    accept: Option<JoinHandle<()>>,
+    acceptor: Acceptor,
     abandoned: Arc<Mutex<Option<Instant>>>,
 }
 
 impl EndpointPeer {
     pub fn start(plan: Plan, route: Route, handler: Handler) -> EndpointPeer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let addr = listener.local_addr().expect("local address");
-        let origin = format!("http://{addr}");
         let shared = Shared::new(plan);
         let abandoned = Arc::new(Mutex::new(None));
         let (sh, ab) = (shared.clone(), abandoned.clone());
-        let accept = std::thread::Builder::new()
-            .name("fault-ep-accept".into())
-            .spawn(move || {
-                for (n, stream) in listener.incoming().enumerate() {
-                    if sh.stopping() {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let _ = stream.set_nodelay(true);
-                    sh.accepted(&stream);
-                    let (s, a, h, o) = (sh.clone(), ab.clone(), handler.clone(), origin.clone());
-                    let t = std::thread::Builder::new()
-                        .name(format!("fault-ep-{n}"))
-                        .spawn(move || {
-                            serve(&s, &a, route, &h, &o, stream);
-                            s.closed();
-                        })
-                        .expect("spawn");
-                    sh.add_thread(t);
-                }
-            })
-            .expect("spawn");
+        let acceptor = Acceptor::start("ep", &shared, move |_, stream| {
+            // The connection's own address is the peer's.
+            let origin = stream.local_addr().map(|a| format!("http://{a}"));
+            serve(
+                &sh,
+                &ab,
+                route,
+                &handler,
+                &origin.unwrap_or_default(),
+                stream,
+            );
+        });
         EndpointPeer {
             shared,
-            addr,
-            accept: Some(accept),
+            acceptor,
             abandoned,
         }
     }
 
     pub fn origin(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.acceptor.addr)
     }
 
     /// When the client closed the stalled connection, if it did.
     pub fn abandoned_at(&self) -> Option<Instant> {
         *self.abandoned.lock().unwrap()
-    }
-}
-
-impl Drop for EndpointPeer {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.accept.take() {
-            let _ = a.join();
-        }
-        self.shared.shut_down();
     }
 }
 

@@ -3,10 +3,9 @@
 //! before answering the client's close frame.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -14,12 +13,11 @@ use serde_json::Value;
 
 use super::brain::{decide, Decision};
 use super::wire::{client_gone, stalled, Bytes};
-use super::{Plan, Shared, Stall};
+use super::{Acceptor, Plan, Shared, Stall};
 
 pub struct WsPeer {
     pub shared: Arc<Shared>,
-    addr: SocketAddr,
-    accept: Option<JoinHandle<()>>,
+    acceptor: Acceptor,
 }
 
 enum Out {
@@ -29,52 +27,14 @@ enum Out {
 
 impl WsPeer {
     pub fn start(plan: Plan) -> WsPeer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let addr = listener.local_addr().expect("local address");
         let shared = Shared::new(plan);
         let sh = shared.clone();
-        let accept = std::thread::Builder::new()
-            .name("fault-ws-accept".into())
-            .spawn(move || {
-                for (n, stream) in listener.incoming().enumerate() {
-                    if sh.stopping() {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let _ = stream.set_nodelay(true);
-                    sh.accepted(&stream);
-                    let s = sh.clone();
-                    let h = std::thread::Builder::new()
-                        .name(format!("fault-ws-{n}"))
-                        .spawn(move || {
-                            serve(&s, n, stream);
-                            s.closed();
-                        })
-                        .expect("spawn");
-                    sh.add_thread(h);
-                }
-            })
-            .expect("spawn");
-        WsPeer {
-            shared,
-            addr,
-            accept: Some(accept),
-        }
+        let acceptor = Acceptor::start("ws", &shared, move |n, stream| serve(&sh, n, stream));
+        WsPeer { shared, acceptor }
     }
 
     pub fn url(&self) -> String {
-        format!("ws://{}/", self.addr)
-    }
-}
-
-impl Drop for WsPeer {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.accept.take() {
-            let _ = a.join();
-        }
-        self.shared.shut_down();
+        format!("ws://{}/", self.acceptor.addr)
     }
 }
 
