@@ -41,6 +41,7 @@
 //! | `fault_support/` | the hostile peers |
 
 mod fault_support;
+mod support_remote;
 
 // The parts of this test, in `tests/fault_matrix/`.
 #[path = "fault_matrix/auth.rs"]

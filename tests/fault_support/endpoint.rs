@@ -4,30 +4,16 @@
 //! stalls (the first time, or every time), and the peer notes when the client abandoned the
 //! stalled connection.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
 use std::time::Instant;
 
 use super::wire::{client_gone, stalled, Bytes};
+use crate::support_remote::read_request;
+pub use crate::support_remote::Req;
+
 use super::{Acceptor, Plan, Shared};
-
-/// One request.
-pub struct Req {
-    pub method: String,
-    pub path: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Req {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
 
 /// One answer.
 pub struct Reply {
@@ -108,43 +94,6 @@ impl EndpointPeer {
     }
 }
 
-fn read_request(r: &mut impl BufRead) -> Option<Req> {
-    let mut line = String::new();
-    if r.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let path = parts.next()?.to_owned();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).ok()? == 0 {
-            return None;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_owned(), v.trim().to_owned()));
-        }
-    }
-    let len = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some(Req {
-        method,
-        path,
-        headers,
-        body,
-    })
-}
-
 fn serve(
     shared: &Shared,
     abandoned: &Mutex<Option<Instant>>,
@@ -158,7 +107,7 @@ fn serve(
     };
     let mut reader = BufReader::new(read);
     let mut w = stream;
-    while let Some(req) = read_request(&mut reader) {
+    while let Some(req) = read_request(0, &mut reader) {
         let reply = handler(&req, origin);
         if route(&req).is_some_and(|name| shared.pseudo(name)) {
             stalled(

@@ -4,7 +4,7 @@
 //! HTTP+SSE (the GET stream at `/sse`, whose `endpoint` is `/message`; POSTs answered 202, the
 //! answers on the stream).
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufReader, Write};
 use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
@@ -15,6 +15,8 @@ use serde_json::Value;
 
 use super::brain::{decide, Decision};
 use super::wire::{client_gone, stalled, Bytes};
+use crate::support_remote::{read_request, Req};
+
 use super::{Acceptor, Plan, Shared, Stall};
 
 /// Which HTTP transport the peer serves.
@@ -74,41 +76,6 @@ impl HttpPeer {
     }
 }
 
-struct Req {
-    method: String,
-    path: String,
-    body: Vec<u8>,
-}
-
-fn read_request(r: &mut impl BufRead) -> Option<Req> {
-    let mut line = String::new();
-    if r.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let path = parts.next()?.to_owned();
-    let mut len = 0;
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).ok()? == 0 {
-            return None;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().ok()?;
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some(Req { method, path, body })
-}
-
 /// What to do with the connection after a request.
 enum Next {
     Serve,
@@ -121,7 +88,7 @@ fn serve(ctx: &Ctx, stream: TcpStream) {
     };
     let mut reader = BufReader::new(read);
     let mut w = stream;
-    while let Some(req) = read_request(&mut reader) {
+    while let Some(req) = read_request(0, &mut reader) {
         let next = match ctx.kind {
             Kind::Legacy => legacy(ctx, &req, &mut w, &mut probe),
             _ => streamable(ctx, &req, &mut w, &mut probe),

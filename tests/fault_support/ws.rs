@@ -13,6 +13,8 @@ use serde_json::Value;
 
 use super::brain::{decide, Decision};
 use super::wire::{client_gone, stalled, Bytes};
+use crate::support_remote::ws::{frame, read_client_frame};
+
 use super::{Acceptor, Plan, Shared, Stall};
 
 pub struct WsPeer {
@@ -36,53 +38,6 @@ impl WsPeer {
     pub fn url(&self) -> String {
         format!("ws://{}/", self.acceptor.addr)
     }
-}
-
-/// An unmasked (server) frame.
-pub fn frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![0x80 | opcode];
-    match payload.len() {
-        n if n < 126 => f.push(n as u8),
-        n if n <= 0xffff => {
-            f.push(126);
-            f.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        n => {
-            f.push(127);
-            f.extend_from_slice(&(n as u64).to_be_bytes());
-        }
-    }
-    f.extend_from_slice(payload);
-    f
-}
-
-/// One client frame: opcode and unmasked payload; `None` at the end.
-fn read_frame(r: &mut impl Read) -> Option<(u8, Vec<u8>)> {
-    let mut h = [0u8; 2];
-    r.read_exact(&mut h).ok()?;
-    let len = match h[1] & 0x7f {
-        126 => {
-            let mut b = [0u8; 2];
-            r.read_exact(&mut b).ok()?;
-            u64::from(u16::from_be_bytes(b))
-        }
-        127 => {
-            let mut b = [0u8; 8];
-            r.read_exact(&mut b).ok()?;
-            u64::from_be_bytes(b)
-        }
-        n => u64::from(n),
-    };
-    let mut mask = [0u8; 4];
-    if h[1] & 0x80 != 0 {
-        r.read_exact(&mut mask).ok()?;
-    }
-    let mut payload = vec![0u8; usize::try_from(len).ok().filter(|n| *n < 1 << 24)?];
-    r.read_exact(&mut payload).ok()?;
-    for (i, b) in payload.iter_mut().enumerate() {
-        *b ^= mask[i % 4];
-    }
-    Some((h[0] & 0x0f, payload))
 }
 
 /// Reads the upgrade request: its key, and whether it offered the `mcp` subprotocol.
@@ -165,7 +120,7 @@ fn serve(shared: &Arc<Shared>, n: usize, stream: TcpStream) {
 }
 
 fn read_loop(shared: &Shared, reader: &mut impl Read, tx: &Sender<Out>) {
-    while let Some((opcode, payload)) = read_frame(reader) {
+    while let Some((opcode, payload)) = read_client_frame(reader) {
         let out = match opcode {
             0x1 => {
                 let msg: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);
