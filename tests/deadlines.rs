@@ -300,6 +300,40 @@ fn deaf_task_server_result(method: &str) -> Option<String> {
     Some(r)
 }
 
+/// A Streamable HTTP server answering each method with `result`, except `tasks/result`: it is
+/// never answered (after the event stream's headers when `stall_with_headers`) until the client
+/// hangs up. Notifications get 202, a GET 405.
+fn deaf_task_http_server(
+    stall_with_headers: bool,
+    result: fn(&str) -> Option<String>,
+) -> HttpServer {
+    HttpServer::start(move |req, conn| {
+        if req.method != "POST" {
+            conn.respond(405, &[], b"");
+            return;
+        }
+        let msg = req.json();
+        let method = msg["method"].as_str().unwrap_or("");
+        match result(method) {
+            Some(r) => {
+                let r: Value = serde_json::from_str(&r).expect("JSON");
+                conn.json(
+                    200,
+                    &[],
+                    &json!({"jsonrpc": "2.0", "id": msg["id"], "result": r}),
+                );
+            }
+            None if method == "tasks/result" => {
+                if stall_with_headers {
+                    conn.sse_start(&[]);
+                }
+                conn.wait_for_peer_close();
+            }
+            None => conn.accepted(),
+        }
+    })
+}
+
 /// Calls the task-required tool `slow` under a 2 s timeout with `mcpb`'s options: the call
 /// ends at its timeout although `tasks/result` is never answered.
 fn assert_task_call_ends_at_its_timeout(client: &Client) {
@@ -317,31 +351,7 @@ fn assert_task_call_ends_at_its_timeout(client: &Client) {
 #[test]
 fn http_a_task_whose_result_never_comes_ends_at_the_call_timeout() {
     for stall_with_headers in [false, true] {
-        let srv = HttpServer::start(move |req, conn| {
-            if req.method != "POST" {
-                conn.respond(405, &[], b"");
-                return;
-            }
-            let msg = req.json();
-            let method = msg["method"].as_str().unwrap_or("");
-            match deaf_task_server_result(method) {
-                Some(r) => {
-                    let r: Value = serde_json::from_str(&r).expect("JSON");
-                    conn.json(
-                        200,
-                        &[],
-                        &json!({"jsonrpc": "2.0", "id": msg["id"], "result": r}),
-                    );
-                }
-                None if method == "tasks/result" => {
-                    if stall_with_headers {
-                        conn.sse_start(&[]);
-                    }
-                    conn.wait_for_peer_close();
-                }
-                None => conn.accepted(),
-            }
-        });
+        let srv = deaf_task_http_server(stall_with_headers, deaf_task_server_result);
         let client = connect(&srv.url("/mcp"));
         assert_task_call_ends_at_its_timeout(&client);
         let methods: Vec<String> = srv.requests().iter().map(|r| r.rpc_method()).collect();
@@ -468,35 +478,10 @@ fn websocket_a_call_never_answered_ends_at_the_request_timeout() {
 #[test]
 fn http_a_task_cancelled_elsewhere_ends_the_call_at_once_though_its_result_stalls() {
     for stall_with_headers in [false, true] {
-        let srv = HttpServer::start(move |req, conn| {
-            if req.method != "POST" {
-                conn.respond(405, &[], b"");
-                return;
-            }
-            let msg = req.json();
-            let method = msg["method"].as_str().unwrap_or("");
-            let result = match method {
-                // Cancelled by somebody else: `tasks/get` says so, `tasks/result` never does.
-                "tasks/get" => Some(WORKING_TASK.replace("working", "cancelled")),
-                _ => deaf_task_server_result(method),
-            };
-            match result {
-                Some(r) => {
-                    let r: Value = serde_json::from_str(&r).expect("JSON");
-                    conn.json(
-                        200,
-                        &[],
-                        &json!({"jsonrpc": "2.0", "id": msg["id"], "result": r}),
-                    );
-                }
-                None if method == "tasks/result" => {
-                    if stall_with_headers {
-                        conn.sse_start(&[]);
-                    }
-                    conn.wait_for_peer_close();
-                }
-                None => conn.accepted(),
-            }
+        let srv = deaf_task_http_server(stall_with_headers, |method| match method {
+            // Cancelled by somebody else: `tasks/get` says so, `tasks/result` never does.
+            "tasks/get" => Some(WORKING_TASK.replace("working", "cancelled")),
+            _ => deaf_task_server_result(method),
         });
         let cfg = ServerConfig::http("stall", srv.url("/mcp")).timeout_secs(10.0);
         let client = Client::connect(cfg).expect("connect");

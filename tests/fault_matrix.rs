@@ -5,7 +5,8 @@
 //! In every cell a scripted peer (`tests/fault_support/`) answers the handshake and the listings
 //! normally, then stalls at the cell's request in the cell's way. Every cell must:
 //! - return [`Error::Timeout`] naming the server within its timeout + 1 s (connecting, and
-//!   the opening of a legacy GET stream: the timed-out [`Error::Connect`]; the agent: the
+//!   the opening of a legacy GET stream: the timed-out [`Error::Connect`], in `Auto` mode too,
+//!   where the `server/discover` probe and `initialize` share the one timeout; the agent: the
 //!   timed-out tool result the model reads, its record naming the server; `mcpb call`: exit
 //!   code 4 naming the server, counted from the stalled request's arrival at the peer;
 //!   `close`: return within the transport's documented grace + 1 s; a stalled standalone GET
@@ -40,6 +41,7 @@
 //! | `fault_support/` | the hostile peers |
 
 mod fault_support;
+mod support_remote;
 
 // The parts of this test, in `tests/fault_matrix/`.
 #[path = "fault_matrix/auth.rs"]
@@ -73,6 +75,10 @@ const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 /// starts again (a second timeout, a close grace added to a failed handshake) overshoots the
 /// bound instead of hiding in it.
 const T: Duration = Duration::from_millis(1200);
+/// The server's timeout in the `Auto` connect cells: half of it (the most the probe may take)
+/// is longer than [`SLACK`], so that an `initialize` which starts the timeout again after the
+/// probe overshoots the bound.
+const AUTO_T: Duration = Duration::from_millis(2500);
 /// The server's timeout where a shorter `CallOptions::timeout` (of `T`) is what must hold.
 const LONG: Duration = Duration::from_secs(5);
 /// `max_total_timeout` where progress may extend the timeout: much longer than `T`.
@@ -114,6 +120,12 @@ enum State {
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 enum Entry {
     Connect,
+    /// Connecting in `ProtocolMode::Auto`: the `server/discover` probe and then `initialize`
+    /// both stall, under the one connect deadline.
+    AutoProbe,
+    /// Connecting in `ProtocolMode::Auto`: the probe is refused (a legacy server), then
+    /// `initialize` stalls.
+    AutoInitialize,
     ListTools,
     /// `call_tool` under the server's timeout.
     CallTool,
@@ -146,8 +158,10 @@ const TRANSPORTS: [Transport; 6] = [
 ];
 const STALLS: [Stall; 4] = [Stall::Silent, Stall::Head, Stall::Half, Stall::Trickle];
 const STATES: [State; 3] = [State::Fresh, State::KeptAlive, State::Reinit];
-const ENTRIES: [Entry; 12] = [
+const ENTRIES: [Entry; 14] = [
     Entry::Connect,
+    Entry::AutoProbe,
+    Entry::AutoInitialize,
     Entry::ListTools,
     Entry::CallTool,
     Entry::CallShort,
@@ -192,6 +206,8 @@ impl Cell {
         };
         let e = match self.e {
             Entry::Connect => "connect",
+            Entry::AutoProbe => "auto-probe",
+            Entry::AutoInitialize => "auto-initialize",
             Entry::ListTools => "list-tools",
             Entry::CallTool => "call-tool",
             Entry::CallShort => "call-short",
@@ -214,21 +230,30 @@ impl Cell {
         )
     }
 
+    /// Whether the cell connects in `ProtocolMode::Auto`.
+    fn auto(&self) -> bool {
+        matches!(self.e, Entry::AutoProbe | Entry::AutoInitialize)
+    }
+
     fn streamable(&self) -> bool {
         matches!(self.t, Transport::HttpJson | Transport::HttpSse)
     }
 
     /// The request timeout the cell's promise is about.
     fn timeout(&self) -> Duration {
-        T
+        if self.auto() {
+            AUTO_T
+        } else {
+            T
+        }
     }
 
     /// The server's configured timeout.
     fn server_timeout(&self) -> Duration {
-        if self.e == Entry::CallShort {
-            LONG
-        } else {
-            T
+        match self.e {
+            Entry::CallShort => LONG,
+            Entry::AutoProbe | Entry::AutoInitialize => AUTO_T,
+            _ => T,
         }
     }
 }
@@ -277,6 +302,9 @@ const AFTER_CONNECT: &[Entry] = &[
     E::GetStream,
 ];
 
+/// The entries that connect.
+const CONNECTING: &[Entry] = &[E::Connect, E::AutoProbe, E::AutoInitialize];
+
 /// The cells that cannot exist, and why.
 const IMPOSSIBLE: &[Never] = &[
     Never {
@@ -298,8 +326,16 @@ const IMPOSSIBLE: &[Never] = &[
         t: &[],
         s: &[],
         st: &[S::KeptAlive, S::Reinit],
-        e: &[E::Connect],
+        e: CONNECTING,
         why: "connecting opens the connection: nothing comes before it to keep alive or forget",
+    },
+    Never {
+        t: &[Tr::LegacySse, Tr::Ws, Tr::InProcess],
+        s: &[],
+        st: &[],
+        e: &[E::AutoProbe, E::AutoInitialize],
+        why: "`Auto` probes only stdio and Streamable HTTP servers (legacy HTTP+SSE and \
+              WebSocket connect as configured; an in-process server is made legacy)",
     },
     Never {
         t: &[Tr::InProcess],
@@ -404,7 +440,8 @@ fn impossible(cell: &Cell) -> Option<&'static str> {
 /// The listings a library cell makes before its entry point.
 fn setup_lists(cell: &Cell) -> usize {
     match (cell.e, cell.st) {
-        (E::HubCall | E::AgentCall | E::Mcpb | E::Connect, _) => 0,
+        (E::HubCall | E::AgentCall | E::Mcpb, _) => 0,
+        (E::Connect | E::AutoProbe | E::AutoInitialize, _) => 0,
         (E::Close, S::Reinit) => 2,
         (E::TaskTool, _) => 1,
         (_, S::Fresh) => 0,
@@ -448,10 +485,16 @@ fn plan(cell: &Cell) -> Result<Plan, &'static str> {
             ((method, n), None)
         }
     };
+    if cell.auto() && !matches!(cell.t, Tr::Stdio | Tr::HttpJson | Tr::HttpSse) {
+        return Err("not probed");
+    }
     let (stall_at, expire_at) = match cell.e {
-        E::Connect if cell.st != S::Fresh => return Err("nothing before connecting"),
+        E::Connect | E::AutoProbe | E::AutoInitialize if cell.st != S::Fresh => {
+            return Err("nothing before connecting")
+        }
+        E::AutoProbe => (("server/discover", 1), None),
         E::Connect if cell.t == Tr::Ws && cell.s == Stall::Head => (("upgrade", 1), None),
-        E::Connect => (("initialize", 1), None),
+        E::Connect | E::AutoInitialize => (("initialize", 1), None),
         E::ListTools => at("tools/list", lists + 1),
         E::CallTool | E::CallShort | E::CallProgress | E::HubCall | E::AgentCall | E::Mcpb => {
             at("tools/call", 1)
@@ -477,6 +520,9 @@ fn plan(cell: &Cell) -> Result<Plan, &'static str> {
     let mut p = Plan::new(stall_at, cell.s);
     p.expire_at = expire_at;
     p.close_each = cell.http() && cell.st == S::Fresh;
+    if cell.e == E::AutoProbe {
+        p.stall_too = Some(("initialize", 1));
+    }
     if cell.e == E::InputRound {
         p.modern = true;
         p.rounds = ROUNDS;
@@ -513,10 +559,10 @@ fn config(cell: &Cell, peer: &Peer) -> ServerConfig {
         // The transport is replaced by the in-process server (see `builder`).
         Peer::InProcess(_) => ServerConfig::stdio(NAME, "in-process"),
     };
-    let mode = if cell.e == E::InputRound {
-        ProtocolMode::Modern
-    } else {
-        ProtocolMode::Legacy
+    let mode = match cell.e {
+        E::InputRound => ProtocolMode::Modern,
+        E::AutoProbe | E::AutoInitialize => ProtocolMode::Auto,
+        _ => ProtocolMode::Legacy,
     };
     cfg.with_timeout(cell.server_timeout()).protocol_mode(mode)
 }

@@ -1,12 +1,15 @@
 //! The authorization server's endpoints under the same stalls: resource metadata, its own
-//! metadata, registration and token, for both grants. Each stalled request must be given up
+//! metadata, registration and token, for both grants, and the token endpoint for the refresh of
+//! a stored token that expired. Each stalled request must be given up
 //! within [`OAuthConfig::timeout`], and connecting must end (recovered, or with a typed error
 //! naming the server) within it + 1 s.
 
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
+use mcp_blocking::auth::{
+    MemoryTokenStore, OAuthConfig, RedirectHandler, StoredTokens, TokenStore,
+};
 use mcp_blocking::config::ProtocolMode;
 use mcp_blocking::{Client, Error, ServerConfig};
 use serde_json::{json, Value};
@@ -25,6 +28,9 @@ pub(super) enum Grant {
     AuthorizationCode,
     /// Machine to machine, with a client id and secret: nothing registers.
     ClientCredentials,
+    /// A stored access token that has expired: its refresh token goes to the token endpoint
+    /// (a sign-in, as `AuthorizationCode`, follows a failed refresh).
+    Refresh,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -39,6 +45,7 @@ impl AuthCell {
         let g = match self.grant {
             Grant::AuthorizationCode => "authorization-code",
             Grant::ClientCredentials => "client-credentials",
+            Grant::Refresh => "refresh",
         };
         format!("auth/{g}/{}/{:?}", self.endpoint, self.s).to_lowercase()
     }
@@ -46,8 +53,13 @@ impl AuthCell {
 
 /// The authorization cells that cannot exist, and why.
 pub(super) fn auth_impossible(c: &AuthCell) -> Option<&'static str> {
-    (c.grant == Grant::ClientCredentials && c.endpoint == "registration")
-        .then_some("a client-credentials client is registered beforehand: nothing registers")
+    if c.grant == Grant::ClientCredentials && c.endpoint == "registration" {
+        return Some("a client-credentials client is registered beforehand: nothing registers");
+    }
+    (c.grant == Grant::Refresh && c.endpoint != "token").then_some(
+        "a refresh goes straight to the stored token endpoint: the stalls of discovery and \
+         registration are the sign-in's",
+    )
 }
 
 pub(super) fn auth_route(req: &Req) -> Option<&'static str> {
@@ -173,6 +185,11 @@ pub(super) fn run_auth_cell(cell: &AuthCell) -> Outcome {
             signed_in,
         )),
         Grant::ClientCredentials => OAuthConfig::client_credentials("svc", "s3cret"),
+        Grant::Refresh => OAuthConfig::authorization_code(RedirectHandler::custom(
+            "http://localhost:3000/callback",
+            signed_in,
+        ))
+        .token_store(expired_tokens(&peer.origin())),
     }
     .timeout(T);
     let cfg = ServerConfig::http(NAME, format!("{}/mcp", peer.origin()))
@@ -226,9 +243,32 @@ pub(super) fn run_auth_cell(cell: &AuthCell) -> Outcome {
     }
 }
 
+/// A store holding an access token for the peer's MCP server that expired long ago, and its
+/// refresh token.
+fn expired_tokens(origin: &str) -> MemoryTokenStore {
+    let store = MemoryTokenStore::new();
+    let tokens: StoredTokens = serde_json::from_value(json!({
+        "issuer": origin,
+        "resource": format!("{origin}/mcp"),
+        "client_id": "client-1",
+        "token_endpoint_auth_method": "none",
+        "token_endpoint": format!("{origin}/token"),
+        "access_token": "tok-old",
+        "refresh_token": "rt-1",
+        "expires_at": 1,
+    }))
+    .expect("stored tokens");
+    store.save(&tokens).expect("save");
+    store
+}
+
 pub(super) fn auth_cells() -> Vec<AuthCell> {
     let mut cells = Vec::new();
-    for grant in [Grant::AuthorizationCode, Grant::ClientCredentials] {
+    for grant in [
+        Grant::AuthorizationCode,
+        Grant::ClientCredentials,
+        Grant::Refresh,
+    ] {
         for endpoint in AUTH_ENDPOINTS {
             for s in STALLS {
                 cells.push(AuthCell { grant, endpoint, s });

@@ -100,7 +100,9 @@ pub(super) fn args() -> serde_json::Value {
 /// The library entry points on one client.
 pub(super) fn client_cell(cell: &Cell, peer: &Peer) -> Outcome {
     let cfg = config(cell, peer);
-    if cell.e == E::Connect || (cell.e == E::GetStream && cell.t == Tr::LegacySse) {
+    if matches!(cell.e, E::Connect | E::AutoProbe | E::AutoInitialize)
+        || (cell.e == E::GetStream && cell.t == Tr::LegacySse)
+    {
         return connect_times_out(cell, peer, cfg);
     }
     if cell.e == E::GetStream {

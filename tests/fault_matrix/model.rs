@@ -1,7 +1,9 @@
 //! The model endpoint under the same stalls, for each API the agent speaks: every request
 //! must end within [`HttpOptions::timeout`] + 1 s with [`ModelError::Timeout`], a retry not
-//! starting the deadline again.
+//! starting the deadline again: every request stalls, or (`retry` cells) the first is answered
+//! 503 late and the retry stalls.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
@@ -27,16 +29,50 @@ pub(super) enum Api {
 pub(super) struct ModelCell {
     api: Api,
     s: Stall,
+    /// The first request is answered 503 after [`RETRY_AFTER`], the retry stalls.
+    retry: bool,
 }
 
 impl ModelCell {
     pub(super) fn name(&self) -> String {
-        format!("model/{:?}/{:?}", self.api, self.s).to_lowercase()
+        let retry = if self.retry { "/retry" } else { "" };
+        format!("model/{:?}{retry}/{:?}", self.api, self.s).to_lowercase()
+    }
+
+    fn timeout(&self) -> Duration {
+        if self.retry {
+            RETRY_TIMEOUT
+        } else {
+            MODEL_TIMEOUT
+        }
     }
 }
 
 /// The model's request timeout in these cells.
 pub(super) const MODEL_TIMEOUT: Duration = Duration::from_secs(1);
+/// The model's request timeout in the `retry` cells: what is left of it after [`RETRY_AFTER`]
+/// is shorter than it by more than [`SLACK`], so a retry that starts the deadline again
+/// overshoots the bound.
+const RETRY_TIMEOUT: Duration = Duration::from_millis(2500);
+/// How long the first request of a `retry` cell takes before its 503.
+const RETRY_AFTER: Duration = Duration::from_millis(1500);
+
+/// [`model_handler`], but the first request takes [`RETRY_AFTER`] and is answered 503.
+fn failing_once() -> Handler {
+    let answered = AtomicUsize::new(0);
+    let ok = model_handler();
+    Arc::new(move |req: &Req, origin: &str| {
+        if answered.fetch_add(1, Ordering::SeqCst) > 0 {
+            return ok(req, origin);
+        }
+        // A server that takes its time, then fails (the peer's delay, not a synchronisation).
+        std::thread::sleep(RETRY_AFTER);
+        Reply::json(
+            "503 Service Unavailable",
+            &json!({"error": {"message": "overloaded"}}),
+        )
+    })
+}
 
 pub(super) fn model_handler() -> Handler {
     Arc::new(|req: &Req, _origin: &str| {
@@ -64,12 +100,18 @@ pub(super) fn model_route(req: &Req) -> Option<&'static str> {
 }
 
 pub(super) fn run_model_cell(cell: &ModelCell) -> Outcome {
-    let mut plan = Plan::new(("model", 1), cell.s);
-    // Every request stalls: a retry must not start the deadline again.
-    plan.stall_every = true;
-    let peer = EndpointPeer::start(plan, model_route, model_handler());
+    let (plan, handler) = if cell.retry {
+        (Plan::new(("model", 2), cell.s), failing_once())
+    } else {
+        let mut plan = Plan::new(("model", 1), cell.s);
+        // Every request stalls: a retry must not start the deadline again.
+        plan.stall_every = true;
+        (plan, model_handler())
+    };
+    let peer = EndpointPeer::start(plan, model_route, handler);
+    let bound = cell.timeout() + SLACK;
     let mut o = HttpOptions::default();
-    o.timeout = MODEL_TIMEOUT;
+    o.timeout = cell.timeout();
     o.base_delay = Duration::from_millis(10);
     let base = peer.origin();
     let model: Box<dyn Model> = match cell.api {
@@ -102,14 +144,11 @@ pub(super) fn run_model_cell(cell: &ModelCell) -> Outcome {
         Err(AgentError::Model {
             source: ModelError::Timeout { .. },
             ..
-        }) if took <= MODEL_TIMEOUT + SLACK => Ok(took),
+        }) if took <= bound => Ok(took),
         Err(AgentError::Model {
             source: ModelError::Timeout { .. },
             ..
-        }) => Err(format!(
-            "timed out after {took:?}, more than {:?}",
-            MODEL_TIMEOUT + SLACK
-        )),
+        }) => Err(format!("timed out after {took:?}, more than {bound:?}")),
         Err(e) => Err(format!("not a model timeout after {took:?}: {e:?}")),
     };
     let left = wire::wait(SLACK, &mut || peer.shared.open_connections() == 0);
@@ -124,8 +163,10 @@ pub(super) fn run_model_cell(cell: &ModelCell) -> Outcome {
 pub(super) fn model_cells() -> Vec<ModelCell> {
     let mut cells = Vec::new();
     for api in [Api::OpenAiChat, Api::OpenAiResponses, Api::Anthropic] {
-        for s in STALLS {
-            cells.push(ModelCell { api, s });
+        for retry in [false, true] {
+            for s in STALLS {
+                cells.push(ModelCell { api, s, retry });
+            }
         }
     }
     cells

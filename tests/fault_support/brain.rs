@@ -38,18 +38,19 @@ pub fn decide(shared: &Shared, msg: &Value) -> Decision {
     let Some(method) = msg.get("method").and_then(Value::as_str) else {
         return Decision::Ignore;
     };
-    if RELEASING.contains(&method) {
+    let id = msg.get("id");
+    let n = id.map(|_| shared.count(method));
+    let expire = n.is_some_and(|n| shared.plan.expire_at == Some((method, n)));
+    let stall = !expire && n.is_some_and(|n| shared.is_stall(method, n));
+    // A request that is itself a stall releases nothing: the stall before it (an `Auto` probe,
+    // then its `initialize`) keeps holding the shared stream.
+    if RELEASING.contains(&method) && !stall {
         shared.release();
     }
-    let Some(id) = msg.get("id") else {
+    let (Some(id), Some(n)) = (id, n) else {
         return Decision::Ignore;
     };
-    let n = shared.count(method);
-    if shared
-        .plan
-        .expire_at
-        .is_some_and(|(m, k)| m == method && k == n)
-    {
+    if expire {
         return Decision::Expire;
     }
     let modern = shared.plan.modern;
@@ -63,7 +64,7 @@ pub fn decide(shared: &Shared, msg: &Value) -> Decision {
         Err(message) => json!({"jsonrpc": "2.0", "id": id,
             "error": {"code": -32601, "message": message}}),
     };
-    if shared.is_stall(method, n) {
+    if stall {
         return Decision::Stall(answer);
     }
     if modern && method == "tools/call" && n <= shared.plan.rounds {

@@ -4,32 +4,16 @@
 //! stalls (the first time, or every time), and the peer notes when the client abandoned the
 //! stalled connection.
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::Ordering;
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Instant;
 
 use super::wire::{client_gone, stalled, Bytes};
-use super::{Plan, Shared};
+use crate::support_remote::read_request;
+pub use crate::support_remote::Req;
 
-/// One request.
-pub struct Req {
-    pub method: String,
-    pub path: String,
-    pub headers: Vec<(String, String)>,
-    pub body: Vec<u8>,
-}
-
-impl Req {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        self.headers
-            .iter()
-            .find(|(k, _)| k.eq_ignore_ascii_case(name))
-            .map(|(_, v)| v.as_str())
-    }
-}
+use super::{Acceptor, Plan, Shared};
 
 /// One answer.
 pub struct Reply {
@@ -72,105 +56,42 @@ pub type Handler = Arc<dyn Fn(&Req, &str) -> Reply + Send + Sync>;
 
 pub struct EndpointPeer {
     pub shared: Arc<Shared>,
-    addr: SocketAddr,
-    accept: Option<JoinHandle<()>>,
+    acceptor: Acceptor,
     abandoned: Arc<Mutex<Option<Instant>>>,
 }
 
 impl EndpointPeer {
     pub fn start(plan: Plan, route: Route, handler: Handler) -> EndpointPeer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let addr = listener.local_addr().expect("local address");
-        let origin = format!("http://{addr}");
         let shared = Shared::new(plan);
         let abandoned = Arc::new(Mutex::new(None));
         let (sh, ab) = (shared.clone(), abandoned.clone());
-        let accept = std::thread::Builder::new()
-            .name("fault-ep-accept".into())
-            .spawn(move || {
-                for (n, stream) in listener.incoming().enumerate() {
-                    if sh.stopping() {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let _ = stream.set_nodelay(true);
-                    sh.accepted(&stream);
-                    let (s, a, h, o) = (sh.clone(), ab.clone(), handler.clone(), origin.clone());
-                    let t = std::thread::Builder::new()
-                        .name(format!("fault-ep-{n}"))
-                        .spawn(move || {
-                            serve(&s, &a, route, &h, &o, stream);
-                            s.closed();
-                        })
-                        .expect("spawn");
-                    sh.add_thread(t);
-                }
-            })
-            .expect("spawn");
+        let acceptor = Acceptor::start("ep", &shared, move |_, stream| {
+            // The connection's own address is the peer's.
+            let origin = stream.local_addr().map(|a| format!("http://{a}"));
+            serve(
+                &sh,
+                &ab,
+                route,
+                &handler,
+                &origin.unwrap_or_default(),
+                stream,
+            );
+        });
         EndpointPeer {
             shared,
-            addr,
-            accept: Some(accept),
+            acceptor,
             abandoned,
         }
     }
 
     pub fn origin(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.acceptor.addr)
     }
 
     /// When the client closed the stalled connection, if it did.
     pub fn abandoned_at(&self) -> Option<Instant> {
         *self.abandoned.lock().unwrap()
     }
-}
-
-impl Drop for EndpointPeer {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.accept.take() {
-            let _ = a.join();
-        }
-        self.shared.shut_down();
-    }
-}
-
-fn read_request(r: &mut impl BufRead) -> Option<Req> {
-    let mut line = String::new();
-    if r.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let path = parts.next()?.to_owned();
-    let mut headers = Vec::new();
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).ok()? == 0 {
-            return None;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            headers.push((k.trim().to_owned(), v.trim().to_owned()));
-        }
-    }
-    let len = headers
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case("content-length"))
-        .and_then(|(_, v)| v.parse::<usize>().ok())
-        .unwrap_or(0);
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some(Req {
-        method,
-        path,
-        headers,
-        body,
-    })
 }
 
 fn serve(
@@ -186,7 +107,7 @@ fn serve(
     };
     let mut reader = BufReader::new(read);
     let mut w = stream;
-    while let Some(req) = read_request(&mut reader) {
+    while let Some(req) = read_request(0, &mut reader) {
         let reply = handler(&req, origin);
         if route(&req).is_some_and(|name| shared.pseudo(name)) {
             stalled(

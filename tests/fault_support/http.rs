@@ -4,11 +4,10 @@
 //! HTTP+SSE (the GET stream at `/sse`, whose `endpoint` is `/message`; POSTs answered 202, the
 //! answers on the stream).
 
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::io::{BufReader, Write};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, Sender};
@@ -16,7 +15,9 @@ use serde_json::Value;
 
 use super::brain::{decide, Decision};
 use super::wire::{client_gone, stalled, Bytes};
-use super::{Plan, Shared, Stall};
+use crate::support_remote::{read_request, Req};
+
+use super::{Acceptor, Plan, Shared, Stall};
 
 /// Which HTTP transport the peer serves.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -37,9 +38,8 @@ enum Out {
 
 pub struct HttpPeer {
     pub shared: Arc<Shared>,
-    addr: SocketAddr,
     kind: Kind,
-    accept: Option<JoinHandle<()>>,
+    acceptor: Acceptor,
 }
 
 struct Ctx {
@@ -52,8 +52,6 @@ struct Ctx {
 
 impl HttpPeer {
     pub fn start(kind: Kind, plan: Plan) -> HttpPeer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let addr = listener.local_addr().expect("local address");
         let shared = Shared::new(plan);
         let ctx = Arc::new(Ctx {
             shared: shared.clone(),
@@ -61,89 +59,21 @@ impl HttpPeer {
             sessions: AtomicUsize::new(0),
             stream: Mutex::new(None),
         });
-        let accept = std::thread::Builder::new()
-            .name("fault-http-accept".into())
-            .spawn(move || {
-                for (n, stream) in listener.incoming().enumerate() {
-                    if ctx.shared.stopping() {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let _ = stream.set_nodelay(true);
-                    ctx.shared.accepted(&stream);
-                    let c = ctx.clone();
-                    let h = std::thread::Builder::new()
-                        .name(format!("fault-http-{n}"))
-                        .spawn(move || {
-                            serve(&c, stream);
-                            c.shared.closed();
-                        })
-                        .expect("spawn");
-                    ctx.shared.add_thread(h);
-                }
-            })
-            .expect("spawn");
+        let acceptor = Acceptor::start("http", &shared, move |_, stream| serve(&ctx, stream));
         HttpPeer {
             shared,
-            addr,
             kind,
-            accept: Some(accept),
+            acceptor,
         }
     }
 
     /// The URL a client is given.
     pub fn url(&self) -> String {
         match self.kind {
-            Kind::Legacy => format!("http://{}/sse", self.addr),
-            _ => format!("http://{}/mcp", self.addr),
+            Kind::Legacy => format!("http://{}/sse", self.acceptor.addr),
+            _ => format!("http://{}/mcp", self.acceptor.addr),
         }
     }
-}
-
-impl Drop for HttpPeer {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.accept.take() {
-            let _ = a.join();
-        }
-        self.shared.shut_down();
-    }
-}
-
-struct Req {
-    method: String,
-    path: String,
-    body: Vec<u8>,
-}
-
-fn read_request(r: &mut impl BufRead) -> Option<Req> {
-    let mut line = String::new();
-    if r.read_line(&mut line).ok()? == 0 {
-        return None;
-    }
-    let mut parts = line.split_whitespace();
-    let method = parts.next()?.to_owned();
-    let path = parts.next()?.to_owned();
-    let mut len = 0;
-    loop {
-        let mut h = String::new();
-        if r.read_line(&mut h).ok()? == 0 {
-            return None;
-        }
-        let h = h.trim_end();
-        if h.is_empty() {
-            break;
-        }
-        if let Some((k, v)) = h.split_once(':') {
-            if k.trim().eq_ignore_ascii_case("content-length") {
-                len = v.trim().parse().ok()?;
-            }
-        }
-    }
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    Some(Req { method, path, body })
 }
 
 /// What to do with the connection after a request.
@@ -158,7 +88,7 @@ fn serve(ctx: &Ctx, stream: TcpStream) {
     };
     let mut reader = BufReader::new(read);
     let mut w = stream;
-    while let Some(req) = read_request(&mut reader) {
+    while let Some(req) = read_request(0, &mut reader) {
         let next = match ctx.kind {
             Kind::Legacy => legacy(ctx, &req, &mut w, &mut probe),
             _ => streamable(ctx, &req, &mut w, &mut probe),

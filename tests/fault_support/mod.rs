@@ -44,7 +44,7 @@ pub mod wire;
 pub mod ws;
 
 use std::collections::HashMap;
-use std::net::{Shutdown, TcpStream};
+use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::thread::JoinHandle;
@@ -82,6 +82,8 @@ pub struct Plan {
     pub round_delay: Duration,
     /// Every occurrence of `stall_at`'s method stalls, not just the one numbered.
     pub stall_every: bool,
+    /// A second request that stalls the same way (an `Auto` probe and its `initialize`).
+    pub stall_too: Option<(&'static str, usize)>,
 }
 
 impl Plan {
@@ -95,6 +97,7 @@ impl Plan {
             rounds: 0,
             round_delay: Duration::ZERO,
             stall_every: false,
+            stall_too: None,
         }
     }
 }
@@ -163,9 +166,12 @@ impl Shared {
     /// Whether this occurrence of `method` is the planned stall (and notes when it came).
     fn is_stall(&self, method: &str, n: usize) -> bool {
         let (m, k) = self.plan.stall_at;
-        let hit = m == method && (k == n || self.plan.stall_every);
+        let hit = (m == method && (k == n || self.plan.stall_every))
+            || self.plan.stall_too == Some((method, n));
         if hit {
             *self.stalled_at.lock().unwrap() = Some(Instant::now());
+            // A second stall (after an `Auto` probe the client gave up on) holds again.
+            self.released.store(false, Ordering::SeqCst);
         }
         hit
     }
@@ -231,6 +237,66 @@ impl Shared {
                 let _ = s.shutdown(Shutdown::Both);
             }
         }
+    }
+}
+
+/// A peer's listening socket (127.0.0.1:0) and the thread that accepts on it: each connection
+/// is counted open, kept (to be shut when the peer stops) and served on a thread of its own,
+/// `fault-{name}-{n}`. Dropping it stops the peer: the accept thread is woken and joined, every
+/// connection shut and every thread joined.
+pub struct Acceptor {
+    pub addr: SocketAddr,
+    shared: Arc<Shared>,
+    accept: Option<JoinHandle<()>>,
+}
+
+impl Acceptor {
+    pub fn start(
+        name: &str,
+        shared: &Arc<Shared>,
+        serve: impl Fn(usize, TcpStream) + Send + Sync + 'static,
+    ) -> Acceptor {
+        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
+        let addr = listener.local_addr().expect("local address");
+        let (sh, serve, name) = (shared.clone(), Arc::new(serve), name.to_owned());
+        let accept = std::thread::Builder::new()
+            .name(format!("fault-{name}-accept"))
+            .spawn(move || {
+                for (n, stream) in listener.incoming().enumerate() {
+                    if sh.stopping() {
+                        break;
+                    }
+                    let Ok(stream) = stream else { continue };
+                    let _ = stream.set_nodelay(true);
+                    sh.accepted(&stream);
+                    let (s, serve) = (sh.clone(), serve.clone());
+                    let h = std::thread::Builder::new()
+                        .name(format!("fault-{name}-{n}"))
+                        .spawn(move || {
+                            serve(n, stream);
+                            s.closed();
+                        })
+                        .expect("spawn");
+                    sh.add_thread(h);
+                }
+            })
+            .expect("spawn");
+        Acceptor {
+            addr,
+            shared: shared.clone(),
+            accept: Some(accept),
+        }
+    }
+}
+
+impl Drop for Acceptor {
+    fn drop(&mut self) {
+        self.shared.stop.store(true, Ordering::SeqCst);
+        let _ = TcpStream::connect(self.addr);
+        if let Some(a) = self.accept.take() {
+            let _ = a.join();
+        }
+        self.shared.shut_down();
     }
 }
 

@@ -5,11 +5,10 @@
 //! keeps it alive, half a line or a trickle written, until the client ends it.
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{Shutdown, SocketAddr, TcpListener, TcpStream};
+use std::net::{Shutdown, TcpStream};
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, OnceLock};
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -17,12 +16,11 @@ use serde_json::{json, Value};
 
 use super::brain::{decide, Decision};
 use super::wire::{stalled, Bytes};
-use super::{Plan, Shared};
+use super::{Acceptor, Plan, Shared};
 
 pub struct StdioPeer {
     pub shared: Arc<Shared>,
-    addr: SocketAddr,
-    accept: Option<JoinHandle<()>>,
+    acceptor: Acceptor,
 }
 
 enum Out {
@@ -63,53 +61,15 @@ fn line(v: &Value) -> Vec<u8> {
 
 impl StdioPeer {
     pub fn start(plan: Plan) -> StdioPeer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let addr = listener.local_addr().expect("local address");
         let shared = Shared::new(plan);
         let sh = shared.clone();
-        let accept = std::thread::Builder::new()
-            .name("fault-stdio-accept".into())
-            .spawn(move || {
-                for (n, stream) in listener.incoming().enumerate() {
-                    if sh.stopping() {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let _ = stream.set_nodelay(true);
-                    sh.accepted(&stream);
-                    let s = sh.clone();
-                    let h = std::thread::Builder::new()
-                        .name(format!("fault-stdio-{n}"))
-                        .spawn(move || {
-                            serve(&s, n, stream);
-                            s.closed();
-                        })
-                        .expect("spawn");
-                    sh.add_thread(h);
-                }
-            })
-            .expect("spawn");
-        StdioPeer {
-            shared,
-            addr,
-            accept: Some(accept),
-        }
+        let acceptor = Acceptor::start("stdio", &shared, move |n, stream| serve(&sh, n, stream));
+        StdioPeer { shared, acceptor }
     }
 
     /// The relay's command line: the program and its one argument.
     pub fn command(&self) -> (String, String) {
-        (relay_path().to_owned(), self.addr.to_string())
-    }
-}
-
-impl Drop for StdioPeer {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.accept.take() {
-            let _ = a.join();
-        }
-        self.shared.shut_down();
+        (relay_path().to_owned(), self.acceptor.addr.to_string())
     }
 }
 

@@ -3,10 +3,9 @@
 //! before answering the client's close frame.
 
 use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::thread::JoinHandle;
 use std::time::Duration;
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
@@ -14,12 +13,13 @@ use serde_json::Value;
 
 use super::brain::{decide, Decision};
 use super::wire::{client_gone, stalled, Bytes};
-use super::{Plan, Shared, Stall};
+use crate::support_remote::ws::{frame, read_client_frame};
+
+use super::{Acceptor, Plan, Shared, Stall};
 
 pub struct WsPeer {
     pub shared: Arc<Shared>,
-    addr: SocketAddr,
-    accept: Option<JoinHandle<()>>,
+    acceptor: Acceptor,
 }
 
 enum Out {
@@ -29,100 +29,15 @@ enum Out {
 
 impl WsPeer {
     pub fn start(plan: Plan) -> WsPeer {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind loopback");
-        let addr = listener.local_addr().expect("local address");
         let shared = Shared::new(plan);
         let sh = shared.clone();
-        let accept = std::thread::Builder::new()
-            .name("fault-ws-accept".into())
-            .spawn(move || {
-                for (n, stream) in listener.incoming().enumerate() {
-                    if sh.stopping() {
-                        break;
-                    }
-                    let Ok(stream) = stream else { continue };
-                    let _ = stream.set_nodelay(true);
-                    sh.accepted(&stream);
-                    let s = sh.clone();
-                    let h = std::thread::Builder::new()
-                        .name(format!("fault-ws-{n}"))
-                        .spawn(move || {
-                            serve(&s, n, stream);
-                            s.closed();
-                        })
-                        .expect("spawn");
-                    sh.add_thread(h);
-                }
-            })
-            .expect("spawn");
-        WsPeer {
-            shared,
-            addr,
-            accept: Some(accept),
-        }
+        let acceptor = Acceptor::start("ws", &shared, move |n, stream| serve(&sh, n, stream));
+        WsPeer { shared, acceptor }
     }
 
     pub fn url(&self) -> String {
-        format!("ws://{}/", self.addr)
+        format!("ws://{}/", self.acceptor.addr)
     }
-}
-
-impl Drop for WsPeer {
-    fn drop(&mut self) {
-        self.shared.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(self.addr);
-        if let Some(a) = self.accept.take() {
-            let _ = a.join();
-        }
-        self.shared.shut_down();
-    }
-}
-
-/// An unmasked (server) frame.
-pub fn frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
-    let mut f = vec![0x80 | opcode];
-    match payload.len() {
-        n if n < 126 => f.push(n as u8),
-        n if n <= 0xffff => {
-            f.push(126);
-            f.extend_from_slice(&(n as u16).to_be_bytes());
-        }
-        n => {
-            f.push(127);
-            f.extend_from_slice(&(n as u64).to_be_bytes());
-        }
-    }
-    f.extend_from_slice(payload);
-    f
-}
-
-/// One client frame: opcode and unmasked payload; `None` at the end.
-fn read_frame(r: &mut impl Read) -> Option<(u8, Vec<u8>)> {
-    let mut h = [0u8; 2];
-    r.read_exact(&mut h).ok()?;
-    let len = match h[1] & 0x7f {
-        126 => {
-            let mut b = [0u8; 2];
-            r.read_exact(&mut b).ok()?;
-            u64::from(u16::from_be_bytes(b))
-        }
-        127 => {
-            let mut b = [0u8; 8];
-            r.read_exact(&mut b).ok()?;
-            u64::from_be_bytes(b)
-        }
-        n => u64::from(n),
-    };
-    let mut mask = [0u8; 4];
-    if h[1] & 0x80 != 0 {
-        r.read_exact(&mut mask).ok()?;
-    }
-    let mut payload = vec![0u8; usize::try_from(len).ok().filter(|n| *n < 1 << 24)?];
-    r.read_exact(&mut payload).ok()?;
-    for (i, b) in payload.iter_mut().enumerate() {
-        *b ^= mask[i % 4];
-    }
-    Some((h[0] & 0x0f, payload))
 }
 
 /// Reads the upgrade request: its key, and whether it offered the `mcp` subprotocol.
@@ -205,7 +120,7 @@ fn serve(shared: &Arc<Shared>, n: usize, stream: TcpStream) {
 }
 
 fn read_loop(shared: &Shared, reader: &mut impl Read, tx: &Sender<Out>) {
-    while let Some((opcode, payload)) = read_frame(reader) {
+    while let Some((opcode, payload)) = read_client_frame(reader) {
         let out = match opcode {
             0x1 => {
                 let msg: Value = serde_json::from_slice(&payload).unwrap_or(Value::Null);

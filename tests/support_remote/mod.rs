@@ -430,7 +430,8 @@ fn serve_conn(n: usize, stream: TcpStream, handler: Handler, requests: Arc<Reque
     }
 }
 
-fn read_request(n: usize, reader: &mut impl BufRead) -> Option<Req> {
+/// Reads one request (its body by `Content-Length`) of connection `n`; `None` at the end.
+pub fn read_request(n: usize, reader: &mut impl BufRead) -> Option<Req> {
     let mut line = String::new();
     if reader.read_line(&mut line).ok()? == 0 {
         return None;

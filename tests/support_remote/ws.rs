@@ -210,7 +210,7 @@ pub fn frame(opcode: u8, payload: &[u8]) -> Vec<u8> {
 }
 
 /// Reads one client frame (masked): its opcode and unmasked payload; `None` at the end.
-fn read_client_frame(r: &mut impl Read) -> Option<(u8, Vec<u8>)> {
+pub fn read_client_frame(r: &mut impl Read) -> Option<(u8, Vec<u8>)> {
     let mut h = [0u8; 2];
     r.read_exact(&mut h).ok()?;
     let len = match h[1] & 0x7f {
