@@ -238,6 +238,11 @@ pub fn read_client_frame(r: &mut impl Read) -> Option<(u8, Vec<u8>)> {
     Some((h[0] & 0x0f, payload))
 }
 
+/// Frames sent before a flooding server reads past `initialize`.
+const FLOOD_UNDER_WAY: usize = 2048;
+/// How long a flooding server waits for its flood to get under way.
+const FLOOD_START_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+
 /// The flooding server of one connection: tungstenite for the handshake, raw frames after it
 /// (one writer lock shared by the flood thread and the answers).
 fn serve_flood(n: usize, stream: TcpStream, seen: Arc<Mutex<Seen>>, flood: Flood) {
@@ -263,8 +268,12 @@ fn serve_flood(n: usize, stream: TcpStream, seen: Arc<Mutex<Seen>>, flood: Flood
     let writer = Arc::new(Mutex::new(writer));
     let stop = Arc::new(AtomicBool::new(false));
     let sent = Arc::new(AtomicUsize::new(0));
+    // Signalled once the flood is well under way, so the calls that follow meet it however the
+    // threads are scheduled.
+    let (under_way, flood_started) = std::sync::mpsc::sync_channel::<()>(1);
     let start_flood = || {
         let (writer, stop, sent) = (writer.clone(), stop.clone(), sent.clone());
+        let under_way = under_way.clone();
         std::thread::Builder::new()
             .name(format!("test-wsflood-{n}"))
             .spawn(move || {
@@ -283,7 +292,9 @@ fn serve_flood(n: usize, stream: TcpStream, seen: Arc<Mutex<Seen>>, flood: Flood
                     if writer.lock().unwrap().write_all(&batch).is_err() {
                         break;
                     }
-                    sent.fetch_add(16, Ordering::SeqCst);
+                    if sent.fetch_add(16, Ordering::SeqCst) + 16 == FLOOD_UNDER_WAY {
+                        let _ = under_way.try_send(());
+                    }
                 }
             })
             .expect("spawn")
@@ -308,6 +319,9 @@ fn serve_flood(n: usize, stream: TcpStream, seen: Arc<Mutex<Seen>>, flood: Flood
                     drop(w);
                     if v["method"] == "initialize" && flooder.is_none() {
                         flooder = Some(start_flood());
+                        // The client reads (and answers pings) meanwhile; a flood that cannot
+                        // get going within the limit shows as a small `flooded` count.
+                        let _ = flood_started.recv_timeout(FLOOD_START_LIMIT);
                     }
                 }
                 0x8 => {
