@@ -1,7 +1,6 @@
 //! `mcpb run` end to end: the mcpb binary, a config file naming two fixture servers, and the
 //! scripted model on loopback (no key needed for a loopback URL).
 
-use std::process::{Command, Output};
 use std::time::Duration;
 
 use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
@@ -9,9 +8,8 @@ use serde_json::{json, Value};
 
 mod common;
 
+use common::mcpb::{command, mcpb};
 use common::tempdir::TempDir;
-
-const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 
 fn config(dir: &TempDir) -> String {
     let fixture = common::fixture::path();
@@ -22,20 +20,6 @@ fn config(dir: &TempDir) -> String {
     dir.file("mcp.json", &doc.to_string())
         .to_string_lossy()
         .into_owned()
-}
-
-/// mcpb with `args`, without the model settings of the environment.
-fn command(args: &[&str]) -> Command {
-    let mut c = Command::new(MCPB);
-    c.args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY");
-    c
-}
-
-fn mcpb(args: &[&str]) -> Output {
-    command(args).output().expect("run mcpb")
 }
 
 fn text(b: &[u8]) -> String {

@@ -2,28 +2,19 @@
 //! output, and `servers` on a host config file.
 
 use std::net::TcpListener;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 mod common;
 
+use common::mcpb::{mcpb, mcpb_with_env};
 use common::tempdir::TempDir;
-
-const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 
 /// The `--stdio` command line of the fixture server (quoted: the path may hold blanks).
 fn fixture(flags: &str) -> String {
     format!("'{}' {flags}", common::fixture::path())
-}
-
-fn mcpb(args: &[&str]) -> Output {
-    Command::new(MCPB)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run mcpb")
 }
 
 /// Runs `mcpb --stdio FIXTURE ARGS...`.
@@ -665,12 +656,7 @@ fn connect_failures_print_no_secret_in_text_json_or_logs() {
             let mut args = vec!["--config", file.as_str(), "--server", server];
             args.extend_from_slice(mode);
             args.push("ping");
-            let o = Command::new(MCPB)
-                .args(&args)
-                .env_remove("RUST_LOG")
-                .env("TOKEN", TOKEN)
-                .output()
-                .expect("run mcpb");
+            let o = mcpb_with_env(&args, &[("TOKEN", TOKEN)]);
             assert_exit(&o, 3);
             assert_no_secret(&o);
             assert!(stderr(&o).contains(shows), "{server}: {}", stderr(&o));

@@ -11,22 +11,12 @@ use serde_json::Value;
 
 mod common;
 
+use common::mcpb::{command, mcpb, MCPB};
 use common::tempdir::TempDir;
-
-const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 
 /// The `--stdio` command line of the fixture server (quoted: the path may hold blanks).
 fn fixture(flags: &str) -> String {
     format!("'{}' {flags}", common::fixture::path())
-}
-
-fn mcpb(args: &[&str]) -> Output {
-    Command::new(MCPB)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .output()
-        .expect("run mcpb")
 }
 
 /// Runs `mcpb --stdio FIXTURE ARGS...`.
@@ -431,22 +421,20 @@ fn a_timeout_is_reported_before_the_server_is_shut_down() {
     // This server ignores SIGTERM and stdin's end: closing it takes seconds.
     let line = fixture("--ignore-sigterm");
     let start = Instant::now();
-    let mut child = Command::new(MCPB)
-        .args([
-            "--stdio",
-            &line,
-            "--timeout",
-            "1",
-            "call",
-            "slow",
-            "ms=8000",
-        ])
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .stdout(Stdio::null())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mcpb");
+    let mut child = command(&[
+        "--stdio",
+        &line,
+        "--timeout",
+        "1",
+        "call",
+        "slow",
+        "ms=8000",
+    ])
+    .stdin(Stdio::null())
+    .stdout(Stdio::null())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("run mcpb");
     let mut err = BufReader::new(child.stderr.take().expect("stderr"));
     let mut first = String::new();
     err.read_line(&mut first).expect("read stderr");
@@ -468,9 +456,7 @@ fn a_timeout_is_reported_before_the_server_is_shut_down() {
 #[test]
 fn ctrl_c_sends_cancelled_then_exits_130() {
     let line = fixture("--verbose");
-    let mut child = Command::new(MCPB)
-        .args(["--stdio", &line, "-v", "call", "slow", "ms=20000"])
-        .env_remove("RUST_LOG")
+    let mut child = command(&["--stdio", &line, "-v", "call", "slow", "ms=20000"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())
@@ -657,9 +643,7 @@ fn complete_lists_the_values() {
 fn shell(script: &str) -> Output {
     use std::io::Write;
     let line = fixture("");
-    let mut child = Command::new(MCPB)
-        .args(["--stdio", &line, "shell"])
-        .env_remove("RUST_LOG")
+    let mut child = command(&["--stdio", &line, "shell"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -692,9 +676,7 @@ fn subscribe_in_the_shell_prints_updates() {
     // Interactive: the update is printed by the notification thread, so the session is left
     // only once it has appeared (a script piped in at once could reach its end first).
     let line = fixture("");
-    let mut child = Command::new(MCPB)
-        .args(["--stdio", &line, "shell"])
-        .env_remove("RUST_LOG")
+    let mut child = command(&["--stdio", &line, "shell"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -727,9 +709,7 @@ fn subscribe_in_the_shell_prints_updates() {
 fn subscribe_json_lines_escape_controls_as_every_json_output_does() {
     use std::io::Write;
     let line = fixture("");
-    let mut child = Command::new(MCPB)
-        .args(["--stdio", &line, "--json", "shell"])
-        .env_remove("RUST_LOG")
+    let mut child = command(&["--stdio", &line, "--json", "shell"])
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
@@ -769,9 +749,7 @@ fn subscribe_json_lines_escape_controls_as_every_json_output_does() {
 #[test]
 fn subscribe_waits_for_updates_until_ctrl_c() {
     let line = fixture("");
-    let mut child = Command::new(MCPB)
-        .args(["--stdio", &line, "subscribe", "fixture://config"])
-        .env_remove("RUST_LOG")
+    let mut child = command(&["--stdio", &line, "subscribe", "fixture://config"])
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::piped())

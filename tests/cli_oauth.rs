@@ -1,28 +1,19 @@
 //! `mcpb login`, `auth status`, a later command using the stored token, and `logout`, end to
 //! end against the loopback authorization server of `tests/oauth_support/`.
 
+mod common;
 mod oauth_support;
 mod support_remote;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, Command, Output, Stdio};
+use std::process::{Child, Output, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
+use common::mcpb::{command, mcpb_with_token_file, with_token_file};
 use oauth_support::{browser, headless, AsOptions, AuthServer};
 use serde_json::Value;
-
-const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
-
-fn mcpb(store: &Path, args: &[&str]) -> Output {
-    Command::new(MCPB)
-        .args(args)
-        .env("MCPB_TOKEN_FILE", store)
-        .env("BROWSER", "true")
-        .output()
-        .expect("run mcpb")
-}
 
 fn temp_store(name: &str) -> std::path::PathBuf {
     std::env::temp_dir()
@@ -36,10 +27,7 @@ fn temp_store(name: &str) -> std::path::PathBuf {
 
 /// Runs `mcpb login` (loopback listener), playing the browser from the URL it prints.
 fn login(store: &Path, url: &str) -> Output {
-    let mut child = Command::new(MCPB)
-        .args(["--url", url, "login"])
-        .env("MCPB_TOKEN_FILE", store)
-        .env("BROWSER", "true")
+    let mut child = with_token_file(store, &["--url", url, "login"])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
@@ -77,7 +65,7 @@ fn login_then_commands_use_the_stored_token_then_logout() {
     let url = server.mcp_url();
     let store = temp_store("e2e");
 
-    let out = mcpb(&store, &["--url", &url, "auth", "status"]);
+    let out = mcpb_with_token_file(&store, &["--url", &url, "auth", "status"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Not signed in"));
 
     let out = login(&store, &url);
@@ -86,7 +74,7 @@ fn login_then_commands_use_the_stored_token_then_logout() {
     assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 1);
 
     // A later command uses the stored token without signing in again.
-    let out = mcpb(&store, &["--url", &url, "tools"]);
+    let out = mcpb_with_token_file(&store, &["--url", &url, "tools"]);
     assert!(
         out.status.success(),
         "{}",
@@ -97,17 +85,19 @@ fn login_then_commands_use_the_stored_token_then_logout() {
 
     // Status, as text and JSON, never shows the tokens.
     let token = server.state.access.lock().unwrap()[0].clone();
-    let out = mcpb(&store, &["--url", &url, "--json", "auth", "status"]);
+    let out = mcpb_with_token_file(&store, &["--url", &url, "--json", "auth", "status"]);
     let doc: Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(doc["signed_in"], true);
     assert_eq!(doc["tokens"][0]["refreshable"], true);
     let all = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&mcpb(&store, &["--url", &url, "auth", "status"]).stdout);
+        + &String::from_utf8_lossy(
+            &mcpb_with_token_file(&store, &["--url", &url, "auth", "status"]).stdout,
+        );
     assert!(!all.contains(&token) && !all.contains("rt-"), "{all}");
 
     // A revoked access token is refreshed silently.
     server.state.revoke_access_tokens();
-    let out = mcpb(&store, &["--url", &url, "tools"]);
+    let out = mcpb_with_token_file(&store, &["--url", &url, "tools"]);
     assert!(
         out.status.success(),
         "{}",
@@ -115,13 +105,13 @@ fn login_then_commands_use_the_stored_token_then_logout() {
     );
     assert_eq!(server.state.refresh_grants.load(Ordering::SeqCst), 1);
 
-    let out = mcpb(&store, &["--url", &url, "logout"]);
+    let out = mcpb_with_token_file(&store, &["--url", &url, "logout"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Signed out"));
-    let out = mcpb(&store, &["--url", &url, "auth", "status"]);
+    let out = mcpb_with_token_file(&store, &["--url", &url, "auth", "status"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Not signed in"));
     // Without a sign-in the server's 401 is reported (exit 3: could not connect), naming the
     // login command.
-    let out = mcpb(&store, &["--url", &url, "tools"]);
+    let out = mcpb_with_token_file(&store, &["--url", &url, "tools"]);
     assert_eq!(out.status.code(), Some(3));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(
@@ -149,8 +139,7 @@ fn authorize_line(stderr: &mut impl BufRead, seen: &mut String) -> Option<String
 /// Runs `mcpb BEFORE --json login --paste AFTER`, playing the browser headlessly; returns what
 /// mcpb did and the authorization URL it printed.
 fn login_pasting(store: &Path, before: &[&str], after: &[&str]) -> (Output, String) {
-    let mut child = Command::new(MCPB)
-        .args(before)
+    let mut child = command(before)
         .args(["--json", "login", "--paste"])
         .args(after)
         .env("MCPB_TOKEN_FILE", store)
@@ -190,7 +179,7 @@ fn login_with_paste_reads_the_address_from_stdin() {
 #[test]
 fn auth_commands_need_a_url() {
     let store = temp_store("usage");
-    let out = mcpb(&store, &["login"]);
+    let out = mcpb_with_token_file(&store, &["login"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("--url"));
 }
@@ -200,7 +189,7 @@ fn client_id_and_secret_sign_in_as_a_machine_client() {
     let server = AuthServer::start(AsOptions::default());
     let url = server.mcp_url();
     let store = temp_store("m2m");
-    let out = mcpb(
+    let out = mcpb_with_token_file(
         &store,
         &[
             "--url",
@@ -227,7 +216,7 @@ fn client_id_and_secret_sign_in_as_a_machine_client() {
     );
     assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 0);
 
-    let out = mcpb(&store, &["--url", &url, "--client-id", "m2m", "tools"]);
+    let out = mcpb_with_token_file(&store, &["--url", &url, "--client-id", "m2m", "tools"]);
     assert_eq!(out.status.code(), Some(2));
     let _ = std::fs::remove_dir_all(store.parent().unwrap());
 }
@@ -258,7 +247,7 @@ fn login_status_and_logout_work_on_a_config_entry() {
     assert_eq!(doc["signed_in"], true);
 
     // A later command on the entry uses the stored token.
-    let out = mcpb(&store, &[&entry[..], &["tools"]].concat());
+    let out = mcpb_with_token_file(&store, &[&entry[..], &["tools"]].concat());
     assert!(
         out.status.success(),
         "{}",
@@ -266,13 +255,13 @@ fn login_status_and_logout_work_on_a_config_entry() {
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("hello"));
     assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 1);
-    let out = mcpb(&store, &[&entry[..], &["auth", "status"]].concat());
+    let out = mcpb_with_token_file(&store, &[&entry[..], &["auth", "status"]].concat());
     assert!(String::from_utf8_lossy(&out.stdout).contains("Signed in to"));
-    let out = mcpb(&store, &[&entry[..], &["logout"]].concat());
+    let out = mcpb_with_token_file(&store, &[&entry[..], &["logout"]].concat());
     assert!(String::from_utf8_lossy(&out.stdout).contains("Signed out"));
 
     // A stdio entry has no sign-in: a config error, as one JSON error document.
-    let out = mcpb(
+    let out = mcpb_with_token_file(
         &store,
         &[
             "--config", file, "--server", "local", "--json", "auth", "status",
@@ -294,7 +283,7 @@ fn login_status_and_logout_work_on_a_config_entry() {
 #[test]
 fn auth_usage_errors_are_the_usual_error_document() {
     let store = temp_store("usage-json");
-    let out = mcpb(
+    let out = mcpb_with_token_file(
         &store,
         &[
             "--url",
@@ -355,9 +344,7 @@ fn a_hostile_authorization_url_is_neither_printed_nor_opened() {
             if paste {
                 args.push("--paste");
             }
-            let out = Command::new(MCPB)
-                .args(&args)
-                .env("MCPB_TOKEN_FILE", &store)
+            let out = with_token_file(&store, &args)
                 .env("BROWSER", &opener)
                 .stdin(Stdio::null())
                 .output()
@@ -409,10 +396,7 @@ fn wait_within(child: Child, what: &str, limit: Duration) -> Output {
 /// took.
 fn mcpb_within(store: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
     let started = Instant::now();
-    let child = Command::new(MCPB)
-        .args(args)
-        .env("MCPB_TOKEN_FILE", store)
-        .env("BROWSER", "true")
+    let child = with_token_file(store, args)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -499,15 +483,15 @@ fn a_command_that_needs_a_sign_in_says_so_at_once() {
 /// what mcpb did, how long it took after printing the address, and what it printed on stderr.
 fn login_while_trickling(server: &AuthServer, browse: bool) -> (Output, Duration, String) {
     let store = temp_store("trickle");
-    let mut child = Command::new(MCPB)
-        .args(["--url", &server.mcp_url(), "login", "--max-time", "3"])
-        .env("MCPB_TOKEN_FILE", &store)
-        .env("BROWSER", "true")
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("start mcpb login");
+    let mut child = with_token_file(
+        &store,
+        &["--url", &server.mcp_url(), "login", "--max-time", "3"],
+    )
+    .stdin(Stdio::null())
+    .stdout(Stdio::piped())
+    .stderr(Stdio::piped())
+    .spawn()
+    .expect("start mcpb login");
     let mut stderr = BufReader::new(child.stderr.take().unwrap());
     let mut seen = String::new();
     let auth_url = authorize_line(&mut stderr, &mut seen)
@@ -580,7 +564,7 @@ fn a_stalled_token_endpoint_ends_a_command_at_its_timeout() {
     let url = server.mcp_url();
     let store = temp_store("stalled-token");
     let start = std::time::Instant::now();
-    let out = mcpb(
+    let out = mcpb_with_token_file(
         &store,
         &[
             "--url",

@@ -6,23 +6,19 @@
 //! README runs offline.
 
 use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::process::Output;
 
 use serde_json::Value;
 
 mod common;
 
+use common::mcpb::command;
 use common::peers::{self, EVERYTHING, FILESYSTEM};
 use common::tempdir::TempDir;
 
-const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
-
 fn run(args: &[&str], path: Option<&std::ffi::OsStr>) -> Output {
-    let mut cmd = Command::new(MCPB);
-    cmd.args(args)
-        .env_remove("RUST_LOG")
-        .stdin(Stdio::null())
-        .args(["--timeout", "60"]);
+    let mut cmd = command(args);
+    cmd.args(["--timeout", "60"]);
     if let Some(p) = path {
         cmd.env("PATH", p);
     }

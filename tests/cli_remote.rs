@@ -2,23 +2,16 @@
 //! auto-detected) and WebSocket, with the same output and exit codes as stdio, and `--header` on
 //! each.
 
+mod common;
 mod support_remote;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 use support_remote::mcp::{McpHttp, McpSse, Options};
 use support_remote::ws::WsServer;
 
-const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
-
-fn mcpb(args: &[&str]) -> Output {
-    Command::new(MCPB)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run mcpb")
-}
+use common::mcpb::mcpb;
 
 #[track_caller]
 fn tool_names(o: &Output) -> Vec<String> {

@@ -5,31 +5,18 @@
 mod common;
 mod support_remote;
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::json;
 use support_remote::mcp::{McpHttp, Options};
 use support_remote::ws::WsServer;
 use support_remote::HttpServer;
 
+use common::mcpb::{mcpb, mcpb_with_env};
 use common::tempdir::TempDir;
-
-const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 
 /// A token long enough to span two rows of a hex dump, with no run that occurs by chance.
 const TOKEN: &str = "tok-Zq7Xw9Vb3Kp2Rm8NcD4fHj6LsT1y";
-
-fn mcpb(args: &[&str], env: &[(&str, &str)]) -> Output {
-    let mut c = Command::new(MCPB);
-    c.args(args)
-        .env_remove("RUST_LOG")
-        .env_remove("OPENAI_BASE_URL")
-        .env_remove("OPENAI_API_KEY");
-    for (k, v) in env {
-        c.env(k, v);
-    }
-    c.output().expect("run mcpb")
-}
 
 fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
@@ -74,7 +61,7 @@ fn no_log_level_shows_a_bearer_token() {
             for verbose in [None, Some("-vvv")] {
                 let mut args = vec!["--url", &url, "--header", &auth, "tools"];
                 args.extend(verbose);
-                let out = mcpb(&args, &[("RUST_LOG", filter)]);
+                let out = mcpb_with_env(&args, &[("RUST_LOG", filter)]);
                 let what = format!("{url} RUST_LOG={filter} {verbose:?}");
                 assert_eq!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
                 if filter == "trace" {
@@ -111,7 +98,7 @@ fn a_model_endpoint_quoting_the_key_past_the_cut_does_not_show_it() {
             args.push("--json");
         }
         args.push("hello");
-        let out = mcpb(&args, &[("MODEL_KEY", TOKEN)]);
+        let out = mcpb_with_env(&args, &[("MODEL_KEY", TOKEN)]);
         assert_eq!(out.status.code(), Some(9), "{}", text(&out.stderr));
         assert!(text(&out.stderr).contains("401"), "{}", text(&out.stderr));
         assert_hidden(&format!("run --json={json}"), &out, TOKEN);
@@ -156,7 +143,7 @@ fn an_mcp_server_error_quoting_a_header_past_the_cut_does_not_show_it() {
                 if json {
                     args.push("--json");
                 }
-                let out = mcpb(&args, &[]);
+                let out = mcpb(&args);
                 let what = format!("{failing} answered 500 after {shown}, --json={json}");
                 assert_ne!(out.status.code(), Some(0), "{what}: {}", text(&out.stderr));
                 assert!(
@@ -179,7 +166,7 @@ fn a_server_log_message_quoting_a_secret_past_the_cut_does_not_show_it() {
     let config = json!({"mcpServers": {"fx": {"command": fixture, "env": {"API_TOKEN": TOKEN}}}});
     let file = dir.file("mcp.json", &config.to_string());
     let message = format!("message={} {TOKEN}", "z".repeat(1_009));
-    let out = mcpb(
+    let out = mcpb_with_env(
         &[
             "--config",
             &file.to_string_lossy(),

@@ -2,20 +2,19 @@
 //! a task and shows its progress and status with `-v`; `tasks` lists; `task-cancel` cancels;
 //! a server without tasks is a typed failure (exit 5, kind `task`).
 
-use std::process::{Command, Output};
+use std::process::Output;
 
 use serde_json::Value;
 
 mod common;
 
-const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
+use common::mcpb::command;
 
-fn mcpb(flags: &str, args: &[&str]) -> Output {
+/// Runs `mcpb --stdio 'FIXTURE FLAGS' ARGS...` (quoted: the path may hold blanks).
+fn on_fixture(flags: &str, args: &[&str]) -> Output {
     let line = format!("'{}' {flags}", common::fixture::path());
-    Command::new(MCPB)
-        .args(["--stdio", line.as_str()])
+    command(&["--stdio", &line])
         .args(args)
-        .env_remove("RUST_LOG")
         .output()
         .expect("run mcpb")
 }
@@ -37,7 +36,7 @@ fn assert_exit(o: &Output, code: i32) {
 
 #[test]
 fn call_runs_a_task_and_shows_its_progress_and_status_with_v() {
-    let o = mcpb(
+    let o = on_fixture(
         "--tasks",
         &["-v", "call", "task_steps", "steps=3", "ms=150"],
     );
@@ -50,7 +49,7 @@ fn call_runs_a_task_and_shows_its_progress_and_status_with_v() {
 
 #[test]
 fn call_without_v_prints_only_the_result_and_a_failed_task_exits_1() {
-    let o = mcpb("--tasks", &["call", "task_steps", "steps=1", "ms=10"]);
+    let o = on_fixture("--tasks", &["call", "task_steps", "steps=1", "ms=10"]);
     assert_exit(&o, 0);
     assert_eq!(text(&o.stdout), "finished 1 steps\n");
     assert!(
@@ -58,21 +57,21 @@ fn call_without_v_prints_only_the_result_and_a_failed_task_exits_1() {
         "{}",
         text(&o.stderr)
     );
-    let o = mcpb("--tasks", &["call", "task_fail"]);
+    let o = on_fixture("--tasks", &["call", "task_fail"]);
     assert_exit(&o, 1);
     assert_eq!(text(&o.stdout), "the task failed on purpose\n");
 }
 
 #[test]
 fn tasks_lists_and_task_cancel_reports_the_server_s_refusal() {
-    let o = mcpb("--tasks", &["--json", "tasks"]);
+    let o = on_fixture("--tasks", &["--json", "tasks"]);
     assert_exit(&o, 0);
     let doc: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
     assert_eq!(doc["tasks"], serde_json::json!([]));
-    let o = mcpb("--tasks", &["tasks"]);
+    let o = on_fixture("--tasks", &["tasks"]);
     assert_exit(&o, 0);
     assert_eq!(text(&o.stdout), "(no tasks)\n");
-    let o = mcpb("--tasks", &["task-cancel", "task-9"]);
+    let o = on_fixture("--tasks", &["task-cancel", "task-9"]);
     assert_exit(&o, 5);
     assert!(
         text(&o.stderr).contains("Task not found: task-9"),
@@ -83,11 +82,11 @@ fn tasks_lists_and_task_cancel_reports_the_server_s_refusal() {
 
 #[test]
 fn a_server_without_tasks_is_a_task_failure() {
-    let o = mcpb("", &["--json", "tasks"]);
+    let o = on_fixture("", &["--json", "tasks"]);
     assert_exit(&o, 5);
     let doc: Value = serde_json::from_slice(&o.stdout).expect("one JSON document");
     assert_eq!(doc["error"]["kind"], "task");
     assert_eq!(doc["error"]["reason"], "unsupported");
-    let o = mcpb("", &["task-cancel"]);
+    let o = on_fixture("", &["task-cancel"]);
     assert_exit(&o, 2);
 }

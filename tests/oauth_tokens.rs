@@ -4,6 +4,8 @@
 //! resource), an absurd `expires_in` does not make every request refresh, and a token file that
 //! cannot be read back fails the sign-in instead of losing it.
 
+#[cfg(feature = "cli")]
+mod common;
 mod oauth_support;
 mod support_remote;
 
@@ -12,6 +14,9 @@ use std::sync::atomic::Ordering;
 use mcp_blocking::auth::{FileTokenStore, OAuthConfig, RedirectHandler, StoredTokens, TokenStore};
 use mcp_blocking::{Client, Error, ServerConfig};
 use oauth_support::{headless, AsOptions, AuthServer};
+
+#[cfg(feature = "cli")]
+use common::mcpb::{mcpb_with_token_file, with_token_file};
 
 fn temp_path(name: &str) -> std::path::PathBuf {
     std::env::temp_dir().join(format!(
@@ -291,26 +296,12 @@ fn an_authorization_whose_tokens_cannot_be_saved_fails_saying_why() {
     assert!(err.to_string().contains("no space left"), "{err}");
 }
 
-const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
-
-fn mcpb(store: &std::path::Path, args: &[&str]) -> std::process::Output {
-    std::process::Command::new(MCPB)
-        .args(args)
-        .env("MCPB_TOKEN_FILE", store)
-        .env("BROWSER", "true")
-        .stdin(std::process::Stdio::null())
-        .output()
-        .expect("run mcpb")
-}
-
 /// Runs `mcpb login` (loopback listener) and, should it print an authorization URL, plays the
 /// browser; returns how it ended and everything it wrote on stderr.
+#[cfg(feature = "cli")]
 fn login_playing_the_browser(store: &std::path::Path, url: &str) -> (std::process::Output, String) {
     use std::io::BufRead;
-    let mut child = std::process::Command::new(MCPB)
-        .args(["--url", url, "--timeout", "10", "login"])
-        .env("MCPB_TOKEN_FILE", store)
-        .env("BROWSER", "true")
+    let mut child = with_token_file(store, &["--url", url, "--timeout", "10", "login"])
         .stdin(std::process::Stdio::null())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
@@ -330,6 +321,7 @@ fn login_playing_the_browser(store: &std::path::Path, url: &str) -> (std::proces
     (child.wait_with_output().expect("mcpb login ends"), seen)
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn mcpb_with_a_truncated_token_file_says_so_instead_of_signing_in_or_a_bare_401() {
     let server = AuthServer::start(AsOptions::default());
@@ -352,7 +344,7 @@ fn mcpb_with_a_truncated_token_file_says_so_instead_of_signing_in_or_a_bare_401(
     assert_eq!(server.state.registrations.load(Ordering::SeqCst), 0);
     assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 0);
 
-    let out = mcpb(&path, &["--url", &url, "--timeout", "10", "tools"]);
+    let out = mcpb_with_token_file(&path, &["--url", &url, "--timeout", "10", "tools"]);
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(!out.status.success());
     assert!(
@@ -363,23 +355,25 @@ fn mcpb_with_a_truncated_token_file_says_so_instead_of_signing_in_or_a_bare_401(
     let _ = std::fs::remove_dir_all(path.parent().unwrap());
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn auth_status_does_not_count_a_token_for_a_broader_resource() {
     let server = AuthServer::start(AsOptions::default());
     let path = temp_path("status");
     token_file_with(&path, "http://", "leaked-token");
-    let out = mcpb(
+    let out = mcpb_with_token_file(
         &path,
         &["--url", &server.mcp_url(), "--json", "auth", "status"],
     );
     let doc: serde_json::Value = serde_json::from_slice(&out.stdout).expect("one JSON document");
     assert_eq!(doc["signed_in"], false, "{doc}");
-    let out = mcpb(&path, &["--url", &server.mcp_url(), "auth", "status"]);
+    let out = mcpb_with_token_file(&path, &["--url", &server.mcp_url(), "auth", "status"]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Not signed in"), "{text}");
     let _ = std::fs::remove_file(&path);
 }
 
+#[cfg(feature = "cli")]
 #[test]
 fn mcpb_login_refuses_a_resource_broader_than_the_server_and_stores_nothing() {
     let hostile = AuthServer::start(AsOptions {
@@ -397,9 +391,9 @@ fn mcpb_login_refuses_a_resource_broader_than_the_server_and_stores_nothing() {
     let stored = FileTokenStore::new(&path);
     assert!(stored.load(&hostile.mcp_url()).unwrap().is_empty());
     assert!(stored.load(&other.mcp_url()).unwrap().is_empty());
-    let out = mcpb(&path, &["--url", &other.mcp_url(), "auth", "status"]);
+    let out = mcpb_with_token_file(&path, &["--url", &other.mcp_url(), "auth", "status"]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("Not signed in"));
-    let out = mcpb(
+    let out = mcpb_with_token_file(
         &path,
         &["--url", &other.mcp_url(), "--timeout", "10", "tools"],
     );

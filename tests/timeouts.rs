@@ -2,7 +2,6 @@
 //! and every out-of-range value (NaN, infinities, negatives, zero, too long) at every entry point
 //! gives a typed error naming the key and the server.
 
-use std::process::{Command, Output};
 use std::time::Duration;
 
 use mcp_blocking::config::{ConfigError, ConfigErrorKind, DEFAULT_TIMEOUT, MAX_TIMEOUT};
@@ -12,8 +11,8 @@ use serde_json::json;
 
 mod common;
 
+use common::mcpb::mcpb;
 use common::tempdir::TempDir;
-const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
 
 /// Seconds that are not a valid timeout anywhere.
 const BAD_SECS: [f64; 7] = [
@@ -106,14 +105,6 @@ fn load_error(text: &str) -> ConfigError {
         report.servers
     );
     report.errors.into_iter().next().expect("one error")
-}
-
-fn mcpb(args: &[&str]) -> Output {
-    Command::new(MCPB)
-        .args(args)
-        .env_remove("RUST_LOG")
-        .output()
-        .expect("run mcpb")
 }
 
 // ---- in code the timeout is exact ------------------------------------------------------------

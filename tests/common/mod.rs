@@ -1,7 +1,8 @@
 //! Shared by the integration tests (`mod common;`): a logger that keeps what is logged
-//! (`capture`), the fixture server's path (`fixture`),
-//! `settle::settled` for values the kernel updates late, `tempdir::TempDir`, and real MCP peers (`peers` installs
-//! them, `launch` starts one that listens on loopback).
+//! (`capture`), the fixture server's path (`fixture`), the `mcpb` binary as every CLI test runs
+//! it (`mcpb`, with the feature `cli`), `settle::settled` for values the kernel updates late,
+//! `tempdir::TempDir`, and real MCP peers (`peers` installs them, `launch` starts one that
+//! listens on loopback).
 //!
 //! Not under `tests/support_remote/`: the library's unit tests and `examples/bench_http.rs`
 //! include that folder, and `peers` names the `mcp_blocking` crate.
@@ -15,6 +16,9 @@ pub mod fixture;
 pub mod flood;
 #[allow(dead_code)]
 pub mod launch;
+#[cfg(feature = "cli")]
+#[allow(dead_code)]
+pub mod mcpb;
 #[allow(dead_code)]
 pub mod peers;
 #[allow(dead_code)]
