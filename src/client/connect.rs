@@ -61,7 +61,6 @@ impl Client {
         // the handshake share the timeout (a probe that goes unanswered does not double it).
         let deadline = crate::deadline::add(started, timeout);
         let parts = self.parts(&server);
-        let private_poller = None;
         #[cfg(any(test, feature = "testing"))]
         if let Some(in_process) = &self.in_process {
             let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
@@ -69,14 +68,7 @@ impl Client {
                 parts.sink.clone(),
                 Arc::clone(in_process),
             ));
-            return self.finish(
-                server,
-                parts,
-                t,
-                "the in-process server".into(),
-                None,
-                deadline,
-            );
+            return self.finish(server, parts, t, "the in-process server".into(), deadline);
         }
         let target = self.target();
         let transport: Arc<dyn Transport> = match self.config.transport() {
@@ -132,7 +124,6 @@ impl Client {
                     parts,
                     http.clone(),
                     target.clone(),
-                    None,
                     deadline,
                 );
                 return match (first, http.legacy_refusal()) {
@@ -143,7 +134,7 @@ impl Client {
                 };
             }
         };
-        self.finish(server, parts, transport, target, private_poller, deadline)
+        self.finish(server, parts, transport, target, deadline)
     }
 
     /// The protocol session, the dispatcher's context and the sink of one connection attempt.
@@ -209,7 +200,7 @@ impl Client {
             parts.sink.clone(),
         )
         .map_err(both)?;
-        self.finish(server, parts, transport, target.to_owned(), None, deadline)
+        self.finish(server, parts, transport, target.to_owned(), deadline)
     }
 
     /// The OAuth settings and the server URL, when the server uses OAuth.
@@ -227,7 +218,6 @@ impl Client {
         parts: Parts,
         transport: Arc<dyn Transport>,
         target: String,
-        private_poller: Option<ConnectionPoller>,
         deadline: Instant,
     ) -> Result<Connection, Error> {
         let Parts { session, ctx, sink } = parts;
@@ -240,7 +230,6 @@ impl Client {
             transport,
             init: None,
             default_timeout: timeout,
-            private_poller,
             oauth: self.oauth_hook(),
             task_tools: Default::default(),
             modern: None,

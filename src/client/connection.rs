@@ -16,7 +16,6 @@ use crate::handler::CLOSE_GRACE;
 use crate::model::InitializeResult;
 use crate::protocol::jsonrpc::{Payload, RequestId};
 use crate::protocol::session::{Event, Failure, Session};
-use crate::transport::stdio::ConnectionPoller;
 use crate::transport::{Caller, Outgoing, Transport};
 
 /// What a live connection holds.
@@ -27,8 +26,6 @@ pub(crate) struct Connection {
     pub(crate) transport: Arc<dyn Transport>,
     pub(crate) init: Option<InitializeResult>,
     pub(crate) default_timeout: Duration,
-    /// A poller this connection made for itself (no shared one was given); stopped on close.
-    pub(crate) private_poller: Option<ConnectionPoller>,
     /// OAuth and the server URL: a 401 or 403 `insufficient_scope` authorizes and retries.
     pub(crate) oauth: Option<(crate::auth::OAuthConfig, String)>,
     /// Each tool's `execution.taskSupport`, from the last `tools/list` (servers with tasks only).
@@ -228,7 +225,7 @@ impl Connection {
     /// Closes the connection: the handlers learn it (their answers are discarded from now on),
     /// the transport closes (stdio: the process ends), pending calls fail, and the dispatcher
     /// threads are joined, waiting at most [`CLOSE_GRACE`] (counted from the start) for a
-    /// handler still running; a private poller stops.
+    /// handler still running.
     pub(crate) fn shutdown(&self) -> Result<(), Error> {
         let grace = deadline::after(CLOSE_GRACE);
         self.sink.begin_stop();
@@ -238,9 +235,6 @@ impl Connection {
         self.sink.finish_stop(grace);
         if let Some(m) = &self.modern {
             m.join_listens();
-        }
-        if let Some(p) = &self.private_poller {
-            let _ = p.stop(Duration::from_secs(5));
         }
         result
     }
