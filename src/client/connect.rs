@@ -16,7 +16,7 @@ use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
 use crate::protocol::session::{initialize_params, negotiate, Session};
 use crate::transport::http::LegacyRefusal;
 use crate::transport::stdio::ConnectionPoller;
-use crate::transport::{stdio, Outgoing, Transport};
+use crate::transport::{stdio, Closing, Outgoing, Transport};
 
 /// What one connection attempt is made of besides its transport (see `Client::parts`).
 struct Parts {
@@ -242,7 +242,7 @@ impl Client {
             Err(e) => {
                 // The connect timeout may be spent already: a connection that never became
                 // usable is torn down without a close handshake or a grace for the server.
-                let _ = conn.transport.abort();
+                let _ = conn.transport.close(Closing::Abort);
                 let _ = conn.shutdown();
                 Err(e)
             }

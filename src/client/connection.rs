@@ -16,7 +16,7 @@ use crate::handler::CLOSE_GRACE;
 use crate::model::InitializeResult;
 use crate::protocol::jsonrpc::{Payload, RequestId};
 use crate::protocol::session::{Event, Failure, Session};
-use crate::transport::{Caller, Outgoing, Transport};
+use crate::transport::{Caller, Closing, Outgoing, Transport};
 
 /// What a live connection holds.
 pub(crate) struct Connection {
@@ -229,7 +229,7 @@ impl Connection {
     pub(crate) fn shutdown(&self) -> Result<(), Error> {
         let grace = deadline::after(CLOSE_GRACE);
         self.sink.begin_stop();
-        let result = self.transport.close();
+        let result = self.transport.close(Closing::Graceful);
         self.session
             .fail_all("the client closed the connection", "");
         self.sink.finish_stop(grace);

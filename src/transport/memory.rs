@@ -30,7 +30,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 
-use super::{Outgoing, Sink, Transport};
+use super::{Closing, Outgoing, Sink, Transport};
 use crate::error::Error;
 use crate::handler::CLOSE_GRACE;
 use crate::protocol::jsonrpc::Inbound;
@@ -312,14 +312,13 @@ impl Transport for MemoryTransport {
         Ok(())
     }
 
-    fn close(&self) -> Result<(), Error> {
-        self.end(CLOSE_GRACE);
-        Ok(())
-    }
-
-    /// Handlers still running are not waited for: they join the lingering ones at once.
-    fn abort(&self) -> Result<(), Error> {
-        self.end(std::time::Duration::ZERO);
+    /// [`Closing::Abort`]: handlers still running are not waited for: they join the lingering
+    /// ones at once.
+    fn close(&self, how: Closing) -> Result<(), Error> {
+        self.end(match how {
+            Closing::Graceful => CLOSE_GRACE,
+            Closing::Abort => std::time::Duration::ZERO,
+        });
         Ok(())
     }
 }

@@ -79,6 +79,19 @@ impl<'a> Caller<'a> {
 pub(crate) type HeaderHook =
     std::sync::Arc<dyn Fn(&[u8]) -> Option<Vec<(String, String)>> + Send + Sync>;
 
+/// How a connection closes (see [`Transport::close`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Closing {
+    /// With the transport's close handshake, and grace for work the peer still has in hand.
+    Graceful,
+    /// Without waiting on the peer: no close handshake and no grace for work the peer still has
+    /// in hand, for a connection given up before it was ever usable (a handshake that failed,
+    /// the connect timeout already spent). Threads are still ended and joined, or (a handler
+    /// that will not end) joined later as a graceful close would. A transport with nothing to
+    /// skip closes as gracefully.
+    Abort,
+}
+
 /// The writing half of a connection.
 pub(crate) trait Transport: Send + Sync {
     /// Sends one message (its frame has no trailing newline; its kind, id and method come with
@@ -124,15 +137,6 @@ pub(crate) trait Transport: Send + Sync {
     }
 
     /// Closes the connection, ends and joins every thread, and (stdio) ends the process.
-    /// Idempotent.
-    fn close(&self) -> Result<(), Error>;
-
-    /// Closes the connection without waiting on the peer: no close handshake and no grace for
-    /// work the peer still has in hand, for a connection given up before it was ever usable (a
-    /// handshake that failed, the connect timeout already spent). Threads are still ended and
-    /// joined, or (a handler that will not end) joined later as [`close`](Self::close) would.
-    /// Idempotent, and `close` after it returns at once. By default the same as `close`.
-    fn abort(&self) -> Result<(), Error> {
-        self.close()
-    }
+    /// Idempotent: a later call, whatever [`Closing`] it asks for, closes nothing more.
+    fn close(&self, how: Closing) -> Result<(), Error>;
 }

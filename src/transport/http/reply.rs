@@ -387,6 +387,8 @@ mod tests {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
+    use crate::transport::Closing;
+
     use serde_json::json;
 
     use crate::error::Error;
@@ -412,7 +414,7 @@ mod tests {
         let t = transport(&srv.url("/mcp"), sink.clone());
         t.send(Outgoing::parse(call_frame(1)).by(Instant::now() + Duration::from_secs(5)))
             .expect("send");
-        t.close().expect("close");
+        t.close(Closing::Graceful).expect("close");
         assert_eq!(
             *sink.seen.lock().unwrap(),
             [
@@ -435,6 +437,6 @@ mod tests {
             .send(Outgoing::parse(call_frame(1)).by(Instant::now() + Duration::from_secs(5)))
             .expect_err("no response to id 1");
         assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
-        t.close().expect("close");
+        t.close(Closing::Graceful).expect("close");
     }
 }

@@ -33,7 +33,7 @@ pub use self::poller::ConnectionPoller;
 use self::poller::WriteOutcome;
 use self::process::{describe_exit, status_text, Proc};
 use super::outgoing::Kind;
-use super::{Caller, Outgoing, Sink, Transport};
+use super::{Caller, Closing, Outgoing, Sink, Transport};
 use crate::config::{Limits, StdioConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
@@ -53,7 +53,7 @@ pub(crate) struct StdioTransport {
     pgid: Option<Pid>,
     closed: AtomicBool,
     /// Set once we gave up on a request (sent `notifications/cancelled`) or on the connection
-    /// itself ([`Transport::abort`]): the server is busy with work nobody waits for, so closing
+    /// itself ([`Closing::Abort`]): the server is busy with work nobody waits for, so closing
     /// waits only briefly for it to notice the end of its stdin before SIGTERM.
     gave_up: AtomicBool,
 }
@@ -176,14 +176,12 @@ impl Transport for StdioTransport {
         self.conn.stderr_tail()
     }
 
-    /// A connection given up before it was usable: its process gets SIGTERM soon after its
-    /// stdin is closed.
-    fn abort(&self) -> Result<(), Error> {
-        self.gave_up.store(true, Ordering::Relaxed);
-        self.close()
-    }
-
-    fn close(&self) -> Result<(), Error> {
+    /// A connection given up before it was usable ([`Closing::Abort`]): its process gets
+    /// SIGTERM soon after its stdin is closed.
+    fn close(&self, how: Closing) -> Result<(), Error> {
+        if how == Closing::Abort {
+            self.gave_up.store(true, Ordering::Relaxed);
+        }
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
@@ -203,6 +201,6 @@ impl Transport for StdioTransport {
 
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        let _ = self.close();
+        let _ = self.close(Closing::Graceful);
     }
 }
