@@ -16,13 +16,15 @@ use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
 use crate::protocol::session::{initialize_params, negotiate, Session};
 use crate::transport::http::LegacyRefusal;
 use crate::transport::stdio::ConnectionPoller;
-use crate::transport::{stdio, Closing, Outgoing, Transport};
+use crate::transport::{stdio, Closing, Outgoing, StderrTail, Transport};
 
 /// What one connection attempt is made of besides its transport (see `Client::parts`).
 struct Parts {
     session: Arc<Session>,
     ctx: Arc<DispatchCtx>,
     sink: Arc<ClientSink>,
+    /// The server's last stderr lines, kept by a stdio transport.
+    stderr_tail: StderrTail,
 }
 
 impl Client {
@@ -89,6 +91,7 @@ impl Client {
                     self.config.limits(),
                     &poller,
                     parts.sink.clone(),
+                    parts.stderr_tail.clone(),
                 )?
             }
             // A 401 on the event stream itself authorizes too (one on `initialize` is handled
@@ -150,7 +153,12 @@ impl Client {
             self.config.secret_values(),
         ));
         let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
-        Parts { session, ctx, sink }
+        Parts {
+            session,
+            ctx,
+            sink,
+            stderr_tail: StderrTail::default(),
+        }
     }
 
     /// Streamable HTTP refused `initialize` as a legacy server does (400, 404 or 405) and
@@ -220,7 +228,12 @@ impl Client {
         target: String,
         deadline: Instant,
     ) -> Result<Connection, Error> {
-        let Parts { session, ctx, sink } = parts;
+        let Parts {
+            session,
+            ctx,
+            sink,
+            stderr_tail,
+        } = parts;
         let timeout = self.config.timeout();
         let _ = ctx.transport.set(Arc::downgrade(&transport));
         let mut conn = Connection {
@@ -228,6 +241,7 @@ impl Client {
             session,
             sink,
             transport,
+            stderr_tail,
             init: None,
             default_timeout: timeout,
             oauth: self.oauth_hook(),
@@ -322,13 +336,13 @@ impl Client {
                 },
                 e => e,
             };
-            e.into_connect(target, || conn.transport.stderr_tail())
+            e.into_connect(target, || conn.stderr_tail.text())
         };
         let opts =
             CallOptions::new().timeout(left_of(conn, deadline, "initialize").map_err(failed)?);
         let protocol = |detail: String| {
             ConnectError::new(&server, target, ConnectErrorKind::Protocol, detail)
-                .with_stderr_tail(conn.transport.stderr_tail())
+                .with_stderr_tail(conn.stderr_tail.text())
         };
         let params = initialize_params(&self.capabilities_to_declare(), &self.client_info);
         let raw = conn

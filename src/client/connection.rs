@@ -16,7 +16,7 @@ use crate::handler::CLOSE_GRACE;
 use crate::model::InitializeResult;
 use crate::protocol::jsonrpc::{Payload, RequestId};
 use crate::protocol::session::{Event, Failure, Session};
-use crate::transport::{Caller, Closing, Outgoing, Transport};
+use crate::transport::{Caller, Closing, Outgoing, StderrTail, Transport};
 
 /// What a live connection holds.
 pub(crate) struct Connection {
@@ -24,6 +24,8 @@ pub(crate) struct Connection {
     pub(crate) session: Arc<Session>,
     pub(crate) sink: Arc<ClientSink>,
     pub(crate) transport: Arc<dyn Transport>,
+    /// The server's last stderr lines (stdio; empty for the others).
+    pub(crate) stderr_tail: StderrTail,
     pub(crate) init: Option<InitializeResult>,
     pub(crate) default_timeout: Duration,
     /// OAuth and the server URL: a 401 or 403 `insufficient_scope` authorizes and retries.

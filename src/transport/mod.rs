@@ -16,6 +16,7 @@ use crate::protocol::jsonrpc::{Inbound, RequestId};
 use crate::protocol::session::Event;
 use crate::protocol::slot::{SlotRx, SlotTx};
 pub(crate) use outgoing::Outgoing;
+pub(crate) use stderr_tail::StderrTail;
 
 pub(crate) mod http;
 #[cfg(any(test, feature = "testing"))]
@@ -24,6 +25,7 @@ pub(crate) mod outgoing;
 pub(crate) mod proxy;
 pub(crate) mod sse;
 pub(crate) mod sse_parser;
+pub(crate) mod stderr_tail;
 pub(crate) mod stdio;
 pub(crate) mod web;
 pub(crate) mod ws;
@@ -130,11 +132,6 @@ pub(crate) trait Transport: Send + Sync {
     /// caller that reads the connection itself in `wait` for it (and so does not look at its
     /// slot) stops reading now.
     fn interrupt(&self, _id: i64) {}
-
-    /// The last lines the server wrote to stderr, when the transport has a process.
-    fn stderr_tail(&self) -> String {
-        String::new()
-    }
 
     /// Closes the connection, ends and joins every thread, and (stdio) ends the process.
     /// Idempotent: a later call, whatever [`Closing`] it asks for, closes nothing more.

@@ -452,6 +452,7 @@ mod tests {
                 ..crate::config::Limits::default()
             },
             Box::new(String::new),
+            crate::transport::StderrTail::default(),
         );
         let (read_end, write_end) = rustix::pipe::pipe().unwrap();
         rustix::io::ioctl_fionbio(&read_end, true).unwrap();

@@ -33,7 +33,7 @@ pub use self::poller::ConnectionPoller;
 use self::poller::WriteOutcome;
 use self::process::{describe_exit, status_text, Proc};
 use super::outgoing::Kind;
-use super::{Caller, Closing, Outgoing, Sink, Transport};
+use super::{Caller, Closing, Outgoing, Sink, StderrTail, Transport};
 use crate::config::{Limits, StdioConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
@@ -72,20 +72,22 @@ pub(crate) fn command_line(cfg: &StdioConfig) -> String {
     s
 }
 
-/// Spawns the server and registers its pipes with `poller`.
+/// Spawns the server and registers its pipes with `poller`; the lines it writes to stderr are
+/// kept in `tail`.
 pub(crate) fn open(
     server: &str,
     cfg: &StdioConfig,
     limits: &Limits,
     poller: &ConnectionPoller,
     sink: Arc<dyn Sink>,
+    tail: StderrTail,
 ) -> Result<Arc<StdioTransport>, Error> {
     let (proc, pgid, pipes) = process::spawn(server, cfg)?;
     let child = Arc::new(Mutex::new(proc));
     let probe_child = Arc::clone(&child);
     let exit_probe = Box::new(move || describe_exit(&probe_child));
     let server: Arc<str> = server.into();
-    let conn = match poller.register(Arc::clone(&server), pipes, limits, sink, exit_probe) {
+    let conn = match poller.register(Arc::clone(&server), pipes, limits, sink, exit_probe, tail) {
         Ok(conn) => conn,
         Err(e) => {
             lock(&child).kill_and_reap();
@@ -170,10 +172,6 @@ impl Transport for StdioTransport {
 
     fn stop_waiting(&self, caller: &Caller<'_>) {
         self.conn.stop_waiting(self.poller.os_poller(), caller)
-    }
-
-    fn stderr_tail(&self) -> String {
-        self.conn.stderr_tail()
     }
 
     /// A connection given up before it was usable ([`Closing::Abort`]): its process gets
