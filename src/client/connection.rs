@@ -160,7 +160,8 @@ impl Connection {
                 }
             }
         };
-        self.transport.stop_waiting(&caller);
+        // It stops waiting: a role its transport gave it passes on (see `Caller`).
+        drop(caller);
         outcome
     }
 

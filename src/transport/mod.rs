@@ -14,10 +14,11 @@ use crate::error::Error;
 
 use crate::protocol::jsonrpc::{Inbound, RequestId};
 use crate::protocol::session::Event;
-use crate::protocol::slot::{SlotRx, SlotTx};
+pub(crate) use caller::{Caller, Leaving};
 pub(crate) use outgoing::Outgoing;
 pub(crate) use stderr_tail::StderrTail;
 
+mod caller;
 pub(crate) mod http;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod memory;
@@ -49,31 +50,6 @@ pub(crate) trait Sink: Send + Sync {
     /// Without the server's configuration at hand, URLs lose their password and query.
     fn redact(&self, text: &str) -> String {
         crate::config::Secrets::default().redact(text).into_owned()
-    }
-}
-
-/// A caller waiting for the answer to its request (see [`Transport::wait`]).
-pub(crate) struct Caller<'a> {
-    /// The request id.
-    pub(crate) id: i64,
-    /// Its slot: where the session routes its progress and answer.
-    pub(crate) rx: &'a SlotRx,
-    /// A sender to its slot, for [`Event::Wake`].
-    pub(crate) tx: &'a SlotTx,
-    /// Set by a transport that gave the caller a role to pass on in
-    /// [`Transport::stop_waiting`] (so callers without one cost nothing there).
-    pub(crate) enlisted: std::cell::Cell<bool>,
-}
-
-impl<'a> Caller<'a> {
-    /// The caller of request `id`, waiting on `rx`.
-    pub(crate) fn new(id: i64, rx: &'a SlotRx, tx: &'a SlotTx) -> Self {
-        Caller {
-            id,
-            rx,
-            tx,
-            enlisted: std::cell::Cell::new(false),
-        }
     }
 }
 
@@ -119,14 +95,16 @@ pub(crate) trait Transport: Send + Sync {
     /// answer). By default the caller simply waits on its slot while an I/O thread routes what
     /// arrives; a transport may instead let the caller read the connection itself (stdio does:
     /// see `stdio/lead.rs`), and may wake a waiting caller with [`Event::Wake`] through
-    /// `caller.tx` to have it call `wait` again.
-    fn wait(&self, caller: &Caller<'_>, deadline: Instant) -> Result<Event, RecvTimeoutError> {
+    /// `caller.tx` to have it call `wait` again. A role the transport gives the caller here
+    /// (a hand-off it has not taken yet, a reply kept for it) is taken back when the caller
+    /// stops waiting: the transport [enlists](Caller::enlist) it.
+    fn wait<'a>(
+        &'a self,
+        caller: &Caller<'a>,
+        deadline: Instant,
+    ) -> Result<Event, RecvTimeoutError> {
         caller.rx.recv_deadline(deadline)
     }
-
-    /// The caller stops waiting (answered, failed or timed out): a role the transport gave it in
-    /// `wait` (a hand-off it has not taken yet) passes to another caller.
-    fn stop_waiting(&self, _caller: &Caller<'_>) {}
 
     /// Request `id` was given up by another thread, and its slot already holds its end: a
     /// caller that reads the connection itself in `wait` for it (and so does not look at its

@@ -283,17 +283,15 @@ impl Transport for HttpTransport {
 
     /// A caller whose answer comes as an event stream reads it here, on its own thread, until
     /// its progress or answer is routed to it (see `reply.rs`); any other waits on its slot.
-    fn wait(&self, caller: &Caller<'_>, deadline: Instant) -> Result<Event, RecvTimeoutError> {
+    fn wait<'a>(
+        &'a self,
+        caller: &Caller<'a>,
+        deadline: Instant,
+    ) -> Result<Event, RecvTimeoutError> {
         if let Some(ended) = self.inner.read_in_wait(caller, deadline) {
             return ended;
         }
         caller.rx.recv_deadline(deadline)
-    }
-
-    /// A reply its caller no longer reads is dropped unread, which closes its connection.
-    fn stop_waiting(&self, caller: &Caller<'_>) {
-        let unread = lock(&self.inner.unread).remove(&caller.id);
-        drop(unread);
     }
 
     /// A caller reading its reply in `wait` is stopped by shutting the socket it reads.

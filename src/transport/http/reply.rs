@@ -21,7 +21,7 @@ use crate::transport::web::{
     content_length, deliver_frame, is_event_stream, is_response_to, read_capped, status_error,
 };
 use crate::transport::web::{Limit, Verb};
-use crate::transport::Caller;
+use crate::transport::{Caller, Leaving};
 
 /// An SSE reply being read.
 pub(super) type ReplyStream = SseReader<BufReader<ureq::BodyReader<'static>>>;
@@ -148,13 +148,20 @@ impl Inner {
         }
     }
 
+    /// Keeps a reply for `caller`'s next wait, and enlists the caller: should it stop waiting
+    /// first, the reply is dropped unread (see [`Leaving`]).
+    fn keep_for<'a>(&'a self, caller: &Caller<'a>, unread: Unread) {
+        self.keep_unread(caller.id, unread);
+        caller.enlist(self);
+    }
+
     /// The caller of request `caller.id` reads its event-stream reply until an event of its own
     /// (progress or the answer) is routed to it, or until `deadline`: every read is bounded by
     /// it, so progress that moves the caller's deadline on moves this one too. `None`: what
     /// was routed (if anything) is on the caller's slot; otherwise how the wait ended.
-    pub(super) fn read_in_wait(
-        &self,
-        caller: &Caller<'_>,
+    pub(super) fn read_in_wait<'a>(
+        &'a self,
+        caller: &Caller<'a>,
         deadline: Instant,
     ) -> Option<Result<Event, RecvTimeoutError>> {
         let unread = lock(&self.unread).remove(&caller.id)?;
@@ -165,7 +172,7 @@ impl Inner {
         lock(&self.reading).insert(caller.id, Arc::clone(&interrupt));
         if !caller.rx.is_empty() || Instant::now() >= deadline {
             lock(&self.reading).remove(&caller.id);
-            self.keep_unread(caller.id, unread);
+            self.keep_for(caller, unread);
             return None;
         }
         let Unread {
@@ -199,8 +206,8 @@ impl Inner {
             // What ended the wait (its abandonment) is on the slot.
             Err(_) if !caller.rx.is_empty() => None,
             Ok(Read::Paused(reader)) => {
-                self.keep_unread(
-                    caller.id,
+                self.keep_for(
+                    caller,
                     Unread {
                         reader: *reader,
                         method,
@@ -377,6 +384,14 @@ impl Inner {
             Err(RecvTimeoutError::Timeout) => Ok(()),
             _ => Err(self.closed_error("the client closed the connection")),
         }
+    }
+}
+
+/// A reply its caller no longer reads is dropped unread, which closes its connection.
+impl Leaving for Inner {
+    fn leave(&self, caller: &Caller<'_>) {
+        let unread = lock(&self.unread).remove(&caller.id);
+        drop(unread);
     }
 }
 

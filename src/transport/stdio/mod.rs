@@ -33,7 +33,7 @@ pub use self::poller::ConnectionPoller;
 use self::poller::WriteOutcome;
 use self::process::{describe_exit, status_text, Proc};
 use super::outgoing::Kind;
-use super::{Caller, Closing, Outgoing, Sink, StderrTail, Transport};
+use super::{Caller, Closing, Leaving, Outgoing, Sink, StderrTail, Transport};
 use crate::config::{Limits, StdioConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
@@ -166,12 +166,13 @@ impl Transport for StdioTransport {
         }
     }
 
-    fn wait(&self, caller: &Caller<'_>, deadline: Instant) -> Result<Event, RecvTimeoutError> {
-        self.conn.wait(self.poller.os_poller(), caller, deadline)
-    }
-
-    fn stop_waiting(&self, caller: &Caller<'_>) {
-        self.conn.stop_waiting(self.poller.os_poller(), caller)
+    fn wait<'a>(
+        &'a self,
+        caller: &Caller<'a>,
+        deadline: Instant,
+    ) -> Result<Event, RecvTimeoutError> {
+        self.conn
+            .wait(self.poller.os_poller(), caller, self, deadline)
     }
 
     /// A connection given up before it was usable ([`Closing::Abort`]): its process gets
@@ -194,6 +195,14 @@ impl Transport for StdioTransport {
         };
         self.conn.end(detail);
         Ok(())
+    }
+}
+
+/// A caller that followed, or was handed stdout and did not lead, passes its role on as it
+/// stops waiting (see `lead.rs`).
+impl Leaving for StdioTransport {
+    fn leave(&self, caller: &Caller<'_>) {
+        self.conn.stop_waiting(self.poller.os_poller(), caller)
     }
 }
 
