@@ -441,6 +441,48 @@ mod tests {
         assert!(sink.closed.lock().unwrap().is_empty());
     }
 
+    /// A caller whose wait ends before it reads its event-stream reply is enlisted, and the
+    /// reply (with its connection) goes when the caller stops waiting, not at close.
+    #[test]
+    fn a_reply_kept_for_a_caller_is_dropped_when_the_caller_stops_waiting() {
+        use crate::protocol::slot::slot;
+        use crate::sync::lock;
+        use crate::transport::{Caller, Transport};
+
+        let srv = HttpServer::start(|_req, conn| {
+            conn.sse_start(&[]);
+            conn.sse_end();
+        });
+        let sink = Arc::new(Recorder::default());
+        let cfg = crate::config::ServerConfig::http("t", srv.url("/mcp"));
+        let crate::config::TransportConfig::StreamableHttp(http) = cfg.transport() else {
+            unreachable!("an http config")
+        };
+        let t = crate::transport::http::open("t", http, Duration::from_secs(5), cfg.limits(), sink)
+            .expect("open");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        t.send(
+            Outgoing::parse(call_frame(1))
+                .by(deadline)
+                .answered_in_wait(),
+        )
+        .expect("send");
+        assert!(lock(&t.inner.unread).contains_key(&1), "kept for the wait");
+        let (tx, rx) = slot(2);
+        let caller = Caller::new(1, &rx, &tx);
+        assert!(matches!(
+            t.wait(&caller, Instant::now()),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout)
+        ));
+        assert!(
+            lock(&t.inner.unread).contains_key(&1),
+            "kept for its next wait"
+        );
+        drop(caller);
+        assert!(lock(&t.inner.unread).is_empty(), "dropped with its caller");
+        t.close(Closing::Graceful).expect("close");
+    }
+
     #[test]
     fn a_json_reply_without_our_response_is_a_protocol_error() {
         let srv = HttpServer::start(|_req, conn| {
