@@ -18,7 +18,7 @@
 //!
 //! Handler threads are joined: finished ones whenever a message is sent, the rest on close,
 //! which waits at most [`CLOSE_GRACE`] for them (a connect that failed does not wait: see
-//! [`Transport::abort`]); one still running then is joined once it ends, by a later send or
+//! [`Closing::Abort`]); one still running then is joined once it ends, by a later send or
 //! close of any in-process connection.
 
 use std::collections::HashMap;

@@ -1,10 +1,14 @@
 //! Transports move framed JSON-RPC messages and nothing else.
 //!
-//! A transport is opened with a [`Sink`] that receives everything it reads; the [`Transport`]
-//! handle writes [`Outgoing`] messages (each with its kind, id, method and deadline) and may
-//! schedule how callers wait for their answers ([`Transport::wait`]). Protocol logic (ids,
-//! pending requests, routing) lives in [`crate::protocol::session`], never here. No transport
-//! reaches into another: what the HTTP-based ones share is in `web/`.
+//! A transport is opened with a [`Sink`] that receives everything it reads (and, for stdio, a
+//! [`StderrTail`] that keeps the server's last stderr lines); the [`Transport`] handle writes
+//! [`Outgoing`] messages (each with its kind, id, method and deadline), has a caller wait for
+//! its answer ([`Transport::wait`]), stops a caller's read of a request given up by another
+//! thread ([`Transport::interrupt`]), and closes ([`Transport::close`]). How a transport shares
+//! reading among waiting callers is its own business: a role it gives a [`Caller`] is taken
+//! back when the caller is dropped (see `caller.rs`). Protocol logic (ids, pending requests,
+//! routing) lives in [`crate::protocol::session`], never here. No transport reaches into
+//! another: what the HTTP-based ones share is in `web/`.
 
 use std::time::Instant;
 

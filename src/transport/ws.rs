@@ -14,7 +14,7 @@
 //!  send ── queue the frame (bounded queue, by the deadline) ── wake the thread
 //!       ── wait for "written" (by the deadline)
 //!  close ── ask the thread: close frame, wait for the server's at most min(timeout, 2 s) ── join
-//!  abort ── shut the socket down (no close frame, no grace: a handshake that failed) ── join
+//!  close(Abort) ── shut the socket down (no close frame, no grace: a handshake that failed) ── join
 //! ```
 //!
 //! Nothing a caller does waits on the socket: a caller only queues its frame and waits, with its
