@@ -74,7 +74,8 @@ pub(crate) enum Closing {
     Abort,
 }
 
-/// The writing half of a connection.
+/// One connection as its callers use it: send a message, wait for a request's answer, stop a
+/// request given up by another thread, close.
 pub(crate) trait Transport: Send + Sync {
     /// Sends one message (its frame has no trailing newline; its kind, id and method come with
     /// it, so nothing needs parsing here). Must return by its deadline (when it has one) with
