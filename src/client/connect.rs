@@ -16,13 +16,15 @@ use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
 use crate::protocol::session::{initialize_params, negotiate, Session};
 use crate::transport::http::LegacyRefusal;
 use crate::transport::stdio::ConnectionPoller;
-use crate::transport::{stdio, Outgoing, Transport};
+use crate::transport::{stdio, Closing, Outgoing, StderrTail, Transport};
 
 /// What one connection attempt is made of besides its transport (see `Client::parts`).
 struct Parts {
     session: Arc<Session>,
     ctx: Arc<DispatchCtx>,
     sink: Arc<ClientSink>,
+    /// The server's last stderr lines, kept by a stdio transport.
+    stderr_tail: StderrTail,
 }
 
 impl Client {
@@ -61,7 +63,6 @@ impl Client {
         // the handshake share the timeout (a probe that goes unanswered does not double it).
         let deadline = crate::deadline::add(started, timeout);
         let parts = self.parts(&server);
-        let private_poller = None;
         #[cfg(any(test, feature = "testing"))]
         if let Some(in_process) = &self.in_process {
             let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
@@ -69,14 +70,7 @@ impl Client {
                 parts.sink.clone(),
                 Arc::clone(in_process),
             ));
-            return self.finish(
-                server,
-                parts,
-                t,
-                "the in-process server".into(),
-                None,
-                deadline,
-            );
+            return self.finish(server, parts, t, "the in-process server".into(), deadline);
         }
         let target = self.target();
         let transport: Arc<dyn Transport> = match self.config.transport() {
@@ -97,6 +91,7 @@ impl Client {
                     self.config.limits(),
                     &poller,
                     parts.sink.clone(),
+                    parts.stderr_tail.clone(),
                 )?
             }
             // A 401 on the event stream itself authorizes too (one on `initialize` is handled
@@ -132,7 +127,6 @@ impl Client {
                     parts,
                     http.clone(),
                     target.clone(),
-                    None,
                     deadline,
                 );
                 return match (first, http.legacy_refusal()) {
@@ -143,7 +137,7 @@ impl Client {
                 };
             }
         };
-        self.finish(server, parts, transport, target, private_poller, deadline)
+        self.finish(server, parts, transport, target, deadline)
     }
 
     /// The protocol session, the dispatcher's context and the sink of one connection attempt.
@@ -159,7 +153,12 @@ impl Client {
             self.config.secret_values(),
         ));
         let sink = Arc::new(ClientSink::new(Arc::clone(&session), Arc::clone(&ctx)));
-        Parts { session, ctx, sink }
+        Parts {
+            session,
+            ctx,
+            sink,
+            stderr_tail: StderrTail::default(),
+        }
     }
 
     /// Streamable HTTP refused `initialize` as a legacy server does (400, 404 or 405) and
@@ -209,7 +208,7 @@ impl Client {
             parts.sink.clone(),
         )
         .map_err(both)?;
-        self.finish(server, parts, transport, target.to_owned(), None, deadline)
+        self.finish(server, parts, transport, target.to_owned(), deadline)
     }
 
     /// The OAuth settings and the server URL, when the server uses OAuth.
@@ -227,10 +226,14 @@ impl Client {
         parts: Parts,
         transport: Arc<dyn Transport>,
         target: String,
-        private_poller: Option<ConnectionPoller>,
         deadline: Instant,
     ) -> Result<Connection, Error> {
-        let Parts { session, ctx, sink } = parts;
+        let Parts {
+            session,
+            ctx,
+            sink,
+            stderr_tail,
+        } = parts;
         let timeout = self.config.timeout();
         let _ = ctx.transport.set(Arc::downgrade(&transport));
         let mut conn = Connection {
@@ -238,9 +241,9 @@ impl Client {
             session,
             sink,
             transport,
+            stderr_tail,
             init: None,
             default_timeout: timeout,
-            private_poller,
             oauth: self.oauth_hook(),
             task_tools: Default::default(),
             modern: None,
@@ -253,7 +256,7 @@ impl Client {
             Err(e) => {
                 // The connect timeout may be spent already: a connection that never became
                 // usable is torn down without a close handshake or a grace for the server.
-                let _ = conn.transport.abort();
+                let _ = conn.transport.close(Closing::Abort);
                 let _ = conn.shutdown();
                 Err(e)
             }
@@ -333,13 +336,13 @@ impl Client {
                 },
                 e => e,
             };
-            e.into_connect(target, || conn.transport.stderr_tail())
+            e.into_connect(target, || conn.stderr_tail.text())
         };
         let opts =
             CallOptions::new().timeout(left_of(conn, deadline, "initialize").map_err(failed)?);
         let protocol = |detail: String| {
             ConnectError::new(&server, target, ConnectErrorKind::Protocol, detail)
-                .with_stderr_tail(conn.transport.stderr_tail())
+                .with_stderr_tail(conn.stderr_tail.text())
         };
         let params = initialize_params(&self.capabilities_to_declare(), &self.client_info);
         let raw = conn

@@ -16,8 +16,7 @@ use crate::handler::CLOSE_GRACE;
 use crate::model::InitializeResult;
 use crate::protocol::jsonrpc::{Payload, RequestId};
 use crate::protocol::session::{Event, Failure, Session};
-use crate::transport::stdio::ConnectionPoller;
-use crate::transport::{Caller, Outgoing, Transport};
+use crate::transport::{Caller, Closing, Outgoing, StderrTail, Transport};
 
 /// What a live connection holds.
 pub(crate) struct Connection {
@@ -25,10 +24,10 @@ pub(crate) struct Connection {
     pub(crate) session: Arc<Session>,
     pub(crate) sink: Arc<ClientSink>,
     pub(crate) transport: Arc<dyn Transport>,
+    /// The server's last stderr lines (stdio; empty for the others).
+    pub(crate) stderr_tail: StderrTail,
     pub(crate) init: Option<InitializeResult>,
     pub(crate) default_timeout: Duration,
-    /// A poller this connection made for itself (no shared one was given); stopped on close.
-    pub(crate) private_poller: Option<ConnectionPoller>,
     /// OAuth and the server URL: a 401 or 403 `insufficient_scope` authorizes and retries.
     pub(crate) oauth: Option<(crate::auth::OAuthConfig, String)>,
     /// Each tool's `execution.taskSupport`, from the last `tools/list` (servers with tasks only).
@@ -161,7 +160,8 @@ impl Connection {
                 }
             }
         };
-        self.transport.stop_waiting(&caller);
+        // It stops waiting: a role its transport gave it passes on (see `Caller`).
+        drop(caller);
         outcome
     }
 
@@ -228,19 +228,16 @@ impl Connection {
     /// Closes the connection: the handlers learn it (their answers are discarded from now on),
     /// the transport closes (stdio: the process ends), pending calls fail, and the dispatcher
     /// threads are joined, waiting at most [`CLOSE_GRACE`] (counted from the start) for a
-    /// handler still running; a private poller stops.
+    /// handler still running.
     pub(crate) fn shutdown(&self) -> Result<(), Error> {
         let grace = deadline::after(CLOSE_GRACE);
         self.sink.begin_stop();
-        let result = self.transport.close();
+        let result = self.transport.close(Closing::Graceful);
         self.session
             .fail_all("the client closed the connection", "");
         self.sink.finish_stop(grace);
         if let Some(m) = &self.modern {
             m.join_listens();
-        }
-        if let Some(p) = &self.private_poller {
-            let _ = p.stop(Duration::from_secs(5));
         }
         result
     }

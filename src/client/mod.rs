@@ -277,7 +277,7 @@ impl Client {
     /// hidden (see [`ServerConfig::redact`]).
     pub fn stderr_tail(&self) -> String {
         self.connection()
-            .map(|c| self.config.redact(&c.transport.stderr_tail()))
+            .map(|c| self.config.redact(&c.stderr_tail.text()))
             .unwrap_or_default()
     }
 

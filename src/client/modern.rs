@@ -240,7 +240,7 @@ impl Client {
         };
         let protocol = |detail: String| -> Error {
             ConnectError::new(&server, target, ConnectErrorKind::Protocol, detail)
-                .with_stderr_tail(conn.transport.stderr_tail())
+                .with_stderr_tail(conn.stderr_tail.text())
                 .into()
         };
         let mut tried = Vec::new();
@@ -758,11 +758,11 @@ fn refused(e: Error, server: &str, target: &str, conn: &Connection) -> Error {
         } => {
             let detail = format!("{target} refused `server/discover`: error {code}: {message}");
             ConnectError::new(server, target, ConnectErrorKind::Rejected, detail)
-                .with_stderr_tail(conn.transport.stderr_tail())
+                .with_stderr_tail(conn.stderr_tail.text())
                 .with_source(e)
                 .into()
         }
-        e => e.into_connect(target, || conn.transport.stderr_tail()),
+        e => e.into_connect(target, || conn.stderr_tail.text()),
     }
 }
 

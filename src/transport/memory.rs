@@ -18,7 +18,7 @@
 //!
 //! Handler threads are joined: finished ones whenever a message is sent, the rest on close,
 //! which waits at most [`CLOSE_GRACE`] for them (a connect that failed does not wait: see
-//! [`Transport::abort`]); one still running then is joined once it ends, by a later send or
+//! [`Closing::Abort`]); one still running then is joined once it ends, by a later send or
 //! close of any in-process connection.
 
 use std::collections::HashMap;
@@ -30,7 +30,7 @@ use std::time::Instant;
 use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 
-use super::{Outgoing, Sink, Transport};
+use super::{Closing, Outgoing, Sink, Transport};
 use crate::error::Error;
 use crate::handler::CLOSE_GRACE;
 use crate::protocol::jsonrpc::Inbound;
@@ -312,14 +312,13 @@ impl Transport for MemoryTransport {
         Ok(())
     }
 
-    fn close(&self) -> Result<(), Error> {
-        self.end(CLOSE_GRACE);
-        Ok(())
-    }
-
-    /// Handlers still running are not waited for: they join the lingering ones at once.
-    fn abort(&self) -> Result<(), Error> {
-        self.end(std::time::Duration::ZERO);
+    /// [`Closing::Abort`]: handlers still running are not waited for: they join the lingering
+    /// ones at once.
+    fn close(&self, how: Closing) -> Result<(), Error> {
+        self.end(match how {
+            Closing::Graceful => CLOSE_GRACE,
+            Closing::Abort => std::time::Duration::ZERO,
+        });
         Ok(())
     }
 }

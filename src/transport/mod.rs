@@ -1,10 +1,14 @@
 //! Transports move framed JSON-RPC messages and nothing else.
 //!
-//! A transport is opened with a [`Sink`] that receives everything it reads; the [`Transport`]
-//! handle writes [`Outgoing`] messages (each with its kind, id, method and deadline) and may
-//! schedule how callers wait for their answers ([`Transport::wait`]). Protocol logic (ids,
-//! pending requests, routing) lives in [`crate::protocol::session`], never here. No transport
-//! reaches into another: what the HTTP-based ones share is in `web/`.
+//! A transport is opened with a [`Sink`] that receives everything it reads (and, for stdio, a
+//! [`StderrTail`] that keeps the server's last stderr lines); the [`Transport`] handle writes
+//! [`Outgoing`] messages (each with its kind, id, method and deadline), has a caller wait for
+//! its answer ([`Transport::wait`]), stops a caller's read of a request given up by another
+//! thread ([`Transport::interrupt`]), and closes ([`Transport::close`]). How a transport shares
+//! reading among waiting callers is its own business: a role it gives a [`Caller`] is taken
+//! back when the caller is dropped (see `caller.rs`). Protocol logic (ids, pending requests,
+//! routing) lives in [`crate::protocol::session`], never here. No transport reaches into
+//! another: what the HTTP-based ones share is in `web/`.
 
 use std::time::Instant;
 
@@ -14,9 +18,11 @@ use crate::error::Error;
 
 use crate::protocol::jsonrpc::{Inbound, RequestId};
 use crate::protocol::session::Event;
-use crate::protocol::slot::{SlotRx, SlotTx};
+pub(crate) use caller::{Caller, Leaving};
 pub(crate) use outgoing::Outgoing;
+pub(crate) use stderr_tail::StderrTail;
 
+mod caller;
 pub(crate) mod http;
 #[cfg(any(test, feature = "testing"))]
 pub(crate) mod memory;
@@ -24,6 +30,7 @@ pub(crate) mod outgoing;
 pub(crate) mod proxy;
 pub(crate) mod sse;
 pub(crate) mod sse_parser;
+pub(crate) mod stderr_tail;
 pub(crate) mod stdio;
 pub(crate) mod web;
 pub(crate) mod ws;
@@ -50,36 +57,25 @@ pub(crate) trait Sink: Send + Sync {
     }
 }
 
-/// A caller waiting for the answer to its request (see [`Transport::wait`]).
-pub(crate) struct Caller<'a> {
-    /// The request id.
-    pub(crate) id: i64,
-    /// Its slot: where the session routes its progress and answer.
-    pub(crate) rx: &'a SlotRx,
-    /// A sender to its slot, for [`Event::Wake`].
-    pub(crate) tx: &'a SlotTx,
-    /// Set by a transport that gave the caller a role to pass on in
-    /// [`Transport::stop_waiting`] (so callers without one cost nothing there).
-    pub(crate) enlisted: std::cell::Cell<bool>,
-}
-
-impl<'a> Caller<'a> {
-    /// The caller of request `id`, waiting on `rx`.
-    pub(crate) fn new(id: i64, rx: &'a SlotRx, tx: &'a SlotTx) -> Self {
-        Caller {
-            id,
-            rx,
-            tx,
-            enlisted: std::cell::Cell::new(false),
-        }
-    }
-}
-
 /// Computes the extra HTTP headers of an outbound frame (see [`Transport::set_header_hook`]).
 pub(crate) type HeaderHook =
     std::sync::Arc<dyn Fn(&[u8]) -> Option<Vec<(String, String)>> + Send + Sync>;
 
-/// The writing half of a connection.
+/// How a connection closes (see [`Transport::close`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Closing {
+    /// With the transport's close handshake, and grace for work the peer still has in hand.
+    Graceful,
+    /// Without waiting on the peer: no close handshake and no grace for work the peer still has
+    /// in hand, for a connection given up before it was ever usable (a handshake that failed,
+    /// the connect timeout already spent). Threads are still ended and joined, or (a handler
+    /// that will not end) joined later as a graceful close would. A transport with nothing to
+    /// skip closes as gracefully.
+    Abort,
+}
+
+/// One connection as its callers use it: send a message, wait for a request's answer, stop a
+/// request given up by another thread, close.
 pub(crate) trait Transport: Send + Sync {
     /// Sends one message (its frame has no trailing newline; its kind, id and method come with
     /// it, so nothing needs parsing here). Must return by its deadline (when it has one) with
@@ -104,35 +100,23 @@ pub(crate) trait Transport: Send + Sync {
     /// answer). By default the caller simply waits on its slot while an I/O thread routes what
     /// arrives; a transport may instead let the caller read the connection itself (stdio does:
     /// see `stdio/lead.rs`), and may wake a waiting caller with [`Event::Wake`] through
-    /// `caller.tx` to have it call `wait` again.
-    fn wait(&self, caller: &Caller<'_>, deadline: Instant) -> Result<Event, RecvTimeoutError> {
+    /// `caller.tx` to have it call `wait` again. A role the transport gives the caller here
+    /// (a hand-off it has not taken yet, a reply kept for it) is taken back when the caller
+    /// stops waiting: the transport [enlists](Caller::enlist) it.
+    fn wait<'a>(
+        &'a self,
+        caller: &Caller<'a>,
+        deadline: Instant,
+    ) -> Result<Event, RecvTimeoutError> {
         caller.rx.recv_deadline(deadline)
     }
-
-    /// The caller stops waiting (answered, failed or timed out): a role the transport gave it in
-    /// `wait` (a hand-off it has not taken yet) passes to another caller.
-    fn stop_waiting(&self, _caller: &Caller<'_>) {}
 
     /// Request `id` was given up by another thread, and its slot already holds its end: a
     /// caller that reads the connection itself in `wait` for it (and so does not look at its
     /// slot) stops reading now.
     fn interrupt(&self, _id: i64) {}
 
-    /// The last lines the server wrote to stderr, when the transport has a process.
-    fn stderr_tail(&self) -> String {
-        String::new()
-    }
-
     /// Closes the connection, ends and joins every thread, and (stdio) ends the process.
-    /// Idempotent.
-    fn close(&self) -> Result<(), Error>;
-
-    /// Closes the connection without waiting on the peer: no close handshake and no grace for
-    /// work the peer still has in hand, for a connection given up before it was ever usable (a
-    /// handshake that failed, the connect timeout already spent). Threads are still ended and
-    /// joined, or (a handler that will not end) joined later as [`close`](Self::close) would.
-    /// Idempotent, and `close` after it returns at once. By default the same as `close`.
-    fn abort(&self) -> Result<(), Error> {
-        self.close()
-    }
+    /// Idempotent: a later call, whatever [`Closing`] it asks for, closes nothing more.
+    fn close(&self, how: Closing) -> Result<(), Error>;
 }

@@ -36,7 +36,7 @@ use super::web::{
     self, deliver_frame, drain, map_ureq, origin, resolve_reference, skip_oversized, status_error,
     Limit, RequestHeaders, Requester, Verb,
 };
-use super::{Outgoing, Sink, Transport};
+use super::{Closing, Outgoing, Sink, Transport};
 use crate::config::{redact_url, Limits, SseConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 
@@ -312,7 +312,8 @@ impl Transport for SseTransport {
         *lock(&self.inner.protocol_version) = Some(version.to_owned());
     }
 
-    fn close(&self) -> Result<(), Error> {
+    /// Both [`Closing`]s are the same: there is no close handshake, the stream's socket is shut.
+    fn close(&self, _how: Closing) -> Result<(), Error> {
         let inner = &self.inner;
         inner.closing.store(true, Ordering::SeqCst);
         let Some(thread) = lock(&self.thread).take() else {
@@ -328,7 +329,7 @@ impl Transport for SseTransport {
 
 impl Drop for SseTransport {
     fn drop(&mut self) {
-        let _ = self.close();
+        let _ = self.close(Closing::Graceful);
     }
 }
 
@@ -359,6 +360,8 @@ mod tests {
     use std::sync::Arc;
     use std::time::{Duration, Instant};
 
+    use crate::transport::Closing;
+
     use serde_json::json;
 
     use super::resolve_endpoint;
@@ -383,7 +386,7 @@ mod tests {
         sink.closed_rx
             .recv_timeout(Duration::from_secs(5))
             .expect("the end is reported");
-        t.close().expect("close");
+        t.close(Closing::Graceful).expect("close");
         assert_eq!(sink.closed.lock().unwrap().len(), 1);
     }
 
@@ -395,7 +398,7 @@ mod tests {
         let limits = crate::config::Limits::default();
         let t =
             super::open("s", &cfg, Duration::from_secs(5), &limits, sink.clone()).expect("open");
-        t.close().expect("close");
+        t.close(Closing::Graceful).expect("close");
         assert!(sink.closed.lock().unwrap().is_empty());
     }
 

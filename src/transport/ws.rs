@@ -14,7 +14,7 @@
 //!  send ── queue the frame (bounded queue, by the deadline) ── wake the thread
 //!       ── wait for "written" (by the deadline)
 //!  close ── ask the thread: close frame, wait for the server's at most min(timeout, 2 s) ── join
-//!  abort ── shut the socket down (no close frame, no grace: a handshake that failed) ── join
+//!  close(Abort) ── shut the socket down (no close frame, no grace: a handshake that failed) ── join
 //! ```
 //!
 //! Nothing a caller does waits on the socket: a caller only queues its frame and waits, with its
@@ -57,7 +57,7 @@ use tungstenite::{Bytes, Message, WebSocket};
 
 use super::proxy::{self, Route, Target, TunnelError};
 use super::web::{deliver_frame, RequestHeaders};
-use super::{Outgoing, Sink, Transport};
+use super::{Closing, Outgoing, Sink, Transport};
 use crate::config::{header_pair, redact_url, Limits, WebSocketConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::{peek_id_prefix, RequestId};
@@ -1417,31 +1417,32 @@ impl Transport for WsTransport {
         }
     }
 
-    fn close(&self) -> Result<(), Error> {
-        // The I/O thread gives the server at most the close grace to answer, never blocking on
-        // the socket; the extra second covers the frame it may be handing to the client.
-        self.end(self.timeout.min(CLOSE_GRACE) + Duration::from_secs(1));
-        Ok(())
-    }
-
-    /// The socket is shut down first: the I/O thread finds it ended at its next step (its close
-    /// frame cannot be written, nothing more can be read) and stops without a close grace.
-    fn abort(&self) -> Result<(), Error> {
-        // Closing first, so that the thread takes the shut socket for our close, not the
-        // server's end.
-        self.shared.closing.store(true, Ordering::SeqCst);
-        if lock(&self.io).is_some() {
-            let _ = self.socket.shutdown(Shutdown::Both);
+    /// [`Closing::Abort`]: the socket is shut down first: the I/O thread finds it ended at its
+    /// next step (its close frame cannot be written, nothing more can be read) and stops without
+    /// a close grace.
+    fn close(&self, how: Closing) -> Result<(), Error> {
+        match how {
+            // The I/O thread gives the server at most the close grace to answer, never blocking
+            // on the socket; the extra second covers the frame it may be handing to the client.
+            Closing::Graceful => self.end(self.timeout.min(CLOSE_GRACE) + Duration::from_secs(1)),
+            Closing::Abort => {
+                // Closing first, so that the thread takes the shut socket for our close, not
+                // the server's end.
+                self.shared.closing.store(true, Ordering::SeqCst);
+                if lock(&self.io).is_some() {
+                    let _ = self.socket.shutdown(Shutdown::Both);
+                }
+                // Only the frame it may be handing to the client is left to wait for.
+                self.end(Duration::from_secs(1));
+            }
         }
-        // Only the frame it may be handing to the client is left to wait for.
-        self.end(Duration::from_secs(1));
         Ok(())
     }
 }
 
 impl Drop for WsTransport {
     fn drop(&mut self) {
-        let _ = self.close();
+        let _ = self.close(Closing::Graceful);
     }
 }
 

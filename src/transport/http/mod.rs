@@ -76,7 +76,7 @@ use self::session::State;
 use self::stream::Opening;
 use super::web::buffered::{interruptible, within, Interrupt};
 use super::web::{agent, Limit, RequestHeaders, Requester, Verb};
-use super::{Caller, Outgoing, Sink, Transport};
+use super::{Caller, Closing, Outgoing, Sink, Transport};
 use crate::config::{redact_url, HttpConfig, Limits};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
@@ -283,17 +283,15 @@ impl Transport for HttpTransport {
 
     /// A caller whose answer comes as an event stream reads it here, on its own thread, until
     /// its progress or answer is routed to it (see `reply.rs`); any other waits on its slot.
-    fn wait(&self, caller: &Caller<'_>, deadline: Instant) -> Result<Event, RecvTimeoutError> {
+    fn wait<'a>(
+        &'a self,
+        caller: &Caller<'a>,
+        deadline: Instant,
+    ) -> Result<Event, RecvTimeoutError> {
         if let Some(ended) = self.inner.read_in_wait(caller, deadline) {
             return ended;
         }
         caller.rx.recv_deadline(deadline)
-    }
-
-    /// A reply its caller no longer reads is dropped unread, which closes its connection.
-    fn stop_waiting(&self, caller: &Caller<'_>) {
-        let unread = lock(&self.inner.unread).remove(&caller.id);
-        drop(unread);
     }
 
     /// A caller reading its reply in `wait` is stopped by shutting the socket it reads.
@@ -312,7 +310,8 @@ impl Transport for HttpTransport {
         *crate::sync::write_lock(&self.inner.header_hook) = hook;
     }
 
-    fn close(&self) -> Result<(), Error> {
+    /// Both [`Closing`]s are the same: the close handshake (DELETE) is bounded by the timeout.
+    fn close(&self, _how: Closing) -> Result<(), Error> {
         let inner = &self.inner;
         if inner.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
@@ -339,7 +338,7 @@ impl Transport for HttpTransport {
 
 impl Drop for HttpTransport {
     fn drop(&mut self) {
-        let _ = self.close();
+        let _ = self.close(Closing::Graceful);
     }
 }
 
@@ -468,8 +467,8 @@ pub(crate) mod tests {
         let srv = HttpServer::start(|_req, conn| conn.accepted());
         let sink = Arc::new(Recorder::default());
         let t = transport(&srv.url("/mcp"), sink);
-        t.close().expect("close");
-        t.close().expect("close is idempotent");
+        t.close(Closing::Graceful).expect("close");
+        t.close(Closing::Graceful).expect("close is idempotent");
         let err = t.send(Outgoing::parse(call_frame(1))).expect_err("closed");
         assert!(matches!(err, Error::Closed { .. }), "{err:?}");
     }

@@ -214,6 +214,8 @@ mod tests {
 
     use std::sync::Arc;
 
+    use crate::transport::Closing;
+
     use serde_json::json;
 
     use crate::transport::http::test_support::HttpServer;
@@ -232,7 +234,7 @@ mod tests {
             note.to_string().into_bytes(),
         ))
         .expect("send");
-        t.close().expect("close");
+        t.close(Closing::Graceful).expect("close");
         assert!(sink.seen.lock().unwrap().is_empty());
     }
 }

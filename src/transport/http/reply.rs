@@ -21,7 +21,7 @@ use crate::transport::web::{
     content_length, deliver_frame, is_event_stream, is_response_to, read_capped, status_error,
 };
 use crate::transport::web::{Limit, Verb};
-use crate::transport::Caller;
+use crate::transport::{Caller, Leaving};
 
 /// An SSE reply being read.
 pub(super) type ReplyStream = SseReader<BufReader<ureq::BodyReader<'static>>>;
@@ -148,13 +148,20 @@ impl Inner {
         }
     }
 
+    /// Keeps a reply for `caller`'s next wait, and enlists the caller: should it stop waiting
+    /// first, the reply is dropped unread (see [`Leaving`]).
+    fn keep_for<'a>(&'a self, caller: &Caller<'a>, unread: Unread) {
+        self.keep_unread(caller.id, unread);
+        caller.enlist(self);
+    }
+
     /// The caller of request `caller.id` reads its event-stream reply until an event of its own
     /// (progress or the answer) is routed to it, or until `deadline`: every read is bounded by
     /// it, so progress that moves the caller's deadline on moves this one too. `None`: what
     /// was routed (if anything) is on the caller's slot; otherwise how the wait ended.
-    pub(super) fn read_in_wait(
-        &self,
-        caller: &Caller<'_>,
+    pub(super) fn read_in_wait<'a>(
+        &'a self,
+        caller: &Caller<'a>,
         deadline: Instant,
     ) -> Option<Result<Event, RecvTimeoutError>> {
         let unread = lock(&self.unread).remove(&caller.id)?;
@@ -165,7 +172,7 @@ impl Inner {
         lock(&self.reading).insert(caller.id, Arc::clone(&interrupt));
         if !caller.rx.is_empty() || Instant::now() >= deadline {
             lock(&self.reading).remove(&caller.id);
-            self.keep_unread(caller.id, unread);
+            self.keep_for(caller, unread);
             return None;
         }
         let Unread {
@@ -199,8 +206,8 @@ impl Inner {
             // What ended the wait (its abandonment) is on the slot.
             Err(_) if !caller.rx.is_empty() => None,
             Ok(Read::Paused(reader)) => {
-                self.keep_unread(
-                    caller.id,
+                self.keep_for(
+                    caller,
                     Unread {
                         reader: *reader,
                         method,
@@ -380,12 +387,22 @@ impl Inner {
     }
 }
 
+/// A reply its caller no longer reads is dropped unread, which closes its connection.
+impl Leaving for Inner {
+    fn leave(&self, caller: &Caller<'_>) {
+        let unread = lock(&self.unread).remove(&caller.id);
+        drop(unread);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     //! Replies read to our response: SSE events in order, a JSON body that must hold it.
 
     use std::sync::Arc;
     use std::time::{Duration, Instant};
+
+    use crate::transport::Closing;
 
     use serde_json::json;
 
@@ -412,7 +429,7 @@ mod tests {
         let t = transport(&srv.url("/mcp"), sink.clone());
         t.send(Outgoing::parse(call_frame(1)).by(Instant::now() + Duration::from_secs(5)))
             .expect("send");
-        t.close().expect("close");
+        t.close(Closing::Graceful).expect("close");
         assert_eq!(
             *sink.seen.lock().unwrap(),
             [
@@ -422,6 +439,48 @@ mod tests {
             ]
         );
         assert!(sink.closed.lock().unwrap().is_empty());
+    }
+
+    /// A caller whose wait ends before it reads its event-stream reply is enlisted, and the
+    /// reply (with its connection) goes when the caller stops waiting, not at close.
+    #[test]
+    fn a_reply_kept_for_a_caller_is_dropped_when_the_caller_stops_waiting() {
+        use crate::protocol::slot::slot;
+        use crate::sync::lock;
+        use crate::transport::{Caller, Transport};
+
+        let srv = HttpServer::start(|_req, conn| {
+            conn.sse_start(&[]);
+            conn.sse_end();
+        });
+        let sink = Arc::new(Recorder::default());
+        let cfg = crate::config::ServerConfig::http("t", srv.url("/mcp"));
+        let crate::config::TransportConfig::StreamableHttp(http) = cfg.transport() else {
+            unreachable!("an http config")
+        };
+        let t = crate::transport::http::open("t", http, Duration::from_secs(5), cfg.limits(), sink)
+            .expect("open");
+        let deadline = Instant::now() + Duration::from_secs(5);
+        t.send(
+            Outgoing::parse(call_frame(1))
+                .by(deadline)
+                .answered_in_wait(),
+        )
+        .expect("send");
+        assert!(lock(&t.inner.unread).contains_key(&1), "kept for the wait");
+        let (tx, rx) = slot(2);
+        let caller = Caller::new(1, &rx, &tx);
+        assert!(matches!(
+            t.wait(&caller, Instant::now()),
+            Err(crossbeam_channel::RecvTimeoutError::Timeout)
+        ));
+        assert!(
+            lock(&t.inner.unread).contains_key(&1),
+            "kept for its next wait"
+        );
+        drop(caller);
+        assert!(lock(&t.inner.unread).is_empty(), "dropped with its caller");
+        t.close(Closing::Graceful).expect("close");
     }
 
     #[test]
@@ -435,6 +494,6 @@ mod tests {
             .send(Outgoing::parse(call_frame(1)).by(Instant::now() + Duration::from_secs(5)))
             .expect_err("no response to id 1");
         assert!(matches!(err, Error::Protocol { .. }), "{err:?}");
-        t.close().expect("close");
+        t.close(Closing::Graceful).expect("close");
     }
 }

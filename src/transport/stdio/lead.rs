@@ -11,7 +11,8 @@
 //!                         with no follower, a caller that has written its request and not yet
 //!                         come to wait leads next (it is not asleep: nothing to wake);
 //!                         with neither, the poller thread watches stdout again
-//!   a woken follower that leaves without leading (stop_waiting) passes the wake on
+//!   a woken follower that leaves without leading passes the wake on (stop_waiting, run when
+//!   the caller, enlisted, is dropped)
 //!   a read's answers are all routed before their callers are woken (HeldWakes)
 //!   a new connection: nobody watches stdout until its first request (the handshake) claims
 //!   it; the first hand-over registers it with the poller
@@ -32,7 +33,7 @@ use super::poller::{add, key, STDOUT};
 use crate::protocol::session::Event;
 use crate::protocol::slot::{HeldWakes, SlotTx};
 use crate::sync::lock;
-use crate::transport::Caller;
+use crate::transport::{Caller, Leaving};
 
 /// The reading role of one connection.
 #[derive(Default)]
@@ -93,11 +94,13 @@ impl Lead {
 
 impl Conn {
     /// Waits until `deadline` for the next event of `caller`'s request, reading stdout itself
-    /// when nobody else does.
-    pub(super) fn wait(
+    /// when nobody else does. A caller that follows, or leaves without having led, is enlisted
+    /// with `by`, which calls [`stop_waiting`](Self::stop_waiting) when the caller is dropped.
+    pub(super) fn wait<'a>(
         &self,
         poller: &Poller,
-        caller: &Caller<'_>,
+        caller: &Caller<'a>,
+        by: &'a dyn Leaving,
         deadline: Instant,
     ) -> Result<Event, RecvTimeoutError> {
         // A caller leaving without having led may hold stdout claimed for it (`claim_for`):
@@ -105,7 +108,7 @@ impl Conn {
         let mut led = false;
         let leaving = |led: bool| {
             if !led {
-                caller.enlisted.set(true);
+                caller.enlist(by);
             }
         };
         loop {
@@ -124,7 +127,7 @@ impl Conn {
                         leaving(led);
                         return Err(RecvTimeoutError::Timeout);
                     }
-                    if self.lead(poller, caller, deadline) {
+                    if self.lead(poller, caller, by, deadline) {
                         led = true;
                     } else {
                         match caller.rx.recv_deadline(deadline) {
@@ -205,8 +208,14 @@ impl Conn {
     }
 
     /// Reads stdout until `caller`'s slot has an event or `deadline` passes; returns `false`
-    /// (having enlisted the caller as a follower) when another thread leads.
-    fn lead(&self, poller: &Poller, caller: &Caller<'_>, deadline: Instant) -> bool {
+    /// (having enlisted the caller as a follower, with `by`) when another thread leads.
+    fn lead<'a>(
+        &self,
+        poller: &Poller,
+        caller: &Caller<'a>,
+        by: &'a dyn Leaving,
+        deadline: Instant,
+    ) -> bool {
         let disarm = {
             let mut l = lock(&self.lead);
             l.arrived(caller.id);
@@ -214,11 +223,11 @@ impl Conn {
                 if !l.followers.iter().any(|(id, _)| *id == caller.id) {
                     l.followers.push((caller.id, caller.tx.clone()));
                 }
-                caller.enlisted.set(true);
+                caller.enlist(by);
                 return false;
             }
             l.active = true;
-            if caller.enlisted.get() {
+            if caller.is_enlisted() {
                 l.followers.retain(|(id, _)| *id != caller.id);
             }
             // Whoever was woken (a hand-off was pending), the poller is not watching stdout.
@@ -353,12 +362,9 @@ impl Conn {
         l.armed = false;
     }
 
-    /// `caller` stops waiting: it leaves the followers, and a wake it has not acted on passes
-    /// to another follower (or back to the poller thread).
+    /// `caller`, enlisted in [`wait`](Self::wait), stops waiting: it leaves the followers, and a
+    /// wake it has not acted on passes to another follower (or back to the poller thread).
     pub(super) fn stop_waiting(&self, poller: &Poller, caller: &Caller<'_>) {
-        if !caller.enlisted.get() {
-            return;
-        }
         let handed_to_me = |l: &Lead| !l.active && l.woken == Some(caller.id);
         {
             // Only the lead lock: a leader holds the reader for as long as it reads.
@@ -429,6 +435,15 @@ mod tests {
         fn closed(&self, _detail: String, _stderr_tail: String) {}
     }
 
+    /// Lets a caller of `Conn` go as the stdio transport does.
+    struct Leave<'a>(&'a Conn, &'a Poller);
+
+    impl Leaving for Leave<'_> {
+        fn leave(&self, caller: &Caller<'_>) {
+            self.0.stop_waiting(self.1, caller);
+        }
+    }
+
     /// Callers on real pipes, one after the other on this thread: a leader leaving hands stdout
     /// to a caller who has written and not yet waited, without the poller; a writer that has to
     /// wait for the server to read gives stdout up first; a caller handed stdout that leaves
@@ -452,12 +467,14 @@ mod tests {
                 ..crate::config::Limits::default()
             },
             Box::new(String::new),
+            crate::transport::StderrTail::default(),
         );
         let (read_end, write_end) = rustix::pipe::pipe().unwrap();
         rustix::io::ioctl_fionbio(&read_end, true).unwrap();
         let mut server = std::fs::File::from(write_end);
         lock(&c.reader).stdout = Some(std::process::ChildStdout::from(read_end));
         let poller = Poller::new().unwrap();
+        let leave = Leave(&c, &poller);
         let answer = |server: &mut std::fs::File, id: i64| {
             writeln!(server, r#"{{"jsonrpc":"2.0","id":{id},"result":{{}}}}"#).unwrap();
         };
@@ -482,19 +499,19 @@ mod tests {
         answer(&mut server, 1);
         let one = caller(1);
         assert!(matches!(
-            c.wait(&poller, &one, soon()),
+            c.wait(&poller, &one, &leave, soon()),
             Ok(Event::Done(Ok(_)))
         ));
-        c.stop_waiting(&poller, &one);
+        drop(one);
         // 1 read its answer and left: 2 leads next, the poller is not asked to watch.
         assert_eq!(state(), (false, Some(2), false, vec![2]));
         answer(&mut server, 2);
         let two = caller(2);
         assert!(matches!(
-            c.wait(&poller, &two, soon()),
+            c.wait(&poller, &two, &leave, soon()),
             Ok(Event::Done(Ok(_)))
         ));
-        c.stop_waiting(&poller, &two);
+        drop(two);
         assert_eq!(state(), (false, None, true, vec![]), "the poller watches");
 
         // 3 claims stdout from the poller, 4 writes too. 3's write has to wait for the server
@@ -518,10 +535,10 @@ mod tests {
         // 4 leaves at its deadline without leading: the poller watches again.
         let four = caller(4);
         assert!(matches!(
-            c.wait(&poller, &four, Instant::now()),
+            c.wait(&poller, &four, &leave, Instant::now()),
             Err(RecvTimeoutError::Timeout)
         ));
-        c.stop_waiting(&poller, &four);
+        drop(four);
         assert_eq!(state(), (false, None, true, vec![]));
         drop(stdin_read);
     }

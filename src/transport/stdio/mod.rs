@@ -33,7 +33,7 @@ pub use self::poller::ConnectionPoller;
 use self::poller::WriteOutcome;
 use self::process::{describe_exit, status_text, Proc};
 use super::outgoing::Kind;
-use super::{Caller, Outgoing, Sink, Transport};
+use super::{Caller, Closing, Leaving, Outgoing, Sink, StderrTail, Transport};
 use crate::config::{Limits, StdioConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
@@ -53,7 +53,7 @@ pub(crate) struct StdioTransport {
     pgid: Option<Pid>,
     closed: AtomicBool,
     /// Set once we gave up on a request (sent `notifications/cancelled`) or on the connection
-    /// itself ([`Transport::abort`]): the server is busy with work nobody waits for, so closing
+    /// itself ([`Closing::Abort`]): the server is busy with work nobody waits for, so closing
     /// waits only briefly for it to notice the end of its stdin before SIGTERM.
     gave_up: AtomicBool,
 }
@@ -72,20 +72,22 @@ pub(crate) fn command_line(cfg: &StdioConfig) -> String {
     s
 }
 
-/// Spawns the server and registers its pipes with `poller`.
+/// Spawns the server and registers its pipes with `poller`; the lines it writes to stderr are
+/// kept in `tail`.
 pub(crate) fn open(
     server: &str,
     cfg: &StdioConfig,
     limits: &Limits,
     poller: &ConnectionPoller,
     sink: Arc<dyn Sink>,
+    tail: StderrTail,
 ) -> Result<Arc<StdioTransport>, Error> {
     let (proc, pgid, pipes) = process::spawn(server, cfg)?;
     let child = Arc::new(Mutex::new(proc));
     let probe_child = Arc::clone(&child);
     let exit_probe = Box::new(move || describe_exit(&probe_child));
     let server: Arc<str> = server.into();
-    let conn = match poller.register(Arc::clone(&server), pipes, limits, sink, exit_probe) {
+    let conn = match poller.register(Arc::clone(&server), pipes, limits, sink, exit_probe, tail) {
         Ok(conn) => conn,
         Err(e) => {
             lock(&child).kill_and_reap();
@@ -164,26 +166,21 @@ impl Transport for StdioTransport {
         }
     }
 
-    fn wait(&self, caller: &Caller<'_>, deadline: Instant) -> Result<Event, RecvTimeoutError> {
-        self.conn.wait(self.poller.os_poller(), caller, deadline)
+    fn wait<'a>(
+        &'a self,
+        caller: &Caller<'a>,
+        deadline: Instant,
+    ) -> Result<Event, RecvTimeoutError> {
+        self.conn
+            .wait(self.poller.os_poller(), caller, self, deadline)
     }
 
-    fn stop_waiting(&self, caller: &Caller<'_>) {
-        self.conn.stop_waiting(self.poller.os_poller(), caller)
-    }
-
-    fn stderr_tail(&self) -> String {
-        self.conn.stderr_tail()
-    }
-
-    /// A connection given up before it was usable: its process gets SIGTERM soon after its
-    /// stdin is closed.
-    fn abort(&self) -> Result<(), Error> {
-        self.gave_up.store(true, Ordering::Relaxed);
-        self.close()
-    }
-
-    fn close(&self) -> Result<(), Error> {
+    /// A connection given up before it was usable ([`Closing::Abort`]): its process gets
+    /// SIGTERM soon after its stdin is closed.
+    fn close(&self, how: Closing) -> Result<(), Error> {
+        if how == Closing::Abort {
+            self.gave_up.store(true, Ordering::Relaxed);
+        }
         if self.closed.swap(true, Ordering::SeqCst) {
             return Ok(());
         }
@@ -201,8 +198,16 @@ impl Transport for StdioTransport {
     }
 }
 
+/// A caller that followed, or was handed stdout and did not lead, passes its role on as it
+/// stops waiting (see `lead.rs`).
+impl Leaving for StdioTransport {
+    fn leave(&self, caller: &Caller<'_>) {
+        self.conn.stop_waiting(self.poller.os_poller(), caller)
+    }
+}
+
 impl Drop for StdioTransport {
     fn drop(&mut self) {
-        let _ = self.close();
+        let _ = self.close(Closing::Graceful);
     }
 }

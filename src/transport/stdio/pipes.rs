@@ -15,7 +15,6 @@
 //! `stderr_tail_lines` lines of at most `max_echo_bytes` (plus the one being read, cut as it
 //! arrives), and `max_queued_write_bytes` of our own output it does not read.
 
-use std::collections::VecDeque;
 use std::io::{self, Read};
 use std::process::{ChildStderr, ChildStdout};
 use std::sync::{Arc, Condvar, Mutex};
@@ -31,7 +30,7 @@ use crate::protocol::jsonrpc::{
 };
 use crate::sync::lock;
 use crate::throttle::{more, Throttle};
-use crate::transport::Sink;
+use crate::transport::{Sink, StderrTail};
 
 /// Bytes kept from the end of an oversized line, to find its id there.
 const SUFFIX: usize = 128;
@@ -80,6 +79,8 @@ pub(crate) struct Conn {
     pub(super) writer: Mutex<WriteSide>,
     pub(super) drained: Condvar,
     pub(super) stderr: Mutex<StderrSide>,
+    /// The last lines of stderr, shared with the client (lock order: `stderr` before it).
+    pub(super) tail: StderrTail,
     /// Called once when stdout ends, to describe the exit (its status).
     pub(super) exit_probe: Box<dyn Fn() -> String + Send + Sync>,
     /// What `end` reported (set once), for a writer that finds stdin closed (see `wait_end`).
@@ -127,7 +128,6 @@ pub(super) struct StderrSide {
     pub(super) partial: Vec<u8>,
     /// Bytes of the line being read that were not kept.
     pub(super) cut: usize,
-    pub(super) lines: VecDeque<String>,
 }
 
 impl Conn {
@@ -138,6 +138,7 @@ impl Conn {
         sink: Arc<dyn Sink>,
         limits: &Limits,
         exit_probe: Box<dyn Fn() -> String + Send + Sync>,
+        tail: StderrTail,
     ) -> Self {
         Conn {
             id,
@@ -167,8 +168,8 @@ impl Conn {
                 pipe: None,
                 partial: Vec::new(),
                 cut: 0,
-                lines: VecDeque::new(),
             }),
+            tail,
             exit_probe,
             end_report: Mutex::new(EndReport::default()),
             ended_cv: Condvar::new(),
@@ -200,13 +201,8 @@ impl Conn {
     }
 
     /// The last lines the child wrote to stderr.
-    pub(crate) fn stderr_tail(&self) -> String {
-        let s = lock(&self.stderr);
-        s.lines
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>()
-            .join("\n")
+    pub(super) fn stderr_tail(&self) -> String {
+        self.tail.text()
     }
 
     pub(super) fn on_stdout(&self, poller: &Poller, chunk: &mut [u8]) {
@@ -587,12 +583,7 @@ impl Conn {
             };
             let server = &self.server;
             log::info!(target: "mcp_blocking::stderr", "[{server}] {line}");
-            if self.tail_lines > 0 {
-                if s.lines.len() >= self.tail_lines {
-                    s.lines.pop_front();
-                }
-                s.lines.push_back(line);
-            }
+            self.tail.push(line, self.tail_lines);
         }
         s.partial.clear();
         s.cut = 0;
@@ -756,6 +747,7 @@ mod tests {
             sink,
             &Limits::default(),
             Box::new(String::new),
+            StderrTail::default(),
         )
     }
 

@@ -30,7 +30,7 @@ use polling::{Event, Events, PollMode, Poller};
 use super::pipes::Conn;
 pub(crate) use super::stdin::WriteOutcome;
 use crate::config::Limits;
-use crate::transport::Sink;
+use crate::transport::{Sink, StderrTail};
 
 /// The poller thread's buffer for draining stderr.
 const READ_CHUNK: usize = 16 * 1024;
@@ -264,13 +264,14 @@ impl ConnectionPoller {
         limits: &Limits,
         sink: Arc<dyn Sink>,
         exit_probe: Box<dyn Fn() -> String + Send + Sync>,
+        tail: StderrTail,
     ) -> io::Result<Arc<Conn>> {
         let (stdin, stdout, stderr) = pipes;
         for fd in [stdin.as_fd(), stdout.as_fd(), stderr.as_fd()] {
             rustix::io::ioctl_fionbio(fd, true)?;
         }
         let id = self.shared.core.next_id.fetch_add(1, Ordering::Relaxed);
-        let conn = Arc::new(Conn::new(id, server, sink, limits, exit_probe));
+        let conn = Arc::new(Conn::new(id, server, sink, limits, exit_probe, tail));
         lock(&self.shared.core.conns)
             .map
             .insert(id, Arc::clone(&conn));
