@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
 use serde_json::{Map, Value};
 
 /// `_meta` key: the protocol version of this request (required).
@@ -119,30 +121,8 @@ pub(crate) fn encode_header_value(v: &str) -> String {
     if plain {
         v.to_owned()
     } else {
-        format!("=?base64?{}?=", base64(v.as_bytes()))
+        format!("=?base64?{}?=", STANDARD.encode(v.as_bytes()))
     }
-}
-
-/// Standard base64 with padding.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// One `x-mcp-header` parameter of a tool: the header's name (after `Mcp-Param-`) and the path
@@ -276,12 +256,14 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn base64_matches_the_standard_alphabet_and_padding() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64("Hello, 世界".as_bytes()), "SGVsbG8sIOS4lueVjA==");
+    fn the_sentinel_holds_standard_base64_with_padding() {
+        assert_eq!(encode_header_value("f\n"), "=?base64?Zgo=?=");
+        assert_eq!(encode_header_value("fo\n"), "=?base64?Zm8K?=");
+        assert_eq!(encode_header_value("\n"), "=?base64?Cg==?=");
+        assert_eq!(
+            encode_header_value("Hello, 世界"),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
     }
 
     #[test]
