@@ -40,7 +40,7 @@ use connection::Connection;
 const CANCEL_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 pub use options::CallOptions;
 use options::Handlers;
-pub use tasks::{TaskErrorKind, TaskHandle};
+pub use tasks::TaskHandle;
 
 /// A connection to one MCP server.
 ///

@@ -29,7 +29,7 @@ use super::connection::Connection;
 use super::options::CallOptions;
 use crate::config::{Secrets, MAX_TIMEOUT};
 use crate::deadline;
-use crate::error::Error;
+use crate::error::{Error, TaskErrorKind};
 use crate::model::{CallToolResult, CreateTaskResult, Progress, Task, TaskStatus, TasksCapability};
 
 /// The tools whose task support is `required`, from the last `tools/list` of a connection.
@@ -42,20 +42,6 @@ pub(super) const MAX_QUEUED_TASK_PROGRESS: usize = 64;
 /// that tells a cancelled task from a failed call) may take: a call returns at most this much
 /// after its timeout.
 const AFTER_DEADLINE: Duration = Duration::from_secs(1);
-
-/// What went wrong with a task: the kind of an [`Error::Task`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TaskErrorKind {
-    /// The server does not declare the part of the `tasks` capability the call needs
-    /// (`tasks.requests.tools.call`, `tasks.list` or `tasks.cancel`); nothing was sent.
-    Unsupported,
-    /// The task was cancelled (by this client, another one, or the server): it has no result.
-    Cancelled,
-    /// The server answered a task request with something this client cannot use as a task
-    /// (for example a plain result where a `CreateTaskResult` was due).
-    Invalid,
-}
 
 /// A running task: its id, its status, its result, its cancellation. `Send + Sync`: wait for it
 /// on one thread and cancel it from another.

@@ -23,11 +23,11 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Map, Value};
 
 use super::options::CallOptions;
-use super::tasks::{TaskCtx, TaskErrorKind, TaskHandle};
+use super::tasks::{TaskCtx, TaskHandle};
 use super::Client;
 use crate::config::ProtocolEra;
 use crate::deadline;
-use crate::error::{Error, ErrorCode};
+use crate::error::{Error, ErrorCode, TaskErrorKind};
 use crate::model::{CallToolResult, CreateTaskResult, ServerCapabilities, Task, TaskStatus};
 
 /// The extension's id, in `server/discover` capabilities and in the client's.
