@@ -20,7 +20,6 @@ impl Client {
         Ok(TaskCtx {
             conn: self.connection()?,
             secrets: self.config.secret_values(),
-            roots: Arc::clone(&self.roots),
         })
     }
 

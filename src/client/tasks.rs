@@ -17,8 +17,7 @@
 //! In the modern era (2026-07-28) the same handle drives a task of the extension
 //! `io.modelcontextprotocol/tasks` (see `tasks_modern.rs`).
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
@@ -31,9 +30,6 @@ use crate::config::{Secrets, MAX_TIMEOUT};
 use crate::deadline;
 use crate::error::{Error, TaskErrorKind};
 use crate::model::{CallToolResult, CreateTaskResult, Progress, Task, TaskStatus, TasksCapability};
-
-/// The tools whose task support is `required`, from the last `tools/list` of a connection.
-pub(crate) type TaskTools = Mutex<Option<Arc<HashSet<String>>>>;
 
 /// The progress updates of a task that may wait for its caller to read them.
 pub(super) const MAX_QUEUED_TASK_PROGRESS: usize = 64;
@@ -94,8 +90,6 @@ impl Drop for TaskHandle {
 pub(super) struct TaskCtx {
     pub(super) conn: Arc<Connection>,
     pub(super) secrets: Secrets,
-    /// The client's roots, for a modern task's `roots/list` input request.
-    pub(super) roots: Arc<std::sync::RwLock<Option<Vec<crate::model::Root>>>>,
 }
 
 impl TaskCtx {

@@ -6,3 +6,4 @@ mod in_place;
 pub(crate) mod jsonrpc;
 pub(crate) mod session;
 pub(crate) mod slot;
+pub(crate) mod wire;

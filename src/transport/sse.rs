@@ -40,6 +40,9 @@ use super::{Outgoing, Sink, Transport};
 use crate::config::{redact_url, Limits, SseConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 
+/// The header naming the protocol version.
+const VERSION_HEADER: &str = "MCP-Protocol-Version";
+
 struct Inner {
     server: String,
     url: String,
@@ -49,6 +52,7 @@ struct Inner {
     max_message: usize,
     sink: Arc<dyn Sink>,
     closing: AtomicBool,
+    /// The negotiated version, from the handshake's end (see `send`).
     protocol_version: Mutex<Option<String>>,
 }
 
@@ -285,10 +289,16 @@ impl Transport for SseTransport {
                 after: Duration::ZERO,
             });
         }
+        if out.method() == "notifications/initialized" {
+            // The end of the handshake names the negotiated version: every later message
+            // carries it, answers to the server's requests too.
+            *lock(&inner.protocol_version) = out.header(VERSION_HEADER).map(str::to_owned);
+        }
         let version = lock(&inner.protocol_version).clone();
         let mut headers = vec![("Content-Type", "application/json")];
-        if let Some(v) = version.as_deref() {
-            headers.push(("MCP-Protocol-Version", v));
+        headers.extend(out.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        if let (Some(v), None) = (version.as_deref(), out.header(VERSION_HEADER)) {
+            headers.push((VERSION_HEADER, v));
         }
         let what = format!("POST {}", redact_url(&self.endpoint));
         let resp = inner
@@ -306,10 +316,6 @@ impl Transport for SseTransport {
         }
         drain(resp);
         Ok(())
-    }
-
-    fn set_protocol_version(&self, version: &str) {
-        *lock(&self.inner.protocol_version) = Some(version.to_owned());
     }
 
     fn close(&self) -> Result<(), Error> {

@@ -82,6 +82,9 @@ use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::session::Event;
 
+/// The header naming the protocol version.
+const VERSION_HEADER: &str = "MCP-Protocol-Version";
+
 #[cfg(test)]
 #[path = "../../../tests/support_remote/mod.rs"]
 #[allow(unreachable_pub, missing_docs)] // test-support code shared with the integration tests
@@ -112,8 +115,6 @@ struct Inner {
     reading: Mutex<HashMap<i64, Arc<Interrupt>>>,
     /// The drain thread, started with the first SSE reply.
     drain: Mutex<Drain>,
-    /// The modern era's per-request headers (see `Transport::set_header_hook`).
-    header_hook: RwLock<Option<super::HeaderHook>>,
 }
 
 /// The Streamable HTTP connection handle.
@@ -199,7 +200,6 @@ impl HttpTransport {
                 unread: Mutex::new(HashMap::new()),
                 reading: Mutex::new(HashMap::new()),
                 drain: Mutex::new(Drain::default()),
-                header_hook: RwLock::new(None),
             }),
             legacy_refused: OnceLock::new(),
             stream: Mutex::new(None),
@@ -220,7 +220,11 @@ impl Transport for HttpTransport {
         if method == "initialize" {
             lock(&inner.state).init_frame = Some(out.clone());
         } else if method == "notifications/initialized" {
-            lock(&inner.state).initialized_frame = Some(out.frame.clone());
+            // The end of the handshake names the negotiated version: every later message
+            // carries it, those this transport makes itself (the GET stream, DELETE) too.
+            let mut state = lock(&inner.state);
+            state.initialized_frame = Some(out.frame.clone());
+            state.protocol_version = out.header(VERSION_HEADER).map(str::to_owned);
         }
         // Every read and write of the exchange by the caller's deadline (ureq's own bound is
         // the latest its answer may be read by, when progress may move that deadline on), and
@@ -304,14 +308,6 @@ impl Transport for HttpTransport {
         }
     }
 
-    fn set_protocol_version(&self, version: &str) {
-        lock(&self.inner.state).protocol_version = Some(version.to_owned());
-    }
-
-    fn set_header_hook(&self, hook: Option<super::HeaderHook>) {
-        *crate::sync::write_lock(&self.inner.header_hook) = hook;
-    }
-
     fn close(&self) -> Result<(), Error> {
         let inner = &self.inner;
         if inner.closed.swap(true, Ordering::SeqCst) {
@@ -366,7 +362,13 @@ impl Inner {
     ) -> Result<ureq::http::Response<ureq::Body>, Error> {
         let session = self.session_headers();
         let mut headers: Vec<(&str, &str)> = extra.to_vec();
-        headers.extend(session.iter().map(|(k, v)| (*k, v.as_str())));
+        // A header the message carries itself is not sent twice.
+        headers.extend(
+            session
+                .iter()
+                .filter(|(k, _)| !extra.iter().any(|(e, _)| e.eq_ignore_ascii_case(k)))
+                .map(|(k, v)| (*k, v.as_str())),
+        );
         let from = self.url();
         let sent = self.req.send(verb, &from, &headers, limit, fail)?;
         if sent.moved && self.req.is_home(&sent.url) {

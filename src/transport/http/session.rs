@@ -33,7 +33,7 @@ impl Inner {
             out.push(("Mcp-Session-Id", sid.clone()));
         }
         if let Some(v) = &state.protocol_version {
-            out.push(("MCP-Protocol-Version", v.clone()));
+            out.push((super::VERSION_HEADER, v.clone()));
         }
         out
     }
@@ -63,7 +63,7 @@ impl Inner {
             return Ok(());
         };
         let started = Instant::now();
-        let resp = self.post(&init.frame, "initialize", deadline)?;
+        let resp = self.post(&init.frame, &init.headers, "initialize", deadline)?;
         if !resp.status().is_success() {
             return Err(status_error(
                 &self.server,
@@ -84,7 +84,7 @@ impl Inner {
         };
         self.read_reply(resp, &call)?;
         if let Some(note) = initialized {
-            let resp = self.post(&note, "notifications/initialized", deadline)?;
+            let resp = self.post(&note, &[], "notifications/initialized", deadline)?;
             if !resp.status().is_success() {
                 return Err(status_error(
                     &self.server,
