@@ -466,6 +466,45 @@ pub(crate) mod tests {
     }
 
     #[test]
+    fn the_version_the_handshake_ends_with_goes_on_every_later_message_once() {
+        let srv = HttpServer::start(|req, conn| match req.json().get("id") {
+            Some(id) if req.json().get("method").is_some() => {
+                conn.json(200, &[], &json!({"jsonrpc": "2.0", "id": id, "result": {}}))
+            }
+            _ => conn.accepted(),
+        });
+        let sink = Arc::new(Recorder::default());
+        let t = transport(&srv.url("/mcp"), sink);
+        let version = vec![("MCP-Protocol-Version".to_owned(), "2025-06-18".to_owned())];
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+        t.send(Outgoing::parse(init.to_string().into_bytes()))
+            .expect("initialize");
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        t.send(Outgoing::parse(done.to_string().into_bytes()).with_headers(version.clone()))
+            .expect("initialized");
+        t.send(Outgoing::parse(call_frame(2)).with_headers(version))
+            .expect("a request carrying the version itself");
+        let answer = Outgoing::response(&RequestId::Number(7), "ping", &Ok(json!({})));
+        t.send(answer).expect("an answer carrying no header");
+        t.close().expect("close");
+        let posts: Vec<_> = srv
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect();
+        assert_eq!(posts.len(), 4, "{posts:?}");
+        assert!(posts[0].header("mcp-protocol-version").is_none());
+        for p in &posts[1..] {
+            assert_eq!(
+                p.header_values("mcp-protocol-version"),
+                vec!["2025-06-18"],
+                "{}",
+                String::from_utf8_lossy(&p.body)
+            );
+        }
+    }
+
+    #[test]
     fn sending_after_close_is_a_closed_error() {
         let srv = HttpServer::start(|_req, conn| conn.accepted());
         let sink = Arc::new(Recorder::default());
