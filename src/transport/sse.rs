@@ -406,6 +406,37 @@ mod tests {
     }
 
     #[test]
+    fn the_version_the_handshake_ends_with_goes_on_every_later_post_once() {
+        use crate::protocol::jsonrpc::RequestId;
+        use crate::transport::Outgoing;
+        let srv = McpSse::start("/messages?sid=1");
+        let sink = Arc::new(Recorder::default());
+        let cfg = crate::config::SseConfig::new(srv.server.url("/sse"));
+        let limits = crate::config::Limits::default();
+        let t = super::open("s", &cfg, Duration::from_secs(5), &limits, sink).expect("open");
+        let version = vec![("MCP-Protocol-Version".to_owned(), "2025-06-18".to_owned())];
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        t.send(Outgoing::parse(done.to_string().into_bytes()).with_headers(version.clone()))
+            .expect("initialized");
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+        t.send(Outgoing::parse(call.to_string().into_bytes()).with_headers(version))
+            .expect("a request carrying the version itself");
+        let answer = Outgoing::response(&RequestId::Number(7), "ping", &Ok(json!({})));
+        t.send(answer).expect("an answer carrying no header");
+        t.close().expect("close");
+        let posts: Vec<_> = srv
+            .server
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect();
+        assert_eq!(posts.len(), 3, "{posts:?}");
+        for p in &posts {
+            assert_eq!(p.header_values("mcp-protocol-version"), vec!["2025-06-18"]);
+        }
+    }
+
+    #[test]
     fn endpoints_resolve_against_the_stream_url() {
         let base = "http://127.0.0.1:8000/sse";
         assert_eq!(
