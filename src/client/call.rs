@@ -168,38 +168,45 @@ struct CallClock {
     opts: CallOptions,
     /// When the call began.
     start: Instant,
-    /// The call's deadline now.
-    deadline: Arc<Mutex<Instant>>,
+    /// The call's deadline, when nothing moves it.
+    fixed: Instant,
+    /// The call's deadline now, when progress moves it on (only then is it shared).
+    moved: Option<Arc<Mutex<Instant>>>,
 }
 
 impl CallClock {
     fn new(opts: &CallOptions, default_timeout: Duration) -> CallClock {
         let start = Instant::now();
         let timeout = opts.timeout.unwrap_or(default_timeout);
-        let deadline = Arc::new(Mutex::new(crate::deadline::add(start, timeout)));
+        let fixed = crate::deadline::add(start, timeout);
         let mut opts = opts.clone();
+        let mut moved = None;
         if let (true, Some(cb)) = (opts.reset_timeout_on_progress, opts.on_progress.clone()) {
             let hard_limit = opts
                 .max_total_timeout
                 .map(|m| crate::deadline::add(start, m.max(timeout)));
-            let moved = Arc::clone(&deadline);
+            let deadline = Arc::new(Mutex::new(fixed));
+            let shared = Arc::clone(&deadline);
             opts.on_progress = Some(Arc::new(move |p: &crate::model::Progress| {
                 let next = crate::deadline::after(timeout);
-                *lock(&moved) = hard_limit.map_or(next, |h| next.min(h));
+                *lock(&shared) = hard_limit.map_or(next, |h| next.min(h));
                 cb(p);
             }));
+            moved = Some(deadline);
         }
         CallClock {
             opts,
             start,
-            deadline,
+            fixed,
+            moved,
         }
     }
 
     /// The options of the next request of the call.
     fn next(&self) -> CallOptions {
+        let deadline = self.moved.as_ref().map_or(self.fixed, |d| *lock(d));
         CallOptions {
-            call_deadline: Some((self.start, *lock(&self.deadline))),
+            call_deadline: Some((self.start, deadline)),
             ..self.opts.clone()
         }
     }
