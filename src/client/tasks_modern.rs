@@ -32,6 +32,7 @@ use crate::config::ProtocolEra;
 use crate::deadline;
 use crate::error::{Error, ErrorCode, TaskErrorKind};
 use crate::model::{CallToolResult, CreateTaskResult, Task, TaskStatus};
+use crate::protocol::task_end::{task_end, task_of, TaskEnd};
 use crate::protocol::wire::TASKS_EXTENSION;
 
 /// The modern error for a request that needs a capability the client did not declare.
@@ -39,23 +40,6 @@ const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
 
 /// The longest a request made after a call's time ran out (`tasks/cancel`) may take.
 const AFTER_DEADLINE: Duration = Duration::from_secs(1);
-
-/// A task as the extension describes it (`CreateTaskResult` or `tasks/get`: flat, `ttlMs`,
-/// `pollIntervalMs`), as a [`Task`]: `ttl` and `poll_interval` in milliseconds; the inline
-/// `result`, `error` and `inputRequests` are left out.
-pub(super) fn task_of(v: &Value) -> Result<Task, serde_json::Error> {
-    let mut m = v.as_object().cloned().unwrap_or_default();
-    for k in ["resultType", "result", "error", "inputRequests"] {
-        m.remove(k);
-    }
-    if let Some(t) = m.remove("ttlMs") {
-        m.insert("ttl".into(), t);
-    }
-    if let Some(p) = m.remove("pollIntervalMs") {
-        m.insert("pollInterval".into(), p);
-    }
-    serde_json::from_value(Value::Object(m))
-}
 
 /// A `-32021` that asks for the tasks extension, as a typed error naming the tool (only a
 /// modern server sends it).
@@ -146,44 +130,31 @@ impl TaskCtx {
                 .redact(&self.secrets)
             })
         };
-        match task.status {
-            TaskStatus::Completed => Some(match v.get("result") {
-                Some(r) => parse(r),
-                None => Err(Error::Protocol {
-                    server: self.server(),
-                    detail: format!("the completed task `{}` has no result", task.task_id),
-                }),
+        Some(match task_end(&task.status, v)? {
+            TaskEnd::Result(r) => parse(r),
+            TaskEnd::NoResult => Err(Error::Protocol {
+                server: self.server(),
+                detail: format!("the completed task `{}` has no result", task.task_id),
             }),
-            TaskStatus::Failed => Some(match (v.get("error"), v.get("result")) {
-                (Some(e), _) => Err(Error::Rpc {
-                    server: self.server(),
-                    code: ErrorCode(
-                        e.get("code")
-                            .and_then(Value::as_i64)
-                            .and_then(|c| i32::try_from(c).ok())
-                            .unwrap_or(-32603),
-                    ),
-                    message: self
-                        .conn
-                        .sink
-                        .ctx
-                        .limits
-                        .echo(e.get("message").and_then(Value::as_str).unwrap_or(""))
-                        .into_owned(),
-                    data: e.get("data").cloned().map(Box::new),
-                }
-                .redact(&self.secrets)),
-                (None, Some(r)) => parse(r),
-                (None, None) => Err(Error::Rpc {
-                    server: self.server(),
-                    code: ErrorCode(-32603),
-                    message: format!("task `{}` failed without an error", task.task_id),
-                    data: None,
-                }),
+            TaskEnd::Failed {
+                code,
+                message,
+                data,
+            } => Err(Error::Rpc {
+                server: self.server(),
+                code: ErrorCode(code),
+                message: self.conn.sink.ctx.limits.echo(message).into_owned(),
+                data: data.cloned().map(Box::new),
+            }
+            .redact(&self.secrets)),
+            TaskEnd::FailedSilently => Err(Error::Rpc {
+                server: self.server(),
+                code: ErrorCode(-32603),
+                message: format!("task `{}` failed without an error", task.task_id),
+                data: None,
             }),
-            TaskStatus::Cancelled => Some(Err(self.cancelled(task))),
-            _ => None,
-        }
+            TaskEnd::Cancelled => Err(self.cancelled(task)),
+        })
     }
 }
 
