@@ -54,9 +54,7 @@ impl Client {
                 .with_stderr_tail(transport.stderr_tail())
                 .into()
         };
-        let mut tried = Vec::new();
         let outcome = loop {
-            tried.push(version_of(conn));
             let left = match conn.left_of(probe_deadline, "server/discover") {
                 Ok(left) => left,
                 Err(e) if probe => break Err(Some(e)),
@@ -68,25 +66,24 @@ impl Client {
                 Err(Error::Rpc { code, data, .. })
                     if code.0 == era::UNSUPPORTED_PROTOCOL_VERSION =>
                 {
-                    match era::pick_supported(data.as_deref()) {
-                        Some(v) if tried.len() <= era::MAX_VERSION_RETRIES => {
-                            speak(conn, v);
+                    let again = conn
+                        .wire
+                        .modern_mut()
+                        .is_some_and(|m| m.retry_version(data.as_deref()));
+                    if !again {
+                        let supported = data
+                            .as_deref()
+                            .and_then(|d| d.get("supported"))
+                            .map(|v| conn.sink.ctx.limits.echo(&v.to_string()).into_owned())
+                            .unwrap_or_else(|| "none".into());
+                        if probe {
+                            break Err(None);
                         }
-                        _ => {
-                            let supported = data
-                                .as_deref()
-                                .and_then(|d| d.get("supported"))
-                                .map(|v| conn.sink.ctx.limits.echo(&v.to_string()).into_owned())
-                                .unwrap_or_else(|| "none".into());
-                            if probe {
-                                break Err(None);
-                            }
-                            return Err(protocol(format!(
-                                "{target} speaks none of the modern protocol versions this client \
-                                 does ({}); it supports {supported}",
-                                era::MODERN_VERSIONS.join(", ")
-                            )));
-                        }
+                        return Err(protocol(format!(
+                            "{target} speaks none of the modern protocol versions this client \
+                             does ({}); it supports {supported}",
+                            era::MODERN_VERSIONS.join(", ")
+                        )));
                     }
                 }
                 Err(e @ Error::Rpc { code, .. }) if era::is_modern_rejection(code.0) => {
@@ -118,36 +115,29 @@ impl Client {
                 return Ok(None);
             }
         };
-        let version = version_of(conn);
-        if !discovered.supported_versions.is_empty()
-            && !discovered.supported_versions.contains(&version)
-        {
-            let ours = era::MODERN_VERSIONS
-                .iter()
-                .find(|v| discovered.supported_versions.iter().any(|s| s == *v));
-            match ours {
-                Some(v) => speak(conn, v),
-                None if probe => {
-                    conn.wire = Wire::legacy();
-                    return Ok(None);
-                }
-                None => {
-                    return Err(protocol(format!(
-                        "{target} supports only {}, none of which this client speaks in the \
-                         modern era",
-                        conn.sink
-                            .ctx
-                            .limits
-                            .echo(&discovered.supported_versions.join(", "))
-                    )))
-                }
+        // The era was set above: `None` is not reached (it would fall back to `initialize`).
+        let Some(modern) = conn.wire.modern_mut() else {
+            return Ok(None);
+        };
+        if let Err(listed) = modern.discovered(discovered) {
+            if probe {
+                conn.wire = Wire::legacy();
+                return Ok(None);
             }
+            return Err(protocol(format!(
+                "{target} supports only {}, none of which this client speaks in the modern era",
+                conn.sink.ctx.limits.echo(&listed.join(", "))
+            )));
         }
-        let version = version_of(conn);
-        let init = discovered.to_initialize_result(&version);
-        if let Some(m) = conn.wire.modern_mut() {
-            m.discovered(discovered);
-        }
+        let version = modern.version().to_owned();
+        // Kept just above: `None` is not reached either.
+        let Some(init) = conn
+            .wire
+            .discover_result()
+            .map(|d| d.to_initialize_result(&version))
+        else {
+            return Ok(None);
+        };
         log::debug!(
             "server `{server}`: connected to {} {} (protocol {version}, stateless)",
             init.server_info.name,
@@ -164,21 +154,6 @@ impl Client {
             caps.roots = Some(crate::model::RootsCapability::default());
         }
         caps
-    }
-}
-
-/// The version the connection speaks now.
-fn version_of(conn: &Connection) -> String {
-    match &conn.wire {
-        Wire::Modern(m) => m.version().to_owned(),
-        Wire::Legacy(v) => v.clone().unwrap_or_default(),
-    }
-}
-
-/// Speaks `version` from now on.
-fn speak(conn: &mut Connection, version: &str) {
-    if let Some(m) = conn.wire.modern_mut() {
-        m.set_version(version);
     }
 }
 

@@ -58,6 +58,8 @@ pub(crate) struct Modern {
     discover: Option<DiscoverResult>,
     /// The server offers the tasks extension: every request declares it.
     tasks: bool,
+    /// How many times `server/discover` was refused for its version.
+    refusals: usize,
 }
 
 /// A request as it goes on the wire.
@@ -512,6 +514,7 @@ impl Modern {
             tool_headers: RwLock::new(HashMap::new()),
             discover: None,
             tasks: false,
+            refusals: 0,
         }
     }
 
@@ -520,15 +523,41 @@ impl Modern {
         &self.version
     }
 
-    /// Speaks `version` from now on.
-    pub(crate) fn set_version(&mut self, version: &str) {
-        version.clone_into(&mut self.version);
+    /// `server/discover` was refused for its version (`UnsupportedProtocolVersion`, whose
+    /// `data.supported` lists the server's): whether to send it again, now at a version of
+    /// ours the server lists. At most [`era::MAX_VERSION_RETRIES`] times, since a server may
+    /// refuse a first request whatever it carries.
+    pub(crate) fn retry_version(&mut self, data: Option<&Value>) -> bool {
+        self.refusals += 1;
+        match era::pick_supported(data) {
+            Some(v) if self.refusals <= era::MAX_VERSION_RETRIES => {
+                v.clone_into(&mut self.version);
+                true
+            }
+            _ => false,
+        }
     }
 
-    /// Keeps `server/discover`'s result; the server offers the tasks extension when it says so.
-    pub(crate) fn discovered(&mut self, result: DiscoverResult) {
-        self.tasks = offers_tasks_extension(&result.capabilities);
-        self.discover = Some(result);
+    /// Takes `server/discover`'s result: speaks a version it lists (the one in use when it
+    /// lists it or lists none, else the newest of ours it lists) and keeps it; the tasks
+    /// extension is declared from now on when it offers it.
+    ///
+    /// # Errors
+    /// The versions it lists, when none of them is ours.
+    pub(crate) fn discovered(&mut self, found: DiscoverResult) -> Result<(), Vec<String>> {
+        let listed = &found.supported_versions;
+        if !listed.is_empty() && !listed.contains(&self.version) {
+            let ours = era::MODERN_VERSIONS
+                .iter()
+                .find(|v| listed.iter().any(|s| s == *v));
+            match ours {
+                Some(v) => (*v).clone_into(&mut self.version),
+                None => return Err(found.supported_versions),
+            }
+        }
+        self.tasks = offers_tasks_extension(&found.capabilities);
+        self.discover = Some(found);
+        Ok(())
     }
 
     /// The `_meta` fields every request carries.

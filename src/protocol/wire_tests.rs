@@ -25,7 +25,8 @@ fn modern_with_tasks() -> Wire {
         "capabilities": {"extensions": {TASKS_EXTENSION: {}}}
     }))
     .expect("discover result");
-    wire.modern_mut().expect("modern").discovered(found);
+    let kept = wire.modern_mut().expect("modern").discovered(found);
+    assert!(kept.is_ok());
     wire
 }
 
@@ -294,4 +295,48 @@ fn retries_are_modern_and_each_happens_once() {
         wire.retry("tools/call", &mismatch, true, &mut tried),
         Retry::No
     );
+}
+
+fn discover_result(v: Value) -> DiscoverResult {
+    serde_json::from_value(v).expect("discover result")
+}
+
+#[test]
+fn a_refused_version_is_retried_at_a_listed_one_a_bounded_number_of_times() {
+    let Wire::Modern(mut m) = modern() else {
+        unreachable!()
+    };
+    let ours = json!({"supported": ["2026-07-28", "2030-01-01"]});
+    for _ in 0..era::MAX_VERSION_RETRIES {
+        assert!(m.retry_version(Some(&ours)));
+        assert_eq!(m.version(), "2026-07-28");
+    }
+    assert!(
+        !m.retry_version(Some(&ours)),
+        "a server refusing every version"
+    );
+    let Wire::Modern(mut m) = modern() else {
+        unreachable!()
+    };
+    assert!(!m.retry_version(Some(&json!({"supported": ["2030-01-01"]}))));
+    assert!(!m.retry_version(None));
+}
+
+#[test]
+fn discover_settles_on_a_version_both_speak_or_none() {
+    let Wire::Modern(mut m) = modern() else {
+        unreachable!()
+    };
+    let none_listed = discover_result(json!({"supportedVersions": [], "capabilities": {}}));
+    assert!(m.discovered(none_listed).is_ok());
+    assert_eq!(m.version(), "2026-07-28");
+    let Wire::Modern(mut m) = modern() else {
+        unreachable!()
+    };
+    let theirs = discover_result(json!({"supportedVersions": ["2030-01-01"], "capabilities": {}}));
+    let back = m.discovered(theirs).unwrap_err();
+    assert_eq!(back, vec!["2030-01-01".to_owned()]);
+    let wire = Wire::Modern(m);
+    assert!(wire.discover_result().is_none(), "not kept");
+    assert_eq!(wire.tasks_extension(), Some(false));
 }
