@@ -59,11 +59,17 @@ impl Client {
             .wire
             .rounds(params, self.config.limits().max_input_rounds);
         // One deadline for the whole call, whatever the number of rounds: each request starts
-        // from the deadline the last one left (progress may have moved it on).
-        let clock = CallClock::new(opts, conn.default_timeout);
+        // from the deadline the last one left (progress may have moved it on). A call of one
+        // request needs no clock: its request keeps its own deadline (and a request sent again
+        // after authorizing gets a new one, as any request does).
+        let clock = rounds
+            .may_resend()
+            .then(|| CallClock::new(opts, conn.default_timeout));
         let mut tried = Retried::default();
         loop {
-            let payload = match conn.request(method, rounds.params(), &clock.next()) {
+            let next = clock.as_ref().map(CallClock::next);
+            let payload = match conn.request(method, rounds.params(), next.as_ref().unwrap_or(opts))
+            {
                 Ok(p) => p,
                 Err(e) => {
                     let reissuable = !conn.session.is_closed() && self.config.url().is_some();
@@ -161,8 +167,8 @@ impl Client {
     }
 }
 
-/// The options of the requests of one call (input rounds, a request sent again): the call's
-/// options, with progress moving one deadline shared by all the requests.
+/// The options of the requests of one call of several (input rounds, a request sent again):
+/// the call's options, with progress moving one deadline shared by all the requests.
 struct CallClock {
     /// The call's options (its progress callback also moves the shared deadline).
     opts: CallOptions,

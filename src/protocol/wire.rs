@@ -211,6 +211,12 @@ pub(crate) struct Rounds {
 }
 
 impl Rounds {
+    /// Whether the call may take more than one request (modern era: input rounds, a request
+    /// sent again); a legacy call is one request.
+    pub(crate) fn may_resend(&self) -> bool {
+        self.again
+    }
+
     /// The params of the next request of the call: the call's, with the last round's
     /// `inputResponses` and `requestState`. In the legacy era, sent once, they are not copied.
     pub(crate) fn params(&mut self) -> Option<Value> {

@@ -248,6 +248,8 @@ fn input_rounds_send_the_answers_and_state_back_and_are_bounded() {
 #[test]
 fn a_legacy_request_is_sent_once_and_its_params_not_copied() {
     let mut rounds = Wire::legacy().rounds(Some(json!({"name": "t"})), 3);
+    assert!(!rounds.may_resend());
+    assert!(modern().rounds(None, 3).may_resend());
     assert_eq!(rounds.params(), Some(json!({"name": "t"})));
     assert_eq!(rounds.params(), None, "taken, not copied");
 }
