@@ -247,6 +247,10 @@ impl Client {
             task_tools: Default::default(),
             wire: Wire::legacy(),
             listens: Default::default(),
+            sends_headers: matches!(
+                self.config.transport(),
+                TransportConfig::StreamableHttp(_) | TransportConfig::Sse(_)
+            ),
         };
         match self.open_era(&mut conn, &target, deadline) {
             Ok(init) => {

@@ -42,6 +42,9 @@ pub(crate) struct Connection {
     pub(crate) wire: Wire,
     /// The `subscriptions/listen` requests kept open (modern era).
     pub(crate) listens: Listens,
+    /// The transport sends HTTP headers (Streamable HTTP, legacy HTTP+SSE): only then are a
+    /// request's built.
+    pub(crate) sends_headers: bool,
 }
 
 impl Connection {
@@ -71,7 +74,7 @@ impl Connection {
         opts: &CallOptions,
     ) -> Result<Payload, Error> {
         opts.check(&self.server)?;
-        let prepared = self.wire.prepare(method, params);
+        let prepared = self.wire.prepare(method, params, self.sends_headers);
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
         // A later request of one call keeps the call's deadline and its start.
         let (start, mut deadline) = opts.call_deadline.unwrap_or_else(|| {

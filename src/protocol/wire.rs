@@ -3,7 +3,7 @@
 //! back what to send or what to do next, so a client has one request path whatever the era.
 //!
 //! ```text
-//!  prepare(method, params) ──> Prepared { params (modern: + _meta), headers }
+//!  prepare(method, params) ──> Prepared { params (modern: + _meta), headers (modern) }
 //!  read(method, answer)    ──> Step::Done(reply)             legacy: always, the answer unparsed
 //!                          ├─> Step::Input { requests, state }  answer them, send again (Rounds)
 //!                          ├─> Step::Task(task)               modern tools/call, tasks offered
@@ -14,7 +14,7 @@
 //!
 //! | era | `_meta` | headers | `resultType` | `ping` | log level | subscribe |
 //! |---|---|---|---|---|---|---|
-//! | legacy | — | `MCP-Protocol-Version` once negotiated | not read | a request | `logging/setLevel` | `resources/subscribe` |
+//! | legacy | — | `MCP-Protocol-Version` once negotiated (the session's) | not read | a request | `logging/setLevel` | `resources/subscribe` |
 //! | modern | version, capabilities, client info, log level | version, `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*` | checked | unsupported | in `_meta` | `subscriptions/listen` |
 
 use std::collections::HashMap;
@@ -316,16 +316,28 @@ impl Wire {
         }
     }
 
-    /// A request as it goes on the wire.
-    pub(crate) fn prepare(&self, method: &str, params: Option<Value>) -> Prepared {
+    /// A request as it goes on the wire; its HTTP headers only `with_headers` (a transport
+    /// that sends none needs none built). A legacy request carries none of its own: it is
+    /// sent with the session's version, which the transport keeps from the end of the
+    /// handshake (see [`notification_headers`](Self::notification_headers)).
+    pub(crate) fn prepare(
+        &self,
+        method: &str,
+        params: Option<Value>,
+        with_headers: bool,
+    ) -> Prepared {
         match self {
-            Wire::Legacy(version) => Prepared {
+            Wire::Legacy(_) => Prepared {
                 params,
-                headers: version_header(version.as_deref()),
+                headers: Vec::new(),
             },
             Wire::Modern(m) => {
                 let params = era::with_meta(params, &m.meta());
-                let headers = m.headers(method, &params);
+                let headers = if with_headers {
+                    m.headers(method, &params)
+                } else {
+                    Vec::new()
+                };
                 Prepared {
                     params: Some(params),
                     headers,
@@ -334,7 +346,8 @@ impl Wire {
         }
     }
 
-    /// The headers of a notification.
+    /// The headers of a notification: in the legacy era the negotiated version, which the one
+    /// that ends the handshake (`notifications/initialized`) gives the session.
     pub(crate) fn notification_headers(&self) -> Vec<(String, String)> {
         match self {
             Wire::Legacy(version) => version_header(version.as_deref()),

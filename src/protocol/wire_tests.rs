@@ -38,17 +38,15 @@ fn header<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 #[test]
-fn legacy_sends_params_as_given_and_the_version_once_negotiated() {
-    let before = Wire::legacy().prepare("tools/list", Some(json!({"cursor": "c"})));
+fn legacy_sends_params_as_given_and_notifications_the_version_once_negotiated() {
+    let before = Wire::legacy().prepare("tools/list", Some(json!({"cursor": "c"})), true);
     assert_eq!(before.params, Some(json!({"cursor": "c"})));
     assert!(before.headers.is_empty());
+    assert!(Wire::legacy().notification_headers().is_empty());
     let after = Wire::Legacy(Some("2025-11-25".into()));
-    let p = after.prepare("tools/list", None);
+    let p = after.prepare("tools/list", None, true);
     assert_eq!(p.params, None);
-    assert_eq!(
-        header(&p.headers, "MCP-Protocol-Version"),
-        Some("2025-11-25")
-    );
+    assert!(p.headers.is_empty(), "the session's version goes with it");
     assert_eq!(
         header(&after.notification_headers(), "MCP-Protocol-Version"),
         Some("2025-11-25")
@@ -68,7 +66,11 @@ fn legacy_answers_are_the_result_unread() {
 #[test]
 fn modern_requests_carry_meta_and_their_headers() {
     let wire = modern();
-    let p = wire.prepare("tools/call", Some(json!({"name": "add", "arguments": {}})));
+    let p = wire.prepare(
+        "tools/call",
+        Some(json!({"name": "add", "arguments": {}})),
+        true,
+    );
     let params = p.params.expect("params");
     let meta = &params["_meta"];
     assert_eq!(meta[era::META_PROTOCOL_VERSION], json!("2026-07-28"));
@@ -81,6 +83,12 @@ fn modern_requests_carry_meta_and_their_headers() {
         Some("2026-07-28")
     );
     assert!(wire.notification_headers().is_empty());
+    let bare = wire.prepare("tools/list", None, false);
+    assert!(
+        bare.headers.is_empty(),
+        "none built for a transport without headers"
+    );
+    assert!(bare.params.is_some_and(|p| p["_meta"].is_object()));
 }
 
 #[test]
@@ -100,6 +108,7 @@ fn a_listed_tools_x_mcp_header_arguments_become_headers_and_bad_tools_are_left_o
     let p = wire.prepare(
         "tools/call",
         Some(json!({"name": "geo", "arguments": {"region": "eu west"}})),
+        true,
     );
     assert_eq!(header(&p.headers, "Mcp-Param-Region"), Some("eu west"));
 }
@@ -116,7 +125,10 @@ fn the_log_level_is_a_request_in_legacy_and_meta_in_modern() {
         wire.operation(Op::SetLevel(LoggingLevel::Warning)),
         Action::Nothing
     );
-    let p = wire.prepare("tools/list", None).params.expect("params");
+    let p = wire
+        .prepare("tools/list", None, false)
+        .params
+        .expect("params");
     assert_eq!(p["_meta"][era::META_LOG_LEVEL], json!("warning"));
 }
 
@@ -198,7 +210,10 @@ fn modern_result_types_are_checked() {
 #[test]
 fn a_task_is_a_step_when_the_extension_is_offered() {
     let wire = modern_with_tasks();
-    let p = wire.prepare("tools/list", None).params.expect("params");
+    let p = wire
+        .prepare("tools/list", None, false)
+        .params
+        .expect("params");
     assert!(p["_meta"][era::META_CLIENT_CAPABILITIES]["extensions"][TASKS_EXTENSION].is_object());
     let step = wire
         .read(
