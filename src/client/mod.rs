@@ -6,6 +6,21 @@
 //!            │  (modern era, 2026-07-28: `server/discover` instead; see `discover.rs`)
 //!            └─ Err: the server, the command or url, and the server's last stderr lines
 //! ```
+//!
+//! Every call takes one path whatever the era (`call.rs`): the connection's era
+//! (`protocol/wire.rs`) decides what a request carries and what its answer means, so no
+//! method here asks which era it speaks. The files, each importing only those above it (and
+//! extending [`Client`] where they add methods):
+//!
+//! | file | what |
+//! |---|---|
+//! | `options.rs`, `era_cache.rs`, `subscriptions.rs` | call options and handlers; the servers found legacy; the bookkeeping of modern listens |
+//! | `dispatch.rs` | what a server sends on its own: lanes, handler threads, answers to input requests |
+//! | `connection.rs` | one live connection: session, transport, dispatcher, era; one request, one notification |
+//! | `call.rs` | the one request path (input rounds, requests sent again) and era-shaped operations |
+//! | `connect.rs`, `discover.rs` | connecting: the transport, `initialize`, or `server/discover` and the `Auto` probe |
+//! | `listen.rs` | `subscriptions/listen` (modern subscriptions and list changes) |
+//! | `tasks.rs`, `tasks_modern.rs`, `task_calls.rs` | tasks: the handle and its wait, the tasks extension, the `Client` methods |
 
 mod builder;
 mod call;
