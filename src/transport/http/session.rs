@@ -17,7 +17,9 @@ use crate::transport::Outgoing;
 pub(super) struct State {
     /// The `Mcp-Session-Id`, once the server assigned one (or the configured one).
     pub(super) session_id: Option<String>,
-    /// The negotiated protocol version, sent as `MCP-Protocol-Version`.
+    /// The negotiated protocol version, sent as `MCP-Protocol-Version` with every message that
+    /// carries none of its own: the handshake's last message (`notifications/initialized`)
+    /// names it.
     pub(super) protocol_version: Option<String>,
     /// The initialize request and initialized notification, replayed on a 404.
     pub(super) init_frame: Option<Outgoing>,
