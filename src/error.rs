@@ -46,8 +46,21 @@ pub(crate) fn is_server_auth_status(status: u16) -> bool {
 /// An underlying cause, kept for [`std::error::Error::source`].
 type Cause = Box<dyn std::error::Error + Send + Sync>;
 
-pub use crate::client::TaskErrorKind;
 pub use crate::protocol::jsonrpc::ErrorCode;
+
+/// What went wrong with a task: the kind of an [`Error::Task`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum TaskErrorKind {
+    /// The server does not declare the part of the `tasks` capability the call needs
+    /// (`tasks.requests.tools.call`, `tasks.list` or `tasks.cancel`); nothing was sent.
+    Unsupported,
+    /// The task was cancelled (by this client, another one, or the server): it has no result.
+    Cancelled,
+    /// The server answered a task request with something this client cannot use as a task
+    /// (for example a plain result where a `CreateTaskResult` was due).
+    Invalid,
+}
 
 /// Everything that can go wrong in `mcp-blocking`.
 #[derive(Debug, thiserror::Error)]

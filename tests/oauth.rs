@@ -394,3 +394,34 @@ fn a_legacy_sse_server_is_authorized_on_its_stream() {
         .is_some_and(|v| v.starts_with("Bearer ")));
     client.close().unwrap();
 }
+
+#[test]
+fn a_request_sent_again_after_a_slow_sign_in_has_a_timeout_of_its_own() {
+    let server = AuthServer::start(AsOptions {
+        reject_refresh: true,
+        ..AsOptions::default()
+    });
+    let signed_in = std::sync::atomic::AtomicUsize::new(0);
+    // The second sign-in is a person who takes longer than the request timeout.
+    let person = move |url: &str| {
+        if signed_in.fetch_add(1, Ordering::SeqCst) > 0 {
+            std::thread::sleep(Duration::from_millis(1500));
+        }
+        headless(url)
+    };
+    let oauth = OAuthConfig::authorization_code(RedirectHandler::custom(
+        "http://localhost:3000/callback",
+        person,
+    ));
+    let client = Client::connect(
+        ServerConfig::http("secured", server.mcp_url())
+            .oauth(oauth)
+            .timeout_secs(1.0),
+    )
+    .expect("connects");
+    server.state.revoke_access_tokens();
+    let tools = client.list_tools().expect("tools after signing in again");
+    assert_eq!(tools[0].name, "hello");
+    assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 2);
+    client.close().unwrap();
+}

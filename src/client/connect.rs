@@ -9,11 +9,13 @@ use serde_json::json;
 use super::connection::Connection;
 use super::dispatch::{ClientSink, DispatchCtx};
 use super::era_cache;
-use super::{CallOptions, Client};
+use super::options::CallOptions;
+use super::Client;
 use crate::config::{ProtocolMode, TransportConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::model::{ClientCapabilities, InitializeResult, RootsCapability};
 use crate::protocol::session::{initialize_params, negotiate, Session};
+use crate::protocol::wire::Wire;
 use crate::transport::http::LegacyRefusal;
 use crate::transport::stdio::ConnectionPoller;
 use crate::transport::{stdio, Closing, Outgoing, StderrTail, Transport};
@@ -246,7 +248,12 @@ impl Client {
             default_timeout: timeout,
             oauth: self.oauth_hook(),
             task_tools: Default::default(),
-            modern: None,
+            wire: Wire::legacy(),
+            listens: Default::default(),
+            sends_headers: matches!(
+                self.config.transport(),
+                TransportConfig::StreamableHttp(_) | TransportConfig::Sse(_)
+            ),
         };
         match self.open_era(&mut conn, &target, deadline) {
             Ok(init) => {
@@ -320,11 +327,14 @@ impl Client {
     /// becomes an [`Error::Connect`] of the matching [`ConnectErrorKind`].
     fn handshake(
         &self,
-        conn: &Connection,
+        conn: &mut Connection,
         target: &str,
         deadline: Instant,
     ) -> Result<InitializeResult, Error> {
         let server = self.server_name().to_owned();
+        // The errors quote the server's stderr through a handle of their own: the handshake
+        // changes the connection's era meanwhile.
+        let tail = conn.stderr_tail.clone();
         let failed = |e: Error| {
             // Connecting has one timeout, whatever part of it a probe took first: the message
             // says the timeout that was set.
@@ -336,13 +346,13 @@ impl Client {
                 },
                 e => e,
             };
-            e.into_connect(target, || conn.stderr_tail.text())
+            e.into_connect(target, || tail.text())
         };
         let opts =
-            CallOptions::new().timeout(left_of(conn, deadline, "initialize").map_err(failed)?);
+            CallOptions::new().timeout(conn.left_of(deadline, "initialize").map_err(failed)?);
         let protocol = |detail: String| {
             ConnectError::new(&server, target, ConnectErrorKind::Protocol, detail)
-                .with_stderr_tail(conn.stderr_tail.text())
+                .with_stderr_tail(tail.text())
         };
         let params = initialize_params(&self.capabilities_to_declare(), &self.client_info);
         let raw = conn
@@ -355,10 +365,12 @@ impl Client {
             .with_source(e)
         })?;
         negotiate(&init).map_err(|detail| protocol(format!("{target}: {detail}")))?;
-        conn.transport.set_protocol_version(&init.protocol_version);
-        conn.transport
-            .send(Outgoing::initialized().by(crate::deadline::after(conn.default_timeout)))
-            .map_err(failed)?;
+        // Every later message says the version (over HTTP, as a header).
+        conn.wire = Wire::Legacy(Some(init.protocol_version.clone()));
+        let initialized = Outgoing::initialized()
+            .with_headers(conn.wire.notification_headers())
+            .by(crate::deadline::after(conn.default_timeout));
+        conn.transport.send(initialized).map_err(failed)?;
         log::debug!(
             "server `{server}`: connected to {} {} (protocol {})",
             init.server_info.name,
@@ -367,22 +379,4 @@ impl Client {
         );
         Ok(init)
     }
-}
-
-/// What is left of connecting's `deadline` for a `method` of the handshake; the timeout error
-/// (naming the server) when nothing is.
-pub(super) fn left_of(
-    conn: &Connection,
-    deadline: Instant,
-    method: &str,
-) -> Result<std::time::Duration, Error> {
-    let left = deadline.saturating_duration_since(Instant::now());
-    if left.is_zero() {
-        return Err(Error::Timeout {
-            server: conn.server.to_string(),
-            method: method.to_owned(),
-            after: conn.default_timeout,
-        });
-    }
-    Ok(left)
 }

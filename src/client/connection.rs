@@ -10,13 +10,18 @@ use serde_json::Value;
 
 use super::dispatch::ClientSink;
 use super::options::CallOptions;
+use super::subscriptions::Listens;
 use crate::deadline;
 use crate::error::Error;
 use crate::handler::CLOSE_GRACE;
 use crate::model::InitializeResult;
 use crate::protocol::jsonrpc::{Payload, RequestId};
 use crate::protocol::session::{Event, Failure, Session};
+use crate::protocol::wire::Wire;
 use crate::transport::{Caller, Closing, Outgoing, StderrTail, Transport};
+
+/// The tools whose task support is `required`, from the last `tools/list` of a connection.
+pub(crate) type TaskTools = std::sync::Mutex<Option<Arc<std::collections::HashSet<String>>>>;
 
 /// What a live connection holds.
 pub(crate) struct Connection {
@@ -31,9 +36,14 @@ pub(crate) struct Connection {
     /// OAuth and the server URL: a 401 or 403 `insufficient_scope` authorizes and retries.
     pub(crate) oauth: Option<(crate::auth::OAuthConfig, String)>,
     /// Each tool's `execution.taskSupport`, from the last `tools/list` (servers with tasks only).
-    pub(crate) task_tools: super::tasks::TaskTools,
-    /// Set when the connection speaks the modern era (2026-07-28).
-    pub(crate) modern: Option<Arc<super::modern::Modern>>,
+    pub(crate) task_tools: TaskTools,
+    /// The era the connection speaks: what its messages carry, what its answers mean.
+    pub(crate) wire: Wire,
+    /// The `subscriptions/listen` requests kept open (modern era).
+    pub(crate) listens: Listens,
+    /// The transport sends HTTP headers (Streamable HTTP, legacy HTTP+SSE): only then are a
+    /// request's built.
+    pub(crate) sends_headers: bool,
 }
 
 impl Connection {
@@ -63,10 +73,7 @@ impl Connection {
         opts: &CallOptions,
     ) -> Result<Payload, Error> {
         opts.check(&self.server)?;
-        let params = match &self.modern {
-            Some(m) => Some(crate::protocol::era::with_meta(params, &m.meta())),
-            None => params,
-        };
+        let prepared = self.wire.prepare(method, params, self.sends_headers);
         let timeout = opts.timeout.unwrap_or(self.default_timeout);
         // A later request of one call keeps the call's deadline and its start.
         let (start, mut deadline) = opts.call_deadline.unwrap_or_else(|| {
@@ -81,7 +88,7 @@ impl Connection {
         }
         let begun = self
             .session
-            .begin_request(method, params, opts.on_progress.is_some())
+            .begin_request(method, prepared.params, opts.on_progress.is_some())
             .map_err(|f| self.failure(method, f))?;
         let id = begun.id;
         if let Some(w) = &opts.progress_watch {
@@ -95,6 +102,7 @@ impl Connection {
         // moves on with progress. Only the whole exchange is bounded by the latest the answer
         // may come when progress moves the deadline (the maximum total, else `MAX_TIMEOUT`).
         let mut out = Outgoing::encoded_request(id, method, begun.frame)
+            .with_headers(prepared.headers)
             .by(deadline)
             .answered_in_wait();
         if opts.reset_timeout_on_progress && opts.on_progress.is_some() {
@@ -178,10 +186,27 @@ impl Connection {
     /// Sends a notification.
     pub(crate) fn notify(&self, method: &str, params: Option<Value>) -> Result<(), Error> {
         crate::auth::with_authorization(self.oauth.as_ref(), &self.server, || {
-            let out = Outgoing::notification(method, params.as_ref());
+            let out = Outgoing::notification(method, params.as_ref())
+                .with_headers(self.wire.notification_headers());
             self.transport
                 .send(out.by(deadline::after(self.default_timeout)))
         })
+    }
+
+    /// What is left of connecting's `deadline` for a `method` of the handshake.
+    ///
+    /// # Errors
+    /// [`Error::Timeout`] (naming the server) when nothing is.
+    pub(crate) fn left_of(&self, deadline: Instant, method: &str) -> Result<Duration, Error> {
+        let left = deadline.saturating_duration_since(Instant::now());
+        if left.is_zero() {
+            return Err(Error::Timeout {
+                server: self.server.to_string(),
+                method: method.to_owned(),
+                after: self.default_timeout,
+            });
+        }
+        Ok(left)
     }
 
     fn timeout(&self, method: &str, start: Instant) -> Error {
@@ -236,9 +261,7 @@ impl Connection {
         self.session
             .fail_all("the client closed the connection", "");
         self.sink.finish_stop(grace);
-        if let Some(m) = &self.modern {
-            m.join_listens();
-        }
+        self.listens.join();
         result
     }
 }

@@ -32,6 +32,7 @@ use serde_json::{json, Value};
 use super::options::Handlers;
 use crate::config::{Limits, Secrets};
 use crate::deadline;
+use crate::error::Error;
 use crate::handler::{set_close_signal, CloseSignal, HandlerError, Notification, CLOSE_GRACE};
 use crate::model::{ElicitAction, ElicitParams, LoggingMessage, Root};
 use crate::protocol::jsonrpc::{
@@ -243,13 +244,47 @@ pub(crate) struct DispatchCtx {
     replies: Lane<Reply>,
     warn: Warnings,
     /// Modern-era subscriptions: acknowledgements and the messages of ended ones.
-    pub(crate) subscriptions: super::modern::Subscriptions,
+    pub(crate) subscriptions: super::subscriptions::Subscriptions,
 }
 
 impl DispatchCtx {
     /// Whether notification handlers are installed.
     pub(crate) fn has_notification_handlers(&self) -> bool {
         !self.handlers.notifications.is_empty()
+    }
+
+    /// Answers one of the server's input requests (a modern input round, or a task's
+    /// `inputRequests`) with the installed handlers, `roots/list` with the client's roots.
+    ///
+    /// # Errors
+    /// [`Error::Rpc`] with the handler's refusal, or -32601 for `roots/list` without roots.
+    pub(crate) fn answer_input(&self, request: &Value) -> Result<Value, Error> {
+        let method = request.get("method").and_then(Value::as_str).unwrap_or("");
+        let params = request.get("params").cloned().unwrap_or(Value::Null);
+        if method == "roots/list" {
+            return match read_lock(&self.roots).as_ref() {
+                Some(roots) => Ok(json!({ "roots": roots })),
+                // Answered as the legacy era's dispatcher answers it: no such method here.
+                None => Err(Error::Rpc {
+                    server: self.server.to_string(),
+                    code: ErrorCode::METHOD_NOT_FOUND,
+                    message: "the server asked for `roots/list` and the client has no roots \
+                              (see `ClientBuilder::roots`)"
+                        .into(),
+                    data: None,
+                }),
+            };
+        }
+        self.serve(method, params).map_err(|e| Error::Rpc {
+            server: self.server.to_string(),
+            code: e.code,
+            message: format!(
+                "the client's `{}` handler refused the server's input request: {}",
+                self.limits.echo(method),
+                e.message
+            ),
+            data: e.data.map(Box::new),
+        })
     }
 
     /// Server text as a log line quotes it: the server's secrets hidden first, then cut to
@@ -280,7 +315,7 @@ impl DispatchCtx {
             notes: Lane::new(lane().0, lane().1),
             replies: Lane::new(lane().0, lane().1),
             warn: Warnings::default(),
-            subscriptions: super::modern::Subscriptions::default(),
+            subscriptions: super::subscriptions::Subscriptions::default(),
         }
     }
 }

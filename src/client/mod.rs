@@ -3,17 +3,35 @@
 //! ```text
 //!   new() ──open()──> connected ──disconnect()/close()/drop──> disconnected ──open()──> ...
 //!            │  spawn or reach the server, `initialize`, check the version, `initialized`
-//!            │  (modern era, 2026-07-28: `server/discover` instead; see `modern.rs`)
+//!            │  (modern era, 2026-07-28: `server/discover` instead; see `discover.rs`)
 //!            └─ Err: the server, the command or url, and the server's last stderr lines
 //! ```
+//!
+//! Every call takes one path whatever the era (`call.rs`): the connection's era
+//! (`protocol/wire.rs`) decides what a request carries and what its answer means, so no
+//! method here asks which era it speaks. The files, each importing only those above it (and
+//! extending [`Client`] where they add methods):
+//!
+//! | file | what |
+//! |---|---|
+//! | `options.rs`, `era_cache.rs`, `subscriptions.rs` | call options and handlers; the servers found legacy; the bookkeeping of modern listens |
+//! | `dispatch.rs` | what a server sends on its own: lanes, handler threads, answers to input requests |
+//! | `connection.rs` | one live connection: session, transport, dispatcher, era; one request, one notification |
+//! | `call.rs` | the one request path (input rounds, requests sent again) and era-shaped operations |
+//! | `connect.rs`, `discover.rs` | connecting: the transport, `initialize`, or `server/discover` and the `Auto` probe |
+//! | `listen.rs` | `subscriptions/listen` (modern subscriptions and list changes) |
+//! | `tasks.rs`, `tasks_modern.rs`, `task_calls.rs` | tasks: the handle and its wait, the tasks extension, the `Client` methods |
 
 mod builder;
+mod call;
 mod connect;
 mod connection;
+mod discover;
 mod dispatch;
 mod era_cache;
-mod modern;
+mod listen;
 mod options;
+mod subscriptions;
 mod task_calls;
 mod tasks;
 mod tasks_modern;
@@ -32,15 +50,17 @@ use crate::model::{
     ListResourcesResult, ListToolsResult, LoggingLevel, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, Root, ServerCapabilities, Tool,
 };
+use crate::protocol::wire::Op;
 use crate::transport::stdio::ConnectionPoller;
 pub use builder::ClientBuilder;
+use call::Answer;
 use connection::Connection;
 
 /// How long [`Client::cancel_pending`] waits to send each `notifications/cancelled`.
 const CANCEL_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 pub use options::CallOptions;
 use options::Handlers;
-pub use tasks::{TaskErrorKind, TaskHandle};
+pub use tasks::TaskHandle;
 
 /// A connection to one MCP server.
 ///
@@ -236,20 +256,12 @@ impl Client {
     /// [`instructions`](Self::instructions) report what `server/discover` said (see
     /// [`discover_result`](Self::discover_result) for all of it).
     pub fn protocol_era(&self) -> Option<ProtocolEra> {
-        let conn = self.connection().ok()?;
-        Some(if conn.modern.is_some() {
-            ProtocolEra::Modern
-        } else {
-            ProtocolEra::Legacy
-        })
+        Some(self.connection().ok()?.wire.era())
     }
 
     /// The server's `server/discover` result, when connected in the modern era.
     pub fn discover_result(&self) -> Option<DiscoverResult> {
-        let conn = self.connection().ok()?;
-        let modern = conn.modern.as_ref()?;
-        let found = crate::sync::read_lock(&modern.discover).clone();
-        found
+        self.connection().ok()?.wire.discover_result().cloned()
     }
 
     /// The server's `serverInfo`, when connected.
@@ -290,10 +302,7 @@ impl Client {
     pub fn set_roots(&self, roots: Vec<Root>) -> Result<(), Error> {
         *write_lock(&self.roots) = Some(roots);
         match self.connection() {
-            Ok(c) if c.modern.is_some() => Ok(()),
-            Ok(c) => c
-                .notify("notifications/roots/list_changed", None)
-                .map_err(|e| self.redacted(e)),
+            Ok(c) => self.perform(&c, Op::RootsChanged),
             Err(_) => Ok(()),
         }
     }
@@ -304,11 +313,7 @@ impl Client {
     /// [`Error::Timeout`], [`Error::Closed`], [`Error::Rpc`], [`Error::NotConnected`];
     /// [`Error::Unsupported`] in the modern era, which has no `ping`.
     pub fn ping(&self) -> Result<(), Error> {
-        if self.connection()?.modern.is_some() {
-            return Err(self.unsupported("ping", ProtocolEra::Modern));
-        }
-        self.request("ping", None, &CallOptions::default())
-            .map(|_| ())
+        self.perform(&self.connection()?, Op::Ping)
     }
 
     /// Every tool, following `nextCursor` to the end.
@@ -340,21 +345,17 @@ impl Client {
     /// One page of `tools/list`, read as `P`.
     fn list_tools_page_as<P: ToolPage>(&self, cursor: Option<&str>) -> Result<P, Error> {
         let conn = self.connection()?;
-        if let Some(m) = conn.modern.clone() {
-            let mut v = self
-                .modern_request(
-                    &conn,
-                    "tools/list",
-                    cursor_params(cursor),
-                    &CallOptions::default(),
-                )
-                .map_err(|e| self.redacted(e))?;
-            if let Some(Value::Array(tools)) = v.get_mut("tools") {
-                m.check_tools(self.server_name(), tools);
-            }
-            return serde_json::from_value(v).map_err(|e| self.malformed("tools/list", &e));
-        }
-        self.typed("tools/list", cursor_params(cursor), &CallOptions::default())
+        let mut page = self
+            .call(
+                &conn,
+                "tools/list",
+                cursor_params(cursor),
+                &CallOptions::default(),
+            )
+            .map_err(|e| self.redacted(e))?
+            .into_reply();
+        conn.wire.keep_tools(self.server_name(), &mut page);
+        page.parse().map_err(|e| self.malformed("tools/list", &e))
     }
 
     /// Calls a tool. `arguments` must be a JSON object (or `null` for none). A tool that fails
@@ -398,18 +399,12 @@ impl Client {
         arguments: Value,
         opts: &CallOptions,
     ) -> Result<CallToolResult, Error> {
-        let (modern, task_calls) = {
-            let conn = self.connection()?;
-            let init = conn.init.as_ref();
-            (
-                conn.modern.is_some(),
-                init.is_some_and(|i| i.capabilities.has_task_tool_calls()),
-            )
-        };
-        if modern {
-            return self.call_tool_modern(name, arguments, opts);
-        }
+        let conn = self.connection()?;
         // Only a server that declares task-augmented `tools/call` may require a task.
+        let task_calls = conn
+            .init
+            .as_ref()
+            .is_some_and(|i| conn.wire.augments_tool_calls(&i.capabilities));
         if task_calls {
             if let Some(done) = self.call_as_task_if_required(name, &arguments, opts) {
                 return done;
@@ -417,8 +412,17 @@ impl Client {
         }
         // Kept only for a server with tasks, whose tool list may be stale.
         let retry = task_calls.then(|| arguments.clone());
+        let start = std::time::Instant::now();
         let params = self.tool_params(name, arguments)?;
-        let plain = self.typed("tools/call", Some(Value::Object(params)), opts);
+        let plain = match self.call(&conn, "tools/call", Some(Value::Object(params)), opts) {
+            Ok(Answer::Done(result)) => {
+                result.parse().map_err(|e| self.malformed("tools/call", &e))
+            }
+            // The server made the call a task (the tasks extension): its result, within the
+            // call's timeout.
+            Ok(Answer::Task(task)) => self.finish_task(conn, task, opts, start),
+            Err(e) => Err(self.redacted(tasks_modern::requires_extension(e, &conn, name))),
+        };
         if let Some(arguments) = retry {
             // A tool that now requires a task says so: learn the tools again, then retry.
             if task_calls::says_task_required(&plain) && self.list_tools().is_ok() {
@@ -504,18 +508,7 @@ impl Client {
     /// server acknowledged the listen without granting `uri`, and [`Error::Timeout`] when it
     /// did not acknowledge it within the server's timeout.
     pub fn subscribe(&self, uri: &str) -> Result<(), Error> {
-        let conn = self.connection()?;
-        if let Some(m) = conn.modern.clone() {
-            return self
-                .subscribe_modern(&conn, &m, uri)
-                .map_err(|e| self.redacted(e));
-        }
-        self.request(
-            "resources/subscribe",
-            Some(json!({ "uri": uri })),
-            &CallOptions::default(),
-        )
-        .map(|_| ())
+        self.perform(&self.connection()?, Op::Subscribe(uri))
     }
 
     /// Ends a subscription (modern era: its updates stop reaching the handlers at once, and its
@@ -524,18 +517,7 @@ impl Client {
     /// # Errors
     /// As [`ping`](Self::ping).
     pub fn unsubscribe(&self, uri: &str) -> Result<(), Error> {
-        let conn = self.connection()?;
-        if let Some(m) = conn.modern.clone() {
-            return self
-                .unsubscribe_modern(&conn, &m, uri)
-                .map_err(|e| self.redacted(e));
-        }
-        self.request(
-            "resources/unsubscribe",
-            Some(json!({ "uri": uri })),
-            &CallOptions::default(),
-        )
-        .map(|_| ())
+        self.perform(&self.connection()?, Op::Unsubscribe(uri))
     }
 
     /// Every prompt, following `nextCursor` to the end.
@@ -625,16 +607,7 @@ impl Client {
     /// # Errors
     /// As [`ping`](Self::ping).
     pub fn set_logging_level(&self, level: LoggingLevel) -> Result<(), Error> {
-        if let Some(m) = self.connection()?.modern.clone() {
-            Self::set_log_level_modern(&m, level);
-            return Ok(());
-        }
-        self.request(
-            "logging/setLevel",
-            Some(json!({ "level": level })),
-            &CallOptions::default(),
-        )
-        .map(|_| ())
+        self.perform(&self.connection()?, Op::SetLevel(level))
     }
 
     /// Sends any request and returns its raw result: for methods this crate has no wrapper for.
@@ -651,16 +624,7 @@ impl Client {
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<Value, Error> {
-        let conn = self.connection()?;
-        if conn.modern.is_some() {
-            return self
-                .modern_request(&conn, method, params, opts)
-                .map_err(|e| self.redacted(e));
-        }
-        let payload = conn
-            .request(method, params, opts)
-            .map_err(|e| self.redacted(e))?;
-        payload.parse().map_err(|e| self.malformed(method, &e))
+        self.typed(method, params, opts)
     }
 
     /// Sends any notification.
@@ -714,16 +678,11 @@ impl Client {
         opts: &CallOptions,
     ) -> Result<T, Error> {
         let conn = self.connection()?;
-        if conn.modern.is_some() {
-            let v = self
-                .modern_request(&conn, method, params, opts)
-                .map_err(|e| self.redacted(e))?;
-            return serde_json::from_value(v).map_err(|e| self.malformed(method, &e));
-        }
-        let payload = conn
-            .request(method, params, opts)
-            .map_err(|e| self.redacted(e))?;
-        payload.parse().map_err(|e| self.malformed(method, &e))
+        self.call(&conn, method, params, opts)
+            .map_err(|e| self.redacted(e))?
+            .into_reply()
+            .parse()
+            .map_err(|e| self.malformed(method, &e))
     }
 
     /// `e` as it leaves the client: with this server's secrets hidden (see

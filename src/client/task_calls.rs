@@ -8,9 +8,10 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::options::CallOptions;
-use super::tasks::{TaskCtx, TaskErrorKind, TaskHandle, MAX_QUEUED_TASK_PROGRESS};
+use super::tasks::{TaskCtx, TaskHandle, MAX_QUEUED_TASK_PROGRESS};
 use super::Client;
 use crate::error::Error;
+use crate::error::TaskErrorKind;
 use crate::model::{CallToolResult, CreateTaskResult, ListTasksResult, Task, TasksCapability};
 use crate::sync::lock;
 
@@ -19,7 +20,6 @@ impl Client {
         Ok(TaskCtx {
             conn: self.connection()?,
             secrets: self.config.secret_values(),
-            roots: Arc::clone(&self.roots),
         })
     }
 

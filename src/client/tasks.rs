@@ -17,8 +17,7 @@
 //! In the modern era (2026-07-28) the same handle drives a task of the extension
 //! `io.modelcontextprotocol/tasks` (see `tasks_modern.rs`).
 
-use std::collections::HashSet;
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::Receiver;
@@ -29,11 +28,8 @@ use super::connection::Connection;
 use super::options::CallOptions;
 use crate::config::{Secrets, MAX_TIMEOUT};
 use crate::deadline;
-use crate::error::Error;
+use crate::error::{Error, TaskErrorKind};
 use crate::model::{CallToolResult, CreateTaskResult, Progress, Task, TaskStatus, TasksCapability};
-
-/// The tools whose task support is `required`, from the last `tools/list` of a connection.
-pub(crate) type TaskTools = Mutex<Option<Arc<HashSet<String>>>>;
 
 /// The progress updates of a task that may wait for its caller to read them.
 pub(super) const MAX_QUEUED_TASK_PROGRESS: usize = 64;
@@ -42,20 +38,6 @@ pub(super) const MAX_QUEUED_TASK_PROGRESS: usize = 64;
 /// that tells a cancelled task from a failed call) may take: a call returns at most this much
 /// after its timeout.
 const AFTER_DEADLINE: Duration = Duration::from_secs(1);
-
-/// What went wrong with a task: the kind of an [`Error::Task`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[non_exhaustive]
-pub enum TaskErrorKind {
-    /// The server does not declare the part of the `tasks` capability the call needs
-    /// (`tasks.requests.tools.call`, `tasks.list` or `tasks.cancel`); nothing was sent.
-    Unsupported,
-    /// The task was cancelled (by this client, another one, or the server): it has no result.
-    Cancelled,
-    /// The server answered a task request with something this client cannot use as a task
-    /// (for example a plain result where a `CreateTaskResult` was due).
-    Invalid,
-}
 
 /// A running task: its id, its status, its result, its cancellation. `Send + Sync`: wait for it
 /// on one thread and cancel it from another.
@@ -108,8 +90,6 @@ impl Drop for TaskHandle {
 pub(super) struct TaskCtx {
     pub(super) conn: Arc<Connection>,
     pub(super) secrets: Secrets,
-    /// The client's roots, for a modern task's `roots/list` input request.
-    pub(super) roots: Arc<std::sync::RwLock<Option<Vec<crate::model::Root>>>>,
 }
 
 impl TaskCtx {

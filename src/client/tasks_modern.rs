@@ -18,20 +18,22 @@
 //! progress during a task, and no status notifications outside a `subscriptions/listen`.
 
 use std::collections::HashSet;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::{json, Map, Value};
 
+use super::call::Answer;
+use super::connection::Connection;
 use super::options::CallOptions;
-use super::tasks::{TaskCtx, TaskErrorKind, TaskHandle};
+use super::tasks::{TaskCtx, TaskHandle};
 use super::Client;
 use crate::config::ProtocolEra;
 use crate::deadline;
-use crate::error::{Error, ErrorCode};
-use crate::model::{CallToolResult, CreateTaskResult, ServerCapabilities, Task, TaskStatus};
-
-/// The extension's id, in `server/discover` capabilities and in the client's.
-pub(crate) const TASKS_EXTENSION: &str = "io.modelcontextprotocol/tasks";
+use crate::error::{Error, ErrorCode, TaskErrorKind};
+use crate::model::{CallToolResult, CreateTaskResult, Task, TaskStatus};
+use crate::protocol::task_end::{task_end, task_of, TaskEnd};
+use crate::protocol::wire::TASKS_EXTENSION;
 
 /// The modern error for a request that needs a capability the client did not declare.
 const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
@@ -39,50 +41,9 @@ const MISSING_REQUIRED_CLIENT_CAPABILITY: i32 = -32021;
 /// The longest a request made after a call's time ran out (`tasks/cancel`) may take.
 const AFTER_DEADLINE: Duration = Duration::from_secs(1);
 
-/// Whether `server/discover` capabilities offer the tasks extension.
-pub(crate) fn offers_extension(caps: &ServerCapabilities) -> bool {
-    caps.extra
-        .get("extensions")
-        .and_then(|e| e.get(TASKS_EXTENSION))
-        .is_some()
-}
-
-/// Adds the extension to client capabilities (a JSON object).
-pub(crate) fn declare_extension(caps: &mut Value) {
-    if let Value::Object(m) = caps {
-        let ext = m
-            .entry("extensions")
-            .or_insert_with(|| Value::Object(Map::new()));
-        if let Value::Object(e) = ext {
-            e.insert(TASKS_EXTENSION.into(), json!({}));
-        }
-    }
-}
-
-/// A task as the extension describes it (`CreateTaskResult` or `tasks/get`: flat, `ttlMs`,
-/// `pollIntervalMs`), as a [`Task`]: `ttl` and `poll_interval` in milliseconds; the inline
-/// `result`, `error` and `inputRequests` are left out.
-pub(super) fn task_of(v: &Value) -> Result<Task, serde_json::Error> {
-    let mut m = v.as_object().cloned().unwrap_or_default();
-    for k in ["resultType", "result", "error", "inputRequests"] {
-        m.remove(k);
-    }
-    if let Some(t) = m.remove("ttlMs") {
-        m.insert("ttl".into(), t);
-    }
-    if let Some(p) = m.remove("pollIntervalMs") {
-        m.insert("pollInterval".into(), p);
-    }
-    serde_json::from_value(Value::Object(m))
-}
-
-/// Whether a result is the extension's `CreateTaskResult`.
-pub(super) fn is_task(v: &Value) -> bool {
-    v.get("resultType").and_then(Value::as_str) == Some("task")
-}
-
-/// A `-32021` that asks for the tasks extension, as a typed error naming the tool.
-fn requires_extension(e: Error, ctx: &TaskCtx, name: &str) -> Error {
+/// A `-32021` that asks for the tasks extension, as a typed error naming the tool (only a
+/// modern server sends it).
+pub(super) fn requires_extension(e: Error, conn: &Connection, name: &str) -> Error {
     match &e {
         Error::Rpc { code, data, .. }
             if code.0 == MISSING_REQUIRED_CLIENT_CAPABILITY
@@ -94,13 +55,13 @@ fn requires_extension(e: Error, ctx: &TaskCtx, name: &str) -> Error {
                     .is_some() =>
         {
             Error::Task {
-                server: ctx.server(),
+                server: conn.server.to_string(),
                 kind: TaskErrorKind::Unsupported,
                 task_id: None,
                 detail: format!(
                     "the tool `{}` runs only as a task, and the server did not offer the tasks \
                      extension (`{TASKS_EXTENSION}`) in `server/discover` (error -32021)",
-                    ctx.conn.sink.ctx.limits.echo(name)
+                    conn.sink.ctx.limits.echo(name)
                 ),
             }
         }
@@ -111,7 +72,7 @@ fn requires_extension(e: Error, ctx: &TaskCtx, name: &str) -> Error {
 impl TaskCtx {
     /// `Some(offered)` on a modern connection: whether the server offers the extension.
     pub(super) fn modern_tasks(&self) -> Option<bool> {
-        self.conn.modern.as_ref().map(|m| m.offers_tasks())
+        self.conn.wire.tasks_extension()
     }
 
     /// `Ok` when the server offers the extension; else a typed error.
@@ -169,44 +130,31 @@ impl TaskCtx {
                 .redact(&self.secrets)
             })
         };
-        match task.status {
-            TaskStatus::Completed => Some(match v.get("result") {
-                Some(r) => parse(r),
-                None => Err(Error::Protocol {
-                    server: self.server(),
-                    detail: format!("the completed task `{}` has no result", task.task_id),
-                }),
+        Some(match task_end(&task.status, v)? {
+            TaskEnd::Result(r) => parse(r),
+            TaskEnd::NoResult => Err(Error::Protocol {
+                server: self.server(),
+                detail: format!("the completed task `{}` has no result", task.task_id),
             }),
-            TaskStatus::Failed => Some(match (v.get("error"), v.get("result")) {
-                (Some(e), _) => Err(Error::Rpc {
-                    server: self.server(),
-                    code: ErrorCode(
-                        e.get("code")
-                            .and_then(Value::as_i64)
-                            .and_then(|c| i32::try_from(c).ok())
-                            .unwrap_or(-32603),
-                    ),
-                    message: self
-                        .conn
-                        .sink
-                        .ctx
-                        .limits
-                        .echo(e.get("message").and_then(Value::as_str).unwrap_or(""))
-                        .into_owned(),
-                    data: e.get("data").cloned().map(Box::new),
-                }
-                .redact(&self.secrets)),
-                (None, Some(r)) => parse(r),
-                (None, None) => Err(Error::Rpc {
-                    server: self.server(),
-                    code: ErrorCode(-32603),
-                    message: format!("task `{}` failed without an error", task.task_id),
-                    data: None,
-                }),
+            TaskEnd::Failed {
+                code,
+                message,
+                data,
+            } => Err(Error::Rpc {
+                server: self.server(),
+                code: ErrorCode(code),
+                message: self.conn.sink.ctx.limits.echo(message).into_owned(),
+                data: data.cloned().map(Box::new),
+            }
+            .redact(&self.secrets)),
+            TaskEnd::FailedSilently => Err(Error::Rpc {
+                server: self.server(),
+                code: ErrorCode(-32603),
+                message: format!("task `{}` failed without an error", task.task_id),
+                data: None,
             }),
-            TaskStatus::Cancelled => Some(Err(self.cancelled(task))),
-            _ => None,
-        }
+            TaskEnd::Cancelled => Err(self.cancelled(task)),
+        })
     }
 }
 
@@ -292,7 +240,11 @@ impl TaskHandle {
             if answered.contains(key) {
                 continue;
             }
-            let answer = super::modern::answer_input(&ctx.conn, &ctx.roots, request)
+            let answer = ctx
+                .conn
+                .sink
+                .ctx
+                .answer_input(request)
                 .map_err(|e| e.redact(&ctx.secrets))?;
             responses.insert(key.clone(), answer);
         }
@@ -329,9 +281,9 @@ impl Client {
         opts.check(self.server_name())?;
         let params = self.tool_params(name, arguments)?;
         let v = self
-            .modern_request(&ctx.conn, "tools/call", Some(Value::Object(params)), opts)
-            .map_err(|e| requires_extension(e, &ctx, name).redact(&ctx.secrets))?;
-        if !is_task(&v) {
+            .call(&ctx.conn, "tools/call", Some(Value::Object(params)), opts)
+            .map_err(|e| requires_extension(e, &ctx.conn, name).redact(&ctx.secrets))?;
+        let Answer::Task(v) = v else {
             return Err(Error::Task {
                 server: ctx.server(),
                 kind: TaskErrorKind::Invalid,
@@ -342,7 +294,7 @@ impl Client {
                     ctx.conn.sink.ctx.limits.echo(name)
                 ),
             });
-        }
+        };
         let task = task_of(&v).map_err(|e| Error::Task {
             server: ctx.server(),
             kind: TaskErrorKind::Invalid,
@@ -364,31 +316,20 @@ impl Client {
         })
     }
 
-    /// `call_tool_with` on a modern connection: the result, or, when the server makes the call
-    /// a task, the task's result within the call's timeout (then `tasks/cancel` is sent).
-    pub(super) fn call_tool_modern(
+    /// The end of a `tools/call` the server made a task (`task`, as it came): the task's
+    /// result within the call's timeout counted from `start` (then `tasks/cancel` is sent).
+    pub(super) fn finish_task(
         &self,
-        name: &str,
-        arguments: Value,
+        conn: Arc<Connection>,
+        task: Value,
         opts: &CallOptions,
+        start: Instant,
     ) -> Result<CallToolResult, Error> {
-        let ctx = self.task_ctx()?;
-        opts.check(self.server_name())?;
-        let start = Instant::now();
-        let params = self.tool_params(name, arguments)?;
-        let v = self
-            .modern_request(&ctx.conn, "tools/call", Some(Value::Object(params)), opts)
-            .map_err(|e| requires_extension(e, &ctx, name).redact(&ctx.secrets))?;
-        if !is_task(&v) {
-            return serde_json::from_value(v).map_err(|e| {
-                Error::Protocol {
-                    server: ctx.server(),
-                    detail: format!("malformed `tools/call` result: {e}"),
-                }
-                .redact(&ctx.secrets)
-            });
-        }
-        let task = ctx.parse_task(&v)?;
+        let ctx = TaskCtx {
+            conn,
+            secrets: self.config.secret_values(),
+        };
+        let task = ctx.parse_task(&task)?;
         let timeout = opts.timeout.unwrap_or(ctx.conn.default_timeout);
         let handle = TaskHandle {
             ctx,

@@ -7,8 +7,9 @@ use std::sync::Arc;
 use serde_json::json;
 
 use super::task_calls::says_task_required;
-use super::{CallOptions, TaskErrorKind, TaskHandle};
+use super::{CallOptions, TaskHandle};
 use crate::error::Error;
+use crate::error::TaskErrorKind;
 use crate::model::{CallToolResult, TaskStatus, TaskSupport, Tool};
 
 #[test]

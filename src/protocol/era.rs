@@ -5,6 +5,8 @@
 
 use std::collections::HashMap;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
 use serde_json::{Map, Value};
 
 /// `_meta` key: the protocol version of this request (required).
@@ -76,22 +78,21 @@ pub(crate) fn with_meta(params: Option<Value>, meta: &Map<String, Value>) -> Val
     Value::Object(params)
 }
 
-/// The protocol version a frame's `params._meta` names, when it names a modern one.
-pub(crate) fn modern_version(msg: &Value) -> Option<&str> {
-    let v = msg
-        .get("params")?
-        .get("_meta")?
-        .get(META_PROTOCOL_VERSION)?
-        .as_str()?;
+/// The protocol version a request's `params._meta` names, when it names a modern one.
+pub(crate) fn modern_version(params: Option<&Value>) -> Option<&str> {
+    let v = params?.get("_meta")?.get(META_PROTOCOL_VERSION)?.as_str()?;
     (crate::config::ProtocolEra::of_version(v) == crate::config::ProtocolEra::Modern).then_some(v)
 }
 
-/// The standard headers a modern HTTP request carries: `MCP-Protocol-Version` (equal to the
-/// body's `_meta`), `Mcp-Method`, and `Mcp-Name` for `tools/call`, `prompts/get` (the name) and
-/// `resources/read` (the uri). `None` for a frame that is not a modern request.
-pub(crate) fn standard_headers(msg: &Value) -> Option<Vec<(String, String)>> {
-    let version = modern_version(msg)?;
-    let method = msg.get("method")?.as_str()?;
+/// The standard headers a modern HTTP request for `method` with `params` carries:
+/// `MCP-Protocol-Version` (equal to the body's `_meta`), `Mcp-Method`, and `Mcp-Name` for
+/// `tools/call`, `prompts/get` (the name) and `resources/read` (the uri). `None` for a request
+/// that is not a modern one (its params carry no modern `_meta` version).
+pub(crate) fn standard_headers(
+    method: &str,
+    params: Option<&Value>,
+) -> Option<Vec<(String, String)>> {
+    let version = modern_version(params)?;
     let mut out = vec![
         ("MCP-Protocol-Version".to_owned(), version.to_owned()),
         ("Mcp-Method".to_owned(), encode_header_value(method)),
@@ -103,7 +104,7 @@ pub(crate) fn standard_headers(msg: &Value) -> Option<Vec<(String, String)>> {
         "tasks/get" | "tasks/update" | "tasks/cancel" => Some("taskId"),
         _ => None,
     };
-    if let Some(name) = key.and_then(|k| msg.get("params")?.get(k)?.as_str()) {
+    if let Some(name) = key.and_then(|k| params?.get(k)?.as_str()) {
         out.push(("Mcp-Name".to_owned(), encode_header_value(name)));
     }
     Some(out)
@@ -119,30 +120,8 @@ pub(crate) fn encode_header_value(v: &str) -> String {
     if plain {
         v.to_owned()
     } else {
-        format!("=?base64?{}?=", base64(v.as_bytes()))
+        format!("=?base64?{}?=", STANDARD.encode(v.as_bytes()))
     }
-}
-
-/// Standard base64 with padding.
-pub(crate) fn base64(bytes: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(bytes.len().div_ceil(3) * 4);
-    for chunk in bytes.chunks(3) {
-        let b = [
-            chunk[0],
-            chunk.get(1).copied().unwrap_or(0),
-            chunk.get(2).copied().unwrap_or(0),
-        ];
-        let n = (u32::from(b[0]) << 16) | (u32::from(b[1]) << 8) | u32::from(b[2]);
-        for (i, shift) in [18u32, 12, 6, 0].into_iter().enumerate() {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[((n >> shift) & 63) as usize]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// One `x-mcp-header` parameter of a tool: the header's name (after `Mcp-Param-`) and the path
@@ -276,12 +255,14 @@ mod tests {
     use serde_json::json;
 
     #[test]
-    fn base64_matches_the_standard_alphabet_and_padding() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64("Hello, 世界".as_bytes()), "SGVsbG8sIOS4lueVjA==");
+    fn the_sentinel_holds_standard_base64_with_padding() {
+        assert_eq!(encode_header_value("f\n"), "=?base64?Zgo=?=");
+        assert_eq!(encode_header_value("fo\n"), "=?base64?Zm8K?=");
+        assert_eq!(encode_header_value("\n"), "=?base64?Cg==?=");
+        assert_eq!(
+            encode_header_value("Hello, 世界"),
+            "=?base64?SGVsbG8sIOS4lueVjA==?="
+        );
     }
 
     #[test]
@@ -312,18 +293,16 @@ mod tests {
 
     #[test]
     fn standard_headers_name_the_method_and_the_target() {
-        let msg = json!({"jsonrpc": "2.0", "id": 1, "method": "resources/read",
-            "params": {"uri": "file:///a%20b.txt", "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}});
-        let h = standard_headers(&msg).expect("modern");
+        let params =
+            json!({"uri": "file:///a%20b.txt", "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}});
+        let h = standard_headers("resources/read", Some(&params)).expect("modern");
         assert!(h.contains(&("Mcp-Method".into(), "resources/read".into())));
         assert!(h.contains(&("Mcp-Name".into(), "file:///a%20b.txt".into())));
         assert!(h.contains(&("MCP-Protocol-Version".into(), "2026-07-28".into())));
-        let get = json!({"jsonrpc": "2.0", "id": 2, "method": "tasks/get",
-            "params": {"taskId": "t-1", "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}}});
-        let h = standard_headers(&get).expect("modern");
+        let get = json!({"taskId": "t-1", "_meta": {META_PROTOCOL_VERSION: "2026-07-28"}});
+        let h = standard_headers("tasks/get", Some(&get)).expect("modern");
         assert!(h.contains(&("Mcp-Name".into(), "t-1".into())), "{h:?}");
-        let legacy = json!({"jsonrpc": "2.0", "id": 1, "method": "tools/list"});
-        assert!(standard_headers(&legacy).is_none());
+        assert!(standard_headers("tools/list", None).is_none());
     }
 
     #[test]

@@ -6,3 +6,5 @@ mod in_place;
 pub(crate) mod jsonrpc;
 pub(crate) mod session;
 pub(crate) mod slot;
+pub(crate) mod task_end;
+pub(crate) mod wire;

@@ -57,10 +57,6 @@ pub(crate) trait Sink: Send + Sync {
     }
 }
 
-/// Computes the extra HTTP headers of an outbound frame (see [`Transport::set_header_hook`]).
-pub(crate) type HeaderHook =
-    std::sync::Arc<dyn Fn(&[u8]) -> Option<Vec<(String, String)>> + Send + Sync>;
-
 /// How a connection closes (see [`Transport::close`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Closing {
@@ -86,15 +82,6 @@ pub(crate) trait Transport: Send + Sync {
     /// ([`Outgoing::caller_waits`]), leave the rest of the reply to [`wait`](Self::wait), whose
     /// deadline moves on with the caller's progress.
     fn send(&self, msg: Outgoing) -> Result<(), Error>;
-
-    /// Called once the handshake has negotiated a protocol version (HTTP sends it as a header).
-    fn set_protocol_version(&self, _version: &str) {}
-
-    /// Installs the function that gives an outbound frame's extra HTTP headers (the modern
-    /// era's `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` and `Mcp-Param-*`; `None` for a
-    /// frame that is not a modern request); `None` removes it (a connection that turned out
-    /// legacy). Only Streamable HTTP uses it.
-    fn set_header_hook(&self, _hook: Option<HeaderHook>) {}
 
     /// Waits until `deadline` for the next event of a caller's request (progress or its
     /// answer). By default the caller simply waits on its slot while an I/O thread routes what

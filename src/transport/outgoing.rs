@@ -45,6 +45,9 @@ pub(crate) struct Outgoing {
     /// transport that reads answers on the caller's thread may leave the reading to it, so each
     /// wait has its own deadline and the caller sees progress as it comes.
     pub(crate) caller_waits: bool,
+    /// The HTTP headers the protocol era gives the message (`MCP-Protocol-Version`, the modern
+    /// `Mcp-Method`, `Mcp-Name`, `Mcp-Param-*`); transports without headers ignore them.
+    pub(crate) headers: Vec<(String, String)>,
 }
 
 impl Outgoing {
@@ -58,6 +61,7 @@ impl Outgoing {
             deadline: None,
             limit: None,
             caller_waits: false,
+            headers: Vec::new(),
         }
     }
 
@@ -71,6 +75,7 @@ impl Outgoing {
             deadline: None,
             limit: None,
             caller_waits: false,
+            headers: Vec::new(),
         }
     }
 
@@ -88,6 +93,7 @@ impl Outgoing {
             deadline: None,
             limit: None,
             caller_waits: false,
+            headers: Vec::new(),
         }
     }
 
@@ -104,6 +110,20 @@ impl Outgoing {
     /// `notifications/initialized`.
     pub(crate) fn initialized() -> Outgoing {
         Outgoing::notification("notifications/initialized", None)
+    }
+
+    /// The same message, carrying `headers` (see [`headers`](Self::headers)).
+    pub(crate) fn with_headers(mut self, headers: Vec<(String, String)>) -> Outgoing {
+        self.headers = headers;
+        self
+    }
+
+    /// The value of the header `name` (ASCII case-insensitive) the message carries.
+    pub(crate) fn header(&self, name: &str) -> Option<&str> {
+        self.headers
+            .iter()
+            .find(|(k, _)| k.eq_ignore_ascii_case(name))
+            .map(|(_, v)| v.as_str())
     }
 
     /// The same message with a deadline.
@@ -173,6 +193,7 @@ impl Outgoing {
             deadline: None,
             limit: None,
             caller_waits: false,
+            headers: Vec::new(),
         }
     }
 }

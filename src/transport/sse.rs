@@ -40,6 +40,9 @@ use super::{Closing, Outgoing, Sink, Transport};
 use crate::config::{redact_url, Limits, SseConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 
+/// The header naming the protocol version.
+const VERSION_HEADER: &str = "MCP-Protocol-Version";
+
 struct Inner {
     server: String,
     url: String,
@@ -49,6 +52,7 @@ struct Inner {
     max_message: usize,
     sink: Arc<dyn Sink>,
     closing: AtomicBool,
+    /// The negotiated version, from the handshake's end (see `send`).
     protocol_version: Mutex<Option<String>>,
 }
 
@@ -285,10 +289,16 @@ impl Transport for SseTransport {
                 after: Duration::ZERO,
             });
         }
+        if out.method() == "notifications/initialized" {
+            // The end of the handshake names the negotiated version: every later message
+            // carries it, answers to the server's requests too.
+            *lock(&inner.protocol_version) = out.header(VERSION_HEADER).map(str::to_owned);
+        }
         let version = lock(&inner.protocol_version).clone();
         let mut headers = vec![("Content-Type", "application/json")];
-        if let Some(v) = version.as_deref() {
-            headers.push(("MCP-Protocol-Version", v));
+        headers.extend(out.headers.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        if let (Some(v), None) = (version.as_deref(), out.header(VERSION_HEADER)) {
+            headers.push((VERSION_HEADER, v));
         }
         let what = format!("POST {}", redact_url(&self.endpoint));
         let resp = inner
@@ -306,10 +316,6 @@ impl Transport for SseTransport {
         }
         drain(resp);
         Ok(())
-    }
-
-    fn set_protocol_version(&self, version: &str) {
-        *lock(&self.inner.protocol_version) = Some(version.to_owned());
     }
 
     /// Both [`Closing`]s are the same: there is no close handshake, the stream's socket is shut.
@@ -400,6 +406,37 @@ mod tests {
             super::open("s", &cfg, Duration::from_secs(5), &limits, sink.clone()).expect("open");
         t.close(Closing::Graceful).expect("close");
         assert!(sink.closed.lock().unwrap().is_empty());
+    }
+
+    #[test]
+    fn the_version_the_handshake_ends_with_goes_on_every_later_post_once() {
+        use crate::protocol::jsonrpc::RequestId;
+        use crate::transport::Outgoing;
+        let srv = McpSse::start("/messages?sid=1");
+        let sink = Arc::new(Recorder::default());
+        let cfg = crate::config::SseConfig::new(srv.server.url("/sse"));
+        let limits = crate::config::Limits::default();
+        let t = super::open("s", &cfg, Duration::from_secs(5), &limits, sink).expect("open");
+        let version = vec![("MCP-Protocol-Version".to_owned(), "2025-06-18".to_owned())];
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        t.send(Outgoing::parse(done.to_string().into_bytes()).with_headers(version.clone()))
+            .expect("initialized");
+        let call = json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"});
+        t.send(Outgoing::parse(call.to_string().into_bytes()).with_headers(version))
+            .expect("a request carrying the version itself");
+        let answer = Outgoing::response(&RequestId::Number(7), "ping", &Ok(json!({})));
+        t.send(answer).expect("an answer carrying no header");
+        t.close(crate::transport::Closing::Graceful).expect("close");
+        let posts: Vec<_> = srv
+            .server
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect();
+        assert_eq!(posts.len(), 3, "{posts:?}");
+        for p in &posts {
+            assert_eq!(p.header_values("mcp-protocol-version"), vec!["2025-06-18"]);
+        }
     }
 
     #[test]

@@ -82,6 +82,9 @@ use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::session::Event;
 
+/// The header naming the protocol version.
+const VERSION_HEADER: &str = "MCP-Protocol-Version";
+
 #[cfg(test)]
 #[path = "../../../tests/support_remote/mod.rs"]
 #[allow(unreachable_pub, missing_docs)] // test-support code shared with the integration tests
@@ -112,8 +115,6 @@ struct Inner {
     reading: Mutex<HashMap<i64, Arc<Interrupt>>>,
     /// The drain thread, started with the first SSE reply.
     drain: Mutex<Drain>,
-    /// The modern era's per-request headers (see `Transport::set_header_hook`).
-    header_hook: RwLock<Option<super::HeaderHook>>,
 }
 
 /// The Streamable HTTP connection handle.
@@ -199,7 +200,6 @@ impl HttpTransport {
                 unread: Mutex::new(HashMap::new()),
                 reading: Mutex::new(HashMap::new()),
                 drain: Mutex::new(Drain::default()),
-                header_hook: RwLock::new(None),
             }),
             legacy_refused: OnceLock::new(),
             stream: Mutex::new(None),
@@ -220,7 +220,11 @@ impl Transport for HttpTransport {
         if method == "initialize" {
             lock(&inner.state).init_frame = Some(out.clone());
         } else if method == "notifications/initialized" {
-            lock(&inner.state).initialized_frame = Some(out.frame.clone());
+            // The end of the handshake names the negotiated version: every later message
+            // carries it, those this transport makes itself (the GET stream, DELETE) too.
+            let mut state = lock(&inner.state);
+            state.initialized_frame = Some(out.frame.clone());
+            state.protocol_version = out.header(VERSION_HEADER).map(str::to_owned);
         }
         // Every read and write of the exchange by the caller's deadline (ureq's own bound is
         // the latest its answer may be read by, when progress may move that deadline on), and
@@ -302,14 +306,6 @@ impl Transport for HttpTransport {
         }
     }
 
-    fn set_protocol_version(&self, version: &str) {
-        lock(&self.inner.state).protocol_version = Some(version.to_owned());
-    }
-
-    fn set_header_hook(&self, hook: Option<super::HeaderHook>) {
-        *crate::sync::write_lock(&self.inner.header_hook) = hook;
-    }
-
     /// Both [`Closing`]s are the same: the close handshake (DELETE) is bounded by the timeout.
     fn close(&self, _how: Closing) -> Result<(), Error> {
         let inner = &self.inner;
@@ -365,7 +361,13 @@ impl Inner {
     ) -> Result<ureq::http::Response<ureq::Body>, Error> {
         let session = self.session_headers();
         let mut headers: Vec<(&str, &str)> = extra.to_vec();
-        headers.extend(session.iter().map(|(k, v)| (*k, v.as_str())));
+        // A header the message carries itself is not sent twice.
+        headers.extend(
+            session
+                .iter()
+                .filter(|(k, _)| !extra.iter().any(|(e, _)| e.eq_ignore_ascii_case(k)))
+                .map(|(k, v)| (*k, v.as_str())),
+        );
         let from = self.url();
         let sent = self.req.send(verb, &from, &headers, limit, fail)?;
         if sent.moved && self.req.is_home(&sent.url) {
@@ -460,6 +462,45 @@ pub(crate) mod tests {
             "params": {"name": "x", "arguments": {}}})
         .to_string()
         .into_bytes()
+    }
+
+    #[test]
+    fn the_version_the_handshake_ends_with_goes_on_every_later_message_once() {
+        let srv = HttpServer::start(|req, conn| match req.json().get("id") {
+            Some(id) if req.json().get("method").is_some() => {
+                conn.json(200, &[], &json!({"jsonrpc": "2.0", "id": id, "result": {}}))
+            }
+            _ => conn.accepted(),
+        });
+        let sink = Arc::new(Recorder::default());
+        let t = transport(&srv.url("/mcp"), sink);
+        let version = vec![("MCP-Protocol-Version".to_owned(), "2025-06-18".to_owned())];
+        let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {}});
+        t.send(Outgoing::parse(init.to_string().into_bytes()))
+            .expect("initialize");
+        let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+        t.send(Outgoing::parse(done.to_string().into_bytes()).with_headers(version.clone()))
+            .expect("initialized");
+        t.send(Outgoing::parse(call_frame(2)).with_headers(version))
+            .expect("a request carrying the version itself");
+        let answer = Outgoing::response(&RequestId::Number(7), "ping", &Ok(json!({})));
+        t.send(answer).expect("an answer carrying no header");
+        t.close(crate::transport::Closing::Graceful).expect("close");
+        let posts: Vec<_> = srv
+            .requests()
+            .into_iter()
+            .filter(|r| r.method == "POST")
+            .collect();
+        assert_eq!(posts.len(), 4, "{posts:?}");
+        assert!(posts[0].header("mcp-protocol-version").is_none());
+        for p in &posts[1..] {
+            assert_eq!(
+                p.header_values("mcp-protocol-version"),
+                vec!["2025-06-18"],
+                "{}",
+                String::from_utf8_lossy(&p.body)
+            );
+        }
     }
 
     #[test]

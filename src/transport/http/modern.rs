@@ -1,5 +1,6 @@
-//! The modern era (2026-07-28) on Streamable HTTP: the per-request headers the client computes
-//! (see `Transport::set_header_hook`), and a refusal that carries a JSON-RPC error in its body
+//! The modern era (2026-07-28) on Streamable HTTP: a request is modern when it carries the
+//! `Mcp-Method` header the protocol era gave it (see `Outgoing::headers`), and a modern
+//! request's refusal may carry a JSON-RPC error in its body
 //! (400 with `-32022`, `-32602` or `-32020`; 404 with `-32601`), which answers the request like
 //! any error response.
 
@@ -9,25 +10,15 @@ use crate::error::Error;
 use crate::transport::web::{deliver_frame, read_capped, status_error};
 use crate::transport::Outgoing;
 
-/// What every modern request's body holds (the `_meta` protocol version key).
-const META_MARK: &[u8] = b"io.modelcontextprotocol/protocolVersion";
-
 /// The most of a refusal's body read to look for a JSON-RPC error in it.
 const MAX_REFUSAL_BYTES: usize = 64 * 1024;
 
+/// Whether `out` is a modern request: only those carry `Mcp-Method`.
+pub(super) fn is_modern(out: &Outgoing) -> bool {
+    out.header("Mcp-Method").is_some()
+}
+
 impl Inner {
-    /// The modern headers of `frame`, when a hook is installed and the frame is a modern request.
-    pub(super) fn modern_headers(&self, frame: &[u8]) -> Option<Vec<(String, String)>> {
-        let hook = crate::sync::read_lock(&self.header_hook).clone()?;
-        hook(frame)
-    }
-
-    /// Whether `frame` is a modern request (it carries the modern `_meta` version).
-    pub(super) fn is_modern(&self, frame: &[u8]) -> bool {
-        crate::sync::read_lock(&self.header_hook).is_some()
-            && memchr::memmem::find(frame, META_MARK).is_some()
-    }
-
     /// A non-2xx reply to a modern request: a JSON-RPC error in its body is delivered as the
     /// request's answer; anything else (and 401/403/407) is the usual status error.
     pub(super) fn modern_refusal(

@@ -89,11 +89,13 @@ impl Call<'_> {
 }
 
 impl Inner {
-    /// POSTs one frame with the session headers, bounded by `deadline` (body reading included;
-    /// a caller's own deadline, see `buffered::within`, may bound it sooner).
+    /// POSTs one frame with the headers its message carries and the session headers, bounded
+    /// by `deadline` (body reading included; a caller's own deadline, see `buffered::within`,
+    /// may bound it sooner).
     pub(super) fn post(
         &self,
         frame: &[u8],
+        carried: &[(String, String)],
         method: &str,
         deadline: Instant,
     ) -> Result<ureq::http::Response<ureq::Body>, Error> {
@@ -107,12 +109,11 @@ impl Inner {
             });
         }
         let fail = |what: &str, e| map_ureq(&self.server, what, method, started, Some(deadline), e);
-        let modern = self.modern_headers(frame).unwrap_or_default();
         let mut headers = vec![
             ("Accept", ACCEPT_POST),
             ("Content-Type", "application/json"),
         ];
-        headers.extend(modern.iter().map(|(k, v)| (k.as_str(), v.as_str())));
+        headers.extend(carried.iter().map(|(k, v)| (k.as_str(), v.as_str())));
         self.request(Verb::Post(frame), &headers, Limit::Until(deadline), fail)
     }
 
@@ -128,7 +129,7 @@ impl Inner {
         let method = out.label();
         let had_session = lock(&self.state).session_id.is_some();
         let limit = out.limit.map_or(deadline, |l| l.max(deadline));
-        let resp = self.post(&out.frame, method, limit)?;
+        let resp = self.post(&out.frame, &out.headers, method, limit)?;
         let status = resp.status().as_u16();
         if status == 404 && had_session && may_reinit && method != "initialize" {
             drain(resp);
@@ -163,7 +164,7 @@ impl Inner {
             drain(resp);
             return Err(Exchange::Legacy(status));
         }
-        let modern = self.is_modern(&out.frame);
+        let modern = super::modern::is_modern(out);
         if !(200..300).contains(&status) && modern {
             // A modern server refuses with a JSON-RPC error in the body (400 -32022, 404 -32601).
             return self.modern_refusal(resp, out);
@@ -198,7 +199,7 @@ impl Inner {
     pub(super) fn cancel(&self, id: &RequestId) {
         let note = Outgoing::cancellation(id, "timed out", self.timeout);
         let deadline = note.deadline.unwrap_or_else(Instant::now);
-        match self.post(&note.frame, "notifications/cancelled", deadline) {
+        match self.post(&note.frame, &[], "notifications/cancelled", deadline) {
             Ok(resp) => drain(resp),
             Err(e) => log::debug!(
                 "server `{}`: could not send the cancellation: {e}",

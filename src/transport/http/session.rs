@@ -17,7 +17,9 @@ use crate::transport::Outgoing;
 pub(super) struct State {
     /// The `Mcp-Session-Id`, once the server assigned one (or the configured one).
     pub(super) session_id: Option<String>,
-    /// The negotiated protocol version, sent as `MCP-Protocol-Version`.
+    /// The negotiated protocol version, sent as `MCP-Protocol-Version` with every message that
+    /// carries none of its own: the handshake's last message (`notifications/initialized`)
+    /// names it.
     pub(super) protocol_version: Option<String>,
     /// The initialize request and initialized notification, replayed on a 404.
     pub(super) init_frame: Option<Outgoing>,
@@ -33,7 +35,7 @@ impl Inner {
             out.push(("Mcp-Session-Id", sid.clone()));
         }
         if let Some(v) = &state.protocol_version {
-            out.push(("MCP-Protocol-Version", v.clone()));
+            out.push((super::VERSION_HEADER, v.clone()));
         }
         out
     }
@@ -63,7 +65,7 @@ impl Inner {
             return Ok(());
         };
         let started = Instant::now();
-        let resp = self.post(&init.frame, "initialize", deadline)?;
+        let resp = self.post(&init.frame, &init.headers, "initialize", deadline)?;
         if !resp.status().is_success() {
             return Err(status_error(
                 &self.server,
@@ -84,7 +86,7 @@ impl Inner {
         };
         self.read_reply(resp, &call)?;
         if let Some(note) = initialized {
-            let resp = self.post(&note, "notifications/initialized", deadline)?;
+            let resp = self.post(&note, &[], "notifications/initialized", deadline)?;
             if !resp.status().is_success() {
                 return Err(status_error(
                     &self.server,
