@@ -26,6 +26,9 @@ use std::io::{Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::time::Instant;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+
 use crate::config::{redact_url, ProxyConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 
@@ -81,7 +84,7 @@ impl ProxyUrl {
             self.username.as_deref().unwrap_or(""),
             self.password.as_deref().unwrap_or("")
         );
-        Some(format!("Basic {}", base64(pair.as_bytes())))
+        Some(format!("Basic {}", STANDARD.encode(pair.as_bytes())))
     }
 
     /// The same proxy for ureq (which opens the `CONNECT` tunnel itself).
@@ -416,25 +419,6 @@ fn percent_decode(s: &str) -> Option<String> {
     String::from_utf8(out).ok()
 }
 
-/// Standard base64 with padding.
-fn base64(input: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
-}
-
 /// Why a `CONNECT` tunnel could not be opened.
 #[derive(Debug)]
 pub(crate) enum TunnelError {
@@ -678,7 +662,7 @@ mod tests {
         assert!(!format!("{p:?}").contains("p:ss"));
         assert_eq!(
             p.authorization().unwrap(),
-            format!("Basic {}", base64(b"us@er:p:ss"))
+            format!("Basic {}", STANDARD.encode(b"us@er:p:ss"))
         );
         let bare = parse_proxy_url("proxy:8080", "HTTP_PROXY").unwrap();
         assert_eq!((bare.host.as_str(), bare.port), ("proxy", 8080));
@@ -731,12 +715,14 @@ mod tests {
     }
 
     #[test]
-    fn base64_pads() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"user:pass"), "dXNlcjpwYXNz");
+    fn the_proxy_authorization_is_padded_base64() {
+        let auth = |url: &str| parse_proxy_url(url, "X").unwrap().authorization();
+        assert_eq!(
+            auth("http://user:pass@h"),
+            Some("Basic dXNlcjpwYXNz".into())
+        );
+        assert_eq!(auth("http://u@h"), Some("Basic dTo=".into()));
+        assert_eq!(auth("http://h"), None);
     }
 
     #[test]
