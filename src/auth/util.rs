@@ -3,6 +3,7 @@
 //! [`crate::transport::web::url`].
 
 use base64::Engine as _;
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use ring::rand::{SecureRandom, SystemRandom};
 
 /// Whether `url` may be used for an authorization-server endpoint: `https://`, or `http://` on
@@ -34,43 +35,24 @@ pub(crate) fn require_secure(url: &str, what: &str) -> Result<(), String> {
     }
 }
 
+/// Every byte but the RFC 3986 unreserved characters (letters, digits, `-`, `.`, `_`, `~`).
+const RESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// Percent-encodes everything but the RFC 3986 unreserved characters.
 pub(crate) fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(s, RESERVED).to_string()
 }
 
-/// Decodes `%XX` escapes and `+` (as a space, form style).
+/// Decodes `%XX` escapes and `+` (as a space, form style); a broken escape is kept as written.
 pub(crate) fn decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h * 16 + l);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
+    // `+` first: a `%2B` stands for a plus sign, not a space.
+    percent_decode_str(&s.replace('+', " "))
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// `k=v&k=v`, each part percent-encoded.

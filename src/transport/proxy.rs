@@ -403,20 +403,21 @@ fn in_network(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
 
 /// Decodes `%XX` escapes; `None` for a broken escape or a result that is not UTF-8.
 fn percent_decode(s: &str) -> Option<String> {
+    // The crate keeps a broken escape as written; a proxy's credentials with one are refused.
     let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
+    let broken = b.iter().enumerate().any(|(i, &c)| {
+        c == b'%'
+            && !b
+                .get(i + 1..i + 3)
+                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
+    });
+    if broken {
+        return None;
     }
-    String::from_utf8(out).ok()
+    percent_encoding::percent_decode_str(s)
+        .decode_utf8()
+        .ok()
+        .map(|d| d.into_owned())
 }
 
 /// Why a `CONNECT` tunnel could not be opened.

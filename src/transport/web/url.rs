@@ -156,17 +156,16 @@ pub(crate) fn normalise_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        let escape = (b == b'%')
-            .then(|| Some((hex(*bytes.get(i + 1)?)?, hex(*bytes.get(i + 2)?)?)))
-            .flatten();
+        let escape = bytes
+            .get(i..i + 3)
+            .filter(|e| e[0] == b'%' && e[1..].iter().all(u8::is_ascii_hexdigit))
+            .and_then(|e| percent_encoding::percent_decode(e).next());
         match escape {
-            Some((h, l)) => {
-                let c = h * 16 + l;
+            Some(c) => {
                 if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~') {
                     out.push(c as char);
                 } else {
-                    out.push_str(&format!("%{c:02X}"));
+                    out.push_str(percent_encoding::percent_encode_byte(c));
                 }
                 i += 3;
             }
@@ -182,10 +181,6 @@ pub(crate) fn normalise_path(path: &str) -> String {
         out.insert(0, '/');
     }
     remove_dots(&out)
-}
-
-fn hex(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
 }
 
 /// Resolves a reference (a `Location` or an SSE `endpoint`) against an absolute URL, the
