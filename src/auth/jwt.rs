@@ -1,12 +1,13 @@
 //! `private_key_jwt` client authentication (RFC 7523 §2.2): a short-lived assertion signed with
-//! ES256 (P-256) or RS256, from a PKCS#8 PEM key.
+//! ES256 (P-256) or RS256, from a PKCS#8 PEM key read by the TLS stack's PEM reader.
 
 use std::fmt;
 use std::sync::Arc;
 
-use base64::Engine as _;
 use ring::rand::SystemRandom;
 use ring::signature::{EcdsaKeyPair, RsaKeyPair};
+use rustls::pki_types::pem::PemObject as _;
+use rustls::pki_types::PrivatePkcs8KeyDer;
 use serde_json::json;
 
 use super::util::{b64url, now_secs, random_token};
@@ -65,27 +66,23 @@ impl SigningKey {
     /// # Errors
     /// The text is not PKCS#8 PEM, or not a key of that algorithm (the key is never quoted).
     pub fn from_pem(pem: &str, alg: JwtAlgorithm) -> Result<SigningKey, String> {
-        let body: String = pem
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.starts_with("-----") && !l.is_empty())
-            .collect();
-        let der = base64::engine::general_purpose::STANDARD
-            .decode(body.as_bytes())
-            .map_err(|_| {
-                "the private key is not PEM (base64 between BEGIN/END lines)".to_owned()
-            })?;
+        // The PEM reader of the TLS stack (rustls-pki-types), which also reads the TLS root
+        // certificates: the first `PRIVATE KEY` block of the text, whatever else it holds.
+        let der = PrivatePkcs8KeyDer::from_pem_slice(pem.as_bytes()).map_err(|_| {
+            "the private key is not PKCS#8 PEM (no `BEGIN PRIVATE KEY` block)".to_owned()
+        })?;
+        let der = der.secret_pkcs8_der();
         let key = match alg {
             JwtAlgorithm::Es256 => Key::Ec(Arc::new(
                 EcdsaKeyPair::from_pkcs8(
                     &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
-                    &der,
+                    der,
                     &SystemRandom::new(),
                 )
                 .map_err(|_| "the private key is not a PKCS#8 P-256 key (ES256)".to_owned())?,
             )),
             JwtAlgorithm::Rs256 => {
-                Key::Rsa(Arc::new(RsaKeyPair::from_pkcs8(&der).map_err(|_| {
+                Key::Rsa(Arc::new(RsaKeyPair::from_pkcs8(der).map_err(|_| {
                     "the private key is not a PKCS#8 RSA key (RS256)".to_owned()
                 })?))
             }
@@ -143,6 +140,7 @@ mod tests {
     //! Assertions verify with the key's public half and carry the claims RFC 7523 asks for.
 
     use super::*;
+    use base64::Engine as _;
     use ring::signature::{KeyPair, UnparsedPublicKey};
 
     /// A throw-away RSA key made for this test only.
@@ -236,5 +234,14 @@ JrqqdNW40mnCm8b9W5uTdYX5
         let err = SigningKey::from_pem(RSA_PEM, JwtAlgorithm::Es256).unwrap_err();
         assert!(err.contains("P-256") && !err.contains("MII"), "{err}");
         assert!(SigningKey::from_pem("not a key", JwtAlgorithm::Rs256).is_err());
+    }
+
+    #[test]
+    fn the_key_of_a_file_holding_its_certificate_too_is_found() {
+        let rcgen::CertifiedKey { cert, signing_key } =
+            rcgen::generate_simple_self_signed(vec!["client.example".into()]).unwrap();
+        let pem = format!("{}{}", cert.pem(), signing_key.serialize_pem());
+        let signer = SigningKey::from_pem(&pem, JwtAlgorithm::Es256).expect("the key is read");
+        assert!(signer.assertion("cid", "https://as.example").is_ok());
     }
 }
