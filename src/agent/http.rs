@@ -168,7 +168,7 @@ impl Endpoint {
         if let Some(a) = self.agent.get() {
             return Ok(a.clone());
         }
-        if !crate::transport::web::url::is_http(&self.url) {
+        if !crate::url::is_http(&self.url) {
             return Err(ModelError::Config(format!(
                 "the model URL `{}` must start with http:// or https://",
                 self.shown()

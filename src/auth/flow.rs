@@ -14,7 +14,7 @@ use super::util::{
 };
 use super::{Grant, Inner, OAuthConfig};
 use crate::config::Secrets;
-use crate::transport::web::url::{covers, resource_of, same_origin, split};
+use crate::url::{covers, resource_of, same_origin, split};
 
 /// A client identity at one authorization server.
 #[derive(Clone)]

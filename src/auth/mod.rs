@@ -553,7 +553,7 @@ impl OAuthConfig {
         // A store of someone else's making may answer more than it should: a token goes only
         // to a server its resource identifies.
         list.into_iter()
-            .filter(|t| crate::transport::web::url::covers(&t.resource, server_url))
+            .filter(|t| crate::url::covers(&t.resource, server_url))
             .filter(|t| self.client_id.as_ref().is_none_or(|id| *id == t.client_id))
             .max_by_key(|t| t.resource.len())
     }

@@ -25,7 +25,7 @@ use serde_json::Value;
 
 use crate::config::{redact_url, ProxyConfig};
 use crate::transport::proxy::{route_for, Route};
-use crate::transport::web::url::{origin, resolve_reference};
+use crate::url::{origin, resolve_reference};
 
 /// The most redirects one request to the authorization server follows.
 pub(crate) const MAX_REDIRECTS: usize = 5;

@@ -1,6 +1,6 @@
 //! Small pieces the flow needs: the endpoint security check, percent-encoding, query strings,
 //! base64url, randomness and the `WWW-Authenticate` challenge. URLs are taken apart by
-//! [`crate::transport::web::url`].
+//! [`crate::url`].
 
 use base64::Engine as _;
 use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};

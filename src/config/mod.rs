@@ -27,6 +27,7 @@ mod oauth_entry;
 #[cfg(test)]
 mod property_tests;
 mod protocol;
+pub(crate) mod proxy_url;
 mod redact;
 mod remote;
 mod suggest;
@@ -1119,9 +1120,7 @@ impl ServerConfig {
             remote::header_pair(name, value).map_err(|e| e.for_server(server))?;
         }
         if let Some(ProxyConfig::Url(url)) = self.transport.proxy() {
-            if let Err(message) =
-                crate::transport::proxy::parse_proxy_url(url, "the server's proxy setting")
-            {
+            if let Err(message) = proxy_url::parse_proxy_url(url, "the server's proxy setting") {
                 return fail(
                     ConfigError::new(ConfigErrorKind::InvalidValue, message).at("transport.proxy"),
                 );

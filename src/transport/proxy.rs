@@ -21,7 +21,6 @@
 //! The lookup is a pure function of the setting, the target URL and the environment (passed in),
 //! so its rules are unit-tested without touching the process environment.
 
-use std::fmt;
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::time::Instant;
@@ -29,6 +28,8 @@ use std::time::Instant;
 use base64::engine::general_purpose::STANDARD;
 use base64::Engine as _;
 
+use crate::config::proxy_url::{bracketed, normalise_host, split_host_port};
+pub(crate) use crate::config::proxy_url::{parse_proxy_url, ProxyUrl};
 use crate::config::{redact_url, ProxyConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 
@@ -41,39 +42,8 @@ const NO_PROXY_VARS: [&str; 2] = ["no_proxy", "NO_PROXY"];
 /// The longest proxy answer to `CONNECT` read before giving up.
 const MAX_CONNECT_RESPONSE: usize = 16 * 1024;
 
-/// An HTTP proxy: where it is, its credentials (percent-decoded), and where it was named.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct ProxyUrl {
-    /// Host name or IP address (no brackets).
-    pub(crate) host: String,
-    pub(crate) port: u16,
-    pub(crate) username: Option<String>,
-    pub(crate) password: Option<String>,
-    /// Where the proxy was named, for messages: an environment variable, or
-    /// `the server's proxy setting`.
-    pub(crate) source: String,
-}
-
-impl fmt::Debug for ProxyUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ProxyUrl")
-            .field("url", &self.shown())
-            .field("source", &self.source)
-            .finish()
-    }
-}
-
+/// What the connections do with a proxy: authenticate to it, or hand it to ureq.
 impl ProxyUrl {
-    /// `http://host:port`, as messages show the proxy (never the credentials).
-    pub(crate) fn shown(&self) -> String {
-        format!("http://{}", self.authority())
-    }
-
-    /// `host:port`, with brackets around an IPv6 address.
-    pub(crate) fn authority(&self) -> String {
-        format!("{}:{}", bracketed(&self.host), self.port)
-    }
-
     /// The `Proxy-Authorization` header value, when the URL carried credentials.
     pub(crate) fn authorization(&self) -> Option<String> {
         if self.username.is_none() && self.password.is_none() {
@@ -134,7 +104,7 @@ impl Target {
             .scheme_str()
             .ok_or_else(|| format!("`{shown}` has no scheme"))?
             .to_ascii_lowercase();
-        let Some(default_port) = super::web::url::default_port(&scheme) else {
+        let Some(default_port) = crate::url::default_port(&scheme) else {
             return Err(format!("`{shown}`: unsupported scheme `{scheme}`"));
         };
         let host = uri
@@ -233,90 +203,6 @@ pub(crate) fn for_ureq(
     })
 }
 
-/// Reads a proxy URL: `[http://][user[:password]@]host[:port][/]`; the port defaults to 80.
-pub(crate) fn parse_proxy_url(raw: &str, source: &str) -> Result<ProxyUrl, String> {
-    let value = raw.trim();
-    let shown = redact_url(value);
-    let bad = |why: &str| format!("the proxy `{shown}` (from {source}) is not usable: {why}");
-    let rest = match value.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
-        Some((scheme, _)) => {
-            return Err(bad(&format!(
-                "`{scheme}://` proxies are not supported (only `http://`)"
-            )))
-        }
-        None => value,
-    };
-    let authority = rest.strip_suffix('/').unwrap_or(rest);
-    if authority.contains(['/', '?', '#']) {
-        return Err(bad("a proxy URL has no path"));
-    }
-    let (userinfo, hostport) = match authority.rsplit_once('@') {
-        Some((u, h)) => (Some(u), h),
-        None => (None, authority),
-    };
-    let (host, port) = split_host_port(hostport).ok_or_else(|| bad("no host"))?;
-    let port = match port {
-        Some(p) => p
-            .parse::<u16>()
-            .map_err(|_| bad("the port is not a number"))?,
-        None => 80,
-    };
-    if host.is_empty() || host.contains(|c: char| c.is_whitespace() || c == '@') {
-        return Err(bad("no host"));
-    }
-    let (username, password) = match userinfo {
-        None => (None, None),
-        Some(u) => {
-            let (name, pass) = match u.split_once(':') {
-                Some((n, p)) => (n, Some(p)),
-                None => (u, None),
-            };
-            let decode = |s: &str| percent_decode(s).ok_or_else(|| bad("bad percent-encoding"));
-            (Some(decode(name)?), pass.map(decode).transpose()?)
-        }
-    };
-    Ok(ProxyUrl {
-        host: normalise_host(host),
-        port,
-        username,
-        password,
-        source: source.to_owned(),
-    })
-}
-
-/// Splits `host[:port]` or `[v6][:port]`; `None` when the brackets do not close.
-fn split_host_port(s: &str) -> Option<(&str, Option<&str>)> {
-    if let Some(rest) = s.strip_prefix('[') {
-        let (host, after) = rest.split_once(']')?;
-        return match after {
-            "" => Some((host, None)),
-            _ => Some((host, Some(after.strip_prefix(':')?))),
-        };
-    }
-    match s.split_once(':') {
-        Some((h, p)) if !p.contains(':') => Some((h, Some(p))),
-        // A bare IPv6 address.
-        Some(_) => Some((s, None)),
-        None => Some((s, None)),
-    }
-}
-
-/// Lower case, no brackets, no trailing dot.
-fn normalise_host(host: &str) -> String {
-    let h = host.trim_start_matches('[').trim_end_matches(']');
-    h.strip_suffix('.').unwrap_or(h).to_ascii_lowercase()
-}
-
-/// `host` with brackets when it is an IPv6 address.
-fn bracketed(host: &str) -> String {
-    if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.to_owned()
-    }
-}
-
 /// Whether `host` (normalised) is a loopback name or address: `localhost` and `*.localhost`,
 /// 127.0.0.0/8, `::1` and IPv4-mapped 127.x addresses.
 pub(crate) fn is_loopback(host: &str) -> bool {
@@ -399,25 +285,6 @@ fn in_network(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
         }
         _ => false,
     }
-}
-
-/// Decodes `%XX` escapes; `None` for a broken escape or a result that is not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
-    // The crate keeps a broken escape as written; a proxy's credentials with one are refused.
-    let b = s.as_bytes();
-    let broken = b.iter().enumerate().any(|(i, &c)| {
-        c == b'%'
-            && !b
-                .get(i + 1..i + 3)
-                .is_some_and(|h| h.iter().all(u8::is_ascii_hexdigit))
-    });
-    if broken {
-        return None;
-    }
-    percent_encoding::percent_decode_str(s)
-        .decode_utf8()
-        .ok()
-        .map(|d| d.into_owned())
 }
 
 /// Why a `CONNECT` tunnel could not be opened.

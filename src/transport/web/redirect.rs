@@ -19,9 +19,9 @@ use std::time::{Duration, Instant};
 
 use super::frames::drain;
 use super::headers::RequestHeaders;
-use super::url::{origin, resolve_reference, Origin};
 use crate::config::redact_url;
 use crate::error::Error;
+use crate::url::{origin, resolve_reference, Origin};
 
 /// The most redirects one request follows.
 pub(crate) const MAX_REDIRECTS: usize = 5;

@@ -1,7 +1,9 @@
 //! The one place the crate takes URLs apart: origins (who may receive credentials), references
 //! resolved against a base (redirects, an SSE `endpoint`), and whether an OAuth resource
 //! identifies a server (which tokens a request may carry). The transports, the authorization
-//! flow and the model client all use it, so "same origin" means one thing everywhere.
+//! flow, the token stores and the model client all use it, so "same origin" means one thing
+//! everywhere. It imports nothing from the crate: it sits below `config`, whose token stores
+//! use it, and what to do on a redirect is decided on top of it in `transport/web/redirect.rs`.
 //!
 //! Parsing is `http::Uri`'s (what ureq connects to), so a URL that passes here is the URL that
 //! is requested. On top of it:
