@@ -30,7 +30,7 @@ pub(crate) struct Connection {
     /// A poller this connection made for itself (no shared one was given); stopped on close.
     pub(crate) private_poller: Option<ConnectionPoller>,
     /// OAuth and the server URL: a 401 or 403 `insufficient_scope` authorizes and retries.
-    pub(crate) oauth: Option<(crate::auth::OAuthConfig, String)>,
+    pub(crate) oauth: Option<(crate::auth::OAuth, String)>,
     /// Each tool's `execution.taskSupport`, from the last `tools/list` (servers with tasks only).
     pub(crate) task_tools: super::tasks::TaskTools,
     /// Set when the connection speaks the modern era (2026-07-28).
