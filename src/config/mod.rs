@@ -16,6 +16,7 @@ use remote::RedactedHeaders;
 
 mod entry;
 mod error;
+mod fields;
 mod hosted;
 mod input;
 mod interpolate;

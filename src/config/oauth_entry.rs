@@ -21,7 +21,7 @@
 
 use serde_json::{Map, Value};
 
-use super::entry::{get_bool, get_list, get_str, join, Dialect};
+use super::fields::{get_bool, get_list, get_str, join, Dialect};
 use super::oauth::{FileTokenStore, OAuthConfig, RedirectHandler};
 use super::suggest::nearest;
 use super::{ConfigError, ConfigErrorKind};
