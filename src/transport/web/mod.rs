@@ -30,5 +30,5 @@ pub(crate) use self::frames::{
 };
 pub(crate) use self::headers::{AuthProviderFailed, RequestHeaders};
 pub(crate) use self::pool::agent;
-pub(crate) use self::redirect::{Limit, Requester, Verb};
+pub(crate) use self::redirect::{follow, Limit, Policy, Requester, Verb};
 pub(crate) use self::url::{origin, resolve_reference};
