@@ -6,7 +6,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::display::require_showable;
-use super::live::{Inner, OAuth};
+use super::live::{ClientReg, Inner, OAuth};
 use super::net::{Net, NetError, Reply};
 use super::util::{
     b64, encode, form, now_secs, param, query_params, random_token, require_secure, s256, Challenge,
@@ -16,17 +16,6 @@ use crate::config::oauth::{
 };
 use crate::config::Secrets;
 use crate::url::{covers, resource_of, same_origin, split};
-
-/// A client identity at one authorization server.
-#[derive(Clone)]
-pub(crate) struct ClientReg {
-    client_id: String,
-    client_secret: Option<Secret>,
-    method: String,
-    redirect_uri: String,
-    /// Registered dynamically (kept in the store, dropped when the server rejects it).
-    dynamic: bool,
-}
 
 /// How one authorization attempt failed.
 enum Failure {

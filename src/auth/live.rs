@@ -8,17 +8,17 @@
 //! ```
 //!
 //! A state lives while a client (or a running `login`) holds it; a later one starts from the
-//! token store, which keeps every sign-in and registration.
+//! token store, which keeps every sign-in and registration. What a request does with it
+//! (the header it carries, what a 401 starts) is `tokens.rs`; the steps of an authorization
+//! are `flow.rs`.
 
 use std::collections::HashMap;
 use std::ops::Deref;
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
-use super::util::{self, Challenge};
-use super::{auth_error, flow, net, sign_in_required, Refused, REFRESH_MARGIN};
-use crate::config::oauth::{OAuthConfig, StoredTokens};
-use crate::error::Error;
+use super::net;
+use crate::config::oauth::{OAuthConfig, Secret, StoredTokens};
 use crate::sync::lock;
 
 /// The run-time side: tokens per server and client registrations per issuer, behind one lock
@@ -26,7 +26,7 @@ use crate::sync::lock;
 /// token change (a caller whose 401 came with an older generation just retries).
 #[derive(Default)]
 pub(crate) struct State {
-    inner: Mutex<Inner>,
+    pub(crate) inner: Mutex<Inner>,
     generation: AtomicU64,
     /// The network settings of each server URL this config serves (bound at connect).
     net: Mutex<HashMap<String, net::NetSettings>>,
@@ -36,12 +36,23 @@ pub(crate) struct State {
 pub(crate) struct Inner {
     pub(crate) servers: HashMap<String, ServerState>,
     /// Client identities by issuer and redirect URI.
-    pub(crate) clients: HashMap<(String, String), flow::ClientReg>,
+    pub(crate) clients: HashMap<(String, String), ClientReg>,
+}
+
+/// A client identity at one authorization server.
+#[derive(Clone)]
+pub(crate) struct ClientReg {
+    pub(crate) client_id: String,
+    pub(crate) client_secret: Option<Secret>,
+    pub(crate) method: String,
+    pub(crate) redirect_uri: String,
+    /// Registered dynamically (kept in the store, dropped when the server rejects it).
+    pub(crate) dynamic: bool,
 }
 
 #[derive(Default)]
 pub(crate) struct ServerState {
-    loaded: bool,
+    pub(crate) loaded: bool,
     pub(crate) tokens: Option<StoredTokens>,
 }
 
@@ -107,57 +118,13 @@ impl OAuth {
         self.bump();
     }
 
-    pub(crate) fn login_at(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
-        if !self.may_sign_in() {
-            return Err(sign_in_required(server, server_url));
-        }
-        let mut inner = lock(&self.state.inner);
-        let fail = |d: String| auth_error(server, 401, d, None);
-        self.store_readable(server_url).map_err(fail)?;
-        let tokens = flow::obtain(self, &mut inner, server_url, &Challenge::default(), None)
-            .map_err(fail)?;
-        self.keep(&mut inner, server_url, tokens.clone(), true)
-            .map_err(fail)?;
-        Ok(tokens)
-    }
-
     /// Fails when the store cannot be read: it could not keep a sign-in either, so no one is
     /// sent to sign in.
-    fn store_readable(&self, server_url: &str) -> Result<(), String> {
+    pub(crate) fn store_readable(&self, server_url: &str) -> Result<(), String> {
         self.store
             .load(server_url)
             .map(drop)
             .map_err(|e| format!("the token store cannot be used: {e}"))
-    }
-
-    /// Saves the tokens of an authorization (a store that fails, fails the authorization: the
-    /// sign-in would be lost) and, with `read_back`, checks the store gives them back for
-    /// `server_url`; then uses them.
-    fn keep(
-        &self,
-        inner: &mut Inner,
-        server_url: &str,
-        tokens: StoredTokens,
-        read_back: bool,
-    ) -> Result<(), String> {
-        self.store
-            .save(&tokens)
-            .map_err(|e| format!("the sign-in could not be saved: {e}"))?;
-        if read_back {
-            let back = self
-                .store
-                .load(server_url)
-                .map_err(|e| format!("the sign-in could not be read back: {e}"))?;
-            if !back
-                .iter()
-                .any(|t| t.same_key(&tokens) && t.access_token == tokens.access_token)
-            {
-                let lost = "the token store did not keep the sign-in: it does not give it back";
-                return Err(lost.into());
-            }
-        }
-        self.use_tokens(inner, server_url, tokens);
-        Ok(())
     }
 
     /// Records the network settings of `server` (its proxy setting, extra root certificates and
@@ -188,7 +155,7 @@ impl OAuth {
         net::Net::new(settings, &self.extra_roots, self.timeout)
     }
 
-    fn bump(&self) {
+    pub(crate) fn bump(&self) {
         self.state.generation.fetch_add(1, Ordering::SeqCst);
     }
 
@@ -197,7 +164,7 @@ impl OAuth {
         self.state.generation.load(Ordering::SeqCst)
     }
 
-    fn pick(&self, server_url: &str) -> Option<StoredTokens> {
+    pub(crate) fn pick(&self, server_url: &str) -> Option<StoredTokens> {
         let list = match self.store.load(server_url) {
             Ok(l) => l,
             Err(e) => {
@@ -213,17 +180,8 @@ impl OAuth {
             .max_by_key(|t| t.resource.len())
     }
 
-    /// Saves refreshed tokens (a store that fails is logged: the tokens are used anyway, as
-    /// failing the request would not keep them either) and uses them.
-    fn adopt(&self, inner: &mut Inner, server_url: &str, tokens: StoredTokens) {
-        if let Err(e) = self.store.save(&tokens) {
-            log::warn!("OAuth token store: {e}");
-        }
-        self.use_tokens(inner, server_url, tokens);
-    }
-
     /// Makes `tokens` the ones requests to `server_url` carry.
-    fn use_tokens(&self, inner: &mut Inner, server_url: &str, tokens: StoredTokens) {
+    pub(crate) fn use_tokens(&self, inner: &mut Inner, server_url: &str, tokens: StoredTokens) {
         let st = inner.servers.entry(server_url.to_owned()).or_default();
         st.loaded = true;
         st.tokens = Some(tokens);
@@ -247,111 +205,6 @@ impl OAuth {
         }
         values.extend(self.client_secret.iter().map(|c| c.expose().to_owned()));
         crate::config::Secrets::new(values)
-    }
-
-    /// The `Authorization` value for the next request to `server_url` (`""`: none yet),
-    /// refreshing first when the token is about to expire.
-    pub(crate) fn header_value(&self, server_url: &str) -> Result<String, String> {
-        let mut inner = lock(&self.state.inner);
-        let st = inner.servers.entry(server_url.to_owned()).or_default();
-        if !st.loaded {
-            st.loaded = true;
-            st.tokens = self.pick(server_url);
-        }
-        let Some(t) = st.tokens.clone() else {
-            return Ok(String::new());
-        };
-        let expiring = t
-            .expires_at
-            .is_some_and(|at| at <= util::now_secs() + REFRESH_MARGIN.as_secs());
-        if !expiring {
-            return Ok(format!("Bearer {}", t.access_token.expose()));
-        }
-        // Another process sharing the store may have refreshed already.
-        if let Some(stored) = self.pick(server_url).filter(|s| {
-            s.access_token != t.access_token
-                && s.expires_at
-                    .is_none_or(|at| at > util::now_secs() + REFRESH_MARGIN.as_secs())
-        }) {
-            let value = format!("Bearer {}", stored.access_token.expose());
-            if let Some(st) = inner.servers.get_mut(server_url) {
-                st.tokens = Some(stored);
-            }
-            self.bump();
-            return Ok(value);
-        }
-        if t.refresh_token.is_some() {
-            match flow::refresh(self, server_url, &t) {
-                Ok(new) => {
-                    let value = format!("Bearer {}", new.access_token.expose());
-                    self.adopt(&mut inner, server_url, new);
-                    return Ok(value);
-                }
-                Err(e) => log::warn!(
-                    "OAuth: refreshing the token of {} failed: {e}",
-                    net::shown(server_url)
-                ),
-            }
-        }
-        // Expired and not refreshable: send none; the server's 401 starts a new authorization.
-        if let Some(st) = inner.servers.get_mut(server_url) {
-            st.tokens = None;
-        }
-        self.bump();
-        Ok(String::new())
-    }
-
-    /// After a 401 or 403 `insufficient_scope`: adopt a token another thread or process got
-    /// meanwhile, else refresh (401 only), else authorize anew (when a sign-in may run).
-    pub(crate) fn on_unauthorized(
-        &self,
-        server_url: &str,
-        seen_generation: u64,
-        status: u16,
-        www_authenticate: Option<&str>,
-    ) -> Result<(), Refused> {
-        let mut inner = lock(&self.state.inner);
-        if self.generation() != seen_generation {
-            return Ok(());
-        }
-        let challenge = Challenge::parse(www_authenticate);
-        let current = inner.servers.get(server_url).and_then(|s| s.tokens.clone());
-        if status == 401 && !challenge.insufficient_scope() {
-            if let Some(stored) = self.pick(server_url) {
-                let fresher = current
-                    .as_ref()
-                    .is_none_or(|c| c.access_token != stored.access_token);
-                if fresher {
-                    let st = inner.servers.entry(server_url.to_owned()).or_default();
-                    st.tokens = Some(stored);
-                    self.bump();
-                    return Ok(());
-                }
-            }
-            if let Some(t) = current.as_ref().filter(|t| t.refresh_token.is_some()) {
-                match flow::refresh(self, server_url, t) {
-                    Ok(new) => {
-                        self.adopt(&mut inner, server_url, new);
-                        return Ok(());
-                    }
-                    Err(e) => log::warn!(
-                        "OAuth: refreshing the token of {} failed: {e}; authorizing again",
-                        net::shown(server_url)
-                    ),
-                }
-            }
-        }
-        // A store that cannot be read may hold this server's sign-in: say so, naming it, rather
-        // than asking for a new one.
-        self.store_readable(server_url).map_err(Refused::Failed)?;
-        if !self.may_sign_in() {
-            return Err(Refused::SignInRequired);
-        }
-        let granted = current.as_ref().and_then(|t| t.scope.clone());
-        let tokens = flow::obtain(self, &mut inner, server_url, &challenge, granted)
-            .map_err(Refused::Failed)?;
-        self.keep(&mut inner, server_url, tokens, false)
-            .map_err(Refused::Failed)
     }
 }
 

@@ -110,6 +110,7 @@ mod jwt;
 mod live;
 mod loopback;
 mod net;
+mod tokens;
 pub(crate) mod util;
 
 use std::time::Duration;
