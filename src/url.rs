@@ -14,6 +14,8 @@
 //! | path | dot segments removed, `%XX` of unreserved characters decoded and other escapes upper-cased, empty = `/` |
 //! | resource covers URL | same origin; the resource's path a prefix of the URL's on segment boundaries; a resource with userinfo, a query or a fragment covers nothing |
 
+use std::net::IpAddr;
+
 /// Scheme, lower-cased host and port (defaulted) of an absolute URL.
 pub(crate) type Origin = (String, String, u16);
 
@@ -260,6 +262,35 @@ fn remove_dots(path: &str) -> String {
         }
     }
     format!("/{}", out.join("/"))
+}
+
+/// The scheme and host of a URL of any scheme, lower case, the host without brackets or a
+/// trailing dot (each `""` when the URL has none); `None` when `http::Uri` cannot read it.
+pub(crate) fn scheme_and_host(url: &str) -> Option<(String, String)> {
+    let uri: ureq::http::Uri = url.parse().ok()?;
+    let host = uri
+        .host()
+        .unwrap_or("")
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    Some((uri.scheme_str().unwrap_or("").to_ascii_lowercase(), host))
+}
+
+/// Whether `host` (normalised) is a loopback name or address: `localhost` and `*.localhost`,
+/// 127.0.0.0/8, `::1` and IPv4-mapped 127.x addresses.
+pub(crate) fn is_loopback(host: &str) -> bool {
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(a)) => a.is_loopback(),
+        Ok(IpAddr::V6(a)) => {
+            a.is_loopback() || a.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Err(_) => false,
+    }
 }
 
 #[cfg(test)]

@@ -10,22 +10,14 @@ use ring::rand::{SecureRandom, SystemRandom};
 /// a loopback host (`localhost` and its subdomains, 127.0.0.0/8, `::1`). `what` names the endpoint in the error.
 pub(crate) fn require_secure(url: &str, what: &str) -> Result<(), String> {
     let shown = super::net::shown(url);
-    let uri: ureq::http::Uri = url
-        .parse()
-        .map_err(|_| format!("the authorization server's {what} `{shown}` is not a URL"))?;
-    let host = uri
-        .host()
-        .unwrap_or("")
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        .to_ascii_lowercase();
+    let (scheme, host) = crate::url::scheme_and_host(url)
+        .ok_or_else(|| format!("the authorization server's {what} `{shown}` is not a URL"))?;
     // `localhost` and its subdomains (RFC 6761), 127.0.0.0/8, ::1.
-    let loopback_host = crate::transport::proxy::is_loopback(&host);
-    match uri.scheme_str().map(str::to_ascii_lowercase).as_deref() {
-        Some("https") if !host.is_empty() => Ok(()),
-        Some("http") if loopback_host => Ok(()),
-        Some("http") => Err(format!(
+    let loopback_host = crate::url::is_loopback(&host);
+    match scheme.as_str() {
+        "https" if !host.is_empty() => Ok(()),
+        "http" if loopback_host => Ok(()),
+        "http" => Err(format!(
             "insecure authorization server endpoint: its {what} `{shown}` is not https:// \
              (http:// is allowed only for localhost, 127.0.0.0/8 and ::1); refusing to use it"
         )),

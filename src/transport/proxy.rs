@@ -32,6 +32,7 @@ use crate::config::proxy_url::{bracketed, normalise_host, split_host_port};
 pub(crate) use crate::config::proxy_url::{parse_proxy_url, ProxyUrl};
 use crate::config::{redact_url, ProxyConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
+use crate::url::is_loopback;
 
 /// The environment variables naming a proxy for `https://` and `wss://` targets, in order.
 const SECURE_VARS: [&str; 4] = ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"];
@@ -201,21 +202,6 @@ pub(crate) fn for_ureq(
         let detail = format!("{shown}: {detail}");
         ConnectError::new(server, &shown, ConnectErrorKind::Unreachable, detail).into()
     })
-}
-
-/// Whether `host` (normalised) is a loopback name or address: `localhost` and `*.localhost`,
-/// 127.0.0.0/8, `::1` and IPv4-mapped 127.x addresses.
-pub(crate) fn is_loopback(host: &str) -> bool {
-    if host == "localhost" || host.ends_with(".localhost") {
-        return true;
-    }
-    match host.parse::<IpAddr>() {
-        Ok(IpAddr::V4(a)) => a.is_loopback(),
-        Ok(IpAddr::V6(a)) => {
-            a.is_loopback() || a.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
-        Err(_) => false,
-    }
 }
 
 /// Whether a `NO_PROXY` list names `host:port`. Entries are separated by commas (spaces around
