@@ -302,3 +302,50 @@ fn authorizing<T>(
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Which `Authorization` a server's requests carry once its OAuth is at work.
+
+    use super::*;
+    use crate::config::TransportConfig;
+
+    fn provider_of(config: &ServerConfig) -> Option<Result<String, String>> {
+        match config.transport() {
+            TransportConfig::StreamableHttp(h) => h.auth.as_ref().map(|a| (a.0)()),
+            TransportConfig::Sse(s) => s.auth.as_ref().map(|a| (a.0)()),
+            _ => None,
+        }
+    }
+
+    fn headless() -> OAuthConfig {
+        OAuthConfig::authorization_code(RedirectHandler::none())
+    }
+
+    #[test]
+    fn oauth_replaces_an_earlier_auth_provider_and_a_later_one_replaces_it() {
+        let fixed = || AuthProvider::new(|| Ok("Bearer fixed".into()));
+        for http in [true, false] {
+            let base = if http {
+                ServerConfig::http("h", "http://127.0.0.1:9/mcp")
+            } else {
+                ServerConfig::sse("s", "http://127.0.0.1:9/sse")
+            };
+            let settings_only = base.clone().auth_provider(fixed()).oauth(headless());
+            assert!(
+                provider_of(&settings_only).is_none(),
+                "settings carry no provider"
+            );
+            // At work, the token of the (empty) state: no header yet.
+            assert_eq!(provider_of(&attach(settings_only)), Some(Ok(String::new())));
+            let later = base.oauth(headless()).auth_provider(fixed());
+            assert_eq!(provider_of(&attach(later)), Some(Ok("Bearer fixed".into())));
+        }
+    }
+
+    #[test]
+    fn a_server_without_oauth_is_left_as_it_is() {
+        let plain = ServerConfig::http("h", "http://127.0.0.1:9/mcp");
+        assert!(provider_of(&attach(plain)).is_none());
+    }
+}
