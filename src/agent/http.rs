@@ -1,6 +1,7 @@
 //! The HTTP side of the built-in models: the crate's ureq agent, one deadline per model request
-//! (its retries included), retries on 429 and 5xx with backoff honouring `Retry-After`
-//! (bounded), a cap on the answer's size, and API keys that never show.
+//! (its retries and redirects included), retries on 429 and 5xx with backoff honouring
+//! `Retry-After` (bounded), redirects within the endpoint's origin only (307 and 308, by the
+//! crate's one redirect rule), a cap on the answer's size, and API keys that never show.
 
 use std::fmt;
 use std::io::Read;
