@@ -86,6 +86,7 @@ mod test_rng;
 pub mod testing;
 mod throttle;
 mod transport;
+mod url;
 
 pub use client::{CallOptions, Client, ClientBuilder};
 pub use config::{ConfigLoader, ServerConfig};

@@ -1,6 +1,7 @@
 //! The HTTP side of the built-in models: the crate's ureq agent, one deadline per model request
-//! (its retries included), retries on 429 and 5xx with backoff honouring `Retry-After`
-//! (bounded), a cap on the answer's size, and API keys that never show.
+//! (its retries and redirects included), retries on 429 and 5xx with backoff honouring
+//! `Retry-After` (bounded), redirects within the endpoint's origin only (307 and 308, by the
+//! crate's one redirect rule), a cap on the answer's size, and API keys that never show.
 
 use std::fmt;
 use std::io::Read;
@@ -11,6 +12,7 @@ use serde_json::Value;
 use super::cancel::CancelHandle;
 use super::types::{excerpt, ModelError};
 use crate::config::{redact_url, ProxyConfig, REDACTED};
+use crate::transport::web::{follow, Policy};
 
 /// An API key. `Debug` and `Display` never show it.
 ///
@@ -168,7 +170,7 @@ impl Endpoint {
         if let Some(a) = self.agent.get() {
             return Ok(a.clone());
         }
-        if !crate::transport::web::url::is_http(&self.url) {
+        if !crate::url::is_http(&self.url) {
             return Err(ModelError::Config(format!(
                 "the model URL `{}` must start with http:// or https://",
                 self.shown()
@@ -210,29 +212,49 @@ impl Endpoint {
             if left.is_zero() {
                 return Err(timed_out(endpoint));
             }
-            let mut req = agent
-                .post(&self.url)
-                .config()
-                .timeout_global(Some(left))
-                .build()
-                .header("content-type", "application/json")
-                .header("accept", "application/json");
-            for (k, v) in auth.iter() {
-                req = req.header(*k, v.as_str());
-            }
-            for (k, v) in &self.headers {
-                req = req.header(k.as_str(), v.as_str());
-            }
-            let resp = match req.send(&bytes[..]) {
-                Ok(r) => r,
-                Err(e) if is_deadline(&e) => return Err(timed_out(endpoint)),
-                Err(e) => {
-                    return Err(ModelError::Transport {
-                        endpoint,
+            // Redirects within the endpoint's origin only: the key and the request go nowhere
+            // else (the crate's one redirect rule, as for the authorization server's requests).
+            let home = crate::url::origin(&self.url);
+            let policy = Policy {
+                home_url: &self.url,
+                home: home.as_ref(),
+                cross_origin: false,
+                others_follow_301_302: false,
+                elsewhere: "a model endpoint's requests are redirected within its origin only",
+                shown: redact_url,
+            };
+            let once = |url: &str| {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    return Err(timed_out(endpoint.clone()));
+                }
+                let mut req = agent
+                    .post(url)
+                    .config()
+                    .timeout_global(Some(left))
+                    .build()
+                    .header("content-type", "application/json")
+                    .header("accept", "application/json");
+                for (k, v) in auth.iter() {
+                    req = req.header(*k, v.as_str());
+                }
+                for (k, v) in &self.headers {
+                    req = req.header(k.as_str(), v.as_str());
+                }
+                match req.send(&bytes[..]) {
+                    Ok(r) => Ok(r),
+                    Err(e) if is_deadline(&e) => Err(timed_out(endpoint.clone())),
+                    Err(e) => Err(ModelError::Transport {
+                        endpoint: endpoint.clone(),
                         detail: self.scrub(&e.to_string()),
-                    })
+                    }),
                 }
             };
+            let refuse = |what: &str, status, why| ModelError::Transport {
+                endpoint: endpoint.clone(),
+                detail: format!("{what}: HTTP {status}: {why}"),
+            };
+            let resp = follow(&policy, false, &self.url, redact_url, once, refuse)?.resp;
             let status = resp.status().as_u16();
             let retry_after = resp
                 .headers()
@@ -524,5 +546,82 @@ mod tests {
     fn urls_are_joined_with_one_slash() {
         assert_eq!(join("http://h/v1/", "/chat"), "http://h/v1/chat");
         assert_eq!(join("http://h/v1", "chat"), "http://h/v1/chat");
+    }
+
+    /// A loopback server answering one request per connection with `answers`, in order;
+    /// returns its URL and the thread (joined by the caller) that gives back the request lines.
+    fn scripted(answers: Vec<String>) -> (String, std::thread::JoinHandle<Vec<String>>) {
+        use std::io::{BufRead, BufReader, Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let url = format!("http://{}", listener.local_addr().unwrap());
+        let thread = std::thread::Builder::new()
+            .name("scripted-model".into())
+            .spawn(move || {
+                let mut lines = Vec::new();
+                for answer in answers {
+                    let (stream, _) = listener.accept().unwrap();
+                    let mut reader = BufReader::new(stream.try_clone().unwrap());
+                    let mut head = String::new();
+                    let mut length = 0;
+                    loop {
+                        let mut line = String::new();
+                        reader.read_line(&mut line).unwrap();
+                        if let Some(v) = line.to_ascii_lowercase().strip_prefix("content-length:") {
+                            length = v.trim().parse().unwrap();
+                        }
+                        if line == "\r\n" {
+                            break;
+                        }
+                        if head.is_empty() {
+                            head = line.trim_end().to_owned();
+                        }
+                    }
+                    reader.read_exact(&mut vec![0; length]).unwrap();
+                    lines.push(head);
+                    (&stream).write_all(answer.as_bytes()).unwrap();
+                }
+                lines
+            })
+            .unwrap();
+        (url, thread)
+    }
+
+    fn redirect(status: u16, location: &str) -> String {
+        format!(
+            "HTTP/1.1 {status} Moved\r\nlocation: {location}\r\ncontent-length: 0\r\n\
+             connection: close\r\n\r\n"
+        )
+    }
+
+    #[test]
+    fn a_redirect_within_the_endpoints_origin_is_followed_with_the_request() {
+        let ok = "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: 11\r\n\
+                  connection: close\r\n\r\n{\"ok\":true}";
+        let (url, server) = scripted(vec![redirect(307, "/v2/chat"), ok.to_owned()]);
+        let answer = Endpoint::new(format!("{url}/v1/chat"))
+            .post(&[], &serde_json::json!({"q": 1}), None)
+            .expect("the 307 is followed");
+        assert_eq!(answer, serde_json::json!({"ok": true}));
+        let lines = server.join().unwrap();
+        assert_eq!(lines, ["POST /v1/chat HTTP/1.1", "POST /v2/chat HTTP/1.1"]);
+    }
+
+    #[test]
+    fn a_redirect_to_another_origin_is_refused_and_nothing_goes_there() {
+        let elsewhere = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        elsewhere.set_nonblocking(true).unwrap();
+        let target = format!("http://{}/steal", elsewhere.local_addr().unwrap());
+        let (url, server) = scripted(vec![redirect(307, &target)]);
+        let mut e = Endpoint::new(format!("{url}/v1/chat"));
+        e.key = Some(ApiKey::new("sk-never-elsewhere"));
+        let err = e
+            .post(&e.bearer(), &serde_json::json!({"q": 1}), None)
+            .expect_err("another origin is refused");
+        assert!(err.to_string().contains("another origin"), "{err}");
+        server.join().unwrap();
+        assert!(
+            elsewhere.accept().is_err(),
+            "the other origin was never connected to"
+        );
     }
 }

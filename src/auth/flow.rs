@@ -6,26 +6,16 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::display::require_showable;
+use super::live::{ClientReg, Inner, OAuth};
 use super::net::{Net, NetError, Reply};
-use super::redirect::Kind;
-use super::store::{expiry, Secret, StoredClient, StoredTokens};
 use super::util::{
     b64, encode, form, now_secs, param, query_params, random_token, require_secure, s256, Challenge,
 };
-use super::{Grant, Inner, OAuthConfig};
+use crate::config::oauth::{
+    expiry, Grant, RedirectKind as Kind, Secret, StoredClient, StoredTokens,
+};
 use crate::config::Secrets;
-use crate::transport::web::url::{covers, resource_of, same_origin, split};
-
-/// A client identity at one authorization server.
-#[derive(Clone)]
-pub(crate) struct ClientReg {
-    client_id: String,
-    client_secret: Option<Secret>,
-    method: String,
-    redirect_uri: String,
-    /// Registered dynamically (kept in the store, dropped when the server rejects it).
-    dynamic: bool,
-}
+use crate::url::{covers, resource_of, same_origin, split};
 
 /// How one authorization attempt failed.
 enum Failure {
@@ -102,7 +92,7 @@ fn strings(v: Option<&Value>) -> Vec<String> {
 }
 
 fn discover(
-    cfg: &OAuthConfig,
+    cfg: &OAuth,
     net: &Net,
     server_url: &str,
     challenge: &Challenge,
@@ -269,7 +259,7 @@ fn discover(
 
 /// Runs discovery and the configured grant.
 pub(super) fn obtain(
-    cfg: &OAuthConfig,
+    cfg: &OAuth,
     inner: &mut Inner,
     server_url: &str,
     challenge: &Challenge,
@@ -294,7 +284,7 @@ pub(super) fn obtain(
 /// The challenge's scope (with what was granted before), else the configured scopes, else the
 /// metadata's `scopes_supported`, else none.
 fn choose_scope(
-    cfg: &OAuthConfig,
+    cfg: &OAuth,
     disc: &Discovered,
     challenge: &Challenge,
     granted: Option<&str>,
@@ -358,7 +348,7 @@ fn choose_method(disc: &Discovered, has_secret: bool) -> String {
 /// one, else a client ID metadata document, else a registration kept in memory or in the
 /// store, else a new dynamic registration (saved in the store).
 fn client_for(
-    cfg: &OAuthConfig,
+    cfg: &OAuth,
     inner: &mut Inner,
     net: &Net,
     disc: &Discovered,
@@ -478,7 +468,7 @@ fn client_for(
 }
 
 /// Forgets a registration the authorization server rejected, in memory and in the store.
-fn forget_client(cfg: &OAuthConfig, inner: &mut Inner, issuer: &str, reg: &ClientReg) {
+fn forget_client(cfg: &OAuth, inner: &mut Inner, issuer: &str, reg: &ClientReg) {
     inner
         .clients
         .remove(&(issuer.to_owned(), reg.redirect_uri.clone()));
@@ -489,7 +479,7 @@ fn forget_client(cfg: &OAuthConfig, inner: &mut Inner, issuer: &str, reg: &Clien
 
 /// Adds the client authentication to a token request.
 fn authenticate(
-    cfg: &OAuthConfig,
+    cfg: &OAuth,
     client_id: &str,
     secret: Option<&Secret>,
     method: &str,
@@ -619,7 +609,7 @@ fn tokens_from(
 }
 
 fn authorization_code(
-    cfg: &OAuthConfig,
+    cfg: &OAuth,
     inner: &mut Inner,
     net: &Net,
     disc: &Discovered,
@@ -644,7 +634,7 @@ fn authorization_code(
 /// redirect URI registered at this issuer before (so the registration can be used again), else
 /// on a random one.
 fn bind_listener(
-    cfg: &OAuthConfig,
+    cfg: &OAuth,
     inner: &Inner,
     disc: &Discovered,
     port: u16,
@@ -696,7 +686,7 @@ fn require_no_fragment(endpoint: &str) -> Result<(), String> {
 
 /// One authorization-code flow.
 fn authorize_once(
-    cfg: &OAuthConfig,
+    cfg: &OAuth,
     inner: &mut Inner,
     net: &Net,
     disc: &Discovered,
@@ -863,7 +853,7 @@ fn authorize_once(
 }
 
 fn client_credentials(
-    cfg: &OAuthConfig,
+    cfg: &OAuth,
     net: &Net,
     disc: &Discovered,
     scope: Option<String>,
@@ -921,7 +911,7 @@ fn client_credentials(
 
 /// Uses the refresh token (RFC 6749 §6, with `resource`).
 pub(super) fn refresh(
-    cfg: &OAuthConfig,
+    cfg: &OAuth,
     server_url: &str,
     t: &StoredTokens,
 ) -> Result<StoredTokens, String> {

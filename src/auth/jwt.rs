@@ -1,103 +1,13 @@
 //! `private_key_jwt` client authentication (RFC 7523 §2.2): a short-lived assertion signed with
-//! ES256 (P-256) or RS256, from a PKCS#8 PEM key.
+//! the configured [`SigningKey`] (ES256 or RS256).
 
-use std::fmt;
-use std::sync::Arc;
-
-use base64::Engine as _;
 use ring::rand::SystemRandom;
-use ring::signature::{EcdsaKeyPair, RsaKeyPair};
 use serde_json::json;
 
 use super::util::{b64url, now_secs, random_token};
-
-/// The signature algorithm of a `private_key_jwt` assertion.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[non_exhaustive]
-pub enum JwtAlgorithm {
-    /// ECDSA P-256 with SHA-256.
-    Es256,
-    /// RSASSA-PKCS1-v1_5 with SHA-256.
-    Rs256,
-}
-
-impl JwtAlgorithm {
-    /// `"ES256"` or `"RS256"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            JwtAlgorithm::Es256 => "ES256",
-            JwtAlgorithm::Rs256 => "RS256",
-        }
-    }
-
-    /// Parses `ES256` / `RS256` (any case).
-    pub fn parse(s: &str) -> Option<JwtAlgorithm> {
-        match s.to_ascii_uppercase().as_str() {
-            "ES256" => Some(JwtAlgorithm::Es256),
-            "RS256" => Some(JwtAlgorithm::Rs256),
-            _ => None,
-        }
-    }
-}
-
-#[derive(Clone)]
-enum Key {
-    Ec(Arc<EcdsaKeyPair>),
-    Rsa(Arc<RsaKeyPair>),
-}
-
-/// A private key that signs client assertions. `Debug` shows only the algorithm.
-#[derive(Clone)]
-pub struct SigningKey {
-    key: Key,
-    alg: JwtAlgorithm,
-}
-
-impl fmt::Debug for SigningKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "SigningKey({}, <redacted>)", self.alg.as_str())
-    }
-}
+use crate::config::oauth::{Key, SigningKey};
 
 impl SigningKey {
-    /// Reads a PKCS#8 PEM private key (`-----BEGIN PRIVATE KEY-----`) for `alg`.
-    ///
-    /// # Errors
-    /// The text is not PKCS#8 PEM, or not a key of that algorithm (the key is never quoted).
-    pub fn from_pem(pem: &str, alg: JwtAlgorithm) -> Result<SigningKey, String> {
-        let body: String = pem
-            .lines()
-            .map(str::trim)
-            .filter(|l| !l.starts_with("-----") && !l.is_empty())
-            .collect();
-        let der = base64::engine::general_purpose::STANDARD
-            .decode(body.as_bytes())
-            .map_err(|_| {
-                "the private key is not PEM (base64 between BEGIN/END lines)".to_owned()
-            })?;
-        let key = match alg {
-            JwtAlgorithm::Es256 => Key::Ec(Arc::new(
-                EcdsaKeyPair::from_pkcs8(
-                    &ring::signature::ECDSA_P256_SHA256_FIXED_SIGNING,
-                    &der,
-                    &SystemRandom::new(),
-                )
-                .map_err(|_| "the private key is not a PKCS#8 P-256 key (ES256)".to_owned())?,
-            )),
-            JwtAlgorithm::Rs256 => {
-                Key::Rsa(Arc::new(RsaKeyPair::from_pkcs8(&der).map_err(|_| {
-                    "the private key is not a PKCS#8 RSA key (RS256)".to_owned()
-                })?))
-            }
-        };
-        Ok(SigningKey { key, alg })
-    }
-
-    /// The algorithm.
-    pub fn algorithm(&self) -> JwtAlgorithm {
-        self.alg
-    }
-
     /// A signed assertion: `iss` = `sub` = `client_id`, `aud` = `audience`, valid 5 minutes.
     pub(crate) fn assertion(&self, client_id: &str, audience: &str) -> Result<String, String> {
         let now = now_secs();
@@ -143,6 +53,8 @@ mod tests {
     //! Assertions verify with the key's public half and carry the claims RFC 7523 asks for.
 
     use super::*;
+    use crate::config::oauth::JwtAlgorithm;
+    use base64::Engine as _;
     use ring::signature::{KeyPair, UnparsedPublicKey};
 
     /// A throw-away RSA key made for this test only.
@@ -236,5 +148,14 @@ JrqqdNW40mnCm8b9W5uTdYX5
         let err = SigningKey::from_pem(RSA_PEM, JwtAlgorithm::Es256).unwrap_err();
         assert!(err.contains("P-256") && !err.contains("MII"), "{err}");
         assert!(SigningKey::from_pem("not a key", JwtAlgorithm::Rs256).is_err());
+    }
+
+    #[test]
+    fn the_key_of_a_file_holding_its_certificate_too_is_found() {
+        let rcgen::CertifiedKey { cert, signing_key } =
+            rcgen::generate_simple_self_signed(vec!["client.example".into()]).unwrap();
+        let pem = format!("{}{}", cert.pem(), signing_key.serialize_pem());
+        let signer = SigningKey::from_pem(&pem, JwtAlgorithm::Es256).expect("the key is read");
+        assert!(signer.assertion("cid", "https://as.example").is_ok());
     }
 }

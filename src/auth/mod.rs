@@ -107,28 +107,25 @@
 mod display;
 mod flow;
 mod jwt;
+mod live;
 mod loopback;
 mod net;
-mod redirect;
-mod store;
+mod tokens;
 pub(crate) mod util;
 
-use std::collections::HashMap;
-use std::fmt;
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-pub use jwt::{JwtAlgorithm, SigningKey};
-pub use loopback::LoopbackListener;
-pub use redirect::{RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
-pub use store::{
-    FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore,
-    MAX_TOKEN_LIFETIME,
+// The settings are plain data of `config`; the flow and the state it keeps are here.
+pub use crate::config::oauth::{
+    FileTokenStore, JwtAlgorithm, MemoryTokenStore, OAuthConfig, RedirectHandler, Secret,
+    SigningKey, StoredClient, StoredTokens, TokenStore, DEFAULT_LOGIN_TIMEOUT, MAX_TOKEN_LIFETIME,
 };
+pub use loopback::LoopbackListener;
 
+pub(crate) use live::OAuth;
+
+use crate::config::{AuthProvider, ServerConfig};
 use crate::error::Error;
-use crate::sync::lock;
 use util::Challenge;
 
 /// How many authorizations one request may trigger before its 401/403 is returned.
@@ -137,271 +134,16 @@ pub const MAX_AUTHORIZATIONS_PER_REQUEST: u32 = 3;
 /// An access token this close to its expiry is refreshed before use: 60 seconds.
 pub const REFRESH_MARGIN: Duration = Duration::from_secs(60);
 
-/// Which grant obtains tokens.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) enum Grant {
-    AuthorizationCode,
-    ClientCredentials,
-}
-
-/// OAuth settings of one remote server, and the tokens it holds at run time.
-///
-/// Clones share the tokens (and the lock that makes one refresh at a time), so a config cloned
-/// into several clients of the same server authorizes once. `Debug` shows no secret.
-///
-/// While an authorization runs (a person signing in may take minutes), other requests that need
-/// a token from this config wait for it; the [`RedirectHandler`] callback runs meanwhile, so it
-/// must not itself make requests through a client using this config.
-///
-/// ```
-/// use mcp_blocking::ServerConfig;
-/// use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
-/// let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|url| println!("{url}")))
-///     .client_id("my-app")
-///     .scopes(["mcp:read"]);
-/// let s = ServerConfig::http("api", "https://example.com/mcp").oauth(oauth);
-/// s.validate()?;
-/// let m2m = OAuthConfig::client_credentials("svc", "s3cret");
-/// assert!(!format!("{m2m:?}").contains("s3cret"));
-/// # Ok::<(), mcp_blocking::config::ConfigError>(())
-/// ```
-#[derive(Clone)]
-pub struct OAuthConfig {
-    pub(crate) grant: Grant,
-    pub(crate) client_id: Option<String>,
-    pub(crate) client_secret: Option<Secret>,
-    pub(crate) signing_key: Option<SigningKey>,
-    pub(crate) client_metadata_url: Option<String>,
-    pub(crate) client_name: String,
-    pub(crate) scopes: Vec<String>,
-    pub(crate) redirect: Option<RedirectHandler>,
-    pub(crate) store: Arc<dyn TokenStore>,
-    pub(crate) timeout: Duration,
-    pub(crate) extra_roots: Vec<Vec<u8>>,
-    pub(crate) refresh_tokens: bool,
-    pub(crate) endpoint_fallback: bool,
-    pub(crate) state: Arc<State>,
-}
-
-impl fmt::Debug for OAuthConfig {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("OAuthConfig")
-            .field("grant", &self.grant)
-            .field("client_id", &self.client_id)
-            .field("client_secret", &self.client_secret)
-            .field("signing_key", &self.signing_key)
-            .field("client_metadata_url", &self.client_metadata_url)
-            .field("scopes", &self.scopes)
-            .field("redirect", &self.redirect)
-            .field("timeout", &self.timeout)
-            .field("refresh_tokens", &self.refresh_tokens)
-            .field("endpoint_fallback", &self.endpoint_fallback)
-            .finish_non_exhaustive()
-    }
-}
-
-/// The run-time side: tokens per server and client registrations per issuer, behind one lock
-/// (so one refresh or authorization runs at a time), and a generation counter bumped on every
-/// token change (a caller whose 401 came with an older generation just retries).
-#[derive(Default)]
-pub(crate) struct State {
-    inner: Mutex<Inner>,
-    generation: AtomicU64,
-    /// The network settings of each server URL this config serves (bound at connect).
-    net: Mutex<HashMap<String, net::NetSettings>>,
-}
-
-#[derive(Default)]
-pub(crate) struct Inner {
-    servers: HashMap<String, ServerState>,
-    /// Client identities by issuer and redirect URI.
-    pub(crate) clients: HashMap<(String, String), flow::ClientReg>,
-}
-
-#[derive(Default)]
-struct ServerState {
-    loaded: bool,
-    tokens: Option<StoredTokens>,
-}
-
+/// What signing in does with the settings: run now ([`login`](Self::login)), or forget
+/// ([`logout`](Self::logout)).
 impl OAuthConfig {
-    fn base(grant: Grant) -> OAuthConfig {
-        OAuthConfig {
-            grant,
-            client_id: None,
-            client_secret: None,
-            signing_key: None,
-            client_metadata_url: None,
-            client_name: "mcp-blocking".into(),
-            scopes: Vec::new(),
-            redirect: None,
-            store: Arc::new(MemoryTokenStore::new()),
-            timeout: Duration::from_secs(30),
-            extra_roots: Vec::new(),
-            refresh_tokens: true,
-            endpoint_fallback: false,
-            state: Arc::default(),
-        }
-    }
-
-    /// The authorization-code grant with PKCE: a person signs in through `redirect`.
-    pub fn authorization_code(redirect: RedirectHandler) -> OAuthConfig {
-        let mut c = Self::base(Grant::AuthorizationCode);
-        c.redirect = Some(redirect);
-        c
-    }
-
-    /// The `client_credentials` grant with a client secret (machine to machine).
-    pub fn client_credentials(
-        client_id: impl Into<String>,
-        client_secret: impl Into<String>,
-    ) -> OAuthConfig {
-        let mut c = Self::base(Grant::ClientCredentials);
-        c.client_id = Some(client_id.into());
-        c.client_secret = Some(Secret::new(client_secret));
-        c
-    }
-
-    /// The `client_credentials` grant authenticated with a signed JWT (`private_key_jwt`,
-    /// RFC 7523): `iss` = `sub` = `client_id`, `aud` = the authorization server's issuer.
-    pub fn private_key_jwt(client_id: impl Into<String>, key: SigningKey) -> OAuthConfig {
-        let mut c = Self::base(Grant::ClientCredentials);
-        c.client_id = Some(client_id.into());
-        c.signing_key = Some(key);
-        c
-    }
-
-    /// A pre-registered client id (used instead of registering).
-    pub fn client_id(mut self, id: impl Into<String>) -> OAuthConfig {
-        self.client_id = Some(id.into());
-        self
-    }
-
-    /// The pre-registered client's secret.
-    pub fn client_secret(mut self, secret: impl Into<String>) -> OAuthConfig {
-        self.client_secret = Some(Secret::new(secret));
-        self
-    }
-
-    /// The HTTPS URL of this client's metadata document, used as its client id where the
-    /// authorization server supports client ID metadata documents.
-    pub fn client_metadata_url(mut self, url: impl Into<String>) -> OAuthConfig {
-        self.client_metadata_url = Some(url.into());
-        self
-    }
-
-    /// The name sent when registering dynamically (default `mcp-blocking`).
-    pub fn client_name(mut self, name: impl Into<String>) -> OAuthConfig {
-        self.client_name = name.into();
-        self
-    }
-
-    /// Scopes to ask for when the server's challenge names none (before the metadata's
-    /// `scopes_supported`).
-    pub fn scopes<I, S>(mut self, scopes: I) -> OAuthConfig
-    where
-        I: IntoIterator<Item = S>,
-        S: Into<String>,
-    {
-        self.scopes = scopes.into_iter().map(Into::into).collect();
-        self
-    }
-
-    /// How the authorization code comes back (see [`RedirectHandler`]).
-    pub fn redirect(mut self, redirect: RedirectHandler) -> OAuthConfig {
-        self.redirect = Some(redirect);
-        self
-    }
-
-    /// The loopback port the redirect handler listens on: `Some(0)` for a random one, `None`
-    /// when the handler is not a loopback listener (or there is none yet, as in a config file's
-    /// `oauth` block without `redirect_port`).
-    ///
-    /// ```
-    /// use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
-    /// let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|_| {}).port(8976));
-    /// assert_eq!(oauth.redirect_port(), Some(8976));
-    /// ```
-    pub fn redirect_port(&self) -> Option<u16> {
-        match &self.redirect.as_ref()?.kind {
-            redirect::Kind::Loopback { port, .. } => Some(*port),
-            _ => None,
-        }
-    }
-
-    /// Where tokens are kept (default: [`MemoryTokenStore`]).
-    pub fn token_store(mut self, store: impl TokenStore + 'static) -> OAuthConfig {
-        self.store = Arc::new(store);
-        self
-    }
-
-    /// The same, shared.
-    pub fn token_store_shared(mut self, store: Arc<dyn TokenStore>) -> OAuthConfig {
-        self.store = store;
-        self
-    }
-
-    /// The timeout of each request to the authorization server (default 30 s). The requests of
-    /// one discovery (the protected resource's and the authorization server's metadata, at each
-    /// well-known address) share it: a server whose every address stalls fails the sign-in once.
-    pub fn timeout(mut self, timeout: Duration) -> OAuthConfig {
-        self.timeout = timeout;
-        self
-    }
-
-    /// Extra trusted root certificates (DER) for the authorization server, on top of those the
-    /// server's own connection trusts (its `root_certificates`, which the requests to the
-    /// authorization server trust too).
-    pub fn root_certificates(mut self, roots: Vec<Vec<u8>>) -> OAuthConfig {
-        self.extra_roots = roots;
-        self
-    }
-
-    /// Whether the authorization-code grant wants refresh tokens (default: yes). When it does
-    /// and the authorization server lists `offline_access` in its metadata's
-    /// `scopes_supported`, `offline_access` is added to the scope requested (OpenID-flavoured
-    /// servers issue refresh tokens only for it); it is never requested from a server that
-    /// does not list it, nor with the `client_credentials` grant.
-    pub fn refresh_tokens(mut self, wanted: bool) -> OAuthConfig {
-        self.refresh_tokens = wanted;
-        self
-    }
-
-    /// The 2025-03-26 fallback for a server that publishes no metadata at all (no protected
-    /// resource metadata and no authorization-server metadata at its origin): use `/authorize`,
-    /// `/token` and `/register` at the server's origin. Off by default, because without
-    /// metadata the client cannot verify that the server supports PKCE with S256, which the
-    /// current specification requires before any authorization; see the
-    /// [module documentation](crate::auth#a-server-without-metadata).
-    pub fn legacy_endpoint_fallback(mut self, allowed: bool) -> OAuthConfig {
-        self.endpoint_fallback = allowed;
-        self
-    }
-
-    /// The token store.
-    pub fn store(&self) -> &Arc<dyn TokenStore> {
-        &self.store
-    }
-
-    /// What the store holds for `server_url`.
-    ///
-    /// # Errors
-    /// The store failed.
-    pub fn stored_tokens(&self, server_url: &str) -> Result<Vec<StoredTokens>, String> {
-        self.store.load(server_url)
-    }
-
     /// Forgets the tokens of `server_url`, in memory and in the store; returns how many stored
     /// entries went.
     ///
     /// # Errors
     /// The store failed.
     pub fn logout(&self, server_url: &str) -> Result<usize, String> {
-        let mut inner = lock(&self.state.inner);
-        if let Some(st) = inner.servers.get_mut(server_url) {
-            st.tokens = None;
-        }
-        self.bump();
+        OAuth::of(self).forget(server_url);
         self.store.remove(server_url)
     }
 
@@ -419,7 +161,7 @@ impl OAuthConfig {
     /// the save fails, or the store does not give the tokens back for `server_url` afterwards;
     /// [`Error::SignInRequired`] when the redirect handler is [`RedirectHandler::none`].
     pub fn login(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
-        self.login_at(server, server_url)
+        OAuth::of(self).login_at(server, server_url)
     }
 
     /// [`login`](Self::login) for `server`, with its network settings: the requests to the
@@ -431,7 +173,8 @@ impl OAuthConfig {
     /// a Streamable HTTP or legacy SSE server; [`Error::SignInRequired`] when the redirect
     /// handler is [`RedirectHandler::none`].
     pub fn login_for(&self, server: &crate::ServerConfig) -> Result<StoredTokens, Error> {
-        let Some(url) = server.transport().url().filter(|_| self.bind(server)) else {
+        let oauth = OAuth::of(self);
+        let Some(url) = server.transport().url().filter(|_| oauth.bind(server)) else {
             return Err(auth_error(
                 server.name(),
                 401,
@@ -439,265 +182,20 @@ impl OAuthConfig {
                 None,
             ));
         };
-        self.login_at(server.name(), url)
+        oauth.login_at(server.name(), url)
     }
+}
 
-    fn login_at(&self, server: &str, server_url: &str) -> Result<StoredTokens, Error> {
-        if !self.may_sign_in() {
-            return Err(sign_in_required(server, server_url));
-        }
-        let mut inner = lock(&self.state.inner);
-        let fail = |d: String| auth_error(server, 401, d, None);
-        self.store_readable(server_url).map_err(fail)?;
-        let tokens = flow::obtain(self, &mut inner, server_url, &Challenge::default(), None)
-            .map_err(fail)?;
-        self.keep(&mut inner, server_url, tokens.clone(), true)
-            .map_err(fail)?;
-        Ok(tokens)
-    }
-
-    /// Fails when the store cannot be read: it could not keep a sign-in either, so no one is
-    /// sent to sign in.
-    fn store_readable(&self, server_url: &str) -> Result<(), String> {
-        self.store
-            .load(server_url)
-            .map(drop)
-            .map_err(|e| format!("the token store cannot be used: {e}"))
-    }
-
-    /// Saves the tokens of an authorization (a store that fails, fails the authorization: the
-    /// sign-in would be lost) and, with `read_back`, checks the store gives them back for
-    /// `server_url`; then uses them.
-    fn keep(
-        &self,
-        inner: &mut Inner,
-        server_url: &str,
-        tokens: StoredTokens,
-        read_back: bool,
-    ) -> Result<(), String> {
-        self.store
-            .save(&tokens)
-            .map_err(|e| format!("the sign-in could not be saved: {e}"))?;
-        if read_back {
-            let back = self
-                .store
-                .load(server_url)
-                .map_err(|e| format!("the sign-in could not be read back: {e}"))?;
-            if !back
-                .iter()
-                .any(|t| t.same_key(&tokens) && t.access_token == tokens.access_token)
-            {
-                let lost = "the token store did not keep the sign-in: it does not give it back";
-                return Err(lost.into());
-            }
-        }
-        self.use_tokens(inner, server_url, tokens);
-        Ok(())
-    }
-
-    /// Records the network settings of `server` (its proxy setting, extra root certificates and
-    /// answer cap) for the requests its authorizations make; `false` for a server that is not
-    /// Streamable HTTP or legacy SSE.
-    pub(crate) fn bind(&self, server: &crate::ServerConfig) -> bool {
-        use crate::config::TransportConfig;
-        let (url, proxy, roots) = match server.transport() {
-            TransportConfig::StreamableHttp(h) => (&h.url, &h.proxy, &h.root_certificates),
-            TransportConfig::Sse(s) => (&s.url, &s.proxy, &s.root_certificates),
-            _ => return false,
-        };
-        let settings = net::NetSettings {
-            proxy: proxy.clone(),
-            roots: roots.clone(),
-            max_body: server.limits().max_auth_response_bytes,
-        };
-        lock(&self.state.net).insert(url.clone(), settings);
-        true
-    }
-
-    /// The HTTP client for the authorizations of the server at `server_url`.
-    pub(crate) fn net(&self, server_url: &str) -> net::Net {
-        let settings = lock(&self.state.net)
-            .get(server_url)
-            .cloned()
-            .unwrap_or_default();
-        net::Net::new(settings, &self.extra_roots, self.timeout)
-    }
-
-    /// Whether an authorization may run: any grant but the authorization code, or a redirect
-    /// handler that reaches a person (not [`RedirectHandler::none`]).
-    fn may_sign_in(&self) -> bool {
-        self.grant != Grant::AuthorizationCode
-            || self
-                .redirect
-                .as_ref()
-                .is_some_and(RedirectHandler::reaches_a_person)
-    }
-
-    fn bump(&self) {
-        self.state.generation.fetch_add(1, Ordering::SeqCst);
-    }
-
-    /// The token generation, read before a request is sent.
-    pub(crate) fn generation(&self) -> u64 {
-        self.state.generation.load(Ordering::SeqCst)
-    }
-
-    fn pick(&self, server_url: &str) -> Option<StoredTokens> {
-        let list = match self.store.load(server_url) {
-            Ok(l) => l,
-            Err(e) => {
-                log::warn!("OAuth token store: {e}");
-                return None;
-            }
-        };
-        // A store of someone else's making may answer more than it should: a token goes only
-        // to a server its resource identifies.
-        list.into_iter()
-            .filter(|t| crate::transport::web::url::covers(&t.resource, server_url))
-            .filter(|t| self.client_id.as_ref().is_none_or(|id| *id == t.client_id))
-            .max_by_key(|t| t.resource.len())
-    }
-
-    /// Saves refreshed tokens (a store that fails is logged: the tokens are used anyway, as
-    /// failing the request would not keep them either) and uses them.
-    fn adopt(&self, inner: &mut Inner, server_url: &str, tokens: StoredTokens) {
-        if let Err(e) = self.store.save(&tokens) {
-            log::warn!("OAuth token store: {e}");
-        }
-        self.use_tokens(inner, server_url, tokens);
-    }
-
-    /// Makes `tokens` the ones requests to `server_url` carry.
-    fn use_tokens(&self, inner: &mut Inner, server_url: &str, tokens: StoredTokens) {
-        let st = inner.servers.entry(server_url.to_owned()).or_default();
-        st.loaded = true;
-        st.tokens = Some(tokens);
-        self.bump();
-    }
-
-    /// The credentials this configuration holds for `server_url` (the access and refresh
-    /// tokens in use, the client secrets), for hiding them in whatever a request to it fails
-    /// with.
-    pub(crate) fn secrets(&self, server_url: &str) -> crate::config::Secrets {
-        let inner = lock(&self.state.inner);
-        let mut values: Vec<String> = Vec::new();
-        if let Some(t) = inner
-            .servers
-            .get(server_url)
-            .and_then(|s| s.tokens.as_ref())
-        {
-            values.push(t.access_token.expose().to_owned());
-            values.extend(t.refresh_token.iter().map(|r| r.expose().to_owned()));
-            values.extend(t.client_secret.iter().map(|c| c.expose().to_owned()));
-        }
-        values.extend(self.client_secret.iter().map(|c| c.expose().to_owned()));
-        crate::config::Secrets::new(values)
-    }
-
-    /// The `Authorization` value for the next request to `server_url` (`""`: none yet),
-    /// refreshing first when the token is about to expire.
-    pub(crate) fn header_value(&self, server_url: &str) -> Result<String, String> {
-        let mut inner = lock(&self.state.inner);
-        let st = inner.servers.entry(server_url.to_owned()).or_default();
-        if !st.loaded {
-            st.loaded = true;
-            st.tokens = self.pick(server_url);
-        }
-        let Some(t) = st.tokens.clone() else {
-            return Ok(String::new());
-        };
-        let expiring = t
-            .expires_at
-            .is_some_and(|at| at <= util::now_secs() + REFRESH_MARGIN.as_secs());
-        if !expiring {
-            return Ok(format!("Bearer {}", t.access_token.expose()));
-        }
-        // Another process sharing the store may have refreshed already.
-        if let Some(stored) = self.pick(server_url).filter(|s| {
-            s.access_token != t.access_token
-                && s.expires_at
-                    .is_none_or(|at| at > util::now_secs() + REFRESH_MARGIN.as_secs())
-        }) {
-            let value = format!("Bearer {}", stored.access_token.expose());
-            if let Some(st) = inner.servers.get_mut(server_url) {
-                st.tokens = Some(stored);
-            }
-            self.bump();
-            return Ok(value);
-        }
-        if t.refresh_token.is_some() {
-            match flow::refresh(self, server_url, &t) {
-                Ok(new) => {
-                    let value = format!("Bearer {}", new.access_token.expose());
-                    self.adopt(&mut inner, server_url, new);
-                    return Ok(value);
-                }
-                Err(e) => log::warn!(
-                    "OAuth: refreshing the token of {} failed: {e}",
-                    net::shown(server_url)
-                ),
-            }
-        }
-        // Expired and not refreshable: send none; the server's 401 starts a new authorization.
-        if let Some(st) = inner.servers.get_mut(server_url) {
-            st.tokens = None;
-        }
-        self.bump();
-        Ok(String::new())
-    }
-
-    /// After a 401 or 403 `insufficient_scope`: adopt a token another thread or process got
-    /// meanwhile, else refresh (401 only), else authorize anew (when a sign-in may run).
-    pub(crate) fn on_unauthorized(
-        &self,
-        server_url: &str,
-        seen_generation: u64,
-        status: u16,
-        www_authenticate: Option<&str>,
-    ) -> Result<(), Refused> {
-        let mut inner = lock(&self.state.inner);
-        if self.generation() != seen_generation {
-            return Ok(());
-        }
-        let challenge = Challenge::parse(www_authenticate);
-        let current = inner.servers.get(server_url).and_then(|s| s.tokens.clone());
-        if status == 401 && !challenge.insufficient_scope() {
-            if let Some(stored) = self.pick(server_url) {
-                let fresher = current
-                    .as_ref()
-                    .is_none_or(|c| c.access_token != stored.access_token);
-                if fresher {
-                    let st = inner.servers.entry(server_url.to_owned()).or_default();
-                    st.tokens = Some(stored);
-                    self.bump();
-                    return Ok(());
-                }
-            }
-            if let Some(t) = current.as_ref().filter(|t| t.refresh_token.is_some()) {
-                match flow::refresh(self, server_url, t) {
-                    Ok(new) => {
-                        self.adopt(&mut inner, server_url, new);
-                        return Ok(());
-                    }
-                    Err(e) => log::warn!(
-                        "OAuth: refreshing the token of {} failed: {e}; authorizing again",
-                        net::shown(server_url)
-                    ),
-                }
-            }
-        }
-        // A store that cannot be read may hold this server's sign-in: say so, naming it, rather
-        // than asking for a new one.
-        self.store_readable(server_url).map_err(Refused::Failed)?;
-        if !self.may_sign_in() {
-            return Err(Refused::SignInRequired);
-        }
-        let granted = current.as_ref().and_then(|t| t.scope.clone());
-        let tokens = flow::obtain(self, &mut inner, server_url, &challenge, granted)
-            .map_err(Refused::Failed)?;
-        self.keep(&mut inner, server_url, tokens, false)
-            .map_err(Refused::Failed)
-    }
+/// `config` with its OAuth at work: unless an auth provider was set after
+/// [`ServerConfig::oauth`], requests carry the access token of the settings' state (shared with
+/// every client of a clone of them), refreshed before it expires.
+pub(crate) fn attach(mut config: ServerConfig) -> ServerConfig {
+    let (Some(settings), Some(url)) = (config.oauth_config(), config.url()) else {
+        return config;
+    };
+    let (oauth, url) = (OAuth::of(settings), url.to_owned());
+    config.default_auth_provider(AuthProvider::new(move || oauth.header_value(&url)));
+    config
 }
 
 /// Why a refused request got no new token.
@@ -761,7 +259,7 @@ fn refusal(e: &Error) -> Option<(u16, Option<String>)> {
 /// Runs `attempt` and, while it fails with a 401 or 403 `insufficient_scope` and `oauth` is
 /// set, authorizes and runs it again (at most [`MAX_AUTHORIZATIONS_PER_REQUEST`] times).
 pub(crate) fn with_authorization<T>(
-    oauth: Option<&(OAuthConfig, String)>,
+    oauth: Option<&(OAuth, String)>,
     server: &str,
     mut attempt: impl FnMut() -> Result<T, Error>,
 ) -> Result<T, Error> {
@@ -775,7 +273,7 @@ pub(crate) fn with_authorization<T>(
 
 /// [`with_authorization`] with an OAuth configuration, before the credentials are hidden.
 fn authorizing<T>(
-    oauth: &OAuthConfig,
+    oauth: &OAuth,
     url: &str,
     server: &str,
     mut attempt: impl FnMut() -> Result<T, Error>,
@@ -802,5 +300,52 @@ fn authorizing<T>(
             Err(Refused::SignInRequired) => return Err(sign_in_required(server, url)),
             Err(Refused::Failed(d)) => return Err(auth_error(server, status, d, challenge)),
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Which `Authorization` a server's requests carry once its OAuth is at work.
+
+    use super::*;
+    use crate::config::TransportConfig;
+
+    fn provider_of(config: &ServerConfig) -> Option<Result<String, String>> {
+        match config.transport() {
+            TransportConfig::StreamableHttp(h) => h.auth.as_ref().map(|a| (a.0)()),
+            TransportConfig::Sse(s) => s.auth.as_ref().map(|a| (a.0)()),
+            _ => None,
+        }
+    }
+
+    fn headless() -> OAuthConfig {
+        OAuthConfig::authorization_code(RedirectHandler::none())
+    }
+
+    #[test]
+    fn oauth_replaces_an_earlier_auth_provider_and_a_later_one_replaces_it() {
+        let fixed = || AuthProvider::new(|| Ok("Bearer fixed".into()));
+        for http in [true, false] {
+            let base = if http {
+                ServerConfig::http("h", "http://127.0.0.1:9/mcp")
+            } else {
+                ServerConfig::sse("s", "http://127.0.0.1:9/sse")
+            };
+            let settings_only = base.clone().auth_provider(fixed()).oauth(headless());
+            assert!(
+                provider_of(&settings_only).is_none(),
+                "settings carry no provider"
+            );
+            // At work, the token of the (empty) state: no header yet.
+            assert_eq!(provider_of(&attach(settings_only)), Some(Ok(String::new())));
+            let later = base.oauth(headless()).auth_provider(fixed());
+            assert_eq!(provider_of(&attach(later)), Some(Ok("Bearer fixed".into())));
+        }
+    }
+
+    #[test]
+    fn a_server_without_oauth_is_left_as_it_is() {
+        let plain = ServerConfig::http("h", "http://127.0.0.1:9/mcp");
+        assert!(provider_of(&attach(plain)).is_none());
     }
 }

@@ -10,8 +10,8 @@
 //! [`Limits::max_auth_response_bytes`](crate::config::Limits::max_auth_response_bytes), and a
 //! longer one fails the authorization.
 //!
-//! Redirects: at most [`MAX_REDIRECTS`] per request, and only within the origin (scheme, host
-//! and port) of the URL asked for, so the client's credentials (a form body with a code,
+//! Redirects (the crate's one follower, `transport/web/redirect.rs`): at most 5 per request,
+//! and only within the origin (scheme, host and port) of the URL asked for, so the client's credentials (a form body with a code,
 //! verifier, refresh token or secret; a `Basic` header) never reach another origin, and an
 //! `https://` request never continues over `http://`. A GET follows 301, 302, 303, 307 and 308;
 //! a POST follows only 307 and 308 (the same body to the same origin). A redirect elsewhere
@@ -25,10 +25,8 @@ use serde_json::Value;
 
 use crate::config::{redact_url, ProxyConfig};
 use crate::transport::proxy::{route_for, Route};
-use crate::transport::web::url::{origin, resolve_reference};
-
-/// The most redirects one request to the authorization server follows.
-pub(crate) const MAX_REDIRECTS: usize = 5;
+use crate::transport::web::{follow, Policy};
+use crate::url::origin;
 
 /// An answer: status and body.
 pub(crate) struct Reply {
@@ -195,18 +193,28 @@ impl Net {
     ) -> Result<Reply, NetError> {
         let own = Instant::now() + self.timeout;
         let deadline = deadline.map_or(own, |d| d.min(own));
-        let mut url = url.to_owned();
-        let home = origin(&url);
-        for hop in 0..=MAX_REDIRECTS {
-            let agent = self.agent(&url)?;
+        let home = origin(url);
+        let policy = Policy {
+            home_url: url,
+            home: home.as_ref(),
+            cross_origin: false,
+            // A form carries a code, verifier, refresh token or secret: it is sent again only
+            // where 307 and 308 say to.
+            others_follow_301_302: false,
+            elsewhere: "requests to the authorization server are redirected within their \
+                        origin only",
+            shown,
+        };
+        let once = |url: &str| {
+            let agent = self.agent(url)?;
             let left = deadline.saturating_duration_since(Instant::now());
             if left.is_zero() {
-                return Err(NetError::Failed(format!("{}: timed out", shown(&url))));
+                return Err(NetError::Failed(format!("{}: timed out", shown(url))));
             }
-            let resp = match verb {
+            match verb {
                 Verb::Get => {
                     let mut req = agent
-                        .get(&url)
+                        .get(url)
                         .config()
                         .timeout_global(Some(left))
                         .build()
@@ -218,7 +226,7 @@ impl Net {
                 }
                 Verb::Post(body, content_type) => {
                     let mut req = agent
-                        .post(&url)
+                        .post(url)
                         .config()
                         .timeout_global(Some(left))
                         .build()
@@ -230,48 +238,12 @@ impl Net {
                     req.send(body)
                 }
             }
-            .map_err(|e| NetError::Failed(describe(&url, e)))?;
-            let status = resp.status().as_u16();
-            let follows = matches!(
-                (status, verb),
-                (301 | 302 | 303 | 307 | 308, Verb::Get) | (307 | 308, Verb::Post(..))
-            );
-            let location = resp
-                .headers()
-                .get("location")
-                .and_then(|v| v.to_str().ok())
-                .map(str::to_owned);
-            let (true, Some(location)) = (follows, location) else {
-                return self.read(&url, resp);
-            };
-            let refuse =
-                |why: String| NetError::Refused(format!("{}: HTTP {status}: {why}", shown(&url)));
-            let Some(next) = resolve_reference(&url, &location) else {
-                return Err(refuse(
-                    "the redirect's `Location` is not an http:// or https:// URL".into(),
-                ));
-            };
-            if hop == MAX_REDIRECTS {
-                return Err(refuse(format!(
-                    "more than {MAX_REDIRECTS} redirects (the last to {})",
-                    shown(&next)
-                )));
-            }
-            if origin(&next) != home {
-                return Err(refuse(format!(
-                    "refused a redirect to another origin, {} (requests to the authorization \
-                     server are redirected within their origin only)",
-                    shown(&next)
-                )));
-            }
-            log::debug!(
-                "{}: HTTP {status}, following to {}",
-                shown(&url),
-                shown(&next)
-            );
-            url = next;
-        }
-        unreachable!("the last hop returns")
+            .map_err(|e| NetError::Failed(describe(url, e)))
+        };
+        let refuse =
+            |what: &str, status, why| NetError::Refused(format!("{what}: HTTP {status}: {why}"));
+        let sent = follow(&policy, matches!(verb, Verb::Get), url, shown, once, refuse)?;
+        self.read(&sent.url, sent.resp)
     }
 
     fn read(&self, url: &str, resp: ureq::http::Response<ureq::Body>) -> Result<Reply, NetError> {

@@ -1,30 +1,23 @@
 //! Small pieces the flow needs: the endpoint security check, percent-encoding, query strings,
 //! base64url, randomness and the `WWW-Authenticate` challenge. URLs are taken apart by
-//! [`crate::transport::web::url`].
+//! [`crate::url`].
 
 use base64::Engine as _;
+use percent_encoding::{percent_decode_str, utf8_percent_encode, AsciiSet, NON_ALPHANUMERIC};
 use ring::rand::{SecureRandom, SystemRandom};
 
 /// Whether `url` may be used for an authorization-server endpoint: `https://`, or `http://` on
 /// a loopback host (`localhost` and its subdomains, 127.0.0.0/8, `::1`). `what` names the endpoint in the error.
 pub(crate) fn require_secure(url: &str, what: &str) -> Result<(), String> {
     let shown = super::net::shown(url);
-    let uri: ureq::http::Uri = url
-        .parse()
-        .map_err(|_| format!("the authorization server's {what} `{shown}` is not a URL"))?;
-    let host = uri
-        .host()
-        .unwrap_or("")
-        .trim_start_matches('[')
-        .trim_end_matches(']')
-        .trim_end_matches('.')
-        .to_ascii_lowercase();
+    let (scheme, host) = crate::url::scheme_and_host(url)
+        .ok_or_else(|| format!("the authorization server's {what} `{shown}` is not a URL"))?;
     // `localhost` and its subdomains (RFC 6761), 127.0.0.0/8, ::1.
-    let loopback_host = crate::transport::proxy::is_loopback(&host);
-    match uri.scheme_str().map(str::to_ascii_lowercase).as_deref() {
-        Some("https") if !host.is_empty() => Ok(()),
-        Some("http") if loopback_host => Ok(()),
-        Some("http") => Err(format!(
+    let loopback_host = crate::url::is_loopback(&host);
+    match scheme.as_str() {
+        "https" if !host.is_empty() => Ok(()),
+        "http" if loopback_host => Ok(()),
+        "http" => Err(format!(
             "insecure authorization server endpoint: its {what} `{shown}` is not https:// \
              (http:// is allowed only for localhost, 127.0.0.0/8 and ::1); refusing to use it"
         )),
@@ -34,43 +27,24 @@ pub(crate) fn require_secure(url: &str, what: &str) -> Result<(), String> {
     }
 }
 
+/// Every byte but the RFC 3986 unreserved characters (letters, digits, `-`, `.`, `_`, `~`).
+const RESERVED: &AsciiSet = &NON_ALPHANUMERIC
+    .remove(b'-')
+    .remove(b'.')
+    .remove(b'_')
+    .remove(b'~');
+
 /// Percent-encodes everything but the RFC 3986 unreserved characters.
 pub(crate) fn encode(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
-            out.push(b as char);
-        } else {
-            out.push_str(&format!("%{b:02X}"));
-        }
-    }
-    out
+    utf8_percent_encode(s, RESERVED).to_string()
 }
 
-/// Decodes `%XX` escapes and `+` (as a space, form style).
+/// Decodes `%XX` escapes and `+` (as a space, form style); a broken escape is kept as written.
 pub(crate) fn decode(s: &str) -> String {
-    let bytes = s.as_bytes();
-    let mut out = Vec::with_capacity(bytes.len());
-    let mut i = 0;
-    while i < bytes.len() {
-        match bytes[i] {
-            b'+' => out.push(b' '),
-            b'%' if i + 2 < bytes.len() => match (hex(bytes[i + 1]), hex(bytes[i + 2])) {
-                (Some(h), Some(l)) => {
-                    out.push(h * 16 + l);
-                    i += 2;
-                }
-                _ => out.push(b'%'),
-            },
-            b => out.push(b),
-        }
-        i += 1;
-    }
-    String::from_utf8_lossy(&out).into_owned()
-}
-
-fn hex(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
+    // `+` first: a `%2B` stands for a plus sign, not a space.
+    percent_decode_str(&s.replace('+', " "))
+        .decode_utf8_lossy()
+        .into_owned()
 }
 
 /// `k=v&k=v`, each part percent-encoded.

@@ -179,7 +179,8 @@ impl ClientBuilder {
     /// Builds the client without connecting (call [`Client::open`]).
     pub fn build(self) -> Client {
         Client {
-            config: self.config,
+            // The OAuth settings at work: requests carry their access token.
+            config: crate::auth::attach(self.config),
             poller: self.poller,
             client_info: self.client_info,
             handlers: Arc::new(self.handlers),

@@ -34,7 +34,7 @@ pub(crate) struct Connection {
     pub(crate) init: Option<InitializeResult>,
     pub(crate) default_timeout: Duration,
     /// OAuth and the server URL: a 401 or 403 `insufficient_scope` authorizes and retries.
-    pub(crate) oauth: Option<(crate::auth::OAuthConfig, String)>,
+    pub(crate) oauth: Option<(crate::auth::OAuth, String)>,
     /// Each tool's `execution.taskSupport`, from the last `tools/list` (servers with tasks only).
     pub(crate) task_tools: TaskTools,
     /// The era the connection speaks: what its messages carry, what its answers mean.

@@ -7,7 +7,7 @@ use std::path::Path;
 
 use serde_json::{Map, Value};
 
-use super::entry::{get_str_map, join};
+use super::fields::{get_str_map, join};
 use super::load::parse_any;
 use super::suggest::nearest;
 use super::{check_url, ConfigError, ConfigErrorKind, InputLimits, ServerConfig, REDACTED};

@@ -16,6 +16,7 @@ use remote::RedactedHeaders;
 
 mod entry;
 mod error;
+mod fields;
 mod hosted;
 mod input;
 mod interpolate;
@@ -23,10 +24,12 @@ mod json;
 mod jsonc;
 mod limits;
 mod load;
+pub(crate) mod oauth;
 mod oauth_entry;
 #[cfg(test)]
 mod property_tests;
 mod protocol;
+pub(crate) mod proxy_url;
 mod redact;
 mod remote;
 mod suggest;
@@ -461,7 +464,7 @@ pub struct ServerConfig {
     /// What this server can make the client hold.
     pub(crate) limits: Limits,
     /// OAuth authorization (Streamable HTTP and legacy SSE), see [`ServerConfig::oauth`].
-    pub(crate) oauth: Option<crate::auth::OAuthConfig>,
+    pub(crate) oauth: Option<oauth::OAuthConfig>,
     /// Which protocol era to speak.
     pub(crate) protocol: ProtocolMode,
 }
@@ -793,25 +796,29 @@ impl ServerConfig {
     /// assert_eq!(err.kind, ConfigErrorKind::NotApplicable);
     /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
-    pub fn oauth(mut self, oauth: crate::auth::OAuthConfig) -> Self {
-        let url = match &mut self.transport {
-            TransportConfig::StreamableHttp(h) => h.url.clone(),
-            TransportConfig::Sse(s) => s.url.clone(),
-            _ => return self.misapplied("oauth", HTTP_AND_SSE_SERVERS),
-        };
-        let source = oauth.clone();
-        let provider = AuthProvider::new(move || source.header_value(&url));
+    pub fn oauth(mut self, oauth: oauth::OAuthConfig) -> Self {
+        // The OAuth access token replaces the auth provider; a client puts it in at work.
         match &mut self.transport {
-            TransportConfig::StreamableHttp(h) => h.auth = Some(provider),
-            TransportConfig::Sse(s) => s.auth = Some(provider),
-            _ => {}
+            TransportConfig::StreamableHttp(h) => h.auth = None,
+            TransportConfig::Sse(s) => s.auth = None,
+            _ => return self.misapplied("oauth", HTTP_AND_SSE_SERVERS),
         }
         self.oauth = Some(oauth);
         self
     }
 
+    /// Sets the auth provider of a Streamable HTTP or legacy SSE server that has none: how a
+    /// client puts its OAuth access token in.
+    pub(crate) fn default_auth_provider(&mut self, provider: AuthProvider) {
+        match &mut self.transport {
+            TransportConfig::StreamableHttp(h) if h.auth.is_none() => h.auth = Some(provider),
+            TransportConfig::Sse(s) if s.auth.is_none() => s.auth = Some(provider),
+            _ => {}
+        }
+    }
+
     /// The OAuth settings, when set with [`oauth`](ServerConfig::oauth).
-    pub fn oauth_config(&self) -> Option<&crate::auth::OAuthConfig> {
+    pub fn oauth_config(&self) -> Option<&oauth::OAuthConfig> {
         self.oauth.as_ref()
     }
 
@@ -1119,9 +1126,7 @@ impl ServerConfig {
             remote::header_pair(name, value).map_err(|e| e.for_server(server))?;
         }
         if let Some(ProxyConfig::Url(url)) = self.transport.proxy() {
-            if let Err(message) =
-                crate::transport::proxy::parse_proxy_url(url, "the server's proxy setting")
-            {
+            if let Err(message) = proxy_url::parse_proxy_url(url, "the server's proxy setting") {
                 return fail(
                     ConfigError::new(ConfigErrorKind::InvalidValue, message).at("transport.proxy"),
                 );

@@ -21,10 +21,10 @@
 
 use serde_json::{Map, Value};
 
-use super::entry::{get_bool, get_list, get_str, join, Dialect};
+use super::fields::{get_bool, get_list, get_str, join, Dialect};
+use super::oauth::{FileTokenStore, OAuthConfig, RedirectHandler};
 use super::suggest::nearest;
 use super::{ConfigError, ConfigErrorKind};
-use crate::auth::{FileTokenStore, OAuthConfig, RedirectHandler};
 
 const KEYS: [&str; 14] = [
     "enabled",

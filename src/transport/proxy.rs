@@ -21,13 +21,18 @@
 //! The lookup is a pure function of the setting, the target URL and the environment (passed in),
 //! so its rules are unit-tested without touching the process environment.
 
-use std::fmt;
 use std::io::{Read, Write};
 use std::net::{IpAddr, TcpStream};
 use std::time::Instant;
 
+use base64::engine::general_purpose::STANDARD;
+use base64::Engine as _;
+
+use crate::config::proxy_url::{bracketed, normalise_host, split_host_port};
+pub(crate) use crate::config::proxy_url::{parse_proxy_url, ProxyUrl};
 use crate::config::{redact_url, ProxyConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error};
+use crate::url::is_loopback;
 
 /// The environment variables naming a proxy for `https://` and `wss://` targets, in order.
 const SECURE_VARS: [&str; 4] = ["https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY"];
@@ -38,39 +43,8 @@ const NO_PROXY_VARS: [&str; 2] = ["no_proxy", "NO_PROXY"];
 /// The longest proxy answer to `CONNECT` read before giving up.
 const MAX_CONNECT_RESPONSE: usize = 16 * 1024;
 
-/// An HTTP proxy: where it is, its credentials (percent-decoded), and where it was named.
-#[derive(Clone, PartialEq, Eq)]
-pub(crate) struct ProxyUrl {
-    /// Host name or IP address (no brackets).
-    pub(crate) host: String,
-    pub(crate) port: u16,
-    pub(crate) username: Option<String>,
-    pub(crate) password: Option<String>,
-    /// Where the proxy was named, for messages: an environment variable, or
-    /// `the server's proxy setting`.
-    pub(crate) source: String,
-}
-
-impl fmt::Debug for ProxyUrl {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("ProxyUrl")
-            .field("url", &self.shown())
-            .field("source", &self.source)
-            .finish()
-    }
-}
-
+/// What the connections do with a proxy: authenticate to it, or hand it to ureq.
 impl ProxyUrl {
-    /// `http://host:port`, as messages show the proxy (never the credentials).
-    pub(crate) fn shown(&self) -> String {
-        format!("http://{}", self.authority())
-    }
-
-    /// `host:port`, with brackets around an IPv6 address.
-    pub(crate) fn authority(&self) -> String {
-        format!("{}:{}", bracketed(&self.host), self.port)
-    }
-
     /// The `Proxy-Authorization` header value, when the URL carried credentials.
     pub(crate) fn authorization(&self) -> Option<String> {
         if self.username.is_none() && self.password.is_none() {
@@ -81,7 +55,7 @@ impl ProxyUrl {
             self.username.as_deref().unwrap_or(""),
             self.password.as_deref().unwrap_or("")
         );
-        Some(format!("Basic {}", base64(pair.as_bytes())))
+        Some(format!("Basic {}", STANDARD.encode(pair.as_bytes())))
     }
 
     /// The same proxy for ureq (which opens the `CONNECT` tunnel itself).
@@ -131,7 +105,7 @@ impl Target {
             .scheme_str()
             .ok_or_else(|| format!("`{shown}` has no scheme"))?
             .to_ascii_lowercase();
-        let Some(default_port) = super::web::url::default_port(&scheme) else {
+        let Some(default_port) = crate::url::default_port(&scheme) else {
             return Err(format!("`{shown}`: unsupported scheme `{scheme}`"));
         };
         let host = uri
@@ -230,105 +204,6 @@ pub(crate) fn for_ureq(
     })
 }
 
-/// Reads a proxy URL: `[http://][user[:password]@]host[:port][/]`; the port defaults to 80.
-pub(crate) fn parse_proxy_url(raw: &str, source: &str) -> Result<ProxyUrl, String> {
-    let value = raw.trim();
-    let shown = redact_url(value);
-    let bad = |why: &str| format!("the proxy `{shown}` (from {source}) is not usable: {why}");
-    let rest = match value.split_once("://") {
-        Some((scheme, rest)) if scheme.eq_ignore_ascii_case("http") => rest,
-        Some((scheme, _)) => {
-            return Err(bad(&format!(
-                "`{scheme}://` proxies are not supported (only `http://`)"
-            )))
-        }
-        None => value,
-    };
-    let authority = rest.strip_suffix('/').unwrap_or(rest);
-    if authority.contains(['/', '?', '#']) {
-        return Err(bad("a proxy URL has no path"));
-    }
-    let (userinfo, hostport) = match authority.rsplit_once('@') {
-        Some((u, h)) => (Some(u), h),
-        None => (None, authority),
-    };
-    let (host, port) = split_host_port(hostport).ok_or_else(|| bad("no host"))?;
-    let port = match port {
-        Some(p) => p
-            .parse::<u16>()
-            .map_err(|_| bad("the port is not a number"))?,
-        None => 80,
-    };
-    if host.is_empty() || host.contains(|c: char| c.is_whitespace() || c == '@') {
-        return Err(bad("no host"));
-    }
-    let (username, password) = match userinfo {
-        None => (None, None),
-        Some(u) => {
-            let (name, pass) = match u.split_once(':') {
-                Some((n, p)) => (n, Some(p)),
-                None => (u, None),
-            };
-            let decode = |s: &str| percent_decode(s).ok_or_else(|| bad("bad percent-encoding"));
-            (Some(decode(name)?), pass.map(decode).transpose()?)
-        }
-    };
-    Ok(ProxyUrl {
-        host: normalise_host(host),
-        port,
-        username,
-        password,
-        source: source.to_owned(),
-    })
-}
-
-/// Splits `host[:port]` or `[v6][:port]`; `None` when the brackets do not close.
-fn split_host_port(s: &str) -> Option<(&str, Option<&str>)> {
-    if let Some(rest) = s.strip_prefix('[') {
-        let (host, after) = rest.split_once(']')?;
-        return match after {
-            "" => Some((host, None)),
-            _ => Some((host, Some(after.strip_prefix(':')?))),
-        };
-    }
-    match s.split_once(':') {
-        Some((h, p)) if !p.contains(':') => Some((h, Some(p))),
-        // A bare IPv6 address.
-        Some(_) => Some((s, None)),
-        None => Some((s, None)),
-    }
-}
-
-/// Lower case, no brackets, no trailing dot.
-fn normalise_host(host: &str) -> String {
-    let h = host.trim_start_matches('[').trim_end_matches(']');
-    h.strip_suffix('.').unwrap_or(h).to_ascii_lowercase()
-}
-
-/// `host` with brackets when it is an IPv6 address.
-fn bracketed(host: &str) -> String {
-    if host.contains(':') {
-        format!("[{host}]")
-    } else {
-        host.to_owned()
-    }
-}
-
-/// Whether `host` (normalised) is a loopback name or address: `localhost` and `*.localhost`,
-/// 127.0.0.0/8, `::1` and IPv4-mapped 127.x addresses.
-pub(crate) fn is_loopback(host: &str) -> bool {
-    if host == "localhost" || host.ends_with(".localhost") {
-        return true;
-    }
-    match host.parse::<IpAddr>() {
-        Ok(IpAddr::V4(a)) => a.is_loopback(),
-        Ok(IpAddr::V6(a)) => {
-            a.is_loopback() || a.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
-        }
-        Err(_) => false,
-    }
-}
-
 /// Whether a `NO_PROXY` list names `host:port`. Entries are separated by commas (spaces around
 /// them ignored), case-insensitive:
 /// - `*` matches every host;
@@ -396,43 +271,6 @@ fn in_network(ip: IpAddr, net: IpAddr, bits: u8) -> bool {
         }
         _ => false,
     }
-}
-
-/// Decodes `%XX` escapes; `None` for a broken escape or a result that is not UTF-8.
-fn percent_decode(s: &str) -> Option<String> {
-    let b = s.as_bytes();
-    let mut out = Vec::with_capacity(b.len());
-    let mut i = 0;
-    while i < b.len() {
-        if b[i] == b'%' {
-            let hex = std::str::from_utf8(b.get(i + 1..i + 3)?).ok()?;
-            out.push(u8::from_str_radix(hex, 16).ok()?);
-            i += 3;
-        } else {
-            out.push(b[i]);
-            i += 1;
-        }
-    }
-    String::from_utf8(out).ok()
-}
-
-/// Standard base64 with padding.
-fn base64(input: &[u8]) -> String {
-    const ALPHABET: &[u8; 64] = b"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-    let mut out = String::with_capacity(input.len().div_ceil(3) * 4);
-    for chunk in input.chunks(3) {
-        let n = (u32::from(chunk[0]) << 16)
-            | (u32::from(*chunk.get(1).unwrap_or(&0)) << 8)
-            | u32::from(*chunk.get(2).unwrap_or(&0));
-        for i in 0..4 {
-            if i <= chunk.len() {
-                out.push(char::from(ALPHABET[(n >> (18 - 6 * i)) as usize & 63]));
-            } else {
-                out.push('=');
-            }
-        }
-    }
-    out
 }
 
 /// Why a `CONNECT` tunnel could not be opened.
@@ -678,7 +516,7 @@ mod tests {
         assert!(!format!("{p:?}").contains("p:ss"));
         assert_eq!(
             p.authorization().unwrap(),
-            format!("Basic {}", base64(b"us@er:p:ss"))
+            format!("Basic {}", STANDARD.encode(b"us@er:p:ss"))
         );
         let bare = parse_proxy_url("proxy:8080", "HTTP_PROXY").unwrap();
         assert_eq!((bare.host.as_str(), bare.port), ("proxy", 8080));
@@ -731,12 +569,14 @@ mod tests {
     }
 
     #[test]
-    fn base64_pads() {
-        assert_eq!(base64(b""), "");
-        assert_eq!(base64(b"f"), "Zg==");
-        assert_eq!(base64(b"fo"), "Zm8=");
-        assert_eq!(base64(b"foo"), "Zm9v");
-        assert_eq!(base64(b"user:pass"), "dXNlcjpwYXNz");
+    fn the_proxy_authorization_is_padded_base64() {
+        let auth = |url: &str| parse_proxy_url(url, "X").unwrap().authorization();
+        assert_eq!(
+            auth("http://user:pass@h"),
+            Some("Basic dXNlcjpwYXNz".into())
+        );
+        assert_eq!(auth("http://u@h"), Some("Basic dTo=".into()));
+        assert_eq!(auth("http://h"), None);
     }
 
     #[test]

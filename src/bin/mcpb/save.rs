@@ -5,31 +5,31 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+/// Standard base64, padded or not, lenient about the bits after the last byte (as servers'
+/// encoders differ there).
+const LENIENT: base64::engine::GeneralPurpose = base64::engine::GeneralPurpose::new(
+    &base64::alphabet::STANDARD,
+    base64::engine::GeneralPurposeConfig::new()
+        .with_decode_padding_mode(base64::engine::DecodePaddingMode::Indifferent)
+        .with_decode_allow_trailing_bits(true),
+);
+
 /// Decodes standard or URL-safe base64, padded or not, ignoring whitespace.
 pub(crate) fn base64_decode(text: &str) -> Result<Vec<u8>, String> {
-    let mut out = Vec::with_capacity(text.len() / 4 * 3);
-    let mut acc: u32 = 0;
-    let mut bits = 0u32;
-    for (i, c) in text.bytes().enumerate() {
-        let v = match c {
-            b'A'..=b'Z' => c - b'A',
-            b'a'..=b'z' => c - b'a' + 26,
-            b'0'..=b'9' => c - b'0' + 52,
-            b'+' | b'-' => 62,
-            b'/' | b'_' => 63,
-            b'=' => break,
-            b' ' | b'\n' | b'\r' | b'\t' => continue,
-            _ => return Err(format!("not base64 (byte {i})")),
-        };
-        acc = (acc << 6) | u32::from(v);
-        bits += 6;
-        if bits >= 8 {
-            bits -= 8;
-            out.push((acc >> bits) as u8);
-            acc &= (1 << bits) - 1;
-        }
-    }
-    Ok(out)
+    use base64::Engine as _;
+    // The URL-safe letters read as their standard twins, so one engine takes both alphabets.
+    let standard: String = text
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .map(|c| match c {
+            '-' => '+',
+            '_' => '/',
+            c => c,
+        })
+        .collect();
+    LENIENT
+        .decode(standard)
+        .map_err(|e| format!("not base64 ({e})"))
 }
 
 /// A file extension for a MIME type.

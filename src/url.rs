@@ -1,7 +1,9 @@
 //! The one place the crate takes URLs apart: origins (who may receive credentials), references
 //! resolved against a base (redirects, an SSE `endpoint`), and whether an OAuth resource
 //! identifies a server (which tokens a request may carry). The transports, the authorization
-//! flow and the model client all use it, so "same origin" means one thing everywhere.
+//! flow, the token stores and the model client all use it, so "same origin" means one thing
+//! everywhere. It imports nothing from the crate: it sits below `config`, whose token stores
+//! use it, and what to do on a redirect is decided on top of it in `transport/web/redirect.rs`.
 //!
 //! Parsing is `http::Uri`'s (what ureq connects to), so a URL that passes here is the URL that
 //! is requested. On top of it:
@@ -11,6 +13,8 @@
 //! | origin | scheme and host lower-cased, the port defaulted (80 for http/ws, 443 for https/wss) |
 //! | path | dot segments removed, `%XX` of unreserved characters decoded and other escapes upper-cased, empty = `/` |
 //! | resource covers URL | same origin; the resource's path a prefix of the URL's on segment boundaries; a resource with userinfo, a query or a fragment covers nothing |
+
+use std::net::IpAddr;
 
 /// Scheme, lower-cased host and port (defaulted) of an absolute URL.
 pub(crate) type Origin = (String, String, u16);
@@ -156,17 +160,16 @@ pub(crate) fn normalise_path(path: &str) -> String {
     let mut out = String::with_capacity(path.len());
     let mut i = 0;
     while i < bytes.len() {
-        let b = bytes[i];
-        let escape = (b == b'%')
-            .then(|| Some((hex(*bytes.get(i + 1)?)?, hex(*bytes.get(i + 2)?)?)))
-            .flatten();
+        let escape = bytes
+            .get(i..i + 3)
+            .filter(|e| e[0] == b'%' && e[1..].iter().all(u8::is_ascii_hexdigit))
+            .and_then(|e| percent_encoding::percent_decode(e).next());
         match escape {
-            Some((h, l)) => {
-                let c = h * 16 + l;
+            Some(c) => {
                 if c.is_ascii_alphanumeric() || matches!(c, b'-' | b'.' | b'_' | b'~') {
                     out.push(c as char);
                 } else {
-                    out.push_str(&format!("%{c:02X}"));
+                    out.push_str(percent_encoding::percent_encode_byte(c));
                 }
                 i += 3;
             }
@@ -182,10 +185,6 @@ pub(crate) fn normalise_path(path: &str) -> String {
         out.insert(0, '/');
     }
     remove_dots(&out)
-}
-
-fn hex(b: u8) -> Option<u8> {
-    (b as char).to_digit(16).map(|d| d as u8)
 }
 
 /// Resolves a reference (a `Location` or an SSE `endpoint`) against an absolute URL, the
@@ -263,6 +262,35 @@ fn remove_dots(path: &str) -> String {
         }
     }
     format!("/{}", out.join("/"))
+}
+
+/// The scheme and host of a URL of any scheme, lower case, the host without brackets or a
+/// trailing dot (each `""` when the URL has none); `None` when `http::Uri` cannot read it.
+pub(crate) fn scheme_and_host(url: &str) -> Option<(String, String)> {
+    let uri: ureq::http::Uri = url.parse().ok()?;
+    let host = uri
+        .host()
+        .unwrap_or("")
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .trim_end_matches('.')
+        .to_ascii_lowercase();
+    Some((uri.scheme_str().unwrap_or("").to_ascii_lowercase(), host))
+}
+
+/// Whether `host` (normalised) is a loopback name or address: `localhost` and `*.localhost`,
+/// 127.0.0.0/8, `::1` and IPv4-mapped 127.x addresses.
+pub(crate) fn is_loopback(host: &str) -> bool {
+    if host == "localhost" || host.ends_with(".localhost") {
+        return true;
+    }
+    match host.parse::<IpAddr>() {
+        Ok(IpAddr::V4(a)) => a.is_loopback(),
+        Ok(IpAddr::V6(a)) => {
+            a.is_loopback() || a.to_ipv4_mapped().is_some_and(|v4| v4.is_loopback())
+        }
+        Err(_) => false,
+    }
 }
 
 #[cfg(test)]

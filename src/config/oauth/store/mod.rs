@@ -9,7 +9,7 @@ use std::time::Duration;
 use serde::{Deserialize, Serialize};
 
 use crate::sync::lock;
-use crate::transport::web::url::covers;
+use crate::url::covers;
 
 mod file;
 pub use file::FileTokenStore;

@@ -144,7 +144,7 @@ impl FileTokenStore {
         let tmp = dir.join(format!(
             ".{name}.{}.{}.tmp",
             std::process::id(),
-            crate::auth::util::random_token(6).unwrap_or_default()
+            random_suffix(6)
         ));
         let mut opts = std::fs::OpenOptions::new();
         opts.write(true).create_new(true);
@@ -244,6 +244,18 @@ impl TokenStore for FileTokenStore {
     }
 }
 
+/// `n` random bytes, base64url-encoded: what makes a temporary file's name unique ("" when the
+/// system's generator fails; the process id in the name still tells processes apart).
+fn random_suffix(n: usize) -> String {
+    use base64::Engine as _;
+    use ring::rand::SecureRandom as _;
+    let mut buf = vec![0u8; n];
+    match ring::rand::SystemRandom::new().fill(&mut buf) {
+        Ok(()) => base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(&buf),
+        Err(_) => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::tests::entry;
@@ -253,7 +265,7 @@ mod tests {
         std::env::temp_dir().join(format!(
             "mcpb-store-{}-{}",
             std::process::id(),
-            crate::auth::util::random_token(4).unwrap()
+            random_suffix(4)
         ))
     }
 

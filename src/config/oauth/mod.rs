@@ -1,0 +1,279 @@
+//! The OAuth 2.1 settings of a remote server ([`OAuthConfig`]), and what they name: the token
+//! store and its records, the redirect handler, the `private_key_jwt` key. Running the
+//! authorization (discovery, sign-in, refresh) and the tokens a client holds at run time are
+//! `auth`'s; this module only says what to do.
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | [`OAuthConfig`]: grant, client identity, scopes, store, redirect handler, timeouts |
+//! | `redirect.rs` | [`RedirectHandler`]: how the authorization code comes back (callbacks) |
+//! | `store/` | [`TokenStore`] and its records, in memory or in a file several processes share |
+//! | `key.rs` | [`SigningKey`] for `private_key_jwt` |
+
+mod key;
+mod redirect;
+mod store;
+
+use std::fmt;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+pub(crate) use key::Key;
+pub use key::{JwtAlgorithm, SigningKey};
+pub(crate) use redirect::Kind as RedirectKind;
+pub use redirect::{RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
+pub(crate) use store::expiry;
+pub use store::{
+    FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore,
+    MAX_TOKEN_LIFETIME,
+};
+
+/// The identity of the next settings made (clones keep theirs).
+static NEXT_ID: AtomicU64 = AtomicU64::new(0);
+
+/// Which grant obtains tokens.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Grant {
+    AuthorizationCode,
+    ClientCredentials,
+}
+
+/// OAuth settings of one remote server: plain data, plus the [`TokenStore`] tokens are kept in
+/// and the [`RedirectHandler`] that reaches the person signing in.
+///
+/// The tokens in use, the client registrations and the lock that makes one refresh at a time
+/// are kept by the crate for these settings while a client uses them; clones (and settings
+/// made from a clone with more setters) share them, so a config cloned into several clients of
+/// the same server authorizes once. `Debug` shows no secret.
+///
+/// While an authorization runs (a person signing in may take minutes), other requests that need
+/// a token from this config wait for it; the [`RedirectHandler`] callback runs meanwhile, so it
+/// must not itself make requests through a client using this config.
+///
+/// ```
+/// use mcp_blocking::ServerConfig;
+/// use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
+/// let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|url| println!("{url}")))
+///     .client_id("my-app")
+///     .scopes(["mcp:read"]);
+/// let s = ServerConfig::http("api", "https://example.com/mcp").oauth(oauth);
+/// s.validate()?;
+/// let m2m = OAuthConfig::client_credentials("svc", "s3cret");
+/// assert!(!format!("{m2m:?}").contains("s3cret"));
+/// # Ok::<(), mcp_blocking::config::ConfigError>(())
+/// ```
+#[derive(Clone)]
+pub struct OAuthConfig {
+    pub(crate) grant: Grant,
+    pub(crate) client_id: Option<String>,
+    pub(crate) client_secret: Option<Secret>,
+    pub(crate) signing_key: Option<SigningKey>,
+    pub(crate) client_metadata_url: Option<String>,
+    pub(crate) client_name: String,
+    pub(crate) scopes: Vec<String>,
+    pub(crate) redirect: Option<RedirectHandler>,
+    pub(crate) store: Arc<dyn TokenStore>,
+    pub(crate) timeout: Duration,
+    pub(crate) extra_roots: Vec<Vec<u8>>,
+    pub(crate) refresh_tokens: bool,
+    pub(crate) endpoint_fallback: bool,
+    /// Shared by clones: the run-time side (tokens in use, registrations, the refresh lock)
+    /// that `auth` keeps for these settings is found by it.
+    pub(crate) id: u64,
+}
+
+impl fmt::Debug for OAuthConfig {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OAuthConfig")
+            .field("grant", &self.grant)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret)
+            .field("signing_key", &self.signing_key)
+            .field("client_metadata_url", &self.client_metadata_url)
+            .field("scopes", &self.scopes)
+            .field("redirect", &self.redirect)
+            .field("timeout", &self.timeout)
+            .field("refresh_tokens", &self.refresh_tokens)
+            .field("endpoint_fallback", &self.endpoint_fallback)
+            .finish_non_exhaustive()
+    }
+}
+
+impl OAuthConfig {
+    fn base(grant: Grant) -> OAuthConfig {
+        OAuthConfig {
+            grant,
+            client_id: None,
+            client_secret: None,
+            signing_key: None,
+            client_metadata_url: None,
+            client_name: "mcp-blocking".into(),
+            scopes: Vec::new(),
+            redirect: None,
+            store: Arc::new(MemoryTokenStore::new()),
+            timeout: Duration::from_secs(30),
+            extra_roots: Vec::new(),
+            refresh_tokens: true,
+            endpoint_fallback: false,
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+        }
+    }
+
+    /// The authorization-code grant with PKCE: a person signs in through `redirect`.
+    pub fn authorization_code(redirect: RedirectHandler) -> OAuthConfig {
+        let mut c = Self::base(Grant::AuthorizationCode);
+        c.redirect = Some(redirect);
+        c
+    }
+
+    /// The `client_credentials` grant with a client secret (machine to machine).
+    pub fn client_credentials(
+        client_id: impl Into<String>,
+        client_secret: impl Into<String>,
+    ) -> OAuthConfig {
+        let mut c = Self::base(Grant::ClientCredentials);
+        c.client_id = Some(client_id.into());
+        c.client_secret = Some(Secret::new(client_secret));
+        c
+    }
+
+    /// The `client_credentials` grant authenticated with a signed JWT (`private_key_jwt`,
+    /// RFC 7523): `iss` = `sub` = `client_id`, `aud` = the authorization server's issuer.
+    pub fn private_key_jwt(client_id: impl Into<String>, key: SigningKey) -> OAuthConfig {
+        let mut c = Self::base(Grant::ClientCredentials);
+        c.client_id = Some(client_id.into());
+        c.signing_key = Some(key);
+        c
+    }
+
+    /// A pre-registered client id (used instead of registering).
+    pub fn client_id(mut self, id: impl Into<String>) -> OAuthConfig {
+        self.client_id = Some(id.into());
+        self
+    }
+
+    /// The pre-registered client's secret.
+    pub fn client_secret(mut self, secret: impl Into<String>) -> OAuthConfig {
+        self.client_secret = Some(Secret::new(secret));
+        self
+    }
+
+    /// The HTTPS URL of this client's metadata document, used as its client id where the
+    /// authorization server supports client ID metadata documents.
+    pub fn client_metadata_url(mut self, url: impl Into<String>) -> OAuthConfig {
+        self.client_metadata_url = Some(url.into());
+        self
+    }
+
+    /// The name sent when registering dynamically (default `mcp-blocking`).
+    pub fn client_name(mut self, name: impl Into<String>) -> OAuthConfig {
+        self.client_name = name.into();
+        self
+    }
+
+    /// Scopes to ask for when the server's challenge names none (before the metadata's
+    /// `scopes_supported`).
+    pub fn scopes<I, S>(mut self, scopes: I) -> OAuthConfig
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.scopes = scopes.into_iter().map(Into::into).collect();
+        self
+    }
+
+    /// How the authorization code comes back (see [`RedirectHandler`]).
+    pub fn redirect(mut self, redirect: RedirectHandler) -> OAuthConfig {
+        self.redirect = Some(redirect);
+        self
+    }
+
+    /// The loopback port the redirect handler listens on: `Some(0)` for a random one, `None`
+    /// when the handler is not a loopback listener (or there is none yet, as in a config file's
+    /// `oauth` block without `redirect_port`).
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
+    /// let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|_| {}).port(8976));
+    /// assert_eq!(oauth.redirect_port(), Some(8976));
+    /// ```
+    pub fn redirect_port(&self) -> Option<u16> {
+        match &self.redirect.as_ref()?.kind {
+            redirect::Kind::Loopback { port, .. } => Some(*port),
+            _ => None,
+        }
+    }
+
+    /// Where tokens are kept (default: [`MemoryTokenStore`]).
+    pub fn token_store(mut self, store: impl TokenStore + 'static) -> OAuthConfig {
+        self.store = Arc::new(store);
+        self
+    }
+
+    /// The same, shared.
+    pub fn token_store_shared(mut self, store: Arc<dyn TokenStore>) -> OAuthConfig {
+        self.store = store;
+        self
+    }
+
+    /// The timeout of each request to the authorization server (default 30 s). The requests of
+    /// one discovery (the protected resource's and the authorization server's metadata, at each
+    /// well-known address) share it: a server whose every address stalls fails the sign-in once.
+    pub fn timeout(mut self, timeout: Duration) -> OAuthConfig {
+        self.timeout = timeout;
+        self
+    }
+
+    /// Extra trusted root certificates (DER) for the authorization server, on top of those the
+    /// server's own connection trusts (its `root_certificates`, which the requests to the
+    /// authorization server trust too).
+    pub fn root_certificates(mut self, roots: Vec<Vec<u8>>) -> OAuthConfig {
+        self.extra_roots = roots;
+        self
+    }
+
+    /// Whether the authorization-code grant wants refresh tokens (default: yes). When it does
+    /// and the authorization server lists `offline_access` in its metadata's
+    /// `scopes_supported`, `offline_access` is added to the scope requested (OpenID-flavoured
+    /// servers issue refresh tokens only for it); it is never requested from a server that
+    /// does not list it, nor with the `client_credentials` grant.
+    pub fn refresh_tokens(mut self, wanted: bool) -> OAuthConfig {
+        self.refresh_tokens = wanted;
+        self
+    }
+
+    /// The 2025-03-26 fallback for a server that publishes no metadata at all (no protected
+    /// resource metadata and no authorization-server metadata at its origin): use `/authorize`,
+    /// `/token` and `/register` at the server's origin. Off by default, because without
+    /// metadata the client cannot verify that the server supports PKCE with S256, which the
+    /// current specification requires before any authorization; see the
+    /// [module documentation](crate::auth#a-server-without-metadata).
+    pub fn legacy_endpoint_fallback(mut self, allowed: bool) -> OAuthConfig {
+        self.endpoint_fallback = allowed;
+        self
+    }
+
+    /// The token store.
+    pub fn store(&self) -> &Arc<dyn TokenStore> {
+        &self.store
+    }
+
+    /// What the store holds for `server_url`.
+    ///
+    /// # Errors
+    /// The store failed.
+    pub fn stored_tokens(&self, server_url: &str) -> Result<Vec<StoredTokens>, String> {
+        self.store.load(server_url)
+    }
+
+    /// Whether an authorization may run: any grant but the authorization code, or a redirect
+    /// handler that reaches a person (not [`RedirectHandler::none`]).
+    pub(crate) fn may_sign_in(&self) -> bool {
+        self.grant != Grant::AuthorizationCode
+            || self
+                .redirect
+                .as_ref()
+                .is_some_and(RedirectHandler::reaches_a_person)
+    }
+}
