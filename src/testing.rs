@@ -272,7 +272,7 @@ impl TestServer {
     pub fn client_builder_for(&self, config: ServerConfig) -> ClientBuilder {
         use crate::config::ProtocolMode;
         let config = match config.protocol() {
-            ProtocolMode::Auto => config.protocol_mode(ProtocolMode::Legacy),
+            ProtocolMode::Auto => config.with_protocol(ProtocolMode::Legacy),
             _ => config,
         };
         Client::builder(config).in_process(Arc::new(self.clone()))

@@ -551,7 +551,7 @@ fn config(cell: &Cell, peer: &Peer) -> ServerConfig {
     let cfg = match peer {
         Peer::Stdio(p) => {
             let (program, addr) = p.command();
-            ServerConfig::stdio(NAME, program).args([addr])
+            ServerConfig::stdio(NAME, program).with_args([addr])
         }
         Peer::Http(p) if cell.t == Tr::LegacySse => ServerConfig::sse(NAME, p.url()),
         Peer::Http(p) => ServerConfig::http(NAME, p.url()),
@@ -564,7 +564,7 @@ fn config(cell: &Cell, peer: &Peer) -> ServerConfig {
         E::AutoProbe | E::AutoInitialize => ProtocolMode::Auto,
         _ => ProtocolMode::Legacy,
     };
-    cfg.with_timeout(cell.server_timeout()).protocol_mode(mode)
+    cfg.with_timeout(cell.server_timeout()).with_protocol(mode)
 }
 
 /// How long closing may take on `t` with request timeout `timeout`: the documented graces.

@@ -18,8 +18,8 @@ mod common;
 
 fn fixture(name: &str, args: &[&str]) -> ServerConfig {
     ServerConfig::stdio(name, common::fixture::path())
-        .args(args.iter().copied())
-        .timeout_secs(10.0)
+        .with_args(args.iter().copied())
+        .with_timeout_secs(10.0)
 }
 
 fn connect(args: &[&str]) -> Client {

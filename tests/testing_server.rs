@@ -196,7 +196,8 @@ fn a_connect_whose_initialize_handler_blocks_ends_at_its_timeout() {
         Err(HandlerError::new(ErrorCode::INTERNAL_ERROR, "released"))
     });
     let timeout = Duration::from_millis(500);
-    let config = ServerConfig::stdio("stuck", "in-process").timeout_secs(timeout.as_secs_f64());
+    let config =
+        ServerConfig::stdio("stuck", "in-process").with_timeout_secs(timeout.as_secs_f64());
     let started = Instant::now();
     let err = server
         .client_builder_for(config)

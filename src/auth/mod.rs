@@ -1,7 +1,7 @@
 //! OAuth 2.1 authorization for remote (Streamable HTTP and legacy SSE) servers, as the MCP
 //! specification describes it.
 //!
-//! Give a server an [`OAuthConfig`] with [`ServerConfig::oauth`](crate::ServerConfig::oauth).
+//! Give a server an [`OAuthConfig`] with [`ServerConfig::with_oauth`](crate::ServerConfig::with_oauth).
 //! When the server answers any request with HTTP 401, or 403 `insufficient_scope`, the client
 //! authorizes and sends the request again (at most 3 authorizations per request), then every
 //! request carries `Authorization: Bearer …`:
@@ -100,7 +100,7 @@
 //!     eprintln!("Sign in at: {url}");
 //! }))
 //! .token_store(FileTokenStore::new("/home/me/.config/myapp/tokens.json"));
-//! let client = Client::connect(ServerConfig::http("api", "https://example.com/mcp").oauth(oauth))?;
+//! let client = Client::connect(ServerConfig::http("api", "https://example.com/mcp").with_oauth(oauth))?;
 //! # Ok::<(), mcp_blocking::Error>(())
 //! ```
 
@@ -159,7 +159,7 @@ pub(crate) enum Grant {
 /// let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|url| println!("{url}")))
 ///     .client_id("my-app")
 ///     .scopes(["mcp:read"]);
-/// let s = ServerConfig::http("api", "https://example.com/mcp").oauth(oauth);
+/// let s = ServerConfig::http("api", "https://example.com/mcp").with_oauth(oauth);
 /// s.validate()?;
 /// let m2m = OAuthConfig::client_credentials("svc", "s3cret");
 /// assert!(!format!("{m2m:?}").contains("s3cret"));

@@ -214,7 +214,7 @@ impl Client {
 
     /// The OAuth settings and the server URL, when the server uses OAuth.
     pub(super) fn oauth_hook(&self) -> Option<(crate::auth::OAuthConfig, String)> {
-        let oauth = self.config.oauth_config()?.clone();
+        let oauth = self.config.oauth()?.clone();
         // Requests to the authorization server use this server's proxy and TLS roots.
         oauth.bind(&self.config);
         Some((oauth, self.config.url()?.to_owned()))

@@ -17,8 +17,8 @@ fn client(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client, 
     client_with(
         Client::builder(
             ServerConfig::stdio("mem", "unused")
-                .protocol_mode(crate::config::ProtocolMode::Legacy)
-                .timeout_secs(1.0),
+                .with_protocol(crate::config::ProtocolMode::Legacy)
+                .with_timeout_secs(1.0),
         ),
         f,
     )
@@ -310,8 +310,8 @@ fn server_ping_is_answered_with_an_empty_object() {
 fn url_mode_elicitation_is_refused_with_invalid_params() {
     let builder = Client::builder(
         ServerConfig::stdio("mem", "unused")
-            .protocol_mode(crate::config::ProtocolMode::Legacy)
-            .timeout_secs(1.0),
+            .with_protocol(crate::config::ProtocolMode::Legacy)
+            .with_timeout_secs(1.0),
     )
     .elicitation(|_: &str, _| Ok(crate::model::ElicitResult::decline()));
     let (c, sent) = client_with(
@@ -333,8 +333,8 @@ fn url_mode_elicitation_is_refused_with_invalid_params() {
 fn a_handler_error_reaches_the_server() {
     let builder = Client::builder(
         ServerConfig::stdio("mem", "unused")
-            .protocol_mode(crate::config::ProtocolMode::Legacy)
-            .timeout_secs(1.0),
+            .with_protocol(crate::config::ProtocolMode::Legacy)
+            .with_timeout_secs(1.0),
     )
     .sampling(|_: &str, _| Err(crate::handler::HandlerError::rejected("no thanks")));
     let (c, _) = client_with(
@@ -407,8 +407,8 @@ fn patient(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client,
     client_with(
         Client::builder(
             ServerConfig::stdio("mem", "unused")
-                .protocol_mode(crate::config::ProtocolMode::Legacy)
-                .timeout_secs(30.0),
+                .with_protocol(crate::config::ProtocolMode::Legacy)
+                .with_timeout_secs(30.0),
         ),
         f,
     )
@@ -570,8 +570,8 @@ fn an_error_without_an_id_has_its_message_cut_to_the_echo_limit() {
     let (c, _) = client_with(
         Client::builder(
             ServerConfig::stdio("mem", "unused")
-                .protocol_mode(crate::config::ProtocolMode::Legacy)
-                .timeout_secs(30.0)
+                .with_protocol(crate::config::ProtocolMode::Legacy)
+                .with_timeout_secs(30.0)
                 .with_limits(limits),
         ),
         odd_server(

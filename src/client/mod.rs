@@ -51,8 +51,8 @@ pub use tasks::{TaskErrorKind, TaskHandle};
 /// ```no_run
 /// use mcp_blocking::{Client, ServerConfig};
 /// let server = ServerConfig::stdio("fs", "npx")
-///     .args(["-y", "@modelcontextprotocol/server-filesystem", "/data"])
-///     .timeout_secs(30.0);
+///     .with_args(["-y", "@modelcontextprotocol/server-filesystem", "/data"])
+///     .with_timeout_secs(30.0);
 /// let client = Client::connect(server)?;
 /// for tool in client.list_tools()? {
 ///     println!("{}: {}", tool.name, tool.description());

@@ -866,7 +866,7 @@ mod tests {
     fn input_rounds_are_bounded_and_an_unknown_result_type_is_refused() {
         let server = stubborn();
         let config = ServerConfig::stdio("stubborn", "unused")
-            .protocol_mode(ProtocolMode::Modern)
+            .with_protocol(ProtocolMode::Modern)
             .with_limits(crate::config::Limits::default().with_max_input_rounds(3));
         let client = server
             .client_builder_for(config)
@@ -922,8 +922,8 @@ mod tests {
     /// legacy for the built-in in-process server).
     fn auto(server: &TestServer, timeout: f64) -> crate::ClientBuilder {
         let config = ServerConfig::stdio("old", "unused")
-            .timeout_secs(timeout)
-            .protocol_mode(ProtocolMode::Auto);
+            .with_timeout_secs(timeout)
+            .with_protocol(ProtocolMode::Auto);
         crate::Client::builder(config).in_process(std::sync::Arc::new(server.clone()))
     }
 

@@ -450,7 +450,7 @@ mod tests {
     #[test]
     fn missing_extension_is_typed_and_a_task_where_none_may_be_is_refused() {
         let server = needs_tasks();
-        let config = ServerConfig::stdio("needy", "unused").protocol_mode(ProtocolMode::Modern);
+        let config = ServerConfig::stdio("needy", "unused").with_protocol(ProtocolMode::Modern);
         let client = server
             .client_builder_for(config)
             .connect()

@@ -66,7 +66,7 @@ use state::State;
 /// let hub = Hub::builder()
 ///     .servers([
 ///         ServerConfig::stdio("filesystem", "mcp-server-filesystem")
-///             .args(["/data"])
+///             .with_args(["/data"])
 ///             .with_description("Read, write, and search local files and directories"),
 ///         ServerConfig::stdio("github", "mcp-server-github")
 ///             .with_description("GitHub repos, issues, pull requests, code search"),
