@@ -120,8 +120,8 @@ impl CloseSignal {
         }
     }
 
-    /// Whether the connection has been closed (by [`Client::close`](crate::Client::close),
-    /// [`Client::disconnect`](crate::Client::disconnect) or dropping the client).
+    /// Whether the connection has been closed (by [`Client::close`](crate::Client::close) or
+    /// dropping the client).
     pub fn is_closed(&self) -> bool {
         lock(&self.inner.closed).closed
     }

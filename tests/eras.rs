@@ -148,7 +148,7 @@ fn everything(c: &Client) -> Vec<(String, Value)> {
     c.notify("notifications/whatever", None).unwrap();
     // Closing and opening again: the same era, the same answers.
     let era = c.protocol_era();
-    c.disconnect().unwrap();
+    c.close().unwrap();
     put(
         "after_disconnect",
         json!([c.is_connected(), c.protocol_era().is_none()]),

@@ -570,7 +570,7 @@ fn config(cell: &Cell, peer: &Peer) -> ServerConfig {
 /// How long closing may take on `t` with request timeout `timeout`: the documented graces.
 fn close_grace(t: Transport, timeout: Duration) -> Duration {
     match t {
-        // `Client::disconnect`: stdin closed, 2 s, SIGTERM, 2 s, SIGKILL, 2 s for the group.
+        // `Client::close`: stdin closed, 2 s, SIGTERM, 2 s, SIGKILL, 2 s for the group.
         Tr::Stdio => Duration::from_secs(6),
         // The DELETE of the session is bounded by the request timeout, at most 5 s.
         Tr::HttpJson | Tr::HttpSse => timeout.min(Duration::from_secs(5)),

@@ -1,7 +1,7 @@
 //! [`Client`]: one MCP server, blocking calls, safe to share between threads.
 //!
 //! ```text
-//!   new() ──open()──> connected ──disconnect()/close()/drop──> disconnected ──open()──> ...
+//!   new() ──open()──> connected ──close()/drop──> disconnected ──open()──> ...
 //!            │  spawn or reach the server, `initialize`, check the version, `initialized`
 //!            │  (modern era, 2026-07-28: `server/discover` instead; see `modern.rs`)
 //!            └─ Err: the server, the command or url, and the server's last stderr lines
@@ -14,6 +14,7 @@ mod dispatch;
 mod era_cache;
 mod modern;
 mod options;
+mod renamed;
 mod task_calls;
 mod tasks;
 mod tasks_modern;
@@ -69,7 +70,7 @@ pub struct Client {
     handlers: Arc<Handlers>,
     roots: Arc<RwLock<Option<Vec<Root>>>>,
     state: RwLock<Option<Arc<Connection>>>,
-    /// Serialises `open` and `disconnect`.
+    /// Serialises `open` and `close`.
     lifecycle: Mutex<()>,
     /// An in-process server instead of the configured transport (see `mcp_blocking::testing`).
     #[cfg(any(test, feature = "testing"))]
@@ -136,7 +137,7 @@ impl Client {
     /// let client = Client::with_poller(ServerConfig::stdio("fs", "mcp-server-filesystem"), &poller);
     /// client.open()?;
     /// assert!(client.is_connected());
-    /// client.disconnect()?;
+    /// client.close()?;
     /// # Ok::<(), mcp_blocking::Error>(())
     /// ```
     ///
@@ -158,7 +159,8 @@ impl Client {
     }
 
     /// Closes the connection (stdio: stdin closed, then SIGTERM and SIGKILL to the process group
-    /// if needed). Pending calls fail with [`Error::Closed`]. A no-op when not connected.
+    /// if needed). Pending calls fail with [`Error::Closed`]. A no-op when not connected; the
+    /// client can [`open`](Self::open) again. Dropping the client does the same.
     ///
     /// It returns in bounded time, whatever the handlers do: the handlers are told first
     /// ([`handler::close_signal`](crate::handler::close_signal)), and a handler still running
@@ -177,22 +179,13 @@ impl Client {
     ///
     /// # Errors
     /// A transport error met while closing; the connection is closed anyway.
-    pub fn disconnect(&self) -> Result<(), Error> {
+    #[doc(alias = "disconnect")]
+    pub fn close(&self) -> Result<(), Error> {
         let _guard = lock(&self.lifecycle);
         match self.take_connection() {
             Some(conn) => conn.shutdown(),
             None => Ok(()),
         }
-    }
-
-    /// Closes the connection gracefully; the same as [`disconnect`](Self::disconnect), and
-    /// bounded in time the same way even while a handler runs. Dropping the client does the
-    /// same.
-    ///
-    /// # Errors
-    /// As [`disconnect`](Self::disconnect).
-    pub fn close(&self) -> Result<(), Error> {
-        self.disconnect()
     }
 
     /// Whether the handshake completed and the connection has not ended since.
