@@ -144,7 +144,7 @@ fn everything(c: &Client) -> Vec<(String, Value)> {
         json!([init.server_info, init.capabilities, init.instructions]),
     );
     put("server_name", json!(c.server_name()));
-    put("config_mode_json", json!(c.to_json()["connected"]));
+    put("config_mode_json", json!(c.is_connected()));
     c.notify("notifications/whatever", None).unwrap();
     // Closing and opening again: the same era, the same answers.
     let era = c.protocol_era();

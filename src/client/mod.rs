@@ -205,11 +205,6 @@ impl Client {
         self.config.name()
     }
 
-    /// `{server, connected}`: the config (as [`ServerConfig::to_json`]) and whether it is connected.
-    pub fn to_json(&self) -> Value {
-        json!({ "server": self.config.to_json(), "connected": self.is_connected() })
-    }
-
     /// The server's whole `initialize` result, when connected.
     pub fn initialize_result(&self) -> Option<InitializeResult> {
         self.init_part(InitializeResult::clone)
@@ -848,7 +843,6 @@ mod tests {
         let c = Client::new(ServerConfig::stdio("fs", "true"));
         assert!(!c.is_connected());
         assert!(matches!(c.ping(), Err(Error::NotConnected { server }) if server == "fs"));
-        assert_eq!(c.to_json()["connected"], json!(false));
-        assert_eq!(c.to_json()["server"]["name"], json!("fs"));
+        assert_eq!(c.config().to_json()["name"], json!("fs"));
     }
 }
