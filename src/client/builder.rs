@@ -4,6 +4,7 @@ use std::sync::atomic::Ordering;
 use std::sync::mpsc::{self, TrySendError};
 use std::sync::{Arc, Mutex, RwLock};
 
+use super::opener::Opener;
 use super::options::Handlers;
 use super::Client;
 use crate::config::ServerConfig;
@@ -38,8 +39,7 @@ pub struct ClientBuilder {
     pub(super) client_info: Implementation,
     pub(super) handlers: Handlers,
     pub(super) roots: Option<Vec<Root>>,
-    #[cfg(any(test, feature = "testing"))]
-    pub(super) in_process: Option<Arc<dyn crate::transport::memory::InProcessServer>>,
+    pub(super) opener: Option<Arc<dyn Opener>>,
 }
 
 impl ClientBuilder {
@@ -172,7 +172,7 @@ impl ClientBuilder {
         mut self,
         server: Arc<dyn crate::transport::memory::InProcessServer>,
     ) -> Self {
-        self.in_process = Some(server);
+        self.opener = Some(Arc::new(super::opener::InProcess(server)));
         self
     }
 
@@ -186,8 +186,7 @@ impl ClientBuilder {
             roots: Arc::new(RwLock::new(self.roots)),
             state: RwLock::new(None),
             lifecycle: Mutex::new(()),
-            #[cfg(any(test, feature = "testing"))]
-            in_process: self.in_process,
+            opener: self.opener,
         }
     }
 

@@ -62,21 +62,9 @@ impl Client {
         let deadline = crate::deadline::add(started, timeout);
         let parts = self.parts(&server);
         let private_poller = None;
-        #[cfg(any(test, feature = "testing"))]
-        if let Some(in_process) = &self.in_process {
-            let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
-                &server,
-                parts.sink.clone(),
-                Arc::clone(in_process),
-            ));
-            return self.finish(
-                server,
-                parts,
-                t,
-                "the in-process server".into(),
-                None,
-                deadline,
-            );
+        if let Some(opener) = &self.opener {
+            let t = opener.open(&server, parts.sink.clone());
+            return self.finish(server, parts, t, opener.target(), None, deadline);
         }
         let target = self.target();
         let transport: Arc<dyn Transport> = match self.config.transport() {
@@ -302,11 +290,10 @@ impl Client {
         }
     }
 
-    /// The identity under which the era of this server is remembered; `None` for an in-process
-    /// server (its config names no real transport).
+    /// The identity under which the era of this server is remembered; `None` for a server
+    /// reached through an opener (its config names no real transport).
     fn era_key(&self) -> Option<u64> {
-        #[cfg(any(test, feature = "testing"))]
-        if self.in_process.is_some() {
+        if self.opener.is_some() {
             return None;
         }
         era_cache::key(self.config.transport())

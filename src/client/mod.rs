@@ -13,6 +13,7 @@ mod connection;
 mod dispatch;
 mod era_cache;
 mod modern;
+mod opener;
 mod options;
 mod renamed;
 mod task_calls;
@@ -36,6 +37,7 @@ use crate::model::{
 use crate::transport::stdio::ConnectionPoller;
 pub use builder::ClientBuilder;
 use connection::Connection;
+use opener::Opener;
 
 /// How long [`Client::cancel_pending`] waits to send each `notifications/cancelled`.
 const CANCEL_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -72,9 +74,8 @@ pub struct Client {
     state: RwLock<Option<Arc<Connection>>>,
     /// Serialises `open` and `close`.
     lifecycle: Mutex<()>,
-    /// An in-process server instead of the configured transport (see `mcp_blocking::testing`).
-    #[cfg(any(test, feature = "testing"))]
-    in_process: Option<Arc<dyn crate::transport::memory::InProcessServer>>,
+    /// What opens the transport instead of the configured one, if anything.
+    opener: Option<Arc<dyn Opener>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -95,8 +96,7 @@ impl Client {
             client_info: Implementation::new("mcp-blocking", env!("CARGO_PKG_VERSION")),
             handlers: Handlers::default(),
             roots: None,
-            #[cfg(any(test, feature = "testing"))]
-            in_process: None,
+            opener: None,
         }
     }
 
