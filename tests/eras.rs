@@ -13,7 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_blocking::config::{ProtocolEra, ProtocolMode, MODERN_PROTOCOL_VERSION};
-use mcp_blocking::handler::{Notification, ServerNotification};
+use mcp_blocking::handler::{
+    notification_channel, Notification, ServerNotification, NOTIFICATION_CHANNEL_CAPACITY,
+};
 use mcp_blocking::model::{
     CompletionReference, CreateMessageResult, ElicitResult, LoggingLevel, Root,
 };
@@ -30,7 +32,8 @@ fn server(name: &str, modern: bool) -> ServerConfig {
 }
 
 fn connect(modern: bool, mode: ProtocolMode) -> (Client, Receiver<ServerNotification>) {
-    let (builder, notes) = Client::builder(server("fixture", modern).with_protocol(mode))
+    let (notify, notes) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(server("fixture", modern).with_protocol(mode))
         .roots(vec![Root::new("file:///work")])
         .sampling(|_server: &str, _p| Ok(CreateMessageResult::text("m", "sampled")))
         .elicitation(|_server: &str, p| {
@@ -38,7 +41,7 @@ fn connect(modern: bool, mode: ProtocolMode) -> (Client, Receiver<ServerNotifica
             content.insert("age".into(), json!(p.message.len()));
             Ok(ElicitResult::accept(content))
         })
-        .notification_channel();
+        .on_notification(notify);
     (builder.connect().expect("connect"), notes)
 }
 

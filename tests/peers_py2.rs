@@ -14,7 +14,9 @@ use std::time::Duration;
 use common::launch::{self, Peer};
 use common::peers;
 use mcp_blocking::config::{ProtocolEra, ProtocolMode};
-use mcp_blocking::handler::{Notification, ServerNotification};
+use mcp_blocking::handler::{
+    notification_channel, Notification, ServerNotification, NOTIFICATION_CHANNEL_CAPACITY,
+};
 use mcp_blocking::model::{ElicitParams, ElicitResult};
 use mcp_blocking::{Client, ServerConfig};
 use serde_json::{json, Map, Value};
@@ -118,7 +120,8 @@ fn wait_for(notes: &Receiver<ServerNotification>, want: impl Fn(&Notification) -
 /// `resources/subscribe`).
 fn subscriptions(config: impl Fn() -> ServerConfig) {
     for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
-        let (builder, notes) = Client::builder(config().with_protocol(mode)).notification_channel();
+        let (notify, notes) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+        let builder = Client::builder(config().with_protocol(mode)).on_notification(notify);
         let client = builder.connect().unwrap_or_else(|e| panic!("{mode}: {e}"));
         if mode == ProtocolMode::Modern {
             client.subscribe("note://today").expect("subscribe");

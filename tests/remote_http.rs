@@ -13,7 +13,7 @@ use std::time::{Duration, Instant};
 use common::settle::settled;
 use mcp_blocking::config::{AuthProvider, ProtocolMode};
 use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode};
-use mcp_blocking::handler::Notification;
+use mcp_blocking::handler::{notification_channel, Notification, NOTIFICATION_CHANNEL_CAPACITY};
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Value};
 use support_remote::mcp::{McpHttp, Options};
@@ -540,9 +540,9 @@ fn the_standalone_get_stream_carries_server_notifications() {
         sessions: true,
         ..Options::default()
     });
-    let (builder, rx) =
-        Client::builder(ServerConfig::http("loop", srv.url()).with_timeout_secs(5.0))
-            .notification_channel();
+    let (notify, rx) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(ServerConfig::http("loop", srv.url()).with_timeout_secs(5.0))
+        .on_notification(notify);
     let client = builder.connect().expect("connect");
     client.call_tool("notify", json!({})).expect("call");
     let (server, n) = rx
@@ -1005,12 +1005,13 @@ fn an_oversized_event_on_the_get_stream_is_skipped_and_the_stream_goes_on() {
         sessions: true,
         ..Options::default()
     });
-    let (builder, rx) = Client::builder(
+    let (notify, rx) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(
         ServerConfig::http("cap", srv.url())
             .with_max_message_bytes(CAP)
             .with_timeout_secs(5.0),
     )
-    .notification_channel();
+    .on_notification(notify);
     let client = builder.connect().expect("connect");
     let note = |data: Value| {
         json!({"jsonrpc": "2.0", "method": "notifications/message",
@@ -1042,12 +1043,13 @@ fn a_same_origin_307_from_mcp_to_mcp_slash_is_followed_by_every_request() {
         redirects: vec![Redirect::new("/mcp", 307, "http://127.0.0.1:{port}/mcp/")],
         ..Options::default()
     });
-    let (builder, rx) = Client::builder(
+    let (notify, rx) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(
         ServerConfig::http("slash", srv.url())
             .with_header("X-Api-Key", "k-123")
             .with_timeout_secs(5.0),
     )
-    .notification_channel();
+    .on_notification(notify);
     let client = builder.connect().expect("connect through the 307");
     let r = client
         .call_tool("add", json!({"a": 2, "b": 5}))

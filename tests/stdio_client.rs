@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode};
-use mcp_blocking::handler::Notification;
+use mcp_blocking::handler::{notification_channel, Notification, NOTIFICATION_CHANNEL_CAPACITY};
 use mcp_blocking::model::{
     CompletionReference, Content, CreateMessageResult, ElicitResult, LoggingLevel,
     ResourceContents, Root,
@@ -552,7 +552,8 @@ fn sampling_and_elicitation_handlers_answer_and_declare_capabilities() {
 
 #[test]
 fn notifications_reach_the_channel_and_progress_the_callback() {
-    let (builder, rx) = Client::builder(fixture("noisy", &[])).notification_channel();
+    let (notify, rx) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(fixture("noisy", &[])).on_notification(notify);
     let c = builder.connect().unwrap();
     c.call_tool("log", json!({"level": "warning", "message": "disk low"}))
         .unwrap();

@@ -219,7 +219,7 @@ fn calls_after_close_are_errors_not_hangs() {
 }
 
 #[test]
-fn a_handler_type_of_its_own_is_installed_with_the_handler_methods() {
+fn a_handler_type_of_its_own_is_installed_through_a_closure() {
     use mcp_blocking::handler::SamplingHandler;
     struct Fixed;
     impl SamplingHandler for Fixed {
@@ -241,7 +241,7 @@ fn a_handler_type_of_its_own_is_installed_with_the_handler_methods() {
     });
     let client = server
         .client_builder()
-        .sampling_handler(Fixed)
+        .sampling(move |server, params| Fixed.create_message(server, params))
         .connect()
         .unwrap();
     assert_eq!(

@@ -150,8 +150,8 @@ pub(crate) struct Handlers {
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) notifications: Vec<Arc<dyn NotificationHandler>>,
     /// Notifications dropped because a [`notification_channel`] was full (shared by a
-    /// client's channels).
+    /// client's channels, which count here from its dispatcher threads).
     ///
-    /// [`notification_channel`]: super::ClientBuilder::notification_channel
+    /// [`notification_channel`]: crate::handler::notification_channel
     pub(crate) channel_dropped: Arc<std::sync::atomic::AtomicU64>,
 }
