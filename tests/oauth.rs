@@ -10,7 +10,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
 use mcp_blocking::auth::{
-    FileTokenStore, LoopbackListener, OAuthConfig, RedirectHandler, TokenStore,
+    AuthErrorKind, FileTokenStore, LoopbackListener, OAuthConfig, RedirectHandler, TokenStore,
 };
 use mcp_blocking::{Client, Error, ServerConfig};
 use oauth_support::{browser, headless, AsOptions, AuthServer};
@@ -219,7 +219,8 @@ fn the_loopback_listener_receives_the_browser() {
 fn the_loopback_listener_times_out() {
     let listener = LoopbackListener::bind(0).unwrap();
     let err = listener.wait(Duration::from_millis(200)).unwrap_err();
-    assert!(err.contains("within"), "{err}");
+    assert!(err.detail.contains("within"), "{err}");
+    assert_eq!(err.kind, AuthErrorKind::TimedOut);
 
     let server = AuthServer::start(AsOptions::default());
     let oauth = OAuthConfig::authorization_code(

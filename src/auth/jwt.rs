@@ -10,6 +10,7 @@ use ring::signature::{EcdsaKeyPair, RsaKeyPair};
 use serde_json::json;
 
 use super::util::{b64url, now_secs, random_token};
+use super::{AuthError, AuthErrorKind};
 
 /// The signature algorithm of a `private_key_jwt` assertion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -63,8 +64,14 @@ impl SigningKey {
     /// Reads a PKCS#8 PEM private key (`-----BEGIN PRIVATE KEY-----`) for `alg`.
     ///
     /// # Errors
-    /// The text is not PKCS#8 PEM, or not a key of that algorithm (the key is never quoted).
-    pub fn from_pem(pem: &str, alg: JwtAlgorithm) -> Result<SigningKey, String> {
+    /// An [`AuthError`] of kind [`AuthErrorKind::InvalidKey`] when the text is not PKCS#8 PEM,
+    /// or not a key of that algorithm (the key is never quoted).
+    pub fn from_pem(pem: &str, alg: JwtAlgorithm) -> Result<SigningKey, AuthError> {
+        Self::parse_pem(pem, alg).map_err(|e| AuthError::new(AuthErrorKind::InvalidKey, e))
+    }
+
+    /// [`from_pem`](Self::from_pem), failing with what was wrong in words.
+    fn parse_pem(pem: &str, alg: JwtAlgorithm) -> Result<SigningKey, String> {
         let body: String = pem
             .lines()
             .map(str::trim)
@@ -234,7 +241,11 @@ JrqqdNW40mnCm8b9W5uTdYX5
     #[test]
     fn a_key_of_the_wrong_kind_is_refused_unquoted() {
         let err = SigningKey::from_pem(RSA_PEM, JwtAlgorithm::Es256).unwrap_err();
-        assert!(err.contains("P-256") && !err.contains("MII"), "{err}");
+        assert_eq!(err.kind, AuthErrorKind::InvalidKey);
+        assert!(
+            err.detail.contains("P-256") && !err.detail.contains("MII"),
+            "{err}"
+        );
         assert!(SigningKey::from_pem("not a key", JwtAlgorithm::Rs256).is_err());
     }
 }

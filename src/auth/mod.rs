@@ -105,6 +105,7 @@
 //! ```
 
 mod display;
+mod error;
 mod flow;
 mod jwt;
 mod loopback;
@@ -119,6 +120,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+pub use error::{AuthError, AuthErrorKind};
 pub use jwt::{JwtAlgorithm, SigningKey};
 pub use loopback::LoopbackListener;
 pub use redirect::{RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
@@ -386,23 +388,27 @@ impl OAuthConfig {
     /// What the store holds for `server_url`.
     ///
     /// # Errors
-    /// The store failed.
-    pub fn stored_tokens(&self, server_url: &str) -> Result<Vec<StoredTokens>, String> {
-        self.store.load(server_url)
+    /// An [`AuthError`] of kind [`AuthErrorKind::Store`] when the store failed.
+    pub fn stored_tokens(&self, server_url: &str) -> Result<Vec<StoredTokens>, AuthError> {
+        self.store
+            .load(server_url)
+            .map_err(|e| AuthError::new(AuthErrorKind::Store, e))
     }
 
     /// Forgets the tokens of `server_url`, in memory and in the store; returns how many stored
     /// entries went.
     ///
     /// # Errors
-    /// The store failed.
-    pub fn logout(&self, server_url: &str) -> Result<usize, String> {
+    /// An [`AuthError`] of kind [`AuthErrorKind::Store`] when the store failed.
+    pub fn logout(&self, server_url: &str) -> Result<usize, AuthError> {
         let mut inner = lock(&self.state.inner);
         if let Some(st) = inner.servers.get_mut(server_url) {
             st.tokens = None;
         }
         self.bump();
-        self.store.remove(server_url)
+        self.store
+            .remove(server_url)
+            .map_err(|e| AuthError::new(AuthErrorKind::Store, e))
     }
 
     /// Authorizes now for the server at `server_url`, without waiting for it to ask: discovery
