@@ -134,6 +134,7 @@ fn run(scenario: &str, url: &str, mode: ProtocolMode) -> Outcome {
         let oauth = oauth_for(scenario).map_err(|detail| {
             Box::new(mcp_blocking::Error::Protocol {
                 server: "conformance".into(),
+                kind: mcp_blocking::error::ProtocolErrorKind::Other,
                 detail,
             })
         })?;

@@ -48,6 +48,9 @@ type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 pub use crate::client::TaskErrorKind;
 pub use crate::protocol::jsonrpc::ErrorCode;
+pub use kinds::{InvalidArgumentKind, ProtocolErrorKind};
+
+mod kinds;
 
 /// Everything that can go wrong in `mcp-blocking`.
 #[derive(Debug, thiserror::Error)]
@@ -168,7 +171,9 @@ pub enum Error {
     Protocol {
         /// The server's configured name.
         server: String,
-        /// What was wrong.
+        /// What was wrong, for a program.
+        kind: ProtocolErrorKind,
+        /// What was wrong, in words.
         detail: String,
     },
 
@@ -184,7 +189,9 @@ pub enum Error {
     InvalidArgument {
         /// The server's configured name.
         server: String,
-        /// What was wrong.
+        /// What was wrong, for a program.
+        kind: InvalidArgumentKind,
+        /// What was wrong, in words.
         detail: String,
     },
 
@@ -485,13 +492,23 @@ impl Error {
                 server,
                 detail: r(detail),
             },
-            Error::Protocol { server, detail } => Error::Protocol {
+            Error::Protocol {
                 server,
+                kind,
+                detail,
+            } => Error::Protocol {
+                server,
+                kind,
                 detail: r(detail),
             },
             Error::NotConnected { server } => Error::NotConnected { server },
-            Error::InvalidArgument { server, detail } => Error::InvalidArgument {
+            Error::InvalidArgument {
                 server,
+                kind,
+                detail,
+            } => Error::InvalidArgument {
+                server,
+                kind,
                 detail: r(detail),
             },
             Error::Task {
@@ -1032,6 +1049,7 @@ mod tests {
     fn a_protocol_failure_is_a_protocol_connect_error() {
         let e = Error::Protocol {
             server: "api".into(),
+            kind: ProtocolErrorKind::Unexpected,
             detail: "the reply did not contain the response".into(),
         }
         .into_connect(TARGET, String::new);

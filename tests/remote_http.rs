@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::settle::settled;
 use mcp_blocking::config::{AuthProvider, ProtocolMode};
-use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode};
+use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode, ProtocolErrorKind};
 use mcp_blocking::handler::{notification_channel, Notification, NOTIFICATION_CHANNEL_CAPACITY};
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Value};
@@ -906,8 +906,14 @@ fn capped(url: &str) -> Client {
 /// The error of an answer over the cap: a protocol error naming the cap and its value.
 fn assert_over_the_cap(err: &Error) {
     match err {
-        Error::Protocol { server, detail } => {
+        Error::Protocol {
+            server,
+            kind,
+            detail,
+            ..
+        } => {
             assert_eq!(server, "cap");
+            assert_eq!(*kind, ProtocolErrorKind::TooLarge);
             assert!(
                 detail.contains("`max_message_bytes`") && detail.contains(&CAP.to_string()),
                 "{detail}"

@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::settle::settled;
 use mcp_blocking::config::{AuthProvider, ConfigErrorKind};
-use mcp_blocking::error::ConnectErrorKind;
+use mcp_blocking::error::{ConnectErrorKind, ProtocolErrorKind};
 use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
 use serde_json::json;
 use support_remote::mcp::McpSse;
@@ -385,8 +385,14 @@ fn an_oversized_answer_on_the_stream_fails_its_call_at_once_and_the_stream_goes_
         "at once, not at the timeout"
     );
     match &err {
-        Error::Protocol { server, detail } => {
+        Error::Protocol {
+            server,
+            kind,
+            detail,
+            ..
+        } => {
             assert_eq!(server, "cap");
+            assert_eq!(*kind, ProtocolErrorKind::TooLarge);
             assert!(
                 detail.contains("`max_message_bytes`") && detail.contains(&CAP.to_string()),
                 "{detail}"

@@ -4,7 +4,7 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode};
+use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode, ProtocolErrorKind};
 use mcp_blocking::handler::{notification_channel, Notification, NOTIFICATION_CHANNEL_CAPACITY};
 use mcp_blocking::model::{
     CompletionReference, Content, CreateMessageResult, ElicitResult, LoggingLevel,
@@ -407,8 +407,14 @@ fn message_size_cap_is_enforced() {
         .call_tool("large", json!({"bytes": 4 * 1024 * 1024}))
         .unwrap_err();
     match &err {
-        Error::Protocol { server, detail } => {
+        Error::Protocol {
+            server,
+            kind,
+            detail,
+            ..
+        } => {
             assert_eq!(server, "capped");
+            assert_eq!(*kind, ProtocolErrorKind::TooLarge);
             assert!(detail.contains("1048576 byte limit"), "{detail}");
         }
         other => panic!("{other:?}"),

@@ -6,6 +6,7 @@ use std::process::{Command, Output};
 use std::time::Duration;
 
 use mcp_blocking::config::{ConfigError, ConfigErrorKind, DEFAULT_TIMEOUT, MAX_TIMEOUT};
+use mcp_blocking::error::InvalidArgumentKind;
 use mcp_blocking::hub::Degradation;
 use mcp_blocking::{CallOptions, Client, ConfigLoader, Error, Hub, ServerConfig};
 use serde_json::json;
@@ -340,8 +341,14 @@ fn assert_call_refused(client: &Client, opts: &CallOptions, option: &str) {
         .call_tool_with("add_tool", json!({"name": "never_added"}), opts)
         .expect_err("out-of-range option");
     match &err {
-        Error::InvalidArgument { server, detail } => {
+        Error::InvalidArgument {
+            server,
+            kind,
+            detail,
+            ..
+        } => {
             assert_eq!(server, "calls");
+            assert_eq!(*kind, InvalidArgumentKind::OutOfRange);
             assert!(
                 detail.contains(&format!("CallOptions::{option} must be")),
                 "{detail}"

@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::{CallOptions, Client};
 use crate::config::ServerConfig;
-use crate::error::{ConnectErrorKind, Error};
+use crate::error::{ConnectErrorKind, Error, InvalidArgumentKind, ProtocolErrorKind};
 use crate::protocol::jsonrpc::ErrorCode;
 
 type Sent = crate::testing::TestServer;
@@ -393,7 +393,7 @@ fn an_out_of_range_call_timeout_sends_nothing() {
     ] {
         let err = c.call_tool_with("t", json!({}), &opts).unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidArgument { server, detail }
+            matches!(&err, Error::InvalidArgument { server, kind: InvalidArgumentKind::OutOfRange, detail }
                 if server == "mem" && detail.starts_with("CallOptions::")),
             "{err:?}"
         );
@@ -505,7 +505,16 @@ fn each_malformed_response_fails_its_call_at_once_naming_the_server() {
         let (c, _) = patient(odd_server(move |id| with_id(reply.clone(), id)));
         c.open().unwrap();
         let err = prompt(|| c.call_tool("t", json!({}))).unwrap_err();
-        assert!(matches!(err, Error::Protocol { .. }), "{odd}: {err:?}");
+        assert!(
+            matches!(
+                err,
+                Error::Protocol {
+                    kind: ProtocolErrorKind::Malformed,
+                    ..
+                }
+            ),
+            "{odd}: {err:?}"
+        );
         assert_eq!(
             err.to_string(),
             format!("server `mem`: protocol error: malformed `tools/call` result: {why}"),
@@ -531,7 +540,7 @@ fn malformed_responses_in_a_batch_fail_their_calls_and_the_rest_is_delivered() {
         c.open().unwrap();
         let err = prompt(|| c.call_tool("t", json!({}))).unwrap_err();
         assert!(
-            matches!(&err, Error::Protocol { server, detail } if server == "mem" && detail.ends_with(why)),
+            matches!(&err, Error::Protocol { server, kind: ProtocolErrorKind::Malformed, detail } if server == "mem" && detail.ends_with(why)),
             "{odd}: {err:?}"
         );
         c.ping().unwrap();

@@ -27,7 +27,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
 use crate::config::{ProtocolEra, ServerConfig};
-use crate::error::Error;
+use crate::error::{Error, InvalidArgumentKind, ProtocolErrorKind};
 use crate::model::{
     CallToolResult, CompleteResult, CompletionReference, DiscoverResult, GetPromptResult,
     Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
@@ -562,6 +562,7 @@ impl Client {
                 if let Some((k, v)) = m.iter().find(|(_, v)| !v.is_string()) {
                     return Err(Error::InvalidArgument {
                         server: self.server_name().to_owned(),
+                        kind: InvalidArgumentKind::WrongType,
                         detail: format!(
                             "prompt argument `{k}` must be a string, got {}",
                             json_kind(v)
@@ -573,6 +574,7 @@ impl Client {
             other => {
                 return Err(Error::InvalidArgument {
                     server: self.server_name().to_owned(),
+                    kind: InvalidArgumentKind::WrongType,
                     detail: format!(
                         "prompt arguments must be a JSON object, got {}",
                         json_kind(&other)
@@ -724,6 +726,7 @@ impl Client {
     fn malformed(&self, method: &str, e: &serde_json::Error) -> Error {
         self.redacted(Error::Protocol {
             server: self.server_name().to_owned(),
+            kind: ProtocolErrorKind::Malformed,
             detail: format!("malformed `{method}` result: {e}"),
         })
     }
@@ -748,6 +751,7 @@ impl Client {
                     if !seen.insert(next.clone()) {
                         return Err(self.redacted(Error::Protocol {
                             server: self.server_name().to_owned(),
+                            kind: ProtocolErrorKind::Unexpected,
                             detail: format!(
                                 "the server repeated the cursor `{next}`; stopping pagination"
                             ),

@@ -27,7 +27,7 @@ use serde_json::{json, Map, Value};
 use super::connection::Connection;
 use super::{CallOptions, Client};
 use crate::config::{ProtocolEra, AUTO_PROBE_TIMEOUT, MAX_TIMEOUT, MODERN_PROTOCOL_VERSION};
-use crate::error::{ConnectError, ConnectErrorKind, Error, ErrorCode};
+use crate::error::{ConnectError, ConnectErrorKind, Error, ErrorCode, ProtocolErrorKind};
 use crate::model::{DiscoverResult, Implementation, InitializeResult, LoggingLevel};
 use crate::protocol::era::{self, ParamHeader};
 use crate::protocol::jsonrpc::InNotification;
@@ -438,6 +438,7 @@ impl Client {
                 "task" => {
                     return Err(Error::Protocol {
                         server: self.server_name().to_owned(),
+                        kind: ProtocolErrorKind::Unexpected,
                         detail: format!(
                             "`{method}` answered with a task, which this client did not ask for"
                         ),
@@ -448,6 +449,7 @@ impl Client {
                     if rounds > max_rounds {
                         return Err(Error::Protocol {
                             server: self.server_name().to_owned(),
+                            kind: ProtocolErrorKind::TooMany,
                             detail: format!(
                                 "`{method}` still asked for input after {max_rounds} rounds \
                                  (`max_input_rounds`)"
@@ -465,6 +467,7 @@ impl Client {
                 "input_required" => {
                     return Err(Error::Protocol {
                         server: self.server_name().to_owned(),
+                        kind: ProtocolErrorKind::Unexpected,
                         detail: format!(
                             "`{method}` asked for input, which only `tools/call`, `prompts/get` \
                              and `resources/read` may do"
@@ -474,6 +477,7 @@ impl Client {
                 other => {
                     return Err(Error::Protocol {
                         server: self.server_name().to_owned(),
+                        kind: ProtocolErrorKind::Unexpected,
                         detail: format!(
                             "`{method}` answered with the result type `{}`, which this client \
                              does not know",
@@ -584,6 +588,7 @@ impl Client {
             })
             .map_err(|e| Error::Protocol {
                 server: self.server_name().to_owned(),
+                kind: ProtocolErrorKind::Other,
                 detail: format!("could not start the subscription thread: {e}"),
             })?;
         let outcome = rx.recv_timeout(self.config.timeout());
@@ -598,6 +603,7 @@ impl Client {
                 let _ = thread.join();
                 return Err(r.err().unwrap_or_else(|| Error::Protocol {
                     server: self.server_name().to_owned(),
+                    kind: ProtocolErrorKind::Ended,
                     detail: "`subscriptions/listen` ended before it was acknowledged".into(),
                 }));
             }
@@ -621,6 +627,7 @@ impl Client {
                 thread,
                 Error::Protocol {
                     server: self.server_name().to_owned(),
+                    kind: ProtocolErrorKind::Unexpected,
                     detail: "the subscription acknowledgement has no subscription id".into(),
                 },
             );

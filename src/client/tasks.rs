@@ -29,7 +29,7 @@ use super::connection::Connection;
 use super::options::CallOptions;
 use crate::config::{Secrets, MAX_TIMEOUT};
 use crate::deadline;
-use crate::error::Error;
+use crate::error::{Error, ProtocolErrorKind};
 use crate::model::{CallToolResult, CreateTaskResult, Progress, Task, TaskStatus, TasksCapability};
 
 /// The tools whose task support is `required`, from the last `tools/list` of a connection.
@@ -130,6 +130,7 @@ impl TaskCtx {
         payload.parse().map_err(|e| {
             Error::Protocol {
                 server: self.server(),
+                kind: ProtocolErrorKind::Malformed,
                 detail: format!("malformed `{method}` result: {e}"),
             }
             .redact(&self.secrets)
@@ -386,8 +387,8 @@ impl TaskHandle {
                                 }
                                 Settled::Done(r) => break Some(r),
                             },
-                            Err(_) => break Some(Err(Error::Protocol {
-                                server: ctx.server(),
+                            Err(_) => break Some(Err(Error::Protocol { server: ctx.server(),
+                                kind: ProtocolErrorKind::Ended,
                                 detail: format!("the wait for task `{task_id}` ended without an answer"),
                             })),
                         },

@@ -27,7 +27,7 @@ use super::tasks::{TaskCtx, TaskErrorKind, TaskHandle};
 use super::Client;
 use crate::config::ProtocolEra;
 use crate::deadline;
-use crate::error::{Error, ErrorCode};
+use crate::error::{Error, ErrorCode, ProtocolErrorKind};
 use crate::model::{CallToolResult, CreateTaskResult, ServerCapabilities, Task, TaskStatus};
 
 /// The extension's id, in `server/discover` capabilities and in the client's.
@@ -140,6 +140,7 @@ impl TaskCtx {
         task_of(v).map_err(|e| {
             Error::Protocol {
                 server: self.server(),
+                kind: ProtocolErrorKind::Malformed,
                 detail: format!("malformed `tasks/get` result: {e}"),
             }
             .redact(&self.secrets)
@@ -164,6 +165,7 @@ impl TaskCtx {
             serde_json::from_value::<CallToolResult>(r.clone()).map_err(|e| {
                 Error::Protocol {
                     server: self.server(),
+                    kind: ProtocolErrorKind::Malformed,
                     detail: format!("malformed result of task `{}`: {e}", task.task_id),
                 }
                 .redact(&self.secrets)
@@ -174,6 +176,7 @@ impl TaskCtx {
                 Some(r) => parse(r),
                 None => Err(Error::Protocol {
                     server: self.server(),
+                    kind: ProtocolErrorKind::Unexpected,
                     detail: format!("the completed task `{}` has no result", task.task_id),
                 }),
             }),
@@ -383,6 +386,7 @@ impl Client {
             return serde_json::from_value(v).map_err(|e| {
                 Error::Protocol {
                     server: ctx.server(),
+                    kind: ProtocolErrorKind::Malformed,
                     detail: format!("malformed `tools/call` result: {e}"),
                 }
                 .redact(&ctx.secrets)
