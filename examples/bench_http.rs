@@ -340,7 +340,7 @@ fn median(secs: &mut [f64]) -> f64 {
 }
 
 fn connect(srv: &BenchServer) -> Client {
-    let client = Client::connect(ServerConfig::http("bench", srv.url()).timeout_secs(10.0))
+    let client = Client::connect(ServerConfig::http("bench", srv.url()).with_timeout_secs(10.0))
         .expect("connect");
     calls_on(&client, 200);
     client

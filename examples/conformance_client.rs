@@ -128,16 +128,17 @@ fn headless_authorize(url: &str) -> Result<String, String> {
 
 fn run(scenario: &str, url: &str, mode: ProtocolMode) -> Outcome {
     let mut config = ServerConfig::http("conformance", url)
-        .timeout_secs(20.0)
-        .protocol_mode(mode);
+        .with_timeout_secs(20.0)
+        .with_protocol(mode);
     if scenario.starts_with("auth/") {
         let oauth = oauth_for(scenario).map_err(|detail| {
             Box::new(mcp_blocking::Error::Protocol {
                 server: "conformance".into(),
+                kind: mcp_blocking::error::ProtocolErrorKind::Other,
                 detail,
             })
         })?;
-        config = config.oauth(oauth);
+        config = config.with_oauth(oauth);
     }
     let client = Client::builder(config)
         .client_info(Implementation::new(

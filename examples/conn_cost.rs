@@ -166,7 +166,7 @@ fn main() -> ExitCode {
             for _ in 0..n {
                 let mut config = fixture("cycle".into(), &[]);
                 if mode == "cycle-legacy" {
-                    config = config.protocol_mode(ProtocolMode::Legacy);
+                    config = config.with_protocol(ProtocolMode::Legacy);
                 }
                 let mut b = Client::builder(config);
                 if mode == "cycle-shared" {

@@ -29,10 +29,10 @@ fn main() -> ExitCode {
 fn run() -> Result<(), Box<dyn std::error::Error>> {
     let servers = vec![
         support::fixture_server("files", &["--extra-tools", "1"])?
-            .env("HUB_FIXTURE_NAME", "files")
+            .with_env("HUB_FIXTURE_NAME", "files")
             .with_description("Read and write local files"),
         support::fixture_server("github", &["--extra-tools", "2"])?
-            .env("HUB_FIXTURE_NAME", "github")
+            .with_env("HUB_FIXTURE_NAME", "github")
             .with_description("GitHub repos, issues and pull requests, with their files"),
         support::fixture_server("tracker", &["--crash-on-start"])?
             .with_description("Search the issue tracker"),

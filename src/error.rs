@@ -47,6 +47,9 @@ pub(crate) fn is_server_auth_status(status: u16) -> bool {
 type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 pub use crate::protocol::jsonrpc::ErrorCode;
+pub use kinds::{InvalidArgumentKind, ProtocolErrorKind};
+
+mod kinds;
 
 /// What went wrong with a task: the kind of an [`Error::Task`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -181,7 +184,9 @@ pub enum Error {
     Protocol {
         /// The server's configured name.
         server: String,
-        /// What was wrong.
+        /// What was wrong, for a program.
+        kind: ProtocolErrorKind,
+        /// What was wrong, in words.
         detail: String,
     },
 
@@ -197,7 +202,9 @@ pub enum Error {
     InvalidArgument {
         /// The server's configured name.
         server: String,
-        /// What was wrong.
+        /// What was wrong, for a program.
+        kind: InvalidArgumentKind,
+        /// What was wrong, in words.
         detail: String,
     },
 
@@ -498,13 +505,23 @@ impl Error {
                 server,
                 detail: r(detail),
             },
-            Error::Protocol { server, detail } => Error::Protocol {
+            Error::Protocol {
                 server,
+                kind,
+                detail,
+            } => Error::Protocol {
+                server,
+                kind,
                 detail: r(detail),
             },
             Error::NotConnected { server } => Error::NotConnected { server },
-            Error::InvalidArgument { server, detail } => Error::InvalidArgument {
+            Error::InvalidArgument {
                 server,
+                kind,
+                detail,
+            } => Error::InvalidArgument {
+                server,
+                kind,
                 detail: r(detail),
             },
             Error::Task {
@@ -1045,6 +1062,7 @@ mod tests {
     fn a_protocol_failure_is_a_protocol_connect_error() {
         let e = Error::Protocol {
             server: "api".into(),
+            kind: ProtocolErrorKind::Unexpected,
             detail: "the reply did not contain the response".into(),
         }
         .into_connect(TARGET, String::new);

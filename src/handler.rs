@@ -65,6 +65,11 @@ use crate::model::{
 use crate::protocol::jsonrpc::ErrorCode;
 use crate::sync::lock;
 
+mod channel;
+
+pub(crate) use channel::set_drop_counter;
+pub use channel::{notification_channel, NOTIFICATION_CHANNEL_CAPACITY};
+
 /// How long [`Client::close`](crate::Client::close) (and dropping a client) waits for a handler
 /// that is running to return before it returns anyway (see [the module docs](self)).
 pub const CLOSE_GRACE: Duration = Duration::from_secs(1);
@@ -120,8 +125,8 @@ impl CloseSignal {
         }
     }
 
-    /// Whether the connection has been closed (by [`Client::close`](crate::Client::close),
-    /// [`Client::disconnect`](crate::Client::disconnect) or dropping the client).
+    /// Whether the connection has been closed (by [`Client::close`](crate::Client::close) or
+    /// dropping the client).
     pub fn is_closed(&self) -> bool {
         lock(&self.inner.closed).closed
     }
@@ -215,9 +220,9 @@ impl std::error::Error for HandlerError {}
 ///
 /// Installing one declares the `sampling` capability. Any `Fn(&str, CreateMessageParams) ->
 /// Result<CreateMessageResult, HandlerError>` closure is a handler; the `&str` is the server name.
-/// [`ClientBuilder::sampling`](crate::ClientBuilder::sampling) takes such a closure;
-/// [`ClientBuilder::sampling_handler`](crate::ClientBuilder::sampling_handler) takes a type of
-/// your own that implements this trait.
+/// [`ClientBuilder::sampling`](crate::ClientBuilder::sampling) takes such a closure; a type of
+/// your own that implements this trait goes in through one that calls it
+/// (`.sampling(move |server, params| mine.create_message(server, params))`).
 pub trait SamplingHandler: Send + Sync {
     /// Produces the completion, or an error (e.g. [`HandlerError::rejected`]).
     ///
@@ -248,9 +253,9 @@ where
 /// Installing one declares the `elicitation` capability (form mode). When the result accepts,
 /// fields the user left out are filled from the schema's `default`s before it is sent.
 /// Any `Fn(&str, ElicitParams) -> Result<ElicitResult, HandlerError>` closure is a handler;
-/// [`ClientBuilder::elicitation`](crate::ClientBuilder::elicitation) takes one, and
-/// [`ClientBuilder::elicitation_handler`](crate::ClientBuilder::elicitation_handler) a type of
-/// your own that implements this trait.
+/// [`ClientBuilder::elicitation`](crate::ClientBuilder::elicitation) takes one; a type of your own
+/// that implements this trait goes in through one that calls it
+/// (`.elicitation(move |server, params| mine.elicit(server, params))`).
 pub trait ElicitationHandler: Send + Sync {
     /// Asks the user, and returns their answer.
     ///
@@ -324,8 +329,8 @@ impl Notification {
 
 /// Receives notifications. Any `Fn(&str, Notification)` closure is one; the `&str` is the
 /// server name. [`ClientBuilder::on_notification`](crate::ClientBuilder::on_notification) takes
-/// one, and [`ClientBuilder::notification_handler`](crate::ClientBuilder::notification_handler)
-/// a type of your own that implements this trait.
+/// one (a [`notification_channel`] is one too); a type of your own that implements this trait
+/// goes in through one that calls it (`.on_notification(move |server, n| mine.notify(server, n))`).
 pub trait NotificationHandler: Send + Sync {
     /// Called once per notification, in arrival order.
     fn notify(&self, server: &str, notification: Notification);
@@ -340,5 +345,6 @@ where
     }
 }
 
-/// A notification delivered through a channel: the server name and the notification.
+/// A notification delivered through a [`notification_channel`]: the server name and the
+/// notification.
 pub type ServerNotification = (String, Notification);

@@ -5,7 +5,7 @@
 //! ```no_run
 //! use mcp_blocking::{Client, ServerConfig};
 //! let client = Client::connect(ServerConfig::stdio("everything", "npx")
-//!     .args(["-y", "@modelcontextprotocol/server-everything"]))?;
+//!     .with_args(["-y", "@modelcontextprotocol/server-everything"]))?;
 //! let tools = client.list_tools()?;
 //! let result = client.call_tool("echo", serde_json::json!({"message": "hi"}))?;
 //! println!("{} tools; echo said {}", tools.len(), result.text());

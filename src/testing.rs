@@ -272,7 +272,7 @@ impl TestServer {
     pub fn client_builder_for(&self, config: ServerConfig) -> ClientBuilder {
         use crate::config::ProtocolMode;
         let config = match config.protocol() {
-            ProtocolMode::Auto => config.protocol_mode(ProtocolMode::Legacy),
+            ProtocolMode::Auto => config.with_protocol(ProtocolMode::Legacy),
             _ => config,
         };
         Client::builder(config).in_process(Arc::new(self.clone()))
@@ -304,11 +304,12 @@ impl TestServer {
     /// Sends a notification to every connected client; returns how many it reached.
     ///
     /// ```
-    /// use mcp_blocking::handler::Notification;
+    /// use mcp_blocking::handler::{notification_channel, Notification, NOTIFICATION_CHANNEL_CAPACITY};
     /// use mcp_blocking::testing::TestServer;
     /// use serde_json::json;
     /// let server = TestServer::new("s");
-    /// let (builder, notifications) = server.client_builder().notification_channel();
+    /// let (notify, notifications) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    /// let builder = server.client_builder().on_notification(notify);
     /// let _client = builder.connect()?;
     /// assert_eq!(server.notify("notifications/tools/list_changed", json!({})), 1);
     /// let (from, n) = notifications.recv().unwrap();

@@ -1,4 +1,4 @@
-//! A chatty server and a program slow to read: `ClientBuilder::notification_channel` and
+//! A chatty server and a program slow to read: `handler::notification_channel` and
 //! `Hub::events` hold at most their capacity, drop the newest past it, count what they dropped,
 //! and never hold the thread that feeds them.
 
@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use hub_support::fixture;
-use mcp_blocking::handler::Notification;
+use mcp_blocking::handler::{notification_channel, Notification};
 use mcp_blocking::hub::{HubEvent, Run};
 use mcp_blocking::{Client, Hub};
 use serde_json::json;
@@ -22,8 +22,8 @@ fn a_full_notification_channel_drops_the_newest_and_counts_them() {
     // A second handler, called after the channel's for each notification, says how many the
     // channel has been offered.
     let (offered_tx, offered) = mpsc::channel();
-    let (builder, rx) =
-        Client::builder(fixture("chatty", "", &[])).notification_channel_with_capacity(4);
+    let (notify, rx) = notification_channel(4);
+    let builder = Client::builder(fixture("chatty", "", &[])).on_notification(notify);
     let client = builder
         .on_notification(move |_, _| {
             let _ = offered_tx.send(());

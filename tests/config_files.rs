@@ -260,7 +260,7 @@ fn hosted_list() {
     assert_eq!(
         c,
         ServerConfig::http("context7", "https://mcp.context7.com/mcp")
-            .header("CONTEXT7_API_KEY", "ctx7-example-key")
+            .with_header("CONTEXT7_API_KEY", "ctx7-example-key")
     );
     assert!(!format!("{:?}", r.servers).contains("ctx7-example-key"));
 }

@@ -26,10 +26,10 @@ fn robotlab_shape_loads() {
     assert_eq!(
         s,
         ServerConfig::stdio("filesystem", "mcp-server-filesystem")
-            .args(["--root", "/data"])
-            .env("DEBUG", "true")
+            .with_args(["--root", "/data"])
+            .with_env("DEBUG", "true")
             .with_description("Read, write, and search local files")
-            .timeout_secs(30.0)
+            .with_timeout_secs(30.0)
     );
 }
 
@@ -213,26 +213,26 @@ fn to_json_has_all_four_keys() {
 fn round_trips_every_transport() {
     let configs = [
         ServerConfig::stdio("a", "cmd")
-            .args(["x"])
-            .env("K", "v")
-            .cwd("/tmp")
-            .inherit_env(true)
-            .max_message_bytes(1024)
+            .with_args(["x"])
+            .with_env("K", "v")
+            .with_cwd("/tmp")
+            .with_inherit_env(true)
+            .with_max_message_bytes(1024)
             .with_description("d")
-            .timeout_secs(2000.0),
+            .with_timeout_secs(2000.0),
         ServerConfig::http("b", "https://h/mcp")
-            .header("X-Key", "k")
-            .bearer_token("t")
-            .session_id("s1")
-            .auth_provider(AuthProvider::new(|| Ok("Bearer z".into()))),
+            .with_header("X-Key", "k")
+            .with_bearer_token("t")
+            .with_session_id("s1")
+            .with_auth_provider(AuthProvider::new(|| Ok("Bearer z".into()))),
         ServerConfig::sse("c", "http://h/sse").with_timeout(Duration::from_secs(1500)),
         ServerConfig::sse("c2", "http://h/sse")
-            .header("X-Key", "k")
-            .bearer_token("t"),
+            .with_header("X-Key", "k")
+            .with_bearer_token("t"),
         ServerConfig::websocket("d", "wss://h"),
         ServerConfig::websocket("d2", "wss://h")
-            .header("X-Key", "k")
-            .auth_provider(AuthProvider::new(|| Ok("Bearer z".into()))),
+            .with_header("X-Key", "k")
+            .with_auth_provider(AuthProvider::new(|| Ok("Bearer z".into()))),
     ];
     for c in configs {
         let mut back = ServerConfig::from_value(&c.to_json()).unwrap();
@@ -243,7 +243,7 @@ fn round_trips_every_transport() {
             _ => None,
         };
         if let Some(a) = auth {
-            back = back.auth_provider(a);
+            back = back.with_auth_provider(a);
         }
         assert_eq!(back, c, "{}", c.to_json());
     }
@@ -262,10 +262,10 @@ fn headers_bearer_and_auth_apply_to_every_remote_transport() {
         ServerConfig::websocket("w", "wss://h/ws"),
     ] {
         let s = s
-            .header("X-Key", "k")
-            .header("authorization", "old")
-            .bearer_token("t")
-            .auth_provider(auth.clone());
+            .with_header("X-Key", "k")
+            .with_header("authorization", "old")
+            .with_bearer_token("t")
+            .with_auth_provider(auth.clone());
         s.validate().expect("valid");
         let (headers, has_auth) = match s.transport() {
             TransportConfig::StreamableHttp(h) => (&h.headers, h.auth.is_some()),
@@ -283,50 +283,50 @@ fn a_setter_the_transport_cannot_take_fails_validation() {
     let auth = AuthProvider::new(|| Ok("Bearer z".into()));
     let cases = [
         (
-            ServerConfig::http("fs", "https://h").args(["x"]),
+            ServerConfig::http("fs", "https://h").with_args(["x"]),
             "transport.args",
             "`args` applies only to stdio servers; `fs` is a streamable-http server",
         ),
         (
-            ServerConfig::sse("fs", "https://h").env("K", "v"),
+            ServerConfig::sse("fs", "https://h").with_env("K", "v"),
             "transport.env",
             "`env` applies only to stdio servers; `fs` is an sse server",
         ),
         (
-            ServerConfig::websocket("fs", "wss://h").cwd("/tmp"),
+            ServerConfig::websocket("fs", "wss://h").with_cwd("/tmp"),
             "transport.cwd",
             "`cwd` applies only to stdio servers; `fs` is a websocket server",
         ),
         (
-            ServerConfig::http("fs", "https://h").inherit_env(true),
+            ServerConfig::http("fs", "https://h").with_inherit_env(true),
             "transport.inherit_env",
             "`inherit_env` applies only to stdio servers; `fs` is a streamable-http server",
         ),
         (
-            ServerConfig::stdio("fs", "x").header("K", "v"),
+            ServerConfig::stdio("fs", "x").with_header("K", "v"),
             "transport.headers",
             "`header` applies only to remote (streamable-http, sse and websocket) servers; \
              `fs` is a stdio server",
         ),
         (
-            ServerConfig::stdio("fs", "x").bearer_token("sekrit"),
+            ServerConfig::stdio("fs", "x").with_bearer_token("sekrit"),
             "transport.headers",
             "`bearer_token` applies only to remote (streamable-http, sse and websocket) servers; \
              `fs` is a stdio server",
         ),
         (
-            ServerConfig::stdio("fs", "x").auth_provider(auth),
+            ServerConfig::stdio("fs", "x").with_auth_provider(auth),
             "transport.auth",
             "`auth_provider` applies only to remote (streamable-http, sse and websocket) \
              servers; `fs` is a stdio server",
         ),
         (
-            ServerConfig::sse("fs", "https://h").session_id("s"),
+            ServerConfig::sse("fs", "https://h").with_session_id("s"),
             "transport.session_id",
             "`session_id` applies only to streamable-http servers; `fs` is an sse server",
         ),
         (
-            ServerConfig::websocket("fs", "wss://h").session_id("s"),
+            ServerConfig::websocket("fs", "wss://h").with_session_id("s"),
             "transport.session_id",
             "`session_id` applies only to streamable-http servers; `fs` is a websocket server",
         ),
@@ -345,8 +345,8 @@ fn a_setter_the_transport_cannot_take_fails_validation() {
 #[test]
 fn the_first_misapplied_setter_is_reported() {
     let e = ServerConfig::http("api", "https://h")
-        .cwd("/tmp")
-        .args(["x"])
+        .with_cwd("/tmp")
+        .with_args(["x"])
         .validate()
         .unwrap_err();
     assert_eq!(e.path, "transport.cwd");
@@ -356,7 +356,7 @@ fn the_first_misapplied_setter_is_reported() {
 fn root_certificates_on_a_stdio_server_are_refused_at_once() {
     let key = rcgen::generate_simple_self_signed(vec!["localhost".into()]).expect("certificate");
     let e = ServerConfig::stdio("fs", "x")
-        .tls_root_certificates_pem(key.cert.pem())
+        .with_tls_root_certificates_pem(key.cert.pem())
         .unwrap_err();
     assert_eq!(e.kind, ConfigErrorKind::NotApplicable);
     assert_eq!(
@@ -376,14 +376,14 @@ fn a_header_that_is_not_http_syntax_is_an_error_that_hides_the_value() {
     ] {
         let e = s
             .clone()
-            .header("X-Key", "sekrit\r\nX-Evil: 1")
+            .with_header("X-Key", "sekrit\r\nX-Evil: 1")
             .validate()
             .unwrap_err();
         assert_eq!(e.kind, ConfigErrorKind::InvalidValue, "{e}");
         assert_eq!(e.path, "transport.headers");
         assert!(e.to_string().contains("`X-Key`"), "{e}");
         assert!(!e.to_string().contains("sekrit"), "{e}");
-        let e = s.header("X Key", "v").validate().unwrap_err();
+        let e = s.with_header("X Key", "v").validate().unwrap_err();
         assert_eq!(e.kind, ConfigErrorKind::InvalidValue, "{e}");
         assert!(e.to_string().contains("\"X Key\""), "{e}");
     }
@@ -411,9 +411,9 @@ fn debug_of_sse_and_websocket_settings_redacts() {
         ServerConfig::websocket("w", "wss://user:sekrit-1@h/ws?key=sekrit-2"),
     ] {
         let s = s
-            .header("X-Key", "sekrit-3")
-            .bearer_token("sekrit-4")
-            .auth_provider(AuthProvider::new(|| Ok("Bearer sekrit-5".into())));
+            .with_header("X-Key", "sekrit-3")
+            .with_bearer_token("sekrit-4")
+            .with_auth_provider(AuthProvider::new(|| Ok("Bearer sekrit-5".into())));
         let d = format!("{s:?}");
         assert!(d.contains("X-Key") && d.contains("Authorization"), "{d}");
         assert!(d.contains("user:<redacted>@h"), "{d}");
@@ -425,12 +425,12 @@ fn debug_of_sse_and_websocket_settings_redacts() {
 
 #[test]
 fn debug_redacts_env_and_header_values() {
-    let s = ServerConfig::stdio("a", "cmd").env("TOKEN", "sekrit-1");
+    let s = ServerConfig::stdio("a", "cmd").with_env("TOKEN", "sekrit-1");
     let d = format!("{s:?}");
     assert!(d.contains("TOKEN") && !d.contains("sekrit-1"), "{d}");
     let h = ServerConfig::http("b", "https://h/mcp?api_key=sekrit-2")
-        .header("X-Key", "sekrit-3")
-        .bearer_token("sekrit-4");
+        .with_header("X-Key", "sekrit-3")
+        .with_bearer_token("sekrit-4");
     let d = format!("{h:?}");
     assert!(d.contains("X-Key") && d.contains("Authorization"), "{d}");
     for s in ["sekrit-2", "sekrit-3", "sekrit-4"] {
@@ -443,8 +443,8 @@ fn debug_redacts_env_and_header_values() {
 #[test]
 fn bearer_token_replaces_authorization() {
     let s = ServerConfig::http("b", "https://h")
-        .header("authorization", "old")
-        .bearer_token("new");
+        .with_header("authorization", "old")
+        .with_bearer_token("new");
     let TransportConfig::StreamableHttp(h) = s.transport() else {
         panic!()
     };
@@ -462,7 +462,7 @@ fn the_message_cap_applies_to_every_transport() {
         ServerConfig::sse("fs", "https://h"),
         ServerConfig::websocket("fs", "wss://h"),
     ] {
-        let s = s.max_message_bytes(10);
+        let s = s.with_max_message_bytes(10);
         assert!(s.validate().is_ok(), "{s:?}");
         assert_eq!(s.limits().max_message_bytes, 10);
     }

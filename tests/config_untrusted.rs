@@ -458,7 +458,7 @@ fn environment_variables_are_checked() {
     // In code.
     for (name, value) in [("", "1"), ("A=B", "1"), ("A\0", "1"), ("A", "v\0")] {
         let err = ServerConfig::stdio("fs", "x")
-            .env(name, value)
+            .with_env(name, value)
             .validate()
             .unwrap_err();
         assert_eq!(err.kind, ConfigErrorKind::InvalidValue, "{name:?}");
@@ -509,7 +509,7 @@ fn nul_bytes_in_what_reaches_the_operating_system_are_errors() {
     );
     // In code.
     let err = ServerConfig::stdio("fs", "x")
-        .args(["a", "b\0"])
+        .with_args(["a", "b\0"])
         .validate()
         .unwrap_err();
     assert_eq!(
@@ -519,7 +519,7 @@ fn nul_bytes_in_what_reaches_the_operating_system_are_errors() {
     let err = ServerConfig::stdio("fs", "x\0").validate().unwrap_err();
     assert_eq!(err.path, "transport.command");
     let err = ServerConfig::stdio("fs", "x")
-        .cwd("/a\0")
+        .with_cwd("/a\0")
         .validate()
         .unwrap_err();
     assert_eq!(err.path, "transport.cwd");
@@ -541,7 +541,7 @@ fn header_and_session_values_are_checked() {
          (line breaks and control characters are not allowed)"
     );
     let err = ServerConfig::http("api", "http://h")
-        .session_id("a\nb")
+        .with_session_id("a\nb")
         .validate()
         .unwrap_err();
     assert_eq!(err.path, "transport.session_id");

@@ -55,7 +55,7 @@ fn http_server(call: impl Fn(&Value, &mut Conn) + Send + Sync + 'static) -> Http
 }
 
 fn connect(url: &str) -> Client {
-    let cfg = ServerConfig::http("stall", url).timeout_secs(TIMEOUT.as_secs_f64());
+    let cfg = ServerConfig::http("stall", url).with_timeout_secs(TIMEOUT.as_secs_f64());
     Client::connect(cfg).expect("connect")
 }
 
@@ -196,7 +196,7 @@ fn http_the_maximum_total_caps_what_progress_extends() {
 #[test]
 fn legacy_sse_a_call_never_answered_ends_at_the_request_timeout() {
     let srv = McpSse::start("/messages");
-    let cfg = ServerConfig::sse("stall", srv.server.url("/sse")).timeout_secs(1.0);
+    let cfg = ServerConfig::sse("stall", srv.server.url("/sse")).with_timeout_secs(1.0);
     let client = Client::connect(cfg).expect("connect");
     let start = Instant::now();
     let r = client.call_tool_with("hang", json!({}), &resetting(None));
@@ -267,8 +267,8 @@ fn modern_input_rounds_share_one_deadline() {
         );
     });
     let cfg = ServerConfig::http("stall", srv.url("/mcp"))
-        .timeout_secs(2.0)
-        .protocol_mode(ProtocolMode::Modern);
+        .with_timeout_secs(2.0)
+        .with_protocol(ProtocolMode::Modern);
     let client = Client::connect(cfg).expect("connect");
     for opts in [CallOptions::new(), resetting(None)] {
         let start = Instant::now();
@@ -381,8 +381,8 @@ fn stdio_a_task_whose_result_never_comes_ends_at_the_call_timeout() {
     }
     script.push_str("  esac\ndone\n");
     let cfg = ServerConfig::stdio("stall", "sh")
-        .args(["-c", script.as_str()])
-        .timeout_secs(2.0);
+        .with_args(["-c", script.as_str()])
+        .with_timeout_secs(2.0);
     let client = Client::connect(cfg).expect("connect");
     // Every run: who reads the pipe when the time runs out differs from run to run.
     for _ in 0..3 {
@@ -442,7 +442,7 @@ fn http_closing_wakes_a_call_reading_a_stalled_event_stream() {
         let _ = started_tx.try_send(());
         conn.wait_for_peer_close();
     });
-    let cfg = ServerConfig::http("stall", srv.url("/mcp")).timeout_secs(30.0);
+    let cfg = ServerConfig::http("stall", srv.url("/mcp")).with_timeout_secs(30.0);
     let client = Arc::new(Client::connect(cfg).expect("connect"));
     let call = {
         let client = Arc::clone(&client);
@@ -465,7 +465,7 @@ fn http_closing_wakes_a_call_reading_a_stalled_event_stream() {
 #[test]
 fn websocket_a_call_never_answered_ends_at_the_request_timeout() {
     let srv = support_remote::ws::WsServer::start(true);
-    let cfg = ServerConfig::websocket("stall", srv.url()).timeout_secs(1.0);
+    let cfg = ServerConfig::websocket("stall", srv.url()).with_timeout_secs(1.0);
     let client = Client::connect(cfg).expect("connect");
     let start = Instant::now();
     let r = client.call_tool_with("hang", json!({}), &resetting(None));
@@ -483,7 +483,7 @@ fn http_a_task_cancelled_elsewhere_ends_the_call_at_once_though_its_result_stall
             "tasks/get" => Some(WORKING_TASK.replace("working", "cancelled")),
             _ => deaf_task_server_result(method),
         });
-        let cfg = ServerConfig::http("stall", srv.url("/mcp")).timeout_secs(10.0);
+        let cfg = ServerConfig::http("stall", srv.url("/mcp")).with_timeout_secs(10.0);
         let client = Client::connect(cfg).expect("connect");
         let start = Instant::now();
         let r = client.call_tool_with("slow", json!({}), &resetting(None));
@@ -528,7 +528,7 @@ fn connecting_in_auto_mode_to_a_server_that_answers_nothing_ends_at_the_timeout(
     let srv = stalling_server(|_| true);
     let cfg = ServerConfig::http("silent", srv.url("/mcp"))
         .with_timeout(CONNECT_TIMEOUT)
-        .protocol_mode(ProtocolMode::Auto);
+        .with_protocol(ProtocolMode::Auto);
     let start = Instant::now();
     let Err(err) = Client::connect(cfg) else {
         panic!("connected to a server that answers nothing");
@@ -549,7 +549,7 @@ fn a_server_that_leaves_the_probe_unanswered_still_connects_within_the_timeout()
     let srv = stalling_server(|m| m == "server/discover");
     let cfg = ServerConfig::http("quiet-probe", srv.url("/mcp"))
         .with_timeout(CONNECT_TIMEOUT)
-        .protocol_mode(ProtocolMode::Auto);
+        .with_protocol(ProtocolMode::Auto);
     let start = Instant::now();
     let client = Client::connect(cfg).expect("initialize is answered");
     assert!(start.elapsed() < CONNECT_TIMEOUT, "{:?}", start.elapsed());
@@ -575,9 +575,9 @@ fn closing_after_a_call_was_given_up_does_not_wait_for_the_busy_server_to_read()
     // The server cannot see its stdin close while it works on the abandoned call: closing
     // sends SIGTERM after half a second instead of waiting the 2 s grace for it to notice first.
     let cfg = ServerConfig::stdio("busy", "sh")
-        .args(["-c", BUSY_SERVER])
+        .with_args(["-c", BUSY_SERVER])
         .with_timeout(TIMEOUT)
-        .protocol_mode(ProtocolMode::Legacy);
+        .with_protocol(ProtocolMode::Legacy);
     let client = Client::connect(cfg).expect("connect");
     let err = client
         .call_tool("work", json!({}))
@@ -597,9 +597,9 @@ fn a_stdio_server_that_never_answers_fails_connect_at_the_timeout() {
     // `sleep` speaks no MCP and never reads its stdin: a failed handshake ends it at once
     // rather than waiting a grace period for it to notice its stdin closed.
     let cfg = ServerConfig::stdio("mute", "sleep")
-        .args(["60"])
+        .with_args(["60"])
         .with_timeout(TIMEOUT)
-        .protocol_mode(ProtocolMode::Legacy);
+        .with_protocol(ProtocolMode::Legacy);
     let start = Instant::now();
     let Err(err) = Client::connect(cfg) else {
         panic!("connected to a server that says nothing");

@@ -13,7 +13,9 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use mcp_blocking::config::{ProtocolEra, ProtocolMode, MODERN_PROTOCOL_VERSION};
-use mcp_blocking::handler::{Notification, ServerNotification};
+use mcp_blocking::handler::{
+    notification_channel, Notification, ServerNotification, NOTIFICATION_CHANNEL_CAPACITY,
+};
 use mcp_blocking::model::{
     CompletionReference, CreateMessageResult, ElicitResult, LoggingLevel, Root,
 };
@@ -21,16 +23,17 @@ use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Map, Value};
 
 fn server(name: &str, modern: bool) -> ServerConfig {
-    let cfg = ServerConfig::stdio(name, common::fixture::path()).timeout_secs(10.0);
+    let cfg = ServerConfig::stdio(name, common::fixture::path()).with_timeout_secs(10.0);
     if modern {
-        cfg.args(["--modern"])
+        cfg.with_args(["--modern"])
     } else {
         cfg
     }
 }
 
 fn connect(modern: bool, mode: ProtocolMode) -> (Client, Receiver<ServerNotification>) {
-    let (builder, notes) = Client::builder(server("fixture", modern).protocol_mode(mode))
+    let (notify, notes) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(server("fixture", modern).with_protocol(mode))
         .roots(vec![Root::new("file:///work")])
         .sampling(|_server: &str, _p| Ok(CreateMessageResult::text("m", "sampled")))
         .elicitation(|_server: &str, p| {
@@ -38,7 +41,7 @@ fn connect(modern: bool, mode: ProtocolMode) -> (Client, Receiver<ServerNotifica
             content.insert("age".into(), json!(p.message.len()));
             Ok(ElicitResult::accept(content))
         })
-        .notification_channel();
+        .on_notification(notify);
     (builder.connect().expect("connect"), notes)
 }
 
@@ -144,11 +147,11 @@ fn everything(c: &Client) -> Vec<(String, Value)> {
         json!([init.server_info, init.capabilities, init.instructions]),
     );
     put("server_name", json!(c.server_name()));
-    put("config_mode_json", json!(c.to_json()["connected"]));
+    put("config_mode_json", json!(c.is_connected()));
     c.notify("notifications/whatever", None).unwrap();
     // Closing and opening again: the same era, the same answers.
     let era = c.protocol_era();
-    c.disconnect().unwrap();
+    c.close().unwrap();
     put(
         "after_disconnect",
         json!([c.is_connected(), c.protocol_era().is_none()]),
@@ -234,9 +237,9 @@ fn auto_finds_each_era() {
 
 #[test]
 fn a_legacy_client_cannot_reach_a_modern_only_server_and_a_modern_one_no_legacy_server() {
-    let e = Client::connect(server("m", true).protocol_mode(ProtocolMode::Legacy)).unwrap_err();
+    let e = Client::connect(server("m", true).with_protocol(ProtocolMode::Legacy)).unwrap_err();
     assert!(e.to_string().contains("initialize"), "{e}");
-    let e = Client::connect(server("l", false).protocol_mode(ProtocolMode::Modern)).unwrap_err();
+    let e = Client::connect(server("l", false).with_protocol(ProtocolMode::Modern)).unwrap_err();
     assert!(e.to_string().contains("refused `server/discover`"), "{e}");
 }
 
@@ -313,7 +316,7 @@ fn what_the_modern_era_lacks_is_unsupported_naming_the_era() {
 
 #[test]
 fn an_input_request_with_no_handler_fails_the_call_clearly() {
-    let c = Client::connect(server("bare", true).protocol_mode(ProtocolMode::Modern)).unwrap();
+    let c = Client::connect(server("bare", true).with_protocol(ProtocolMode::Modern)).unwrap();
     let e = c.call_tool("elicit", json!({"message": "m"})).unwrap_err();
     assert!(matches!(e, Error::Rpc { .. }), "{e:?}");
     assert!(e.to_string().contains("elicitation/create"), "{e}");
@@ -334,7 +337,7 @@ fn the_protocol_mode_is_a_config_file_key() {
             || e.to_string().contains("`auto`, `legacy` or `modern`"),
         "{e}"
     );
-    let sse = ServerConfig::sse("s", "http://127.0.0.1:1/sse").protocol_mode(ProtocolMode::Modern);
+    let sse = ServerConfig::sse("s", "http://127.0.0.1:1/sse").with_protocol(ProtocolMode::Modern);
     assert!(sse.validate().is_err());
 }
 
@@ -397,8 +400,8 @@ fn modern_http() -> support_remote::HttpServer {
 fn modern_streamable_http_headers_refusals_and_a_broken_reply() {
     let srv = modern_http();
     let cfg = ServerConfig::http("web", srv.url("/mcp"))
-        .timeout_secs(5.0)
-        .protocol_mode(ProtocolMode::Auto);
+        .with_timeout_secs(5.0)
+        .with_protocol(ProtocolMode::Auto);
     let c = Client::connect(cfg).expect("connect after the version refusal");
     assert_eq!(c.protocol_era(), Some(ProtocolEra::Modern));
     let tools = c.list_tools().unwrap();

@@ -551,7 +551,7 @@ fn config(cell: &Cell, peer: &Peer) -> ServerConfig {
     let cfg = match peer {
         Peer::Stdio(p) => {
             let (program, addr) = p.command();
-            ServerConfig::stdio(NAME, program).args([addr])
+            ServerConfig::stdio(NAME, program).with_args([addr])
         }
         Peer::Http(p) if cell.t == Tr::LegacySse => ServerConfig::sse(NAME, p.url()),
         Peer::Http(p) => ServerConfig::http(NAME, p.url()),
@@ -564,13 +564,13 @@ fn config(cell: &Cell, peer: &Peer) -> ServerConfig {
         E::AutoProbe | E::AutoInitialize => ProtocolMode::Auto,
         _ => ProtocolMode::Legacy,
     };
-    cfg.with_timeout(cell.server_timeout()).protocol_mode(mode)
+    cfg.with_timeout(cell.server_timeout()).with_protocol(mode)
 }
 
 /// How long closing may take on `t` with request timeout `timeout`: the documented graces.
 fn close_grace(t: Transport, timeout: Duration) -> Duration {
     match t {
-        // `Client::disconnect`: stdin closed, 2 s, SIGTERM, 2 s, SIGKILL, 2 s for the group.
+        // `Client::close`: stdin closed, 2 s, SIGTERM, 2 s, SIGKILL, 2 s for the group.
         Tr::Stdio => Duration::from_secs(6),
         // The DELETE of the session is bounded by the request timeout, at most 5 s.
         Tr::HttpJson | Tr::HttpSse => timeout.min(Duration::from_secs(5)),

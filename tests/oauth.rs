@@ -10,7 +10,7 @@ use std::sync::{Arc, Barrier, Mutex};
 use std::time::Duration;
 
 use mcp_blocking::auth::{
-    FileTokenStore, LoopbackListener, OAuthConfig, RedirectHandler, TokenStore,
+    AuthErrorKind, FileTokenStore, LoopbackListener, OAuthConfig, RedirectHandler, TokenStore,
 };
 use mcp_blocking::{Client, Error, ServerConfig};
 use oauth_support::{browser, headless, AsOptions, AuthServer};
@@ -28,8 +28,8 @@ fn headless_oauth() -> OAuthConfig {
 fn connect(server: &AuthServer, oauth: OAuthConfig) -> Result<Client, Error> {
     Client::connect(
         ServerConfig::http("secured", server.mcp_url())
-            .oauth(oauth)
-            .timeout_secs(10.0),
+            .with_oauth(oauth)
+            .with_timeout_secs(10.0),
     )
 }
 
@@ -148,7 +148,7 @@ fn file_store_child() {
     ))
     .token_store(FileTokenStore::new(path));
     let client =
-        Client::connect(ServerConfig::http("secured", url).oauth(oauth)).expect("connects");
+        Client::connect(ServerConfig::http("secured", url).with_oauth(oauth)).expect("connects");
     assert_eq!(client.list_tools().expect("tools").len(), 1);
     client.close().unwrap();
 }
@@ -219,7 +219,8 @@ fn the_loopback_listener_receives_the_browser() {
 fn the_loopback_listener_times_out() {
     let listener = LoopbackListener::bind(0).unwrap();
     let err = listener.wait(Duration::from_millis(200)).unwrap_err();
-    assert!(err.contains("within"), "{err}");
+    assert!(err.detail.contains("within"), "{err}");
+    assert_eq!(err.kind, AuthErrorKind::TimedOut);
 
     let server = AuthServer::start(AsOptions::default());
     let oauth = OAuthConfig::authorization_code(
@@ -309,7 +310,7 @@ fn a_cross_origin_resource_metadata_url_is_not_fetched() {
 fn tokens_and_secrets_stay_out_of_debug_and_errors() {
     let server = AuthServer::start(AsOptions::default());
     let oauth = headless_oauth().client_secret("s3cret-value");
-    let config = ServerConfig::http("secured", server.mcp_url()).oauth(oauth.clone());
+    let config = ServerConfig::http("secured", server.mcp_url()).with_oauth(oauth.clone());
     let client = Client::connect(config.clone()).expect("connects");
     let stored = oauth.stored_tokens(&server.mcp_url()).unwrap();
     let token = stored[0].access_token.expose().to_owned();
@@ -382,8 +383,8 @@ fn a_token_refreshed_elsewhere_is_picked_up_from_the_shared_file() {
 fn a_legacy_sse_server_is_authorized_on_its_stream() {
     let server = AuthServer::start(AsOptions::default());
     let config = ServerConfig::sse("legacy", format!("{}/sse", server.origin()))
-        .oauth(headless_oauth())
-        .timeout_secs(10.0);
+        .with_oauth(headless_oauth())
+        .with_timeout_secs(10.0);
     let client = Client::connect(config).expect("connects after authorizing");
     assert_eq!(client.list_tools().unwrap()[0].name, "hello");
     assert_eq!(server.state.authorize_requests.load(Ordering::SeqCst), 1);
@@ -415,8 +416,8 @@ fn a_request_sent_again_after_a_slow_sign_in_has_a_timeout_of_its_own() {
     ));
     let client = Client::connect(
         ServerConfig::http("secured", server.mcp_url())
-            .oauth(oauth)
-            .timeout_secs(1.0),
+            .with_oauth(oauth)
+            .with_timeout_secs(1.0),
     )
     .expect("connects");
     server.state.revoke_access_tokens();

@@ -42,9 +42,9 @@ fn an_oauth_block_configures_the_server() {
     let config = report.server("api").unwrap().clone();
     let shown = format!("{config:?}");
     assert!(!shown.contains("s3cret-from-env"), "{shown}");
-    let oauth = config.oauth_config().expect("oauth set").clone();
+    let oauth = config.oauth().expect("oauth set").clone();
     // The file's loopback handler logs the URL; drive the flow headlessly here.
-    let config = config.oauth(oauth.redirect(RedirectHandler::custom(
+    let config = config.with_oauth(oauth.redirect(RedirectHandler::custom(
         "http://localhost:3000/callback",
         headless,
     )));
@@ -110,7 +110,7 @@ fn oauth_applies_to_http_and_sse_only() {
         .errors
         .iter()
         .all(|e| e.kind == ConfigErrorKind::NotApplicable));
-    assert!(report.server("sse").unwrap().oauth_config().is_some());
+    assert!(report.server("sse").unwrap().oauth().is_some());
 }
 
 #[test]
@@ -122,8 +122,8 @@ fn other_hosts_keys_are_skipped_and_disabled_blocks_ignored() {
     }});
     let report = loader().load_value(&doc).unwrap();
     assert!(report.is_ok(), "{:?}", report.errors);
-    assert!(report.server("gemini").unwrap().oauth_config().is_some());
-    assert!(report.server("off").unwrap().oauth_config().is_none());
+    assert!(report.server("gemini").unwrap().oauth().is_some());
+    assert!(report.server("off").unwrap().oauth().is_none());
 }
 
 #[test]
@@ -135,7 +135,7 @@ fn the_legacy_endpoint_fallback_is_off_unless_the_block_allows_it() {
     }});
     let report = loader().load_value(&doc).unwrap();
     assert!(report.is_ok(), "{:?}", report.errors);
-    let shown = |name: &str| format!("{:?}", report.server(name).unwrap().oauth_config().unwrap());
+    let shown = |name: &str| format!("{:?}", report.server(name).unwrap().oauth().unwrap());
     assert!(
         shown("old").contains("endpoint_fallback: true"),
         "{}",

@@ -28,11 +28,11 @@ fn headless_oauth() -> OAuthConfig {
 }
 
 fn config(server: &AuthServer) -> ServerConfig {
-    ServerConfig::http("secured", server.mcp_url()).timeout_secs(10.0)
+    ServerConfig::http("secured", server.mcp_url()).with_timeout_secs(10.0)
 }
 
 fn connect(server: &AuthServer, oauth: OAuthConfig) -> Result<Client, Error> {
-    Client::connect(config(server).oauth(oauth))
+    Client::connect(config(server).with_oauth(oauth))
 }
 
 fn temp_path(name: &str) -> std::path::PathBuf {
@@ -217,11 +217,11 @@ fn proxied_browser(proxy: String) -> OAuthConfig {
 #[test]
 fn authorization_server_requests_go_through_the_servers_proxy() {
     let (server, name, proxy) = named_as();
-    let cfg = config(&server).proxy(proxy.url());
+    let cfg = config(&server).with_proxy(proxy.url());
     let to_as = |p: &ConnectProxy| p.tunnels().iter().filter(|t| **t == name).count();
 
     // Connecting: the authorization's requests take the server's proxy.
-    let client = Client::connect(cfg.clone().oauth(proxied_browser(proxy.url())))
+    let client = Client::connect(cfg.clone().with_oauth(proxied_browser(proxy.url())))
         .expect("authorizes through the proxy");
     // Authorization server metadata, registration, the browser's visit, token.
     assert!(to_as(&proxy) >= 4, "{:?}", proxy.tunnels());
@@ -246,7 +246,7 @@ fn authorization_server_requests_go_through_the_servers_proxy() {
     let strict = ConnectProxy::start(Some("Basic dTpw"), Vec::new());
     let fresh = AuthServer::start(AsOptions::default());
     let err = headless_oauth()
-        .login_for(&config(&fresh).proxy(strict.url()))
+        .login_for(&config(&fresh).with_proxy(strict.url()))
         .unwrap_err();
     let text = unauthorized(err);
     assert!(!strict.tunnels().is_empty(), "{text}");
@@ -458,8 +458,12 @@ fn oversized_metadata_is_refused_naming_the_cap() {
     assert_eq!(server.state.registrations.load(Ordering::SeqCst), 0);
     // The cap is the server's limit.
     let roomy = Limits::default().with_max_auth_response_bytes(1 << 20);
-    let client = Client::connect(config(&server).with_limits(roomy).oauth(headless_oauth()))
-        .expect("connects under a larger cap");
+    let client = Client::connect(
+        config(&server)
+            .with_limits(roomy)
+            .with_oauth(headless_oauth()),
+    )
+    .expect("connects under a larger cap");
     client.close().unwrap();
 }
 
@@ -540,8 +544,8 @@ fn bare_server() -> HttpServer {
 fn a_server_without_metadata_is_refused_unless_the_fallback_is_allowed() {
     let server = bare_server();
     let calls = Arc::new(AtomicUsize::new(0));
-    let cfg = || ServerConfig::http("bare", server.url("/mcp")).timeout_secs(10.0);
-    let text = unauthorized(Client::connect(cfg().oauth(counting_oauth(&calls))).unwrap_err());
+    let cfg = || ServerConfig::http("bare", server.url("/mcp")).with_timeout_secs(10.0);
+    let text = unauthorized(Client::connect(cfg().with_oauth(counting_oauth(&calls))).unwrap_err());
     assert!(
         text.contains("publishes no OAuth metadata") && text.contains("S256"),
         "{text}"
@@ -553,7 +557,7 @@ fn a_server_without_metadata_is_refused_unless_the_fallback_is_allowed() {
 
     // Allowed: the default endpoints are used (here, /register is missing).
     let oauth = counting_oauth(&calls).legacy_endpoint_fallback(true);
-    let text = unauthorized(Client::connect(cfg().oauth(oauth)).unwrap_err());
+    let text = unauthorized(Client::connect(cfg().with_oauth(oauth)).unwrap_err());
     assert!(
         text.contains("client registration failed: HTTP 404"),
         "{text}"

@@ -28,8 +28,8 @@ fn a_refusal_quoting_the_refresh_token_shows_it_nowhere() {
     .token_store(MemoryTokenStore::new());
     let client = Client::connect(
         ServerConfig::http("secured", server.mcp_url())
-            .timeout_secs(10.0)
-            .oauth(oauth),
+            .with_timeout_secs(10.0)
+            .with_oauth(oauth),
     )
     .expect("connect");
     server.state.revoke_access_tokens();
@@ -103,8 +103,8 @@ fn a_failed_refresh_is_logged_without_the_server_url_s_query() {
     let url = format!("{}?key=qv-oauth-5150", server.mcp_url());
     let client = Client::connect(
         ServerConfig::http("query", url)
-            .timeout_secs(10.0)
-            .oauth(oauth),
+            .with_timeout_secs(10.0)
+            .with_oauth(oauth),
     )
     .expect("connect");
     server.state.revoke_access_tokens();

@@ -47,8 +47,8 @@ fn stored_only(store: impl TokenStore + 'static) -> OAuthConfig {
 fn connect(server: &AuthServer, oauth: OAuthConfig) -> Result<Client, Error> {
     Client::connect(
         ServerConfig::http("secured", server.mcp_url())
-            .timeout_secs(10.0)
-            .oauth(oauth),
+            .with_timeout_secs(10.0)
+            .with_oauth(oauth),
     )
 }
 

@@ -15,7 +15,7 @@ use mcp_blocking::{Client, Error, ServerConfig};
 use oauth_support::{headless, AsOptions, AuthServer};
 
 fn config(server: &AuthServer) -> ServerConfig {
-    ServerConfig::http("secured", server.mcp_url()).timeout_secs(5.0)
+    ServerConfig::http("secured", server.mcp_url()).with_timeout_secs(5.0)
 }
 
 /// A person signs in once, headlessly, into `store`.
@@ -38,7 +38,7 @@ fn a_needed_sign_in_fails_at_once_and_contacts_no_one() {
     let server = AuthServer::start(AsOptions::default());
     let store: Arc<dyn TokenStore> = Arc::new(MemoryTokenStore::new());
     let started = Instant::now();
-    let err = Client::connect(config(&server).oauth(unattended(&store))).unwrap_err();
+    let err = Client::connect(config(&server).with_oauth(unattended(&store))).unwrap_err();
     assert!(started.elapsed() < Duration::from_secs(5), "{err}");
     assert!(err.is_sign_in_required(), "{err:?}");
     assert!(
@@ -65,7 +65,7 @@ fn stored_tokens_are_used_and_refreshed_and_a_lost_sign_in_is_reported() {
     let server = AuthServer::start(AsOptions::default());
     let store: Arc<dyn TokenStore> = Arc::new(MemoryTokenStore::new());
     signed_in(&server, &store);
-    let client = Client::connect(config(&server).oauth(unattended(&store))).expect("connects");
+    let client = Client::connect(config(&server).with_oauth(unattended(&store))).expect("connects");
     assert_eq!(client.list_tools().expect("tools").len(), 1);
 
     server.state.revoke_access_tokens();

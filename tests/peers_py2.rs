@@ -14,7 +14,9 @@ use std::time::Duration;
 use common::launch::{self, Peer};
 use common::peers;
 use mcp_blocking::config::{ProtocolEra, ProtocolMode};
-use mcp_blocking::handler::{Notification, ServerNotification};
+use mcp_blocking::handler::{
+    notification_channel, Notification, ServerNotification, NOTIFICATION_CHANNEL_CAPACITY,
+};
 use mcp_blocking::model::{ElicitParams, ElicitResult};
 use mcp_blocking::{Client, ServerConfig};
 use serde_json::{json, Map, Value};
@@ -72,7 +74,7 @@ fn across_eras(config: impl Fn() -> ServerConfig) {
         (ProtocolMode::Modern, ProtocolEra::Modern),
         (ProtocolMode::Auto, ProtocolEra::Modern),
     ] {
-        let client = Client::builder(config().protocol_mode(mode))
+        let client = Client::builder(config().with_protocol(mode))
             .elicitation(|_server: &str, p: ElicitParams| {
                 let mut content = Map::new();
                 content.insert("confirmed".into(), json!(p.message == "sure?"));
@@ -97,7 +99,9 @@ fn python_sdk_2_over_stdio_in_both_eras() {
 fn python_sdk_2_over_streamable_http_in_both_eras() {
     let peer = http_peer();
     let url = format!("http://127.0.0.1:{}/mcp", peer.port);
-    across_eras(|| ServerConfig::http("py2-http", &url).timeout_secs(peers::PEER_TIMEOUT_SECS));
+    across_eras(|| {
+        ServerConfig::http("py2-http", &url).with_timeout_secs(peers::PEER_TIMEOUT_SECS)
+    });
 }
 
 /// Waits for a notification `want` accepts.
@@ -116,7 +120,8 @@ fn wait_for(notes: &Receiver<ServerNotification>, want: impl Fn(&Notification) -
 /// `resources/subscribe`).
 fn subscriptions(config: impl Fn() -> ServerConfig) {
     for mode in [ProtocolMode::Legacy, ProtocolMode::Modern] {
-        let (builder, notes) = Client::builder(config().protocol_mode(mode)).notification_channel();
+        let (notify, notes) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+        let builder = Client::builder(config().with_protocol(mode)).on_notification(notify);
         let client = builder.connect().unwrap_or_else(|e| panic!("{mode}: {e}"));
         if mode == ProtocolMode::Modern {
             client.subscribe("note://today").expect("subscribe");
@@ -149,5 +154,7 @@ fn python_sdk_2_subscriptions_over_stdio_in_both_eras() {
 fn python_sdk_2_subscriptions_over_streamable_http_in_both_eras() {
     let peer = http_peer();
     let url = format!("http://127.0.0.1:{}/mcp", peer.port);
-    subscriptions(|| ServerConfig::http("py2-http", &url).timeout_secs(peers::PEER_TIMEOUT_SECS));
+    subscriptions(|| {
+        ServerConfig::http("py2-http", &url).with_timeout_secs(peers::PEER_TIMEOUT_SECS)
+    });
 }

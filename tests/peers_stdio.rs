@@ -15,7 +15,7 @@ use common::peers;
 
 /// Tags a server's environment so that its processes (and any children) can be found in /proc.
 fn tagged(config: ServerConfig, tag: &str) -> ServerConfig {
-    config.env("MCP_BLOCKING_PEER_TAG", tag)
+    config.with_env("MCP_BLOCKING_PEER_TAG", tag)
 }
 
 fn unique_tag(what: &str) -> String {

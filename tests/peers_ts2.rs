@@ -120,7 +120,7 @@ fn across_eras(config: impl Fn() -> ServerConfig, legacy_elicits: bool) {
         (ProtocolMode::Modern, ProtocolEra::Modern),
         (ProtocolMode::Auto, ProtocolEra::Modern),
     ] {
-        let client = Client::builder(config().protocol_mode(mode))
+        let client = Client::builder(config().with_protocol(mode))
             .elicitation(|_server: &str, p: ElicitParams| {
                 let mut content = Map::new();
                 content.insert("confirmed".into(), json!(p.message == "sure?"));
@@ -179,7 +179,7 @@ fn typescript_sdk_2_over_streamable_http_in_both_eras() {
     let peer = http_peer("http");
     let url = format!("http://127.0.0.1:{}/mcp", peer.port);
     across_eras(
-        || ServerConfig::http("ts2-http", &url).timeout_secs(peers::PEER_TIMEOUT_SECS),
+        || ServerConfig::http("ts2-http", &url).with_timeout_secs(peers::PEER_TIMEOUT_SECS),
         false,
     );
 }
@@ -190,7 +190,7 @@ fn typescript_sdk_2_over_streamable_http_with_legacy_sessions_in_both_eras() {
     let peer = http_peer("http-sessions");
     let url = format!("http://127.0.0.1:{}/mcp", peer.port);
     across_eras(
-        || ServerConfig::http("ts2-sessions", &url).timeout_secs(peers::PEER_TIMEOUT_SECS),
+        || ServerConfig::http("ts2-sessions", &url).with_timeout_secs(peers::PEER_TIMEOUT_SECS),
         true,
     );
 }

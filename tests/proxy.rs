@@ -162,8 +162,8 @@ fn streamable_http_goes_through_the_per_server_proxy() {
     let srv = McpHttp::start(Options::default());
     let proxy = ConnectProxy::start(None, HashMap::new());
     let config = ServerConfig::http("via", srv.url())
-        .proxy(proxy.url())
-        .timeout_secs(5.0);
+        .with_proxy(proxy.url())
+        .with_timeout_secs(5.0);
     let client = Client::connect(config).expect("connect");
     assert_eq!(tool_count(&client), 2);
     client.close().expect("close");
@@ -181,8 +181,8 @@ fn legacy_sse_goes_through_the_per_server_proxy() {
     let srv = McpSse::start("/messages?sid=1");
     let proxy = ConnectProxy::start(None, HashMap::new());
     let config = ServerConfig::sse("old", srv.server.url("/sse"))
-        .proxy(proxy.url())
-        .timeout_secs(5.0);
+        .with_proxy(proxy.url())
+        .with_timeout_secs(5.0);
     let client = Client::connect(config).expect("connect");
     assert_eq!(tool_count(&client), 2);
     client.close().expect("close");
@@ -200,8 +200,8 @@ fn websocket_goes_through_the_per_server_proxy() {
     let srv = WsServer::start(true);
     let proxy = ConnectProxy::start(None, HashMap::new());
     let config = ServerConfig::websocket("wsvia", srv.url())
-        .proxy(proxy.url())
-        .timeout_secs(5.0);
+        .with_proxy(proxy.url())
+        .with_timeout_secs(5.0);
     let client = Client::connect(config).expect("connect");
     let r = client
         .call_tool("add", json!({"a": 40, "b": 2}))
@@ -227,7 +227,7 @@ fn proxy_credentials_go_as_basic_proxy_authorization_and_are_never_shown() {
         ServerConfig::http("h", http.url()),
         ServerConfig::websocket("w", ws.url()),
     ] {
-        let config = config.proxy(&with_creds).timeout_secs(5.0);
+        let config = config.with_proxy(&with_creds).with_timeout_secs(5.0);
         let shown = format!("{config:?}");
         assert!(
             !shown.contains("p%40ss") && !shown.contains("w0rd"),
@@ -251,8 +251,8 @@ fn a_proxy_that_wants_credentials_fails_connect_naming_the_proxy_and_not_the_pas
     let ws = WsServer::start(true);
     let err = Client::connect(
         ServerConfig::websocket("w407", ws.url())
-            .proxy(&wrong)
-            .timeout_secs(5.0),
+            .with_proxy(&wrong)
+            .with_timeout_secs(5.0),
     )
     .expect_err("407");
     let Error::Connect(c) = &err else {
@@ -276,8 +276,8 @@ fn a_proxy_that_wants_credentials_fails_connect_naming_the_proxy_and_not_the_pas
     let http = McpHttp::start(Options::default());
     let err = Client::connect(
         ServerConfig::http("h407", http.url())
-            .proxy(&wrong)
-            .timeout_secs(5.0),
+            .with_proxy(&wrong)
+            .with_timeout_secs(5.0),
     )
     .expect_err("407");
     match &err {
@@ -294,14 +294,16 @@ fn a_proxy_that_wants_credentials_fails_connect_naming_the_proxy_and_not_the_pas
 #[test]
 fn an_unusable_proxy_setting_fails_before_connecting() {
     let ws = WsServer::start(true);
-    let err = Client::connect(ServerConfig::websocket("s5", ws.url()).proxy("socks5://h:1080"))
-        .expect_err("unsupported");
+    let err =
+        Client::connect(ServerConfig::websocket("s5", ws.url()).with_proxy("socks5://h:1080"))
+            .expect_err("unsupported");
     let Error::Config(e) = &err else {
         panic!("{err:?}")
     };
     assert_eq!(e.path, "transport.proxy");
     assert!(err.to_string().contains("only `http://`"), "{err}");
-    let err = Client::connect(ServerConfig::stdio("fs", "mcp-fs").no_proxy()).expect_err("stdio");
+    let err =
+        Client::connect(ServerConfig::stdio("fs", "mcp-fs").with_no_proxy()).expect_err("stdio");
     assert!(
         err.to_string()
             .contains("`no_proxy` applies only to remote"),
@@ -387,7 +389,7 @@ fn environment_child() {
         // Loopback: straight to the server, never through the proxy.
         ServerConfig::http("envdirect", direct),
     ] {
-        let client = Client::connect(config.timeout_secs(5.0)).expect("connect");
+        let client = Client::connect(config.with_timeout_secs(5.0)).expect("connect");
         assert_eq!(tool_count(&client), 2);
         client.close().expect("close");
     }
@@ -398,9 +400,9 @@ fn no_proxy_connects_directly_whatever_the_setting_was() {
     let ws = WsServer::start(true);
     // The proxy was set, then `no_proxy`: the last word wins.
     let config = ServerConfig::websocket("direct", ws.url())
-        .proxy("http://127.0.0.1:1")
-        .no_proxy()
-        .timeout_secs(5.0);
+        .with_proxy("http://127.0.0.1:1")
+        .with_no_proxy()
+        .with_timeout_secs(5.0);
     let client = Client::connect(config).expect("connect");
     assert_eq!(tool_count(&client), 2);
     client.close().expect("close");

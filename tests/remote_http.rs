@@ -12,8 +12,8 @@ use std::time::{Duration, Instant};
 
 use common::settle::settled;
 use mcp_blocking::config::{AuthProvider, ProtocolMode};
-use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode};
-use mcp_blocking::handler::Notification;
+use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode, ProtocolErrorKind};
+use mcp_blocking::handler::{notification_channel, Notification, NOTIFICATION_CHANNEL_CAPACITY};
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Value};
 use support_remote::mcp::{McpHttp, Options};
@@ -28,8 +28,8 @@ fn text(r: &mcp_blocking::model::CallToolResult) -> String {
 /// the protocol modes).
 fn connect(url: &str, timeout: f64) -> Client {
     let cfg = ServerConfig::http("loop", url)
-        .timeout_secs(timeout)
-        .protocol_mode(ProtocolMode::Legacy);
+        .with_timeout_secs(timeout)
+        .with_protocol(ProtocolMode::Legacy);
     Client::connect(cfg).expect("connect")
 }
 
@@ -204,9 +204,9 @@ fn a_configured_session_the_server_forgot_is_replaced() {
         ..Options::default()
     });
     let cfg = ServerConfig::http("resume", srv.url())
-        .session_id("s-old")
-        .timeout_secs(5.0)
-        .protocol_mode(ProtocolMode::Legacy);
+        .with_session_id("s-old")
+        .with_timeout_secs(5.0)
+        .with_protocol(ProtocolMode::Legacy);
     let client = Client::connect(cfg).expect("connect");
     client.list_tools().expect("list");
     client.close().expect("close");
@@ -234,8 +234,9 @@ fn a_session_that_keeps_expiring_is_reinitialized_only_once() {
         }
     });
     let started = Instant::now();
-    let err = Client::connect(ServerConfig::http("expiring", srv.server_url()).timeout_secs(5.0))
-        .expect_err("404 forever");
+    let err =
+        Client::connect(ServerConfig::http("expiring", srv.server_url()).with_timeout_secs(5.0))
+            .expect_err("404 forever");
     assert!(started.elapsed() < Duration::from_secs(3));
     assert!(err.to_string().contains("404"), "{err}");
     let inits = srv
@@ -385,8 +386,9 @@ fn a_trickling_server_times_out_on_time() {
 fn a_handshake_that_never_answers_fails_connect_on_time() {
     let srv = HttpServer::start(|_req, conn| conn.wait_for_peer_close());
     let started = Instant::now();
-    let err = Client::connect(ServerConfig::http("silent", srv.server_url()).timeout_secs(0.5))
-        .expect_err("no handshake");
+    let err =
+        Client::connect(ServerConfig::http("silent", srv.server_url()).with_timeout_secs(0.5))
+            .expect_err("no handshake");
     let took = started.elapsed();
     assert!(took < Duration::from_millis(2000), "{took:?}");
     assert!(err.to_string().contains("silent"), "{err}");
@@ -414,7 +416,7 @@ fn a_500_with_html_is_a_typed_error_with_a_bounded_snippet() {
         conn.respond(500, &[("Content-Type", "text/html")], page.as_bytes())
     });
     let started = Instant::now();
-    let err = Client::connect(ServerConfig::http("html", srv.server_url()).timeout_secs(5.0))
+    let err = Client::connect(ServerConfig::http("html", srv.server_url()).with_timeout_secs(5.0))
         .expect_err("500");
     assert!(started.elapsed() < Duration::from_secs(2));
     let msg = err.to_string();
@@ -437,7 +439,7 @@ fn a_json_rpc_error_to_initialize_is_a_rejection_with_its_code() {
                 "error": {"code": -32600, "message": "clients from the future only"}}),
         );
     });
-    let err = Client::connect(ServerConfig::http("picky", srv.server_url()).timeout_secs(5.0))
+    let err = Client::connect(ServerConfig::http("picky", srv.server_url()).with_timeout_secs(5.0))
         .expect_err("refused");
     let e = connect_error(&err);
     assert_eq!(e.kind(), ConnectErrorKind::Rejected);
@@ -491,8 +493,8 @@ fn a_stream_cut_mid_way_fails_the_call_at_once() {
 #[test]
 fn a_refused_connection_fails_connect_with_a_typed_error() {
     let url = format!("http://127.0.0.1:{}/mcp", closed_port());
-    let err =
-        Client::connect(ServerConfig::http("gone", &url).timeout_secs(2.0)).expect_err("refused");
+    let err = Client::connect(ServerConfig::http("gone", &url).with_timeout_secs(2.0))
+        .expect_err("refused");
     assert!(err.to_string().contains("refused"), "{err}");
     assert!(err.to_string().contains("gone"), "{err}");
     let e = connect_error(&err);
@@ -509,8 +511,8 @@ fn a_failed_connect_shows_no_url_password_or_query() {
     let url = format!("http://ada:pw-SECRET@127.0.0.1:{port}/mcp?key=q-SECRET");
     let err = Client::connect(
         ServerConfig::http("hidden", url)
-            .header("X-Api-Key", "h-SECRET")
-            .timeout_secs(2.0),
+            .with_header("X-Api-Key", "h-SECRET")
+            .with_timeout_secs(2.0),
     )
     .expect_err("refused");
     let mut shown = vec![err.to_string(), format!("{err:?}")];
@@ -538,8 +540,9 @@ fn the_standalone_get_stream_carries_server_notifications() {
         sessions: true,
         ..Options::default()
     });
-    let (builder, rx) = Client::builder(ServerConfig::http("loop", srv.url()).timeout_secs(5.0))
-        .notification_channel();
+    let (notify, rx) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(ServerConfig::http("loop", srv.url()).with_timeout_secs(5.0))
+        .on_notification(notify);
     let client = builder.connect().expect("connect");
     client.call_tool("notify", json!({})).expect("call");
     let (server, n) = rx
@@ -572,7 +575,7 @@ fn a_server_request_on_the_get_stream_is_answered_by_post() {
         sessions: true,
         ..Options::default()
     });
-    let client = Client::builder(ServerConfig::http("elicit", srv.url()).timeout_secs(5.0))
+    let client = Client::builder(ServerConfig::http("elicit", srv.url()).with_timeout_secs(5.0))
         .elicitation(|_server: &str, params: mcp_blocking::model::ElicitParams| {
             assert_eq!(params.message, "your name?");
             let mut content = serde_json::Map::new();
@@ -621,9 +624,9 @@ fn configured_headers_and_bearer_token_go_on_every_request() {
         ..Options::default()
     });
     let cfg = ServerConfig::http("auth", srv.url())
-        .bearer_token("s3cret")
-        .header("X-Team", "blue")
-        .timeout_secs(5.0);
+        .with_bearer_token("s3cret")
+        .with_header("X-Team", "blue")
+        .with_timeout_secs(5.0);
     assert!(!format!("{cfg:?}").contains("s3cret"));
     let client = Client::connect(cfg).expect("connect");
     client.list_tools().expect("list");
@@ -647,8 +650,8 @@ fn the_auth_provider_is_called_per_request() {
     });
     let client = Client::connect(
         ServerConfig::http("auth", srv.url())
-            .auth_provider(provider)
-            .timeout_secs(5.0),
+            .with_auth_provider(provider)
+            .with_timeout_secs(5.0),
     )
     .expect("connect");
     client.list_tools().expect("list");
@@ -665,8 +668,8 @@ fn a_wrong_token_is_an_auth_failure_with_the_401() {
     });
     let err = Client::connect(
         ServerConfig::http("auth", srv.url())
-            .bearer_token("wrong")
-            .timeout_secs(5.0),
+            .with_bearer_token("wrong")
+            .with_timeout_secs(5.0),
     )
     .expect_err("401");
     assert!(err.to_string().contains("401"), "{err}");
@@ -689,8 +692,8 @@ fn a_401_on_connect_keeps_the_www_authenticate_challenge() {
         challenge: Some(CHALLENGE.into()),
         ..Options::default()
     });
-    let err =
-        Client::connect(ServerConfig::http("auth", srv.url()).timeout_secs(5.0)).expect_err("401");
+    let err = Client::connect(ServerConfig::http("auth", srv.url()).with_timeout_secs(5.0))
+        .expect_err("401");
     let e = connect_error(&err);
     assert_eq!(e.kind(), ConnectErrorKind::Auth);
     assert_eq!(e.http_status(), Some(401));
@@ -717,8 +720,8 @@ fn a_401_after_connect_is_unauthorized_with_the_challenge_not_closed() {
     });
     let client = Client::connect(
         ServerConfig::http("auth", srv.url())
-            .auth_provider(provider)
-            .timeout_secs(5.0),
+            .with_auth_provider(provider)
+            .with_timeout_secs(5.0),
     )
     .expect("connect");
     revoked.store(true, std::sync::atomic::Ordering::SeqCst);
@@ -855,8 +858,8 @@ fn no_transport_thread_outlives_close() {
         sessions: true,
         ..Options::default()
     });
-    let client =
-        Client::connect(ServerConfig::http("thr1", srv.url()).timeout_secs(5.0)).expect("connect");
+    let client = Client::connect(ServerConfig::http("thr1", srv.url()).with_timeout_secs(5.0))
+        .expect("connect");
     client.list_tools().expect("list");
     let name = "mcp-get:thr1";
     // The GET stream thread runs while connected. (A drain thread may run too, but it ends by
@@ -894,8 +897,8 @@ const CAP: usize = 1 << 20;
 fn capped(url: &str) -> Client {
     Client::connect(
         ServerConfig::http("cap", url)
-            .max_message_bytes(CAP)
-            .timeout_secs(10.0),
+            .with_max_message_bytes(CAP)
+            .with_timeout_secs(10.0),
     )
     .expect("connect")
 }
@@ -903,8 +906,14 @@ fn capped(url: &str) -> Client {
 /// The error of an answer over the cap: a protocol error naming the cap and its value.
 fn assert_over_the_cap(err: &Error) {
     match err {
-        Error::Protocol { server, detail } => {
+        Error::Protocol {
+            server,
+            kind,
+            detail,
+            ..
+        } => {
             assert_eq!(server, "cap");
+            assert_eq!(*kind, ProtocolErrorKind::TooLarge);
             assert!(
                 detail.contains("`max_message_bytes`") && detail.contains(&CAP.to_string()),
                 "{detail}"
@@ -1002,12 +1011,13 @@ fn an_oversized_event_on_the_get_stream_is_skipped_and_the_stream_goes_on() {
         sessions: true,
         ..Options::default()
     });
-    let (builder, rx) = Client::builder(
+    let (notify, rx) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(
         ServerConfig::http("cap", srv.url())
-            .max_message_bytes(CAP)
-            .timeout_secs(5.0),
+            .with_max_message_bytes(CAP)
+            .with_timeout_secs(5.0),
     )
-    .notification_channel();
+    .on_notification(notify);
     let client = builder.connect().expect("connect");
     let note = |data: Value| {
         json!({"jsonrpc": "2.0", "method": "notifications/message",
@@ -1039,12 +1049,13 @@ fn a_same_origin_307_from_mcp_to_mcp_slash_is_followed_by_every_request() {
         redirects: vec![Redirect::new("/mcp", 307, "http://127.0.0.1:{port}/mcp/")],
         ..Options::default()
     });
-    let (builder, rx) = Client::builder(
+    let (notify, rx) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(
         ServerConfig::http("slash", srv.url())
-            .header("X-Api-Key", "k-123")
-            .timeout_secs(5.0),
+            .with_header("X-Api-Key", "k-123")
+            .with_timeout_secs(5.0),
     )
-    .notification_channel();
+    .on_notification(notify);
     let client = builder.connect().expect("connect through the 307");
     let r = client
         .call_tool("add", json!({"a": 2, "b": 5}))
@@ -1115,7 +1126,7 @@ fn a_redirect_loop_stops_after_five_hops() {
         ],
         |_req, conn| conn.respond(500, &[], b""),
     );
-    let err = Client::connect(ServerConfig::http("loop", srv.url("/a")).timeout_secs(5.0))
+    let err = Client::connect(ServerConfig::http("loop", srv.url("/a")).with_timeout_secs(5.0))
         .expect_err("a loop");
     assert!(err.to_string().contains("more than 5 redirects"), "{err}");
     assert_eq!(srv.requests().len(), 6);
@@ -1132,9 +1143,9 @@ fn a_302_to_another_origin_is_refused_and_the_other_origin_gets_nothing() {
         });
     let err = Client::connect(
         ServerConfig::http("moved", srv.url("/mcp"))
-            .header("X-Api-Key", "k-123")
-            .bearer_token("t0ken")
-            .timeout_secs(5.0),
+            .with_header("X-Api-Key", "k-123")
+            .with_bearer_token("t0ken")
+            .with_timeout_secs(5.0),
     )
     .expect_err("refused");
     let text = err.to_string();
@@ -1163,10 +1174,10 @@ fn a_cross_origin_redirect_is_followed_on_opt_in_without_credentials() {
         });
     let client = Client::connect(
         ServerConfig::http("moved", srv.url("/mcp"))
-            .header("X-Api-Key", "k-123")
-            .bearer_token("t0ken")
-            .follow_cross_origin_redirects(true)
-            .timeout_secs(5.0),
+            .with_header("X-Api-Key", "k-123")
+            .with_bearer_token("t0ken")
+            .with_follow_cross_origin_redirects(true)
+            .with_timeout_secs(5.0),
     )
     .expect("connect through the redirect");
     let r = client
@@ -1280,7 +1291,7 @@ fn close_interrupts_a_long_reconnection_wait_at_once() {
 #[test]
 fn an_error_without_an_id_in_a_post_reply_answers_that_post_at_once() {
     let srv = McpHttp::start(Options::default());
-    let client = Client::connect(ServerConfig::http("idless", srv.url()).timeout_secs(30.0))
+    let client = Client::connect(ServerConfig::http("idless", srv.url()).with_timeout_secs(30.0))
         .expect("connect");
     let started = std::time::Instant::now();
     let err = client
@@ -1308,7 +1319,8 @@ fn a_flood_of_notifications_on_the_get_stream_does_not_delay_a_call_past_its_tim
         ..Options::default()
     });
     let client = Arc::new(
-        Client::connect(ServerConfig::http("flood", srv.url()).timeout_secs(2.0)).expect("connect"),
+        Client::connect(ServerConfig::http("flood", srv.url()).with_timeout_secs(2.0))
+            .expect("connect"),
     );
     for _ in 0..50_000 {
         srv.state

@@ -113,8 +113,8 @@ fn exercise_python(client: &Client) {
 fn server_everything_over_streamable_http() {
     let peer = everything("streamableHttp");
     let url = format!("http://127.0.0.1:{}/mcp", peer.port);
-    let client =
-        Client::connect(ServerConfig::http("everything", url).timeout_secs(20.0)).expect("connect");
+    let client = Client::connect(ServerConfig::http("everything", url).with_timeout_secs(20.0))
+        .expect("connect");
     exercise_everything(&client);
     client.close().expect("close");
 }
@@ -123,7 +123,7 @@ fn server_everything_over_streamable_http() {
 fn server_everything_over_legacy_sse() {
     let peer = everything("sse");
     let url = format!("http://127.0.0.1:{}/sse", peer.port);
-    let client = Client::connect(ServerConfig::sse("everything-sse", url).timeout_secs(20.0))
+    let client = Client::connect(ServerConfig::sse("everything-sse", url).with_timeout_secs(20.0))
         .expect("connect");
     exercise_everything(&client);
     client.close().expect("close");
@@ -133,8 +133,8 @@ fn server_everything_over_legacy_sse() {
 fn python_sdk_over_streamable_http() {
     let peer = python("streamable-http");
     let url = format!("http://127.0.0.1:{}/mcp", peer.port);
-    let client =
-        Client::connect(ServerConfig::http("python", url).timeout_secs(20.0)).expect("connect");
+    let client = Client::connect(ServerConfig::http("python", url).with_timeout_secs(20.0))
+        .expect("connect");
     exercise_python(&client);
     client.close().expect("close");
 }
@@ -143,8 +143,8 @@ fn python_sdk_over_streamable_http() {
 fn python_sdk_over_legacy_sse() {
     let peer = python("sse");
     let url = format!("http://127.0.0.1:{}/sse", peer.port);
-    let client =
-        Client::connect(ServerConfig::sse("python-sse", url).timeout_secs(20.0)).expect("connect");
+    let client = Client::connect(ServerConfig::sse("python-sse", url).with_timeout_secs(20.0))
+        .expect("connect");
     exercise_python(&client);
     client.close().expect("close");
 }

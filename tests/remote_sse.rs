@@ -12,7 +12,7 @@ use std::time::{Duration, Instant};
 
 use common::settle::settled;
 use mcp_blocking::config::{AuthProvider, ConfigErrorKind};
-use mcp_blocking::error::ConnectErrorKind;
+use mcp_blocking::error::{ConnectErrorKind, ProtocolErrorKind};
 use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
 use serde_json::json;
 use support_remote::mcp::McpSse;
@@ -27,7 +27,7 @@ fn text(r: &mcp_blocking::model::CallToolResult) -> String {
 fn lists_and_calls_tools_over_legacy_sse() {
     let srv = McpSse::start("/messages?sid=1");
     let client =
-        Client::connect(ServerConfig::sse("old", srv.server.url("/sse")).timeout_secs(5.0))
+        Client::connect(ServerConfig::sse("old", srv.server.url("/sse")).with_timeout_secs(5.0))
             .expect("connect");
     assert_eq!(client.list_tools().expect("list").len(), 2);
     let r = client
@@ -49,7 +49,7 @@ fn lists_and_calls_tools_over_legacy_sse() {
 fn a_relative_endpoint_resolves_against_the_stream_url() {
     let srv = McpSse::start("messages?sid=2");
     let client =
-        Client::connect(ServerConfig::sse("rel", srv.server.url("/sse")).timeout_secs(5.0))
+        Client::connect(ServerConfig::sse("rel", srv.server.url("/sse")).with_timeout_secs(5.0))
             .expect("connect");
     client.list_tools().expect("list");
     client.close().expect("close");
@@ -65,8 +65,9 @@ fn a_relative_endpoint_resolves_against_the_stream_url() {
 #[test]
 fn an_endpoint_on_another_origin_is_refused() {
     let srv = McpSse::start("http://evil.example/messages?sid=1");
-    let err = Client::connect(ServerConfig::sse("o", srv.server.url("/sse")).timeout_secs(5.0))
-        .expect_err("refused");
+    let err =
+        Client::connect(ServerConfig::sse("o", srv.server.url("/sse")).with_timeout_secs(5.0))
+            .expect_err("refused");
     assert!(err.to_string().contains("origin"), "{err}");
     assert!(srv.server.requests().iter().all(|r| r.method != "POST"));
 }
@@ -74,8 +75,9 @@ fn an_endpoint_on_another_origin_is_refused() {
 #[test]
 fn an_endpoint_on_another_port_is_refused() {
     let srv = McpSse::start("http://127.0.0.1:1/messages");
-    let err = Client::connect(ServerConfig::sse("p", srv.server.url("/sse")).timeout_secs(5.0))
-        .expect_err("refused");
+    let err =
+        Client::connect(ServerConfig::sse("p", srv.server.url("/sse")).with_timeout_secs(5.0))
+            .expect_err("refused");
     assert!(err.to_string().contains("origin"), "{err}");
 }
 
@@ -83,7 +85,7 @@ fn an_endpoint_on_another_port_is_refused() {
 fn a_stream_that_ends_fails_the_pending_call_at_once() {
     let srv = McpSse::start("/messages?sid=1");
     let client =
-        Client::connect(ServerConfig::sse("end", srv.server.url("/sse")).timeout_secs(10.0))
+        Client::connect(ServerConfig::sse("end", srv.server.url("/sse")).with_timeout_secs(10.0))
             .expect("connect");
     let started = Instant::now();
     let err = client
@@ -105,7 +107,7 @@ fn a_stream_without_an_endpoint_event_times_out_on_time() {
         conn.wait_for_peer_close();
     });
     let started = Instant::now();
-    let err = Client::connect(ServerConfig::sse("mute", srv.url("/sse")).timeout_secs(0.5))
+    let err = Client::connect(ServerConfig::sse("mute", srv.url("/sse")).with_timeout_secs(0.5))
         .expect_err("no endpoint");
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(450), "{took:?}");
@@ -121,7 +123,7 @@ fn a_stream_without_an_endpoint_event_times_out_on_time() {
 #[test]
 fn a_404_on_the_stream_is_a_typed_error() {
     let srv = HttpServer::start(|_req, conn| conn.respond(404, &[], b"no such stream"));
-    let err = Client::connect(ServerConfig::sse("nf", srv.url("/sse")).timeout_secs(2.0))
+    let err = Client::connect(ServerConfig::sse("nf", srv.url("/sse")).with_timeout_secs(2.0))
         .expect_err("404");
     match &err {
         Error::Connect(e) => {
@@ -158,9 +160,10 @@ fn a_url_without_a_type_falls_back_to_legacy_sse() {
 #[test]
 fn without_detection_a_405_is_an_error() {
     let srv = McpSse::start("/messages?sid=1");
-    let err =
-        Client::connect(ServerConfig::http("strict", srv.server.url("/sse")).timeout_secs(2.0))
-            .expect_err("405");
+    let err = Client::connect(
+        ServerConfig::http("strict", srv.server.url("/sse")).with_timeout_secs(2.0),
+    )
+    .expect_err("405");
     assert!(err.to_string().contains("405"), "{err}");
 }
 
@@ -168,7 +171,7 @@ fn without_detection_a_405_is_an_error() {
 fn the_stream_thread_ends_on_close() {
     let srv = McpSse::start("/messages?sid=1");
     let client =
-        Client::connect(ServerConfig::sse("thr2", srv.server.url("/sse")).timeout_secs(5.0))
+        Client::connect(ServerConfig::sse("thr2", srv.server.url("/sse")).with_timeout_secs(5.0))
             .expect("connect");
     assert!(thread_names().iter().any(|n| n == "mcp-sse:thr2"));
     let started = Instant::now();
@@ -209,9 +212,9 @@ fn counting_auth(ok: usize) -> (AuthProvider, Arc<AtomicUsize>) {
 fn headers_and_the_bearer_token_go_on_the_stream_and_every_post() {
     let srv = McpSse::start("/messages?sid=1");
     let config = ServerConfig::sse("hdr", srv.server.url("/sse"))
-        .header("X-Api-Key", "k-1")
-        .bearer_token("t0ken")
-        .timeout_secs(5.0);
+        .with_header("X-Api-Key", "k-1")
+        .with_bearer_token("t0ken")
+        .with_timeout_secs(5.0);
     let client = Client::connect(config).expect("connect");
     assert_eq!(client.list_tools().expect("list").len(), 2);
     let r = client
@@ -245,9 +248,9 @@ fn the_auth_provider_is_asked_for_the_stream_and_for_every_post() {
     let srv = McpSse::start("/messages?sid=1");
     let (auth, calls) = counting_auth(usize::MAX);
     let config = ServerConfig::sse("auth", srv.server.url("/sse"))
-        .bearer_token("replaced")
-        .auth_provider(auth)
-        .timeout_secs(5.0);
+        .with_bearer_token("replaced")
+        .with_auth_provider(auth)
+        .with_timeout_secs(5.0);
     let client = Client::connect(config).expect("connect");
     client
         .call_tool("echo", json!({"text": "hi"}))
@@ -275,9 +278,9 @@ fn a_failing_auth_provider_fails_connect_naming_the_server_without_the_token() {
     let (auth, _) = counting_auth(0);
     let err = Client::connect(
         ServerConfig::sse("locked", srv.server.url("/sse"))
-            .bearer_token("sekrit-token")
-            .auth_provider(auth)
-            .timeout_secs(5.0),
+            .with_bearer_token("sekrit-token")
+            .with_auth_provider(auth)
+            .with_timeout_secs(5.0),
     )
     .expect_err("the provider fails");
     match &err {
@@ -298,8 +301,8 @@ fn an_auth_provider_that_fails_later_fails_that_request() {
     let (auth, _) = counting_auth(3);
     let client = Client::connect(
         ServerConfig::sse("expiring", srv.server.url("/sse"))
-            .auth_provider(auth)
-            .timeout_secs(5.0),
+            .with_auth_provider(auth)
+            .with_timeout_secs(5.0),
     )
     .expect("connect");
     let err = client.list_tools().expect_err("the provider fails");
@@ -311,7 +314,7 @@ fn an_auth_provider_that_fails_later_fails_that_request() {
 #[test]
 fn a_stdio_setting_on_an_sse_server_fails_connect_before_any_request() {
     let srv = McpSse::start("/messages?sid=1");
-    let err = Client::connect(ServerConfig::sse("old", srv.server.url("/sse")).args(["--x"]))
+    let err = Client::connect(ServerConfig::sse("old", srv.server.url("/sse")).with_args(["--x"]))
         .expect_err("args cannot apply");
     let Error::Config(e) = &err else {
         panic!("{err:?}")
@@ -321,8 +324,9 @@ fn a_stdio_setting_on_an_sse_server_fails_connect_before_any_request() {
         err.to_string(),
         "server `old`: transport.args: `args` applies only to stdio servers; `old` is an sse server"
     );
-    let err = Client::connect(ServerConfig::sse("old", srv.server.url("/sse")).session_id("s-1"))
-        .expect_err("no session on legacy SSE");
+    let err =
+        Client::connect(ServerConfig::sse("old", srv.server.url("/sse")).with_session_id("s-1"))
+            .expect_err("no session on legacy SSE");
     assert!(err.to_string().contains("`session_id`"), "{err}");
     assert!(srv.server.requests().is_empty());
 }
@@ -364,8 +368,8 @@ fn an_oversized_answer_on_the_stream_fails_its_call_at_once_and_the_stream_goes_
     let srv = McpSse::start("/messages?sid=1");
     let client = Client::connect(
         ServerConfig::sse("cap", srv.server.url("/sse"))
-            .max_message_bytes(CAP)
-            .timeout_secs(10.0),
+            .with_max_message_bytes(CAP)
+            .with_timeout_secs(10.0),
     )
     .expect("connect");
     let r = client
@@ -381,8 +385,14 @@ fn an_oversized_answer_on_the_stream_fails_its_call_at_once_and_the_stream_goes_
         "at once, not at the timeout"
     );
     match &err {
-        Error::Protocol { server, detail } => {
+        Error::Protocol {
+            server,
+            kind,
+            detail,
+            ..
+        } => {
             assert_eq!(server, "cap");
+            assert_eq!(*kind, ProtocolErrorKind::TooLarge);
             assert!(
                 detail.contains("`max_message_bytes`") && detail.contains(&CAP.to_string()),
                 "{detail}"
@@ -410,8 +420,8 @@ fn the_stream_and_the_posts_follow_same_origin_redirects() {
     );
     let client = Client::connect(
         ServerConfig::sse("moved", srv.server.url("/old/sse"))
-            .header("X-Api-Key", "k-123")
-            .timeout_secs(5.0),
+            .with_header("X-Api-Key", "k-123")
+            .with_timeout_secs(5.0),
     )
     .expect("connect");
     let r = client
@@ -441,8 +451,8 @@ fn a_stream_redirected_to_another_origin_is_refused() {
     });
     let err = Client::connect(
         ServerConfig::sse("moved", srv.url("/sse"))
-            .bearer_token("t0ken")
-            .timeout_secs(5.0),
+            .with_bearer_token("t0ken")
+            .with_timeout_secs(5.0),
     )
     .expect_err("refused");
     assert!(err.to_string().contains(&target), "{err}");
@@ -462,10 +472,10 @@ fn on_opt_in_the_other_origin_gets_the_stream_and_posts_without_credentials() {
     });
     let client = Client::connect(
         ServerConfig::sse("moved", srv.url("/sse"))
-            .bearer_token("t0ken")
-            .header("X-Api-Key", "k-123")
-            .follow_cross_origin_redirects(true)
-            .timeout_secs(5.0),
+            .with_bearer_token("t0ken")
+            .with_header("X-Api-Key", "k-123")
+            .with_follow_cross_origin_redirects(true)
+            .with_timeout_secs(5.0),
     )
     .expect("connect");
     client.list_tools().expect("list");
@@ -488,7 +498,7 @@ fn a_401_on_the_stream_is_an_auth_failure_with_the_challenge() {
     let challenge = r#"Bearer realm="legacy""#;
     let srv =
         HttpServer::start(move |_r, c| c.respond(401, &[("WWW-Authenticate", challenge)], b"no"));
-    let err = Client::connect(ServerConfig::sse("auth", srv.url("/sse")).timeout_secs(5.0))
+    let err = Client::connect(ServerConfig::sse("auth", srv.url("/sse")).with_timeout_secs(5.0))
         .expect_err("401");
     match &err {
         Error::Connect(e) => {
@@ -504,7 +514,7 @@ fn a_401_on_the_stream_is_an_auth_failure_with_the_challenge() {
 fn a_403_on_a_post_after_connect_is_unauthorized_with_the_challenge() {
     let srv = McpSse::start("/messages?sid=1");
     let client =
-        Client::connect(ServerConfig::sse("auth", srv.server.url("/sse")).timeout_secs(5.0))
+        Client::connect(ServerConfig::sse("auth", srv.server.url("/sse")).with_timeout_secs(5.0))
             .expect("connect");
     let err = client.call_tool("forbidden", json!({})).expect_err("403");
     match &err {
@@ -530,7 +540,7 @@ fn a_403_on_a_post_after_connect_is_unauthorized_with_the_challenge() {
 fn a_flood_of_notifications_on_the_stream_does_not_delay_a_call_past_its_timeout() {
     let srv = McpSse::start("/messages?sid=1");
     let client = Arc::new(
-        Client::connect(ServerConfig::sse("flood", srv.server.url("/sse")).timeout_secs(2.0))
+        Client::connect(ServerConfig::sse("flood", srv.server.url("/sse")).with_timeout_secs(2.0))
             .expect("connect"),
     );
     // 50,000 log notifications, queued on the stream ahead of the call's answer.

@@ -284,7 +284,7 @@ fn https_connects_when_the_private_ca_is_trusted() {
     let srv = TlsServer::start(Speaks::Http);
     let config = ServerConfig::http("trusted", srv.url("https"))
         .with_timeout(TIMEOUT)
-        .tls_root_certificates_pem(&srv.ca_pem)
+        .with_tls_root_certificates_pem(&srv.ca_pem)
         .expect("PEM certificate");
     lists_tools(config);
 }
@@ -302,7 +302,7 @@ fn wss_connects_when_the_private_ca_is_trusted() {
     let srv = TlsServer::start(Speaks::WebSocket);
     let config = ServerConfig::websocket("trusted", srv.url("wss"))
         .with_timeout(TIMEOUT)
-        .tls_root_certificates_pem(&srv.ca_pem)
+        .with_tls_root_certificates_pem(&srv.ca_pem)
         .expect("PEM certificate");
     lists_tools(config);
 }
@@ -318,7 +318,7 @@ fn wss_refuses_an_unknown_ca_with_a_certificate_error() {
 #[test]
 fn a_pem_without_a_certificate_is_a_config_error() {
     let err = ServerConfig::websocket("w", "wss://127.0.0.1:1")
-        .tls_root_certificates_pem("-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n")
+        .with_tls_root_certificates_pem("-----BEGIN PRIVATE KEY-----\n-----END PRIVATE KEY-----\n")
         .expect_err("no certificate");
     assert_eq!(
         err.kind,
@@ -331,7 +331,7 @@ fn legacy_sse_over_https_connects_when_the_private_ca_is_trusted() {
     let srv = TlsServer::start(Speaks::Sse);
     let config = ServerConfig::sse("trusted", srv.url("https"))
         .with_timeout(TIMEOUT)
-        .tls_root_certificates_pem(&srv.ca_pem)
+        .with_tls_root_certificates_pem(&srv.ca_pem)
         .expect("PEM certificate");
     lists_tools(config);
 }

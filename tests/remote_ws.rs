@@ -22,7 +22,8 @@ fn text(r: &mcp_blocking::model::CallToolResult) -> String {
 }
 
 fn connect(srv: &WsServer, name: &str) -> Client {
-    Client::connect(ServerConfig::websocket(name, srv.url()).timeout_secs(5.0)).expect("connect")
+    Client::connect(ServerConfig::websocket(name, srv.url()).with_timeout_secs(5.0))
+        .expect("connect")
 }
 
 #[test]
@@ -72,7 +73,7 @@ fn close_sends_a_close_frame_and_ends_the_reader() {
 #[test]
 fn a_server_close_fails_the_pending_call_at_once() {
     let srv = WsServer::start(true);
-    let client = Client::connect(ServerConfig::websocket("c", srv.url()).timeout_secs(10.0))
+    let client = Client::connect(ServerConfig::websocket("c", srv.url()).with_timeout_secs(10.0))
         .expect("connect");
     let started = Instant::now();
     let err = client.call_tool("close-me", json!({})).expect_err("closed");
@@ -89,7 +90,7 @@ fn a_server_close_fails_the_pending_call_at_once() {
 fn a_silent_server_times_out_on_time() {
     let srv = WsServer::start(false);
     let started = Instant::now();
-    let err = Client::connect(ServerConfig::websocket("silent", srv.url()).timeout_secs(0.5))
+    let err = Client::connect(ServerConfig::websocket("silent", srv.url()).with_timeout_secs(0.5))
         .expect_err("no initialize answer");
     let took = started.elapsed();
     assert!(took < Duration::from_millis(2500), "{took:?}");
@@ -120,7 +121,7 @@ fn a_handshake_that_never_answers_times_out_on_time() {
     let srv = HttpServer::start(|_req, conn| conn.wait_for_peer_close());
     let url = format!("ws://127.0.0.1:{}/", srv.port());
     let started = Instant::now();
-    let err = Client::connect(ServerConfig::websocket("hs", url).timeout_secs(0.5))
+    let err = Client::connect(ServerConfig::websocket("hs", url).with_timeout_secs(0.5))
         .expect_err("no upgrade");
     let took = started.elapsed();
     assert!(took >= Duration::from_millis(450), "{took:?}");
@@ -147,9 +148,10 @@ fn a_handshake_timeout_does_not_wait_a_close_grace_on_a_stalled_server() {
     let url = format!("ws://127.0.0.1:{}/", srv.port());
     let timeout = Duration::from_millis(1500);
     let started = Instant::now();
-    let err =
-        Client::connect(ServerConfig::websocket("stall", url).timeout_secs(timeout.as_secs_f64()))
-            .expect_err("no initialize answer");
+    let err = Client::connect(
+        ServerConfig::websocket("stall", url).with_timeout_secs(timeout.as_secs_f64()),
+    )
+    .expect_err("no initialize answer");
     let took = started.elapsed();
     // A close grace (min(timeout, 2 s)) on top of the timeout would be 3 s.
     assert!(took < timeout + Duration::from_secs(1), "{took:?}");
@@ -164,8 +166,8 @@ fn a_handshake_timeout_does_not_wait_a_close_grace_on_a_stalled_server() {
 fn a_refused_upgrade_is_a_typed_error() {
     let srv = HttpServer::start(|_req, conn| conn.respond(403, &[], b"forbidden"));
     let url = format!("ws://127.0.0.1:{}/", srv.port());
-    let err =
-        Client::connect(ServerConfig::websocket("no", url).timeout_secs(2.0)).expect_err("403");
+    let err = Client::connect(ServerConfig::websocket("no", url).with_timeout_secs(2.0))
+        .expect_err("403");
     match &err {
         Error::Connect(e) => {
             assert_eq!(e.kind(), ConnectErrorKind::Auth);
@@ -184,7 +186,7 @@ fn a_refused_connection_is_unreachable_with_the_os_error_as_source() {
         l.local_addr().expect("addr").port()
     };
     let url = format!("ws://127.0.0.1:{port}/");
-    let err = Client::connect(ServerConfig::websocket("gone", &url).timeout_secs(2.0))
+    let err = Client::connect(ServerConfig::websocket("gone", &url).with_timeout_secs(2.0))
         .expect_err("refused");
     assert_eq!(kind(&err), ConnectErrorKind::Unreachable);
     let io = std::error::Error::source(&err)
@@ -216,9 +218,9 @@ fn thread_names() -> Vec<String> {
 fn headers_and_the_bearer_token_go_on_the_handshake() {
     let srv = WsServer::start(true);
     let config = ServerConfig::websocket("hdr", srv.url())
-        .header("X-Api-Key", "k-1")
-        .bearer_token("t0ken")
-        .timeout_secs(5.0);
+        .with_header("X-Api-Key", "k-1")
+        .with_bearer_token("t0ken")
+        .with_timeout_secs(5.0);
     let client = Client::connect(config).expect("connect");
     let r = client
         .call_tool("add", json!({"a": 2, "b": 3}))
@@ -234,9 +236,9 @@ fn headers_and_the_bearer_token_go_on_the_handshake() {
 fn the_auth_provider_value_goes_on_the_handshake() {
     let srv = WsServer::start(true);
     let config = ServerConfig::websocket("auth", srv.url())
-        .bearer_token("replaced")
-        .auth_provider(AuthProvider::new(|| Ok("Bearer fresh".into())))
-        .timeout_secs(5.0);
+        .with_bearer_token("replaced")
+        .with_auth_provider(AuthProvider::new(|| Ok("Bearer fresh".into())))
+        .with_timeout_secs(5.0);
     let client = Client::connect(config).expect("connect");
     assert_eq!(client.list_tools().expect("list").len(), 2);
     client.close().expect("close");
@@ -248,11 +250,11 @@ fn the_auth_provider_value_goes_on_the_handshake() {
 fn a_failing_auth_provider_fails_connect_naming_the_server_without_the_token() {
     let srv = WsServer::start(true);
     let config = ServerConfig::websocket("locked", srv.url())
-        .bearer_token("sekrit-token")
-        .auth_provider(AuthProvider::new(|| {
+        .with_bearer_token("sekrit-token")
+        .with_auth_provider(AuthProvider::new(|| {
             Err("the token could not be refreshed".into())
         }))
-        .timeout_secs(5.0);
+        .with_timeout_secs(5.0);
     let err = Client::connect(config).expect_err("the provider fails");
     match &err {
         Error::Connect(c) => assert_eq!(c.kind(), ConnectErrorKind::Auth, "{err:?}"),
@@ -269,8 +271,8 @@ fn a_failing_auth_provider_fails_connect_naming_the_server_without_the_token() {
 fn a_setting_a_websocket_cannot_take_fails_connect_before_the_handshake() {
     let srv = WsServer::start(true);
     for config in [
-        ServerConfig::websocket("w", srv.url()).env("K", "v"),
-        ServerConfig::websocket("w", srv.url()).session_id("s-1"),
+        ServerConfig::websocket("w", srv.url()).with_env("K", "v"),
+        ServerConfig::websocket("w", srv.url()).with_session_id("s-1"),
     ] {
         let err = Client::connect(config).expect_err("cannot apply");
         let Error::Config(e) = &err else {
@@ -441,8 +443,8 @@ fn a_server_that_floods_pings_and_never_reads_times_out_and_closes_on_time() {
 fn an_oversized_answer_fails_its_call_at_once_and_the_connection_carries_on() {
     let srv = WsServer::start(true);
     let config = ServerConfig::websocket("big", srv.url())
-        .max_message_bytes(64 * 1024)
-        .timeout_secs(20.0);
+        .with_max_message_bytes(64 * 1024)
+        .with_timeout_secs(20.0);
     let client = Client::connect(config).expect("connect");
     let started = Instant::now();
     let err = client
@@ -475,8 +477,8 @@ fn an_oversized_answer_fails_its_call_at_once_and_the_connection_carries_on() {
 fn an_oversized_notification_is_dropped_and_the_call_answered() {
     let srv = WsServer::start(true);
     let config = ServerConfig::websocket("bignote", srv.url())
-        .max_message_bytes(64 * 1024)
-        .timeout_secs(20.0);
+        .with_max_message_bytes(64 * 1024)
+        .with_timeout_secs(20.0);
     let client = Client::connect(config).expect("connect");
     let r = client
         .call_tool("big-notify", json!({"bytes": 200_000}))
@@ -489,8 +491,8 @@ fn an_oversized_notification_is_dropped_and_the_call_answered() {
 fn an_oversized_answer_that_names_no_request_first_fails_the_connection_with_the_cap() {
     let srv = WsServer::start(true);
     let config = ServerConfig::websocket("bigid", srv.url())
-        .max_message_bytes(64 * 1024)
-        .timeout_secs(20.0);
+        .with_max_message_bytes(64 * 1024)
+        .with_timeout_secs(20.0);
     let client = Client::connect(config).expect("connect");
     let started = Instant::now();
     let err = client

@@ -4,8 +4,8 @@
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode};
-use mcp_blocking::handler::Notification;
+use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode, ProtocolErrorKind};
+use mcp_blocking::handler::{notification_channel, Notification, NOTIFICATION_CHANNEL_CAPACITY};
 use mcp_blocking::model::{
     CompletionReference, Content, CreateMessageResult, ElicitResult, LoggingLevel,
     ResourceContents, Root,
@@ -17,8 +17,8 @@ mod common;
 
 fn fixture(name: &str, args: &[&str]) -> ServerConfig {
     ServerConfig::stdio(name, common::fixture::path())
-        .args(args.iter().copied())
-        .timeout_secs(10.0)
+        .with_args(args.iter().copied())
+        .with_timeout_secs(10.0)
 }
 
 fn connect(args: &[&str]) -> Client {
@@ -63,7 +63,7 @@ fn handshake_exposes_version_info_capabilities_and_instructions() {
     assert_eq!(sent["protocolVersion"], "2025-11-25");
     assert_eq!(sent["clientInfo"]["name"], "mcp-blocking");
     assert_eq!(sent["capabilities"], json!({}));
-    assert_eq!(c.to_json()["connected"], json!(true));
+    assert!(c.is_connected());
     c.close().unwrap();
     assert!(!c.is_connected());
     assert!(matches!(c.ping(), Err(Error::NotConnected { .. })));
@@ -250,7 +250,7 @@ fn timeout_sends_cancellation_that_the_server_sees() {
 
 #[test]
 fn a_crash_mid_call_fails_at_once_with_exit_status_and_stderr() {
-    let c = Client::connect(fixture("crashy", &[]).timeout_secs(60.0)).unwrap();
+    let c = Client::connect(fixture("crashy", &[]).with_timeout_secs(60.0)).unwrap();
     let start = Instant::now();
     let err = c.call_tool("crash", json!({"code": 7})).unwrap_err();
     assert!(
@@ -326,7 +326,8 @@ fn a_command_that_cannot_start_is_a_spawn_error_with_the_os_error_as_source() {
 #[test]
 fn handshake_timeout_is_a_timed_out_connect_error() {
     let start = Instant::now();
-    let err = Client::connect(fixture("mute", &["--never-answer"]).timeout_secs(1.0)).unwrap_err();
+    let err =
+        Client::connect(fixture("mute", &["--never-answer"]).with_timeout_secs(1.0)).unwrap_err();
     assert_eq!(connect_error(&err).kind(), ConnectErrorKind::TimedOut);
     assert!(err.is_timeout());
     assert!(
@@ -397,8 +398,8 @@ fn a_40_mb_result_arrives_whole() {
 fn message_size_cap_is_enforced() {
     let c = Client::connect(
         fixture("capped", &[])
-            .max_message_bytes(1024 * 1024)
-            .timeout_secs(30.0),
+            .with_max_message_bytes(1024 * 1024)
+            .with_timeout_secs(30.0),
     )
     .unwrap();
     let start = Instant::now();
@@ -406,8 +407,14 @@ fn message_size_cap_is_enforced() {
         .call_tool("large", json!({"bytes": 4 * 1024 * 1024}))
         .unwrap_err();
     match &err {
-        Error::Protocol { server, detail } => {
+        Error::Protocol {
+            server,
+            kind,
+            detail,
+            ..
+        } => {
             assert_eq!(server, "capped");
+            assert_eq!(*kind, ProtocolErrorKind::TooLarge);
             assert!(detail.contains("1048576 byte limit"), "{detail}");
         }
         other => panic!("{other:?}"),
@@ -551,7 +558,8 @@ fn sampling_and_elicitation_handlers_answer_and_declare_capabilities() {
 
 #[test]
 fn notifications_reach_the_channel_and_progress_the_callback() {
-    let (builder, rx) = Client::builder(fixture("noisy", &[])).notification_channel();
+    let (notify, rx) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(fixture("noisy", &[])).on_notification(notify);
     let c = builder.connect().unwrap();
     c.call_tool("log", json!({"level": "warning", "message": "disk low"}))
         .unwrap();
@@ -635,7 +643,7 @@ fn progress_resets_the_timeout_up_to_a_maximum() {
 #[test]
 fn environment_is_an_allow_list_plus_configured_env() {
     std::env::set_var("MCP_BLOCKING_TEST_SECRET", "hunter2");
-    let c = Client::connect(fixture("env", &[]).env("CONFIGURED", "yes")).unwrap();
+    let c = Client::connect(fixture("env", &[]).with_env("CONFIGURED", "yes")).unwrap();
     assert_eq!(
         c.call_tool("env", json!({"name": "CONFIGURED"}))
             .unwrap()
@@ -652,7 +660,7 @@ fn environment_is_an_allow_list_plus_configured_env() {
             .unwrap()
             .failed());
     }
-    let c = Client::connect(fixture("env-all", &[]).inherit_env(true)).unwrap();
+    let c = Client::connect(fixture("env-all", &[]).with_inherit_env(true)).unwrap();
     assert_eq!(
         c.call_tool("env", json!({"name": "MCP_BLOCKING_TEST_SECRET"}))
             .unwrap()
@@ -660,7 +668,7 @@ fn environment_is_an_allow_list_plus_configured_env() {
         "hunter2"
     );
     let dir = std::env::temp_dir();
-    let c = Client::connect(fixture("cwd", &[]).cwd(&dir)).unwrap();
+    let c = Client::connect(fixture("cwd", &[]).with_cwd(&dir)).unwrap();
     let cwd = c.call_tool("cwd", json!({})).unwrap().text();
     assert_eq!(
         std::fs::canonicalize(cwd).unwrap(),
@@ -670,8 +678,8 @@ fn environment_is_an_allow_list_plus_configured_env() {
 
 #[test]
 fn a_server_that_exits_after_the_handshake_fails_calls_at_once() {
-    let c =
-        Client::connect(fixture("brief", &["--exit-on-initialized"]).timeout_secs(60.0)).unwrap();
+    let c = Client::connect(fixture("brief", &["--exit-on-initialized"]).with_timeout_secs(60.0))
+        .unwrap();
     let start = Instant::now();
     // The exit may race the first call; either way no call waits for the 60 s timeout.
     let err = c.call_tool("slow", json!({"ms": 100})).unwrap_err();

@@ -83,9 +83,9 @@ while read line; do :; done
 exit 3"#
     );
     ServerConfig::stdio(name, "sh")
-        .args(["-c", script.as_str()])
-        .protocol_mode(ProtocolMode::Legacy)
-        .timeout_secs(20.0)
+        .with_args(["-c", script.as_str()])
+        .with_protocol(ProtocolMode::Legacy)
+        .with_timeout_secs(20.0)
 }
 
 #[test]

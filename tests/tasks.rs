@@ -9,7 +9,7 @@ use std::time::{Duration, Instant};
 
 use mcp_blocking::config::Limits;
 use mcp_blocking::error::TaskErrorKind;
-use mcp_blocking::handler::Notification;
+use mcp_blocking::handler::{notification_channel, Notification, NOTIFICATION_CHANNEL_CAPACITY};
 use mcp_blocking::model::{ElicitParams, ElicitResult, TaskStatus, RELATED_TASK_META};
 use mcp_blocking::{CallOptions, Client, Error, Hub, ServerConfig};
 use serde_json::json;
@@ -18,8 +18,8 @@ mod common;
 
 fn fixture(name: &str, args: &[&str]) -> ServerConfig {
     ServerConfig::stdio(name, common::fixture::path())
-        .args(args.iter().copied())
-        .timeout_secs(10.0)
+        .with_args(args.iter().copied())
+        .with_timeout_secs(10.0)
 }
 
 fn connect(args: &[&str]) -> Client {
@@ -194,7 +194,8 @@ fn the_call_s_timeout_sends_tasks_cancel() {
 
 #[test]
 fn status_notifications_reach_the_notification_handlers_typed() {
-    let (builder, notes) = Client::builder(fixture("notes", &["--tasks"])).notification_channel();
+    let (notify, notes) = notification_channel(NOTIFICATION_CHANNEL_CAPACITY);
+    let builder = Client::builder(fixture("notes", &["--tasks"])).on_notification(notify);
     let c = builder.connect().expect("connect");
     c.call_tool("task_steps", json!({"steps": 1, "ms": 10}))
         .expect("result");

@@ -25,9 +25,9 @@ mod support_remote;
 
 fn fixture(name: &str, args: &[&str], mode: ProtocolMode) -> ServerConfig {
     ServerConfig::stdio(name, common::fixture::path())
-        .args(["--modern"].iter().chain(args).copied())
-        .timeout_secs(10.0)
-        .protocol_mode(mode)
+        .with_args(["--modern"].iter().chain(args).copied())
+        .with_timeout_secs(10.0)
+        .with_protocol(mode)
 }
 
 fn connect(args: &[&str]) -> Client {
@@ -389,8 +389,8 @@ fn tasks_http() -> support_remote::HttpServer {
 fn over_streamable_http_task_requests_are_routed_by_task_id_and_declare_the_extension() {
     let srv = tasks_http();
     let cfg = ServerConfig::http("web", srv.url("/mcp"))
-        .timeout_secs(5.0)
-        .protocol_mode(ProtocolMode::Modern);
+        .with_timeout_secs(5.0)
+        .with_protocol(ProtocolMode::Modern);
     let c = Client::builder(cfg)
         .roots(vec![mcp_blocking::model::Root::new("file:///here")])
         .connect()

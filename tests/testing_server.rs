@@ -196,7 +196,8 @@ fn a_connect_whose_initialize_handler_blocks_ends_at_its_timeout() {
         Err(HandlerError::new(ErrorCode::INTERNAL_ERROR, "released"))
     });
     let timeout = Duration::from_millis(500);
-    let config = ServerConfig::stdio("stuck", "in-process").timeout_secs(timeout.as_secs_f64());
+    let config =
+        ServerConfig::stdio("stuck", "in-process").with_timeout_secs(timeout.as_secs_f64());
     let started = Instant::now();
     let err = server
         .client_builder_for(config)
@@ -218,7 +219,7 @@ fn calls_after_close_are_errors_not_hangs() {
 }
 
 #[test]
-fn a_handler_type_of_its_own_is_installed_with_the_handler_methods() {
+fn a_handler_type_of_its_own_is_installed_through_a_closure() {
     use mcp_blocking::handler::SamplingHandler;
     struct Fixed;
     impl SamplingHandler for Fixed {
@@ -240,7 +241,7 @@ fn a_handler_type_of_its_own_is_installed_with_the_handler_methods() {
     });
     let client = server
         .client_builder()
-        .sampling_handler(Fixed)
+        .sampling(move |server, params| Fixed.create_message(server, params))
         .connect()
         .unwrap();
     assert_eq!(

@@ -5,6 +5,7 @@
 use std::time::Duration;
 
 use mcp_blocking::config::{ConfigError, ConfigErrorKind, DEFAULT_TIMEOUT, MAX_TIMEOUT};
+use mcp_blocking::error::InvalidArgumentKind;
 use mcp_blocking::hub::Degradation;
 use mcp_blocking::{CallOptions, Client, ConfigLoader, Error, Hub, ServerConfig};
 use serde_json::json;
@@ -111,7 +112,7 @@ fn load_error(text: &str) -> ConfigError {
 
 #[test]
 fn timeout_secs_is_exact_seconds() {
-    let t = |secs: f64| stdio("s").timeout_secs(secs).timeout();
+    let t = |secs: f64| stdio("s").with_timeout_secs(secs).timeout();
     assert_eq!(t(1800.0), Duration::from_secs(30 * 60));
     assert_eq!(t(3600.0), Duration::from_secs(3600));
     assert_eq!(t(1000.0), Duration::from_secs(1000));
@@ -132,8 +133,12 @@ fn with_timeout_takes_the_duration_as_it_is() {
 #[test]
 fn a_sub_second_timeout_fires_on_time() {
     let started = std::time::Instant::now();
-    let err = Client::connect(stdio("mute").args(["--never-answer"]).timeout_secs(0.25))
-        .expect_err("the server never answers");
+    let err = Client::connect(
+        stdio("mute")
+            .with_args(["--never-answer"])
+            .with_timeout_secs(0.25),
+    )
+    .expect_err("the server never answers");
     let took = started.elapsed();
     // Not earlier than asked. (How much later depends on the machine's load, so no upper bound
     // is asserted here; that the value is kept exactly is checked on `timeout()` above.)
@@ -196,7 +201,7 @@ fn from_value_follows_the_host_rule() {
 #[test]
 fn timeout_secs_out_of_range_fails_at_connect() {
     for secs in BAD_SECS {
-        let config = stdio("bad-secs").timeout_secs(secs);
+        let config = stdio("bad-secs").with_timeout_secs(secs);
         assert_eq!(config.timeout(), DEFAULT_TIMEOUT, "{secs}");
         let e = connect_config_error(config);
         assert_timeout_error(&e, "timeout", "bad-secs");
@@ -205,14 +210,17 @@ fn timeout_secs_out_of_range_fails_at_connect() {
 
 #[test]
 fn timeout_secs_error_shows_the_value_found() {
-    let e = stdio("shown").timeout_secs(1e300).validate().unwrap_err();
+    let e = stdio("shown")
+        .with_timeout_secs(1e300)
+        .validate()
+        .unwrap_err();
     assert_eq!(
         e.to_string(),
         "server `shown`: timeout: the timeout must be more than 0 s and at most 86400 s (24 h), \
          found 1e300 s"
     );
     let e = stdio("shown")
-        .timeout_secs(f64::NAN)
+        .with_timeout_secs(f64::NAN)
         .validate()
         .unwrap_err();
     assert_eq!(e.found.as_deref(), Some("NaN s"));
@@ -230,14 +238,18 @@ fn with_timeout_out_of_range_fails_at_connect() {
 
 #[test]
 fn a_bad_timeout_keeps_the_last_valid_one() {
-    let config = stdio("s").timeout_secs(30.0).timeout_secs(f64::NAN);
+    let config = stdio("s")
+        .with_timeout_secs(30.0)
+        .with_timeout_secs(f64::NAN);
     assert_eq!(config.timeout(), Duration::from_secs(30));
     assert!(config.validate().is_err());
 }
 
 #[test]
 fn a_later_valid_timeout_replaces_a_bad_one() {
-    let config = stdio("s").with_timeout(Duration::MAX).timeout_secs(2.0);
+    let config = stdio("s")
+        .with_timeout(Duration::MAX)
+        .with_timeout_secs(2.0);
     assert_eq!(config.timeout(), Duration::from_secs(2));
     assert!(config.validate().is_ok());
 }
@@ -320,8 +332,14 @@ fn assert_call_refused(client: &Client, opts: &CallOptions, option: &str) {
         .call_tool_with("add_tool", json!({"name": "never_added"}), opts)
         .expect_err("out-of-range option");
     match &err {
-        Error::InvalidArgument { server, detail } => {
+        Error::InvalidArgument {
+            server,
+            kind,
+            detail,
+            ..
+        } => {
             assert_eq!(server, "calls");
+            assert_eq!(*kind, InvalidArgumentKind::OutOfRange);
             assert!(
                 detail.contains(&format!("CallOptions::{option} must be")),
                 "{detail}"
@@ -340,7 +358,7 @@ fn assert_call_refused(client: &Client, opts: &CallOptions, option: &str) {
 
 #[test]
 fn call_timeout_out_of_range_is_an_invalid_argument() {
-    let client = Client::connect(stdio("calls").timeout_secs(10.0)).expect("connect");
+    let client = Client::connect(stdio("calls").with_timeout_secs(10.0)).expect("connect");
     for d in bad_durations() {
         assert_call_refused(&client, &CallOptions::new().timeout(d), "timeout");
     }
@@ -348,7 +366,7 @@ fn call_timeout_out_of_range_is_an_invalid_argument() {
 
 #[test]
 fn max_total_timeout_out_of_range_is_an_invalid_argument() {
-    let client = Client::connect(stdio("calls").timeout_secs(10.0)).expect("connect");
+    let client = Client::connect(stdio("calls").with_timeout_secs(10.0)).expect("connect");
     for d in bad_durations() {
         let opts = CallOptions::new()
             .on_progress(|_| {})
@@ -360,7 +378,7 @@ fn max_total_timeout_out_of_range_is_an_invalid_argument() {
 
 #[test]
 fn the_longest_valid_call_timeouts_are_accepted() {
-    let client = Client::connect(stdio("calls").timeout_secs(10.0)).expect("connect");
+    let client = Client::connect(stdio("calls").with_timeout_secs(10.0)).expect("connect");
     let opts = CallOptions::new()
         .timeout(MAX_TIMEOUT)
         .on_progress(|_| {})
@@ -484,7 +502,7 @@ fn hub_zero_and_maximal_delays_are_valid() {
 #[test]
 fn hub_call_with_a_delay_out_of_range_returns_the_config_error() {
     let hub = Hub::builder()
-        .servers([stdio("tools").timeout_secs(10.0)])
+        .servers([stdio("tools").with_timeout_secs(10.0)])
         .degradation(Degradation::default().max_delay(Duration::MAX))
         .build();
     assert!(hub.connect_all().is_empty());
@@ -502,7 +520,7 @@ fn hub_call_with_a_delay_out_of_range_returns_the_config_error() {
 #[test]
 fn hub_connect_backoff_of_duration_max_does_not_panic() {
     let hub = Hub::builder()
-        .servers([stdio("broken").args(["--crash-on-start"])])
+        .servers([stdio("broken").with_args(["--crash-on-start"])])
         .connect_backoff(Duration::MAX, Duration::MAX)
         .build();
     let run = mcp_blocking::hub::Run::new();
@@ -515,7 +533,7 @@ fn hub_connect_backoff_of_duration_max_does_not_panic() {
 
 #[test]
 fn hub_server_with_a_timeout_out_of_range_is_reported_as_failed() {
-    let hub = Hub::new([stdio("bad-hub-timeout").timeout_secs(f64::INFINITY)]);
+    let hub = Hub::new([stdio("bad-hub-timeout").with_timeout_secs(f64::INFINITY)]);
     let failures = hub.connect_all();
     assert_eq!(failures.len(), 1);
     let reason = &failures[0].reason;

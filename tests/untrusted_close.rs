@@ -32,7 +32,7 @@ fn thread_names() -> Vec<String> {
 }
 
 fn fixture(name: &str) -> ServerConfig {
-    ServerConfig::stdio(name, common::fixture::path()).timeout_secs(20.0)
+    ServerConfig::stdio(name, common::fixture::path()).with_timeout_secs(20.0)
 }
 
 #[test]

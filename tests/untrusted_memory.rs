@@ -51,8 +51,8 @@ fn peak_growth(f: impl FnOnce()) -> usize {
 
 fn fixture(name: &str, args: &[&str], limits: Limits) -> ServerConfig {
     ServerConfig::stdio(name, common::fixture::path())
-        .args(args.iter().copied())
-        .timeout_secs(30.0)
+        .with_args(args.iter().copied())
+        .with_timeout_secs(30.0)
         .with_limits(limits)
 }
 

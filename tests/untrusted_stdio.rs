@@ -20,8 +20,8 @@ const HANG: Duration = Duration::from_secs(30);
 
 fn fixture(name: &str, args: &[&str]) -> ServerConfig {
     ServerConfig::stdio(name, common::fixture::path())
-        .args(args.iter().copied())
-        .timeout_secs(20.0)
+        .with_args(args.iter().copied())
+        .with_timeout_secs(20.0)
 }
 
 /// Every log record of the test process: level, target, length and the first bytes.
@@ -393,8 +393,8 @@ fn an_oversized_answer_with_its_id_last_fails_its_call_at_once_and_others_are_un
     let c = Arc::new(
         Client::connect(
             fixture("idlast", &["--id-last"])
-                .max_message_bytes(1024 * 1024)
-                .timeout_secs(120.0),
+                .with_max_message_bytes(1024 * 1024)
+                .with_timeout_secs(120.0),
         )
         .unwrap(),
     );
@@ -431,7 +431,7 @@ fn a_write_past_the_queue_cap_fails_naming_it_and_the_connection_stays() {
     let c = Client::connect(
         fixture("stuckreader", &[])
             .with_limits(Limits::default().with_max_queued_write_bytes(256 * 1024))
-            .timeout_secs(1.0),
+            .with_timeout_secs(1.0),
     )
     .unwrap();
     assert_eq!(

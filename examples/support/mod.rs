@@ -55,7 +55,7 @@ fn this_exe() -> std::io::Result<String> {
 /// When the path of this executable cannot be found.
 pub fn fixture_server(name: impl Into<String>, flags: &[&str]) -> std::io::Result<ServerConfig> {
     let args = std::iter::once(MARKER).chain(flags.iter().copied());
-    Ok(ServerConfig::stdio(name, this_exe()?).args(args))
+    Ok(ServerConfig::stdio(name, this_exe()?).with_args(args))
 }
 
 /// A [`Command`] that starts the fixture server, for talking to it without the library.

@@ -6,7 +6,7 @@
 //! use mcp_blocking::{Hub, ServerConfig};
 //! use mcp_blocking::agent::{Agent, OpenAiChat};
 //! let hub = Hub::new([ServerConfig::stdio("everything", "npx")
-//!     .args(["-y", "@modelcontextprotocol/server-everything"])]);
+//!     .with_args(["-y", "@modelcontextprotocol/server-everything"])]);
 //! let model = OpenAiChat::new("gpt-4o-mini").api_key_from_env("OPENAI_API_KEY")?;
 //! let mut agent = Agent::new(&hub, model).system_prompt("You are terse.");
 //! let reply = agent.run("What is 2 + 3? Use the tools.")?;

@@ -199,7 +199,7 @@ type EventFn = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 /// ```no_run
 /// use mcp_blocking::{Hub, ServerConfig};
 /// use mcp_blocking::agent::{Agent, AgentEvent, OpenAiChat};
-/// let hub = Hub::new([ServerConfig::stdio("fs", "mcp-server-filesystem").args(["/data"])]);
+/// let hub = Hub::new([ServerConfig::stdio("fs", "mcp-server-filesystem").with_args(["/data"])]);
 /// let model = OpenAiChat::new("llama3.2").base_url("http://localhost:11434/v1");
 /// let mut agent = Agent::new(&hub, model)
 ///     .system_prompt("You help with files.")

@@ -665,7 +665,7 @@ fn bind_listener(
             }
         }
     }
-    super::LoopbackListener::bind(port)
+    super::LoopbackListener::bind(port).map_err(String::from)
 }
 
 /// A failed attempt and the client identity it used (none when it failed before choosing one).
@@ -761,7 +761,7 @@ fn authorize_once(
             // Only the authorization server knows `state`: any other request to the listener
             // is ignored, whatever it carries.
             l.wait_for_state(&state, *timeout)
-                .map_err(|e| with(e.into()))?
+                .map_err(|e| with(String::from(e).into()))?
         }
         (Kind::Exchange { exchange, .. }, _) => exchange(&url).map_err(|e| with(e.into()))?,
         _ => unreachable!("a loopback handler has a listener; `none` was refused"),

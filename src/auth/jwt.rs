@@ -53,7 +53,7 @@ mod tests {
     //! Assertions verify with the key's public half and carry the claims RFC 7523 asks for.
 
     use super::*;
-    use crate::config::oauth::JwtAlgorithm;
+    use crate::config::oauth::{AuthErrorKind, JwtAlgorithm};
     use base64::Engine as _;
     use ring::signature::{KeyPair, UnparsedPublicKey};
 
@@ -146,7 +146,11 @@ JrqqdNW40mnCm8b9W5uTdYX5
     #[test]
     fn a_key_of_the_wrong_kind_is_refused_unquoted() {
         let err = SigningKey::from_pem(RSA_PEM, JwtAlgorithm::Es256).unwrap_err();
-        assert!(err.contains("P-256") && !err.contains("MII"), "{err}");
+        assert_eq!(err.kind, AuthErrorKind::InvalidKey);
+        assert!(
+            err.detail.contains("P-256") && !err.detail.contains("MII"),
+            "{err}"
+        );
         assert!(SigningKey::from_pem("not a key", JwtAlgorithm::Rs256).is_err());
     }
 

@@ -17,6 +17,8 @@ use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
 use std::time::{Duration, Instant};
 
+use super::{AuthError, AuthErrorKind};
+
 /// The path the loopback listener answers on.
 const CALLBACK_PATH: &str = "/callback";
 
@@ -55,13 +57,14 @@ impl LoopbackListener {
     /// Binds `127.0.0.1:port` (0: a random free port).
     ///
     /// # Errors
-    /// The port cannot be bound.
-    pub fn bind(port: u16) -> Result<LoopbackListener, String> {
+    /// An [`AuthError`] of kind [`AuthErrorKind::Listen`] when the port cannot be bound.
+    pub fn bind(port: u16) -> Result<LoopbackListener, AuthError> {
+        let listen = |detail: String| AuthError::new(AuthErrorKind::Listen, detail);
         let listener = TcpListener::bind(("127.0.0.1", port))
-            .map_err(|e| format!("cannot listen on 127.0.0.1:{port}: {e}"))?;
+            .map_err(|e| listen(format!("cannot listen on 127.0.0.1:{port}: {e}")))?;
         let port = listener
             .local_addr()
-            .map_err(|e| format!("cannot read the listener's address: {e}"))?
+            .map_err(|e| listen(format!("cannot read the listener's address: {e}")))?
             .port();
         Ok(LoopbackListener { listener, port })
     }
@@ -76,8 +79,9 @@ impl LoopbackListener {
     /// the wait goes on.
     ///
     /// # Errors
-    /// Nothing came within `timeout`, or the listener failed.
-    pub fn wait(&self, timeout: Duration) -> Result<String, String> {
+    /// An [`AuthError`] of kind [`AuthErrorKind::TimedOut`] when nothing came within `timeout`,
+    /// of kind [`AuthErrorKind::Listen`] when the listener failed.
+    pub fn wait(&self, timeout: Duration) -> Result<String, AuthError> {
         self.wait_until(timeout, |_| true)
     }
 
@@ -88,8 +92,9 @@ impl LoopbackListener {
     /// `state`, is never acted on.
     ///
     /// # Errors
-    /// No redirect with this `state` came within `timeout`, or the listener failed.
-    pub fn wait_for_state(&self, state: &str, timeout: Duration) -> Result<String, String> {
+    /// As [`wait`](Self::wait): [`AuthErrorKind::TimedOut`] when no redirect with this `state`
+    /// came within `timeout`.
+    pub fn wait_for_state(&self, state: &str, timeout: Duration) -> Result<String, AuthError> {
         self.wait_until(timeout, |target| {
             let params = super::util::query_params(target);
             if super::util::param(&params, "state") == Some(state) {
@@ -108,20 +113,24 @@ impl LoopbackListener {
         &self,
         timeout: Duration,
         mut wanted: impl FnMut(&str) -> bool,
-    ) -> Result<String, String> {
+    ) -> Result<String, AuthError> {
+        let listen = |detail: String| AuthError::new(AuthErrorKind::Listen, detail);
         // A timeout too large to add is as good as a year.
         let deadline = Instant::now() + timeout.min(Duration::from_secs(365 * 24 * 3600));
         self.listener
             .set_nonblocking(true)
-            .map_err(|e| format!("the loopback listener failed: {e}"))?;
+            .map_err(|e| listen(format!("the loopback listener failed: {e}")))?;
         let mut conns: Vec<Conn> = Vec::new();
         loop {
             let now = Instant::now();
             if now >= deadline {
-                return Err(format!(
-                    "no browser came back to {} within {:.0} s",
-                    self.redirect_uri(),
-                    timeout.as_secs_f64()
+                return Err(AuthError::new(
+                    AuthErrorKind::TimedOut,
+                    format!(
+                        "no browser came back to {} within {:.0} s",
+                        self.redirect_uri(),
+                        timeout.as_secs_f64()
+                    ),
                 ));
             }
             conns.retain(|c| {
@@ -138,7 +147,8 @@ impl LoopbackListener {
                 .map(|c| c.deadline)
                 .fold(deadline, Instant::min);
             let (listener_ready, ready) =
-                readable(&self.listener, &conns, wake.saturating_duration_since(now))?;
+                readable(&self.listener, &conns, wake.saturating_duration_since(now))
+                    .map_err(listen)?;
             for i in ready.into_iter().rev() {
                 match conns[i].read() {
                     Progress::Waiting => continue,
@@ -155,7 +165,7 @@ impl LoopbackListener {
                 conns.remove(i);
             }
             if listener_ready {
-                self.accept(&mut conns)?;
+                self.accept(&mut conns).map_err(listen)?;
             }
         }
     }

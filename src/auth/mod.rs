@@ -1,7 +1,7 @@
 //! OAuth 2.1 authorization for remote (Streamable HTTP and legacy SSE) servers, as the MCP
 //! specification describes it.
 //!
-//! Give a server an [`OAuthConfig`] with [`ServerConfig::oauth`](crate::ServerConfig::oauth).
+//! Give a server an [`OAuthConfig`] with [`ServerConfig::with_oauth`](crate::ServerConfig::with_oauth).
 //! When the server answers any request with HTTP 401, or 403 `insufficient_scope`, the client
 //! authorizes and sends the request again (at most 3 authorizations per request), then every
 //! request carries `Authorization: Bearer …`:
@@ -100,7 +100,7 @@
 //!     eprintln!("Sign in at: {url}");
 //! }))
 //! .token_store(FileTokenStore::new("/home/me/.config/myapp/tokens.json"));
-//! let client = Client::connect(ServerConfig::http("api", "https://example.com/mcp").oauth(oauth))?;
+//! let client = Client::connect(ServerConfig::http("api", "https://example.com/mcp").with_oauth(oauth))?;
 //! # Ok::<(), mcp_blocking::Error>(())
 //! ```
 
@@ -117,8 +117,9 @@ use std::time::Duration;
 
 // The settings are plain data of `config`; the flow and the state it keeps are here.
 pub use crate::config::oauth::{
-    FileTokenStore, JwtAlgorithm, MemoryTokenStore, OAuthConfig, RedirectHandler, Secret,
-    SigningKey, StoredClient, StoredTokens, TokenStore, DEFAULT_LOGIN_TIMEOUT, MAX_TOKEN_LIFETIME,
+    AuthError, AuthErrorKind, FileTokenStore, JwtAlgorithm, MemoryTokenStore, OAuthConfig,
+    RedirectHandler, Secret, SigningKey, StoredClient, StoredTokens, TokenStore,
+    DEFAULT_LOGIN_TIMEOUT, MAX_TOKEN_LIFETIME,
 };
 pub use loopback::LoopbackListener;
 
@@ -141,10 +142,12 @@ impl OAuthConfig {
     /// entries went.
     ///
     /// # Errors
-    /// The store failed.
-    pub fn logout(&self, server_url: &str) -> Result<usize, String> {
+    /// An [`AuthError`] of kind [`AuthErrorKind::Store`] when the store failed.
+    pub fn logout(&self, server_url: &str) -> Result<usize, AuthError> {
         OAuth::of(self).forget(server_url);
-        self.store.remove(server_url)
+        self.store
+            .remove(server_url)
+            .map_err(|e| AuthError::new(AuthErrorKind::Store, e))
     }
 
     /// Authorizes now for the server at `server_url`, without waiting for it to ask: discovery
@@ -187,10 +190,10 @@ impl OAuthConfig {
 }
 
 /// `config` with its OAuth at work: unless an auth provider was set after
-/// [`ServerConfig::oauth`], requests carry the access token of the settings' state (shared with
+/// [`ServerConfig::with_oauth`], requests carry the access token of the settings' state (shared with
 /// every client of a clone of them), refreshed before it expires.
 pub(crate) fn attach(mut config: ServerConfig) -> ServerConfig {
-    let (Some(settings), Some(url)) = (config.oauth_config(), config.url()) else {
+    let (Some(settings), Some(url)) = (config.oauth(), config.url()) else {
         return config;
     };
     let (oauth, url) = (OAuth::of(settings), url.to_owned());
@@ -331,14 +334,17 @@ mod tests {
             } else {
                 ServerConfig::sse("s", "http://127.0.0.1:9/sse")
             };
-            let settings_only = base.clone().auth_provider(fixed()).oauth(headless());
+            let settings_only = base
+                .clone()
+                .with_auth_provider(fixed())
+                .with_oauth(headless());
             assert!(
                 provider_of(&settings_only).is_none(),
                 "settings carry no provider"
             );
             // At work, the token of the (empty) state: no header yet.
             assert_eq!(provider_of(&attach(settings_only)), Some(Ok(String::new())));
-            let later = base.oauth(headless()).auth_provider(fixed());
+            let later = base.with_oauth(headless()).with_auth_provider(fixed());
             assert_eq!(provider_of(&attach(later)), Some(Ok("Bearer fixed".into())));
         }
     }

@@ -20,7 +20,7 @@ use super::connection::Connection;
 use super::options::CallOptions;
 use super::Client;
 use crate::config::ProtocolEra;
-use crate::error::Error;
+use crate::error::{Error, ProtocolErrorKind};
 use crate::protocol::wire::{Action, Op, Refusal, Reply, Retried, Retry, Step};
 use crate::sync::lock;
 
@@ -95,13 +95,17 @@ impl Client {
                 .read(method, payload, max_echo)
                 .map_err(|r| match r {
                     Refusal::Malformed(e) => self.malformed(method, &e),
-                    Refusal::Protocol(detail) => self.protocol(detail),
+                    Refusal::Protocol(detail) => {
+                        self.protocol(ProtocolErrorKind::Unexpected, detail)
+                    }
                 })?;
             match step {
                 Step::Done(reply) => return Ok(Answer::Done(reply)),
                 Step::Task(task) => return Ok(Answer::Task(task)),
                 Step::Input { requests, state } => {
-                    rounds.begin(method).map_err(|d| self.protocol(d))?;
+                    rounds
+                        .begin(method)
+                        .map_err(|d| self.protocol(ProtocolErrorKind::TooMany, d))?;
                     let mut responses = Map::new();
                     for (key, request) in requests {
                         let answer = conn.sink.ctx.answer_input(&request)?;
@@ -159,9 +163,10 @@ impl Client {
     }
 
     /// A protocol error of this server.
-    fn protocol(&self, detail: String) -> Error {
+    fn protocol(&self, kind: ProtocolErrorKind, detail: String) -> Error {
         Error::Protocol {
             server: self.server_name().to_owned(),
+            kind,
             detail,
         }
     }
@@ -258,7 +263,7 @@ mod tests {
     fn input_rounds_are_bounded_and_an_unknown_result_type_is_refused() {
         let server = stubborn();
         let config = ServerConfig::stdio("stubborn", "unused")
-            .protocol_mode(ProtocolMode::Modern)
+            .with_protocol(ProtocolMode::Modern)
             .with_limits(crate::config::Limits::default().with_max_input_rounds(3));
         let client = server
             .client_builder_for(config)

@@ -65,14 +65,9 @@ impl Client {
         // the handshake share the timeout (a probe that goes unanswered does not double it).
         let deadline = crate::deadline::add(started, timeout);
         let parts = self.parts(&server);
-        #[cfg(any(test, feature = "testing"))]
-        if let Some(in_process) = &self.in_process {
-            let t: Arc<dyn Transport> = Arc::new(crate::transport::memory::MemoryTransport::new(
-                &server,
-                parts.sink.clone(),
-                Arc::clone(in_process),
-            ));
-            return self.finish(server, parts, t, "the in-process server".into(), deadline);
+        if let Some(opener) = &self.opener {
+            let t = opener.open(&server, parts.sink.clone());
+            return self.finish(server, parts, t, opener.target(), deadline);
         }
         let target = self.target();
         let transport: Arc<dyn Transport> = match self.config.transport() {
@@ -215,7 +210,7 @@ impl Client {
 
     /// The OAuth settings and the server URL, when the server uses OAuth.
     pub(super) fn oauth_hook(&self) -> Option<(crate::auth::OAuth, String)> {
-        let oauth = crate::auth::OAuth::of(self.config.oauth_config()?);
+        let oauth = crate::auth::OAuth::of(self.config.oauth()?);
         // Requests to the authorization server use this server's proxy and TLS roots.
         oauth.bind(&self.config);
         Some((oauth, self.config.url()?.to_owned()))
@@ -312,11 +307,10 @@ impl Client {
         }
     }
 
-    /// The identity under which the era of this server is remembered; `None` for an in-process
-    /// server (its config names no real transport).
+    /// The identity under which the era of this server is remembered; `None` for a server
+    /// reached through an opener (its config names no real transport).
     fn era_key(&self) -> Option<u64> {
-        #[cfg(any(test, feature = "testing"))]
-        if self.in_process.is_some() {
+        if self.opener.is_some() {
             return None;
         }
         era_cache::key(self.config.transport())

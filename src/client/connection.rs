@@ -12,7 +12,7 @@ use super::dispatch::ClientSink;
 use super::options::CallOptions;
 use super::subscriptions::Listens;
 use crate::deadline;
-use crate::error::Error;
+use crate::error::{Error, ProtocolErrorKind};
 use crate::handler::CLOSE_GRACE;
 use crate::model::InitializeResult;
 use crate::protocol::jsonrpc::{Payload, RequestId};
@@ -230,12 +230,19 @@ impl Connection {
             },
             Failure::Unusable(detail) => Error::Protocol {
                 server: self.server.to_string(),
+                kind: ProtocolErrorKind::Ended,
+                detail,
+            },
+            Failure::TooLarge(detail) => Error::Protocol {
+                server: self.server.to_string(),
+                kind: ProtocolErrorKind::TooLarge,
                 detail,
             },
             // Worded as a result that fails to parse is (see `Client::typed`): a peeked stdio
             // line is checked only there, and both read the same.
             Failure::Malformed(m) => Error::Protocol {
                 server: self.server.to_string(),
+                kind: ProtocolErrorKind::Malformed,
                 detail: format!("malformed `{method}` result: {m}"),
             },
             Failure::Closed {

@@ -227,8 +227,8 @@ mod tests {
     /// legacy for the built-in in-process server).
     fn auto(server: &TestServer, timeout: f64) -> crate::ClientBuilder {
         let config = ServerConfig::stdio("old", "unused")
-            .timeout_secs(timeout)
-            .protocol_mode(ProtocolMode::Auto);
+            .with_timeout_secs(timeout)
+            .with_protocol(ProtocolMode::Auto);
         crate::Client::builder(config).in_process(std::sync::Arc::new(server.clone()))
     }
 

@@ -33,7 +33,9 @@ use super::options::Handlers;
 use crate::config::{Limits, Secrets};
 use crate::deadline;
 use crate::error::Error;
-use crate::handler::{set_close_signal, CloseSignal, HandlerError, Notification, CLOSE_GRACE};
+use crate::handler::{
+    set_close_signal, set_drop_counter, CloseSignal, HandlerError, Notification, CLOSE_GRACE,
+};
 use crate::model::{ElicitAction, ElicitParams, LoggingMessage, Root};
 use crate::protocol::jsonrpc::{
     ErrorCode, InNotification, InRequest, Inbound, RequestId, RpcError,
@@ -400,12 +402,14 @@ impl ClientSink {
         };
         let (alive, ended) = crossbeam_channel::bounded::<()>(0);
         let signal = self.ctx.closing.clone();
+        let dropped = Arc::clone(&self.ctx.handlers.channel_dropped);
         let spawned = std::thread::Builder::new()
             .name(format!("mcp-{kind}-{}", self.ctx.server))
             .spawn(move || {
                 // Dropped last, as the thread ends: `finish_stop` waits on it.
                 let _alive = alive;
                 set_close_signal(signal);
+                set_drop_counter(dropped);
                 body();
             });
         match spawned {

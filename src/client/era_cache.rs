@@ -82,7 +82,7 @@ mod tests {
 
     fn stdio(command: &str, arg: &str) -> TransportConfig {
         crate::ServerConfig::stdio("cached", command)
-            .args([arg])
+            .with_args([arg])
             .transport()
             .clone()
     }

@@ -15,7 +15,7 @@ use super::options::CallOptions;
 use super::subscriptions::{Listen, ListenEvent};
 use super::Client;
 use crate::config::MAX_TIMEOUT;
-use crate::error::{Error, ErrorCode};
+use crate::error::{Error, ErrorCode, ProtocolErrorKind};
 use crate::protocol::era;
 use crate::protocol::wire::Grant;
 use crate::sync::lock;
@@ -73,6 +73,7 @@ impl Client {
             })
             .map_err(|e| Error::Protocol {
                 server: self.server_name().to_owned(),
+                kind: ProtocolErrorKind::Other,
                 detail: format!("could not start the subscription thread: {e}"),
             })?;
         let outcome = rx.recv_timeout(self.config.timeout());
@@ -87,6 +88,7 @@ impl Client {
                 let _ = thread.join();
                 return Err(r.err().unwrap_or_else(|| Error::Protocol {
                     server: self.server_name().to_owned(),
+                    kind: ProtocolErrorKind::Ended,
                     detail: "`subscriptions/listen` ended before it was acknowledged".into(),
                 }));
             }
@@ -110,6 +112,7 @@ impl Client {
                 thread,
                 Error::Protocol {
                     server: self.server_name().to_owned(),
+                    kind: ProtocolErrorKind::Unexpected,
                     detail: "the subscription acknowledgement has no subscription id".into(),
                 },
             );

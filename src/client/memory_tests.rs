@@ -7,7 +7,7 @@ use serde_json::{json, Value};
 
 use super::{CallOptions, Client};
 use crate::config::ServerConfig;
-use crate::error::{ConnectErrorKind, Error};
+use crate::error::{ConnectErrorKind, Error, InvalidArgumentKind, ProtocolErrorKind};
 use crate::protocol::jsonrpc::ErrorCode;
 
 type Sent = crate::testing::TestServer;
@@ -17,8 +17,8 @@ fn client(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client, 
     client_with(
         Client::builder(
             ServerConfig::stdio("mem", "unused")
-                .protocol_mode(crate::config::ProtocolMode::Legacy)
-                .timeout_secs(1.0),
+                .with_protocol(crate::config::ProtocolMode::Legacy)
+                .with_timeout_secs(1.0),
         ),
         f,
     )
@@ -310,8 +310,8 @@ fn server_ping_is_answered_with_an_empty_object() {
 fn url_mode_elicitation_is_refused_with_invalid_params() {
     let builder = Client::builder(
         ServerConfig::stdio("mem", "unused")
-            .protocol_mode(crate::config::ProtocolMode::Legacy)
-            .timeout_secs(1.0),
+            .with_protocol(crate::config::ProtocolMode::Legacy)
+            .with_timeout_secs(1.0),
     )
     .elicitation(|_: &str, _| Ok(crate::model::ElicitResult::decline()));
     let (c, sent) = client_with(
@@ -333,8 +333,8 @@ fn url_mode_elicitation_is_refused_with_invalid_params() {
 fn a_handler_error_reaches_the_server() {
     let builder = Client::builder(
         ServerConfig::stdio("mem", "unused")
-            .protocol_mode(crate::config::ProtocolMode::Legacy)
-            .timeout_secs(1.0),
+            .with_protocol(crate::config::ProtocolMode::Legacy)
+            .with_timeout_secs(1.0),
     )
     .sampling(|_: &str, _| Err(crate::handler::HandlerError::rejected("no thanks")));
     let (c, _) = client_with(
@@ -393,7 +393,7 @@ fn an_out_of_range_call_timeout_sends_nothing() {
     ] {
         let err = c.call_tool_with("t", json!({}), &opts).unwrap_err();
         assert!(
-            matches!(&err, Error::InvalidArgument { server, detail }
+            matches!(&err, Error::InvalidArgument { server, kind: InvalidArgumentKind::OutOfRange, detail }
                 if server == "mem" && detail.starts_with("CallOptions::")),
             "{err:?}"
         );
@@ -407,8 +407,8 @@ fn patient(f: impl Fn(&Value) -> Vec<Value> + Send + Sync + 'static) -> (Client,
     client_with(
         Client::builder(
             ServerConfig::stdio("mem", "unused")
-                .protocol_mode(crate::config::ProtocolMode::Legacy)
-                .timeout_secs(30.0),
+                .with_protocol(crate::config::ProtocolMode::Legacy)
+                .with_timeout_secs(30.0),
         ),
         f,
     )
@@ -505,7 +505,16 @@ fn each_malformed_response_fails_its_call_at_once_naming_the_server() {
         let (c, _) = patient(odd_server(move |id| with_id(reply.clone(), id)));
         c.open().unwrap();
         let err = prompt(|| c.call_tool("t", json!({}))).unwrap_err();
-        assert!(matches!(err, Error::Protocol { .. }), "{odd}: {err:?}");
+        assert!(
+            matches!(
+                err,
+                Error::Protocol {
+                    kind: ProtocolErrorKind::Malformed,
+                    ..
+                }
+            ),
+            "{odd}: {err:?}"
+        );
         assert_eq!(
             err.to_string(),
             format!("server `mem`: protocol error: malformed `tools/call` result: {why}"),
@@ -531,7 +540,7 @@ fn malformed_responses_in_a_batch_fail_their_calls_and_the_rest_is_delivered() {
         c.open().unwrap();
         let err = prompt(|| c.call_tool("t", json!({}))).unwrap_err();
         assert!(
-            matches!(&err, Error::Protocol { server, detail } if server == "mem" && detail.ends_with(why)),
+            matches!(&err, Error::Protocol { server, kind: ProtocolErrorKind::Malformed, detail } if server == "mem" && detail.ends_with(why)),
             "{odd}: {err:?}"
         );
         c.ping().unwrap();
@@ -570,8 +579,8 @@ fn an_error_without_an_id_has_its_message_cut_to_the_echo_limit() {
     let (c, _) = client_with(
         Client::builder(
             ServerConfig::stdio("mem", "unused")
-                .protocol_mode(crate::config::ProtocolMode::Legacy)
-                .timeout_secs(30.0)
+                .with_protocol(crate::config::ProtocolMode::Legacy)
+                .with_timeout_secs(30.0)
                 .with_limits(limits),
         ),
         odd_server(

@@ -1,7 +1,7 @@
 //! [`Client`]: one MCP server, blocking calls, safe to share between threads.
 //!
 //! ```text
-//!   new() ──open()──> connected ──disconnect()/close()/drop──> disconnected ──open()──> ...
+//!   new() ──open()──> connected ──close()/drop──> disconnected ──open()──> ...
 //!            │  spawn or reach the server, `initialize`, check the version, `initialized`
 //!            │  (modern era, 2026-07-28: `server/discover` instead; see `discover.rs`)
 //!            └─ Err: the server, the command or url, and the server's last stderr lines
@@ -30,7 +30,9 @@ mod discover;
 mod dispatch;
 mod era_cache;
 mod listen;
+mod opener;
 mod options;
+mod renamed;
 mod subscriptions;
 mod task_calls;
 mod tasks;
@@ -43,7 +45,7 @@ use serde::de::DeserializeOwned;
 use serde_json::{json, Map, Value};
 
 use crate::config::{ProtocolEra, ServerConfig};
-use crate::error::Error;
+use crate::error::{Error, InvalidArgumentKind, ProtocolErrorKind};
 use crate::model::{
     CallToolResult, CompleteResult, CompletionReference, DiscoverResult, GetPromptResult,
     Implementation, InitializeResult, ListPromptsResult, ListResourceTemplatesResult,
@@ -55,6 +57,7 @@ use crate::transport::stdio::ConnectionPoller;
 pub use builder::ClientBuilder;
 use call::Answer;
 use connection::Connection;
+use opener::Opener;
 
 /// How long [`Client::cancel_pending`] waits to send each `notifications/cancelled`.
 const CANCEL_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
@@ -71,8 +74,8 @@ pub use tasks::TaskHandle;
 /// ```no_run
 /// use mcp_blocking::{Client, ServerConfig};
 /// let server = ServerConfig::stdio("fs", "npx")
-///     .args(["-y", "@modelcontextprotocol/server-filesystem", "/data"])
-///     .timeout_secs(30.0);
+///     .with_args(["-y", "@modelcontextprotocol/server-filesystem", "/data"])
+///     .with_timeout_secs(30.0);
 /// let client = Client::connect(server)?;
 /// for tool in client.list_tools()? {
 ///     println!("{}: {}", tool.name, tool.description());
@@ -89,11 +92,10 @@ pub struct Client {
     handlers: Arc<Handlers>,
     roots: Arc<RwLock<Option<Vec<Root>>>>,
     state: RwLock<Option<Arc<Connection>>>,
-    /// Serialises `open` and `disconnect`.
+    /// Serialises `open` and `close`.
     lifecycle: Mutex<()>,
-    /// An in-process server instead of the configured transport (see `mcp_blocking::testing`).
-    #[cfg(any(test, feature = "testing"))]
-    in_process: Option<Arc<dyn crate::transport::memory::InProcessServer>>,
+    /// What opens the transport instead of the configured one, if anything.
+    opener: Option<Arc<dyn Opener>>,
 }
 
 impl std::fmt::Debug for Client {
@@ -114,8 +116,7 @@ impl Client {
             client_info: Implementation::new("mcp-blocking", env!("CARGO_PKG_VERSION")),
             handlers: Handlers::default(),
             roots: None,
-            #[cfg(any(test, feature = "testing"))]
-            in_process: None,
+            opener: None,
         }
     }
 
@@ -156,7 +157,7 @@ impl Client {
     /// let client = Client::with_poller(ServerConfig::stdio("fs", "mcp-server-filesystem"), &poller);
     /// client.open()?;
     /// assert!(client.is_connected());
-    /// client.disconnect()?;
+    /// client.close()?;
     /// # Ok::<(), mcp_blocking::Error>(())
     /// ```
     ///
@@ -178,7 +179,8 @@ impl Client {
     }
 
     /// Closes the connection (stdio: stdin closed, then SIGTERM and SIGKILL to the process group
-    /// if needed). Pending calls fail with [`Error::Closed`]. A no-op when not connected.
+    /// if needed). Pending calls fail with [`Error::Closed`]. A no-op when not connected; the
+    /// client can [`open`](Self::open) again. Dropping the client does the same.
     ///
     /// It returns in bounded time, whatever the handlers do: the handlers are told first
     /// ([`handler::close_signal`](crate::handler::close_signal)), and a handler still running
@@ -197,22 +199,13 @@ impl Client {
     ///
     /// # Errors
     /// A transport error met while closing; the connection is closed anyway.
-    pub fn disconnect(&self) -> Result<(), Error> {
+    #[doc(alias = "disconnect")]
+    pub fn close(&self) -> Result<(), Error> {
         let _guard = lock(&self.lifecycle);
         match self.take_connection() {
             Some(conn) => conn.shutdown(),
             None => Ok(()),
         }
-    }
-
-    /// Closes the connection gracefully; the same as [`disconnect`](Self::disconnect), and
-    /// bounded in time the same way even while a handler runs. Dropping the client does the
-    /// same.
-    ///
-    /// # Errors
-    /// As [`disconnect`](Self::disconnect).
-    pub fn close(&self) -> Result<(), Error> {
-        self.disconnect()
     }
 
     /// Whether the handshake completed and the connection has not ended since.
@@ -230,11 +223,6 @@ impl Client {
     /// The server's configured name.
     pub fn server_name(&self) -> &str {
         self.config.name()
-    }
-
-    /// `{server, connected}`: the config (as [`ServerConfig::to_json`]) and whether it is connected.
-    pub fn to_json(&self) -> Value {
-        json!({ "server": self.config.to_json(), "connected": self.is_connected() })
     }
 
     /// The server's whole `initialize` result, when connected.
@@ -556,6 +544,7 @@ impl Client {
                 if let Some((k, v)) = m.iter().find(|(_, v)| !v.is_string()) {
                     return Err(Error::InvalidArgument {
                         server: self.server_name().to_owned(),
+                        kind: InvalidArgumentKind::WrongType,
                         detail: format!(
                             "prompt argument `{k}` must be a string, got {}",
                             json_kind(v)
@@ -567,6 +556,7 @@ impl Client {
             other => {
                 return Err(Error::InvalidArgument {
                     server: self.server_name().to_owned(),
+                    kind: InvalidArgumentKind::WrongType,
                     detail: format!(
                         "prompt arguments must be a JSON object, got {}",
                         json_kind(&other)
@@ -695,6 +685,7 @@ impl Client {
     fn malformed(&self, method: &str, e: &serde_json::Error) -> Error {
         self.redacted(Error::Protocol {
             server: self.server_name().to_owned(),
+            kind: ProtocolErrorKind::Malformed,
             detail: format!("malformed `{method}` result: {e}"),
         })
     }
@@ -719,6 +710,7 @@ impl Client {
                     if !seen.insert(next.clone()) {
                         return Err(self.redacted(Error::Protocol {
                             server: self.server_name().to_owned(),
+                            kind: ProtocolErrorKind::Unexpected,
                             detail: format!(
                                 "the server repeated the cursor `{next}`; stopping pagination"
                             ),
@@ -814,7 +806,6 @@ mod tests {
         let c = Client::new(ServerConfig::stdio("fs", "true"));
         assert!(!c.is_connected());
         assert!(matches!(c.ping(), Err(Error::NotConnected { server }) if server == "fs"));
-        assert_eq!(c.to_json()["connected"], json!(false));
-        assert_eq!(c.to_json()["server"]["name"], json!("fs"));
+        assert_eq!(c.config().to_json()["name"], json!("fs"));
     }
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use crate::config::{show_duration, timeout_in_range, TIMEOUT_RANGE};
-use crate::error::Error;
+use crate::error::{Error, InvalidArgumentKind};
 use crate::handler::{ElicitationHandler, NotificationHandler, SamplingHandler};
 use crate::model::{Progress, Task};
 
@@ -132,6 +132,7 @@ impl CallOptions {
             if let Some(d) = value.filter(|d| !timeout_in_range(*d)) {
                 return Err(Error::InvalidArgument {
                     server: server.to_owned(),
+                    kind: InvalidArgumentKind::OutOfRange,
                     detail: format!(
                         "CallOptions::{option} must be {TIMEOUT_RANGE}, found {}",
                         show_duration(d)
@@ -150,8 +151,8 @@ pub(crate) struct Handlers {
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
     pub(crate) notifications: Vec<Arc<dyn NotificationHandler>>,
     /// Notifications dropped because a [`notification_channel`] was full (shared by a
-    /// client's channels).
+    /// client's channels, which count here from its dispatcher threads).
     ///
-    /// [`notification_channel`]: super::ClientBuilder::notification_channel
+    /// [`notification_channel`]: crate::handler::notification_channel
     pub(crate) channel_dropped: Arc<std::sync::atomic::AtomicU64>,
 }

@@ -10,8 +10,7 @@ use serde_json::{json, Map, Value};
 use super::options::CallOptions;
 use super::tasks::{TaskCtx, TaskHandle, MAX_QUEUED_TASK_PROGRESS};
 use super::Client;
-use crate::error::Error;
-use crate::error::TaskErrorKind;
+use crate::error::{Error, InvalidArgumentKind, ProtocolErrorKind, TaskErrorKind};
 use crate::model::{CallToolResult, CreateTaskResult, ListTasksResult, Task, TasksCapability};
 use crate::sync::lock;
 
@@ -257,6 +256,7 @@ impl Client {
             if count > cap {
                 return Err(Error::Protocol {
                     server: self.server_name().to_owned(),
+                    kind: ProtocolErrorKind::TooMany,
                     detail: format!(
                         "the server lists more than {cap} tasks (`max_listed_tasks`); read them \
                          page by page with `list_tasks_page`"
@@ -308,6 +308,7 @@ impl Client {
             Err(kind) => {
                 return Err(Error::InvalidArgument {
                     server: self.server_name().to_owned(),
+                    kind: InvalidArgumentKind::WrongType,
                     detail: format!("tool arguments must be a JSON object, got {kind}"),
                 })
             }

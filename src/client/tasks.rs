@@ -28,7 +28,7 @@ use super::connection::Connection;
 use super::options::CallOptions;
 use crate::config::{Secrets, MAX_TIMEOUT};
 use crate::deadline;
-use crate::error::{Error, TaskErrorKind};
+use crate::error::{Error, ProtocolErrorKind, TaskErrorKind};
 use crate::model::{CallToolResult, CreateTaskResult, Progress, Task, TaskStatus, TasksCapability};
 
 /// The progress updates of a task that may wait for its caller to read them.
@@ -110,6 +110,7 @@ impl TaskCtx {
         payload.parse().map_err(|e| {
             Error::Protocol {
                 server: self.server(),
+                kind: ProtocolErrorKind::Malformed,
                 detail: format!("malformed `{method}` result: {e}"),
             }
             .redact(&self.secrets)
@@ -366,8 +367,8 @@ impl TaskHandle {
                                 }
                                 Settled::Done(r) => break Some(r),
                             },
-                            Err(_) => break Some(Err(Error::Protocol {
-                                server: ctx.server(),
+                            Err(_) => break Some(Err(Error::Protocol { server: ctx.server(),
+                                kind: ProtocolErrorKind::Ended,
                                 detail: format!("the wait for task `{task_id}` ended without an answer"),
                             })),
                         },

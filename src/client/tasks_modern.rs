@@ -30,7 +30,7 @@ use super::tasks::{TaskCtx, TaskHandle};
 use super::Client;
 use crate::config::ProtocolEra;
 use crate::deadline;
-use crate::error::{Error, ErrorCode, TaskErrorKind};
+use crate::error::{Error, ErrorCode, ProtocolErrorKind, TaskErrorKind};
 use crate::model::{CallToolResult, CreateTaskResult, Task, TaskStatus};
 use crate::protocol::task_end::{task_end, task_of, TaskEnd};
 use crate::protocol::wire::TASKS_EXTENSION;
@@ -101,6 +101,7 @@ impl TaskCtx {
         task_of(v).map_err(|e| {
             Error::Protocol {
                 server: self.server(),
+                kind: ProtocolErrorKind::Malformed,
                 detail: format!("malformed `tasks/get` result: {e}"),
             }
             .redact(&self.secrets)
@@ -125,6 +126,7 @@ impl TaskCtx {
             serde_json::from_value::<CallToolResult>(r.clone()).map_err(|e| {
                 Error::Protocol {
                     server: self.server(),
+                    kind: ProtocolErrorKind::Malformed,
                     detail: format!("malformed result of task `{}`: {e}", task.task_id),
                 }
                 .redact(&self.secrets)
@@ -134,6 +136,7 @@ impl TaskCtx {
             TaskEnd::Result(r) => parse(r),
             TaskEnd::NoResult => Err(Error::Protocol {
                 server: self.server(),
+                kind: ProtocolErrorKind::Unexpected,
                 detail: format!("the completed task `{}` has no result", task.task_id),
             }),
             TaskEnd::Failed {
@@ -391,7 +394,7 @@ mod tests {
     #[test]
     fn missing_extension_is_typed_and_a_task_where_none_may_be_is_refused() {
         let server = needs_tasks();
-        let config = ServerConfig::stdio("needy", "unused").protocol_mode(ProtocolMode::Modern);
+        let config = ServerConfig::stdio("needy", "unused").with_protocol(ProtocolMode::Modern);
         let client = server
             .client_builder_for(config)
             .connect()

@@ -540,7 +540,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
     let secrets = secrets.clone();
     let mut server = ServerConfig::with_transport(name, transport);
     if let Some(oauth) = oauth {
-        server = server.oauth(oauth);
+        server = server.with_oauth(oauth);
     }
     server.description = description;
     server.timeout = timeout;

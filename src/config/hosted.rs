@@ -262,10 +262,10 @@ impl HostedMcpServer {
         let mut c = ServerConfig::http(&self.server_label, &self.server_url)
             .with_description(self.server_description.clone().unwrap_or_default());
         for (k, v) in &self.headers {
-            c = c.header(k, v);
+            c = c.with_header(k, v);
         }
         if let Some(a) = &self.authorization {
-            c = c.bearer_token(a);
+            c = c.with_bearer_token(a);
         }
         c
     }

@@ -74,7 +74,7 @@ impl ServerConfig {
     /// ```
     /// use mcp_blocking::ServerConfig;
     /// use serde_json::json;
-    /// let s = ServerConfig::sse("y", "http://x").timeout_secs(30.0);
+    /// let s = ServerConfig::sse("y", "http://x").with_timeout_secs(30.0);
     /// assert_eq!(s.to_json(), json!({
     ///     "name": "y", "description": "", "transport": {"type": "sse", "url": "http://x"}, "timeout": 30.0
     /// }));

@@ -8,7 +8,7 @@ use std::time::Duration;
 /// is a typed error or a logged drop that names the cap (never a slow growth of memory).
 ///
 /// Set them on a server with [`ServerConfig::with_limits`](crate::ServerConfig::with_limits)
-/// (or [`ServerConfig::max_message_bytes`](crate::ServerConfig::max_message_bytes) for the most
+/// (or [`ServerConfig::with_max_message_bytes`](crate::ServerConfig::with_max_message_bytes) for the most
 /// common one). The `Agent` fields cap what a model's answer can make an
 /// [`Agent`](crate::agent::Agent) do; set them with
 /// [`Agent::limits`](crate::agent::Agent::limits).

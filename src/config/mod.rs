@@ -32,6 +32,7 @@ mod protocol;
 pub(crate) mod proxy_url;
 mod redact;
 mod remote;
+mod renamed;
 mod suggest;
 mod template;
 mod yaml;
@@ -79,7 +80,7 @@ pub(crate) const REDACTED: &str = "<redacted>";
 
 /// A callback that returns the value of the `Authorization` header, called before each request
 /// (Streamable HTTP and legacy SSE: every request; WebSocket: the handshake). Its value replaces
-/// any `Authorization` header set with [`ServerConfig::header`] or [`ServerConfig::bearer_token`].
+/// any `Authorization` header set with [`ServerConfig::with_header`] or [`ServerConfig::with_bearer_token`].
 /// An `Err` fails that request (or the connect) with [`Error::Transport`](crate::Error::Transport)
 /// naming the server. An empty value sends no `Authorization` header (nor a configured one).
 #[derive(Clone)]
@@ -157,7 +158,7 @@ pub struct HttpConfig {
     pub root_certificates: Vec<Vec<u8>>,
     /// Follow redirects to another origin (without the configured headers and auth provider);
     /// by default such a redirect fails the request. See
-    /// [`ServerConfig::follow_cross_origin_redirects`].
+    /// [`ServerConfig::with_follow_cross_origin_redirects`].
     pub follow_cross_origin_redirects: bool,
     /// Whether requests go through a proxy (default: as the environment says).
     pub proxy: ProxyConfig,
@@ -383,9 +384,9 @@ const HTTP_AND_SSE_SERVERS: &str = "streamable-http and sse servers";
 /// ```
 /// use mcp_blocking::ServerConfig;
 /// let fs = ServerConfig::stdio("fs", "npx")
-///     .args(["-y", "@modelcontextprotocol/server-filesystem", "/data"])
-///     .env("DEBUG", "1")
-///     .timeout_secs(30.0);
+///     .with_args(["-y", "@modelcontextprotocol/server-filesystem", "/data"])
+///     .with_env("DEBUG", "1")
+///     .with_timeout_secs(30.0);
 /// fs.validate()?;
 /// assert_eq!(fs.transport_type(), "stdio");
 /// assert_eq!(fs.timeout().as_secs(), 30);
@@ -401,7 +402,7 @@ const HTTP_AND_SSE_SERVERS: &str = "streamable-http and sse servers";
 /// together), [`DEFAULT_TIMEOUT`] (15 s) unless set. A call can override it with
 /// [`CallOptions::timeout`](crate::CallOptions::timeout).
 ///
-/// **In code the value is exact.** [`timeout_secs(1800.0)`](ServerConfig::timeout_secs) is 30
+/// **In code the value is exact.** [`with_timeout_secs(1800.0)`](ServerConfig::with_timeout_secs) is 30
 /// minutes, `timeout_secs(0.25)` is 250 ms, and [`with_timeout`](ServerConfig::with_timeout) takes
 /// a [`Duration`] as it is.
 ///
@@ -422,7 +423,7 @@ const HTTP_AND_SSE_SERVERS: &str = "streamable-http and sse servers";
 ///
 /// - in a file or [`from_value`](ServerConfig::from_value): when it is read (`timeout: 0`,
 ///   `timeout: -5`, `timeout: .nan`, `timeout: 1e300`);
-/// - in code: a chainable setter cannot fail, so [`timeout_secs`](ServerConfig::timeout_secs) and
+/// - in code: a chainable setter cannot fail, so [`with_timeout_secs`](ServerConfig::with_timeout_secs) and
 ///   [`with_timeout`](ServerConfig::with_timeout) record the bad value, leave
 ///   [`timeout`](ServerConfig::timeout) as it was, and [`validate`](ServerConfig::validate) (which
 ///   [`Client::connect`](crate::Client::connect) calls) returns the error. A later valid setting
@@ -432,14 +433,14 @@ const HTTP_AND_SSE_SERVERS: &str = "streamable-http and sse servers";
 /// use std::time::Duration;
 /// use mcp_blocking::ServerConfig;
 /// use mcp_blocking::config::ConfigErrorKind;
-/// let code = ServerConfig::stdio("fs", "mcp-fs").timeout_secs(1800.0);
+/// let code = ServerConfig::stdio("fs", "mcp-fs").with_timeout_secs(1800.0);
 /// assert_eq!(code.timeout(), Duration::from_secs(30 * 60));
 /// let file = ServerConfig::from_value(&serde_json::json!({
 ///     "name": "fs", "transport": {"type": "stdio", "command": "mcp-fs"}, "timeout": 5000
 /// }))?;
 /// assert_eq!(file.timeout(), Duration::from_secs(5));
 ///
-/// let bad = ServerConfig::stdio("fs", "mcp-fs").timeout_secs(f64::NAN);
+/// let bad = ServerConfig::stdio("fs", "mcp-fs").with_timeout_secs(f64::NAN);
 /// let err = bad.validate().unwrap_err();
 /// assert_eq!(err.kind, ConfigErrorKind::InvalidValue);
 /// assert_eq!(err.path, "timeout");
@@ -463,7 +464,7 @@ pub struct ServerConfig {
     misapplied: Vec<Misapplied>,
     /// What this server can make the client hold.
     pub(crate) limits: Limits,
-    /// OAuth authorization (Streamable HTTP and legacy SSE), see [`ServerConfig::oauth`].
+    /// OAuth authorization (Streamable HTTP and legacy SSE), see [`ServerConfig::with_oauth`].
     pub(crate) oauth: Option<oauth::OAuthConfig>,
     /// Which protocol era to speak.
     pub(crate) protocol: ProtocolMode,
@@ -564,7 +565,7 @@ impl ServerConfig {
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
-    /// let s = ServerConfig::stdio("fs", "mcp-server-filesystem").args(["--root", "/data"]);
+    /// let s = ServerConfig::stdio("fs", "mcp-server-filesystem").with_args(["--root", "/data"]);
     /// assert_eq!(s.command(), Some("mcp-server-filesystem"));
     /// ```
     pub fn stdio(name: impl Into<String>, command: impl Into<String>) -> Self {
@@ -584,7 +585,7 @@ impl ServerConfig {
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
-    /// let s = ServerConfig::http("api", "https://example.com/mcp").bearer_token("t0ken");
+    /// let s = ServerConfig::http("api", "https://example.com/mcp").with_bearer_token("t0ken");
     /// assert_eq!(s.transport_type(), "streamable-http");
     /// assert_eq!(s.url(), Some("https://example.com/mcp"));
     /// assert!(!format!("{s:?}").contains("t0ken"));
@@ -649,19 +650,19 @@ impl ServerConfig {
     ///
     /// On another transport the arguments cannot apply: [`ServerConfig::validate`] (and so
     /// connecting) fails with a [`ConfigErrorKind::NotApplicable`] error, as
-    /// [`args`](ServerConfig::args) does; the same holds for [`env`](ServerConfig::env),
-    /// [`cwd`](ServerConfig::cwd), and [`inherit_env`](ServerConfig::inherit_env).
+    /// [`with_args`](ServerConfig::with_args) does; the same holds for [`with_env`](ServerConfig::with_env),
+    /// [`with_cwd`](ServerConfig::with_cwd), and [`with_inherit_env`](ServerConfig::with_inherit_env).
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
     /// use mcp_blocking::config::ConfigErrorKind;
-    /// let err = ServerConfig::http("fs", "https://example.com/mcp").args(["--root", "/data"])
+    /// let err = ServerConfig::http("fs", "https://example.com/mcp").with_args(["--root", "/data"])
     ///     .validate().unwrap_err();
     /// assert_eq!(err.kind, ConfigErrorKind::NotApplicable);
     /// assert_eq!(err.to_string(), "server `fs`: transport.args: `args` applies only to stdio \
     ///     servers; `fs` is a streamable-http server");
     /// ```
-    pub fn args<I, S>(self, args: I) -> Self
+    pub fn with_args<I, S>(self, args: I) -> Self
     where
         I: IntoIterator<Item = S>,
         S: Into<String>,
@@ -672,29 +673,29 @@ impl ServerConfig {
     }
 
     /// Adds an environment variable for a stdio server; on another transport, an error at
-    /// [`validate`](ServerConfig::validate) (see [`args`](ServerConfig::args)).
-    pub fn env(self, key: impl Into<String>, value: impl Into<String>) -> Self {
+    /// [`validate`](ServerConfig::validate) (see [`with_args`](ServerConfig::with_args)).
+    pub fn with_env(self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.stdio_setting("env", |s| {
             s.env.insert(key.into(), value.into());
         })
     }
 
     /// Sets the working directory of a stdio server; on another transport, an error at
-    /// [`validate`](ServerConfig::validate) (see [`args`](ServerConfig::args)).
-    pub fn cwd(self, cwd: impl Into<PathBuf>) -> Self {
+    /// [`validate`](ServerConfig::validate) (see [`with_args`](ServerConfig::with_args)).
+    pub fn with_cwd(self, cwd: impl Into<PathBuf>) -> Self {
         self.stdio_setting("cwd", |s| s.cwd = Some(cwd.into()))
     }
 
     /// Lets a stdio server inherit the whole environment instead of the safe allow-list; on
     /// another transport, an error at [`validate`](ServerConfig::validate) (see
-    /// [`args`](ServerConfig::args)).
-    pub fn inherit_env(self, inherit: bool) -> Self {
+    /// [`with_args`](ServerConfig::with_args)).
+    pub fn with_inherit_env(self, inherit: bool) -> Self {
         self.stdio_setting("inherit_env", |s| s.inherit_env = inherit)
     }
 
     /// Caps one message from the server at `bytes`, on any transport (see
     /// [`Limits::max_message_bytes`]).
-    pub fn max_message_bytes(mut self, bytes: usize) -> Self {
+    pub fn with_max_message_bytes(mut self, bytes: usize) -> Self {
         self.limits.max_message_bytes = bytes;
         self
     }
@@ -717,44 +718,44 @@ impl ServerConfig {
     /// [`validate`](ServerConfig::validate) with [`ConfigErrorKind::InvalidValue`] (naming the
     /// header, never showing the value). On a stdio server the header cannot apply: `validate`
     /// fails with [`ConfigErrorKind::NotApplicable`]; the same holds for
-    /// [`bearer_token`](ServerConfig::bearer_token) and
-    /// [`auth_provider`](ServerConfig::auth_provider).
+    /// [`with_bearer_token`](ServerConfig::with_bearer_token) and
+    /// [`with_auth_provider`](ServerConfig::with_auth_provider).
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
     /// use mcp_blocking::config::ConfigErrorKind;
-    /// let ws = ServerConfig::websocket("w", "wss://example.com/mcp").header("X-Api-Key", "k-1");
+    /// let ws = ServerConfig::websocket("w", "wss://example.com/mcp").with_header("X-Api-Key", "k-1");
     /// ws.validate()?;
     /// assert!(!format!("{ws:?}").contains("k-1"));
     ///
     /// let err = ServerConfig::sse("old", "https://example.com/sse")
-    ///     .header("X-Api-Key", "k-1\r\nX-Injected: 1")
+    ///     .with_header("X-Api-Key", "k-1\r\nX-Injected: 1")
     ///     .validate().unwrap_err();
     /// assert_eq!(err.kind, ConfigErrorKind::InvalidValue);
     /// assert!(err.to_string().contains("`X-Api-Key`") && !err.to_string().contains("k-1"));
     ///
-    /// let err = ServerConfig::stdio("fs", "mcp-fs").header("X-Api-Key", "k-1")
+    /// let err = ServerConfig::stdio("fs", "mcp-fs").with_header("X-Api-Key", "k-1")
     ///     .validate().unwrap_err();
     /// assert_eq!(err.to_string(), "server `fs`: transport.headers: `header` applies only to \
     ///     remote (streamable-http, sse and websocket) servers; `fs` is a stdio server");
     /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
-    pub fn header(self, key: impl Into<String>, value: impl Into<String>) -> Self {
+    pub fn with_header(self, key: impl Into<String>, value: impl Into<String>) -> Self {
         self.remote_setting("header", |r| r.headers.push((key.into(), value.into())))
     }
 
     /// Sets the `Authorization: Bearer <token>` header of a remote server, replacing any earlier
     /// `Authorization` header; on a stdio server, an error at [`validate`](ServerConfig::validate)
-    /// (see [`header`](ServerConfig::header)).
+    /// (see [`with_header`](ServerConfig::with_header)).
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
-    /// let s = ServerConfig::sse("old", "https://example.com/sse").bearer_token("t0ken");
+    /// let s = ServerConfig::sse("old", "https://example.com/sse").with_bearer_token("t0ken");
     /// s.validate()?;
     /// assert!(!format!("{s:?}").contains("t0ken"));
     /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
-    pub fn bearer_token(self, token: impl AsRef<str>) -> Self {
+    pub fn with_bearer_token(self, token: impl AsRef<str>) -> Self {
         let value = format!("Bearer {}", token.as_ref());
         self.remote_setting("bearer_token", |r| {
             r.headers
@@ -765,24 +766,24 @@ impl ServerConfig {
 
     /// Sets a callback for the `Authorization` header of a remote server (see [`AuthProvider`]);
     /// on a stdio server, an error at [`validate`](ServerConfig::validate) (see
-    /// [`header`](ServerConfig::header)).
+    /// [`with_header`](ServerConfig::with_header)).
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
     /// use mcp_blocking::config::AuthProvider;
     /// let s = ServerConfig::websocket("w", "wss://example.com/mcp")
-    ///     .auth_provider(AuthProvider::new(|| Ok("Bearer fresh".to_string())));
+    ///     .with_auth_provider(AuthProvider::new(|| Ok("Bearer fresh".to_string())));
     /// s.validate()?;
     /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
-    pub fn auth_provider(self, auth: AuthProvider) -> Self {
+    pub fn with_auth_provider(self, auth: AuthProvider) -> Self {
         self.remote_setting("auth_provider", |r| *r.auth = Some(auth))
     }
 
     /// Authorizes with OAuth 2.1 (see [`auth`](crate::auth)): a Streamable HTTP or legacy SSE
     /// server that answers 401 (or 403 `insufficient_scope`) is authorized and the request sent
     /// again; every request then carries the access token, refreshed as needed. Replaces an
-    /// [`auth_provider`](ServerConfig::auth_provider). On other transports, an error at
+    /// [`with_auth_provider`](ServerConfig::with_auth_provider). On other transports, an error at
     /// [`validate`](ServerConfig::validate) (the specification keeps stdio and WebSocket
     /// outside OAuth).
     ///
@@ -791,12 +792,12 @@ impl ServerConfig {
     /// use mcp_blocking::auth::{OAuthConfig, RedirectHandler};
     /// use mcp_blocking::config::ConfigErrorKind;
     /// let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|url| eprintln!("{url}")));
-    /// ServerConfig::http("api", "https://example.com/mcp").oauth(oauth.clone()).validate()?;
-    /// let err = ServerConfig::websocket("w", "wss://example.com/mcp").oauth(oauth).validate().unwrap_err();
+    /// ServerConfig::http("api", "https://example.com/mcp").with_oauth(oauth.clone()).validate()?;
+    /// let err = ServerConfig::websocket("w", "wss://example.com/mcp").with_oauth(oauth).validate().unwrap_err();
     /// assert_eq!(err.kind, ConfigErrorKind::NotApplicable);
     /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
-    pub fn oauth(mut self, oauth: oauth::OAuthConfig) -> Self {
+    pub fn with_oauth(mut self, oauth: oauth::OAuthConfig) -> Self {
         // The OAuth access token replaces the auth provider; a client puts it in at work.
         match &mut self.transport {
             TransportConfig::StreamableHttp(h) => h.auth = None,
@@ -817,8 +818,8 @@ impl ServerConfig {
         }
     }
 
-    /// The OAuth settings, when set with [`oauth`](ServerConfig::oauth).
-    pub fn oauth_config(&self) -> Option<&oauth::OAuthConfig> {
+    /// The OAuth settings, when set with [`with_oauth`](ServerConfig::with_oauth).
+    pub fn oauth(&self) -> Option<&oauth::OAuthConfig> {
         self.oauth.as_ref()
     }
 
@@ -835,15 +836,15 @@ impl ServerConfig {
     /// use mcp_blocking::ServerConfig;
     /// use mcp_blocking::config::ConfigErrorKind;
     /// ServerConfig::http("api", "https://example.com/mcp")
-    ///     .follow_cross_origin_redirects(true)
+    ///     .with_follow_cross_origin_redirects(true)
     ///     .validate()?;
     /// let err = ServerConfig::websocket("w", "wss://example.com/mcp")
-    ///     .follow_cross_origin_redirects(true)
+    ///     .with_follow_cross_origin_redirects(true)
     ///     .validate().unwrap_err();
     /// assert_eq!(err.kind, ConfigErrorKind::NotApplicable);
     /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
-    pub fn follow_cross_origin_redirects(mut self, follow: bool) -> Self {
+    pub fn with_follow_cross_origin_redirects(mut self, follow: bool) -> Self {
         match &mut self.transport {
             TransportConfig::StreamableHttp(h) => h.follow_cross_origin_redirects = follow,
             TransportConfig::Sse(s) => s.follow_cross_origin_redirects = follow,
@@ -866,9 +867,9 @@ impl ServerConfig {
     /// ```
     /// use mcp_blocking::ServerConfig;
     /// use mcp_blocking::config::ConfigErrorKind;
-    /// ServerConfig::websocket("w", "wss://example.com/mcp").proxy("http://proxy:3128").validate()?;
+    /// ServerConfig::websocket("w", "wss://example.com/mcp").with_proxy("http://proxy:3128").validate()?;
     /// let err = ServerConfig::http("api", "https://example.com/mcp")
-    ///     .proxy("socks5://u:s3cret@proxy:1080")
+    ///     .with_proxy("socks5://u:s3cret@proxy:1080")
     ///     .validate().unwrap_err();
     /// assert_eq!(err.kind, ConfigErrorKind::InvalidValue);
     /// assert_eq!(err.to_string(), "server `api`: transport.proxy: the proxy \
@@ -876,7 +877,7 @@ impl ServerConfig {
     ///     `socks5://` proxies are not supported (only `http://`)");
     /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
-    pub fn proxy(self, url: impl Into<String>) -> Self {
+    pub fn with_proxy(self, url: impl Into<String>) -> Self {
         let url = url.into();
         self.remote_setting("proxy", |r| *r.proxy = ProxyConfig::Url(url))
     }
@@ -888,11 +889,11 @@ impl ServerConfig {
     /// ```
     /// use mcp_blocking::ServerConfig;
     /// use mcp_blocking::config::{ProxyConfig, TransportConfig};
-    /// let s = ServerConfig::sse("old", "https://intranet.example/sse").no_proxy();
+    /// let s = ServerConfig::sse("old", "https://intranet.example/sse").with_no_proxy();
     /// let TransportConfig::Sse(sse) = s.transport() else { unreachable!() };
     /// assert_eq!(sse.proxy, ProxyConfig::Direct);
     /// ```
-    pub fn no_proxy(self) -> Self {
+    pub fn with_no_proxy(self) -> Self {
         self.remote_setting("no_proxy", |r| *r.proxy = ProxyConfig::Direct)
     }
 
@@ -903,15 +904,15 @@ impl ServerConfig {
     /// ```
     /// use mcp_blocking::ServerConfig;
     /// use mcp_blocking::config::ConfigErrorKind;
-    /// ServerConfig::http("api", "https://example.com/mcp").session_id("s-1").validate()?;
-    /// let err = ServerConfig::websocket("w", "wss://example.com/mcp").session_id("s-1")
+    /// ServerConfig::http("api", "https://example.com/mcp").with_session_id("s-1").validate()?;
+    /// let err = ServerConfig::websocket("w", "wss://example.com/mcp").with_session_id("s-1")
     ///     .validate().unwrap_err();
     /// assert_eq!(err.kind, ConfigErrorKind::NotApplicable);
     /// assert_eq!(err.to_string(), "server `w`: transport.session_id: `session_id` applies only \
     ///     to streamable-http servers; `w` is a websocket server");
     /// # Ok::<(), mcp_blocking::config::ConfigError>(())
     /// ```
-    pub fn session_id(mut self, id: impl Into<String>) -> Self {
+    pub fn with_session_id(mut self, id: impl Into<String>) -> Self {
         match &mut self.transport {
             TransportConfig::StreamableHttp(h) => {
                 h.session_id = Some(id.into());
@@ -929,7 +930,7 @@ impl ServerConfig {
     /// use mcp_blocking::ServerConfig;
     /// use mcp_blocking::config::ConfigErrorKind;
     /// let err = ServerConfig::http("api", "https://10.0.0.5/mcp")
-    ///     .tls_root_certificates_pem("not a certificate")
+    ///     .with_tls_root_certificates_pem("not a certificate")
     ///     .unwrap_err();
     /// assert_eq!(err.kind, ConfigErrorKind::InvalidValue);
     /// ```
@@ -938,7 +939,10 @@ impl ServerConfig {
     /// [`ConfigError`] of kind [`ConfigErrorKind::InvalidValue`] when `pem` is not PEM or holds no
     /// certificate, and of kind [`ConfigErrorKind::NotApplicable`] for a stdio server (which has
     /// no TLS).
-    pub fn tls_root_certificates_pem(mut self, pem: impl AsRef<[u8]>) -> Result<Self, ConfigError> {
+    pub fn with_tls_root_certificates_pem(
+        mut self,
+        pem: impl AsRef<[u8]>,
+    ) -> Result<Self, ConfigError> {
         let fail = |message: String| {
             ConfigError::new(ConfigErrorKind::InvalidValue, message)
                 .at("transport.root_certificates")
@@ -979,11 +983,11 @@ impl ServerConfig {
     /// ```
     /// use std::time::Duration;
     /// use mcp_blocking::ServerConfig;
-    /// let s = ServerConfig::stdio("x", "x").timeout_secs(1800.0);
+    /// let s = ServerConfig::stdio("x", "x").with_timeout_secs(1800.0);
     /// assert_eq!(s.timeout(), Duration::from_secs(30 * 60));
-    /// assert!(ServerConfig::stdio("x", "x").timeout_secs(-1.0).validate().is_err());
+    /// assert!(ServerConfig::stdio("x", "x").with_timeout_secs(-1.0).validate().is_err());
     /// ```
-    pub fn timeout_secs(mut self, secs: f64) -> Self {
+    pub fn with_timeout_secs(mut self, secs: f64) -> Self {
         match timeout_from_secs(secs) {
             Some(t) => {
                 self.timeout = t;
@@ -1023,12 +1027,12 @@ impl ServerConfig {
     ///
     /// Legacy HTTP+SSE speaks only the legacy era: [`ProtocolMode::Modern`] on an SSE server is
     /// a [`ConfigErrorKind::NotApplicable`] error from [`validate`](Self::validate).
-    pub fn protocol_mode(mut self, mode: ProtocolMode) -> Self {
+    pub fn with_protocol(mut self, mode: ProtocolMode) -> Self {
         self.protocol = mode;
         self
     }
 
-    /// The protocol mode (see [`protocol_mode`](Self::protocol_mode)).
+    /// The protocol mode (see [`with_protocol`](Self::with_protocol)).
     pub fn protocol(&self) -> ProtocolMode {
         self.protocol
     }
@@ -1087,8 +1091,8 @@ impl ServerConfig {
     /// [`ConfigError`] of kind [`ConfigErrorKind::MissingField`] when the name is empty, a stdio
     /// server has no command or a network server no url; of kind
     /// [`ConfigErrorKind::NotApplicable`] when a setter was used that the transport cannot take
-    /// (e.g. [`args`](ServerConfig::args) on a remote server,
-    /// [`session_id`](ServerConfig::session_id) on a WebSocket); of kind
+    /// (e.g. [`with_args`](ServerConfig::with_args) on a remote server,
+    /// [`with_session_id`](ServerConfig::with_session_id) on a WebSocket); of kind
     /// [`ConfigErrorKind::InvalidUrl`] when a url has the wrong scheme for its transport, does
     /// not parse as a URL, or has no host or an invalid port (`http://[::1` is an error here,
     /// not at connect); and of kind [`ConfigErrorKind::InvalidValue`] when a header name or

@@ -43,13 +43,13 @@ pub const AUTO_PROBE_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// How the client opens a connection: which protocol era it speaks.
 ///
-/// Set with [`ServerConfig::protocol_mode`](crate::ServerConfig::protocol_mode), or in a
+/// Set with [`ServerConfig::with_protocol`](crate::ServerConfig::with_protocol), or in a
 /// config file with the key `protocol` (`"auto"`, `"legacy"` or `"modern"`).
 ///
 /// ```
 /// use mcp_blocking::ServerConfig;
 /// use mcp_blocking::config::ProtocolMode;
-/// let s = ServerConfig::stdio("fs", "mcp-server-filesystem").protocol_mode(ProtocolMode::Modern);
+/// let s = ServerConfig::stdio("fs", "mcp-server-filesystem").with_protocol(ProtocolMode::Modern);
 /// assert_eq!(s.protocol(), ProtocolMode::Modern);
 /// assert_eq!(ServerConfig::stdio("fs", "x").protocol(), ProtocolMode::Auto);
 /// ```

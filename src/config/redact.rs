@@ -254,12 +254,12 @@ impl ServerConfig {
     /// ```
     /// use mcp_blocking::ServerConfig;
     /// let api = ServerConfig::http("api", "https://ada:pw-1234@api.example/mcp?key=k-5678")
-    ///     .bearer_token("tok-9012");
+    ///     .with_bearer_token("tok-9012");
     /// assert_eq!(
     ///     api.redact("GET https://ada:pw-1234@api.example/mcp?key=k-5678 sent tok-9012"),
     ///     "GET https://ada:<redacted>@api.example/mcp?<redacted> sent <redacted>"
     /// );
-    /// let fs = ServerConfig::stdio("fs", "mcp-fs").env("TOKEN", "t-3456");
+    /// let fs = ServerConfig::stdio("fs", "mcp-fs").with_env("TOKEN", "t-3456");
     /// assert_eq!(fs.redact("bad token t-3456"), "bad token <redacted>");
     /// ```
     pub fn redact(&self, text: &str) -> String {
@@ -346,14 +346,14 @@ mod tests {
     #[test]
     fn a_config_knows_its_secrets() {
         let http = ServerConfig::http("h", "https://u:pass-1@h/mcp?api_key=key-2&x=y")
-            .header("X-Api", "hdr-3")
-            .bearer_token("bear-4");
+            .with_header("X-Api", "hdr-3")
+            .with_bearer_token("bear-4");
         let shown = http.redact("pass-1 key-2 hdr-3 Bearer bear-4 bear-4 y");
         assert_eq!(
             shown,
             "<redacted> <redacted> <redacted> <redacted> <redacted> y"
         );
-        let stdio = ServerConfig::stdio("s", "srv").env("K", "env-5");
+        let stdio = ServerConfig::stdio("s", "srv").with_env("K", "env-5");
         assert_eq!(stdio.redact("got env-5"), "got <redacted>");
         assert!(!format!("{:?}", stdio.secret_values()).contains("env-5"));
     }

@@ -11,8 +11,8 @@ use super::{AuthProvider, ConfigError, ConfigErrorKind, RedactedUrl, REDACTED};
 /// Whether a remote server is reached through an HTTP proxy.
 ///
 /// The default, [`FromEnv`](ProxyConfig::FromEnv), follows the environment as curl and most
-/// tools do; set another with [`ServerConfig::proxy`](crate::ServerConfig::proxy) or
-/// [`ServerConfig::no_proxy`](crate::ServerConfig::no_proxy). Streamable HTTP, legacy SSE and
+/// tools do; set another with [`ServerConfig::with_proxy`](crate::ServerConfig::with_proxy) or
+/// [`ServerConfig::with_no_proxy`](crate::ServerConfig::with_no_proxy). Streamable HTTP, legacy SSE and
 /// WebSocket all open an HTTP `CONNECT` tunnel through the proxy, so `https://` and `wss://`
 /// stay encrypted end to end. Only `http://` proxies are supported.
 ///
@@ -21,7 +21,7 @@ use super::{AuthProvider, ConfigError, ConfigErrorKind, RedactedUrl, REDACTED};
 /// ```
 /// use mcp_blocking::ServerConfig;
 /// use mcp_blocking::config::{ProxyConfig, TransportConfig};
-/// let s = ServerConfig::http("api", "https://example.com/mcp").proxy("http://u:s3cret@proxy:3128");
+/// let s = ServerConfig::http("api", "https://example.com/mcp").with_proxy("http://u:s3cret@proxy:3128");
 /// let TransportConfig::StreamableHttp(http) = s.transport() else { unreachable!() };
 /// assert_eq!(http.proxy, ProxyConfig::Url("http://u:s3cret@proxy:3128".into()));
 /// assert!(!format!("{s:?}").contains("s3cret"));
@@ -92,7 +92,7 @@ pub struct SseConfig {
     pub root_certificates: Vec<Vec<u8>>,
     /// Follow redirects to another origin (without the configured headers and auth provider);
     /// by default such a redirect fails the request. See
-    /// [`ServerConfig::follow_cross_origin_redirects`](crate::ServerConfig::follow_cross_origin_redirects).
+    /// [`ServerConfig::with_follow_cross_origin_redirects`](crate::ServerConfig::with_follow_cross_origin_redirects).
     pub follow_cross_origin_redirects: bool,
     /// Whether the stream and the POSTs go through a proxy (default: as the environment says).
     pub proxy: ProxyConfig,

@@ -36,7 +36,7 @@ use serde_json::Value;
 
 use crate::client::{CallOptions, Client};
 use crate::config::ServerConfig;
-use crate::error::Error;
+use crate::error::{Error, InvalidArgumentKind};
 use crate::handler::Notification;
 use crate::model::{CallToolResult, Tool};
 use crate::transport::stdio::ConnectionPoller;
@@ -66,7 +66,7 @@ use state::State;
 /// let hub = Hub::builder()
 ///     .servers([
 ///         ServerConfig::stdio("filesystem", "mcp-server-filesystem")
-///             .args(["/data"])
+///             .with_args(["/data"])
 ///             .with_description("Read, write, and search local files and directories"),
 ///         ServerConfig::stdio("github", "mcp-server-github")
 ///             .with_description("GitHub repos, issues, pull requests, code search"),
@@ -343,6 +343,7 @@ impl Hub {
         let registry = self.inner.registry();
         let offered = registry.find(name).ok_or_else(|| Error::InvalidArgument {
             server: "hub".into(),
+            kind: InvalidArgumentKind::UnknownName,
             detail: format!("no connected server offers a tool named `{name}`"),
         })?;
         let kept = offered.kept();

@@ -152,7 +152,7 @@ fn connect_one(client: &Client) -> Result<Arc<[KeptTool]>, Error> {
     match client.list_tools_as::<KeptPage>() {
         Ok(tools) => Ok(Arc::from(tools)),
         Err(e) => {
-            let _ = client.disconnect();
+            let _ = client.close();
             Err(e)
         }
     }
@@ -482,7 +482,7 @@ impl Inner {
             reason,
         });
         if let Some(client) = client {
-            if let Err(e) = client.disconnect() {
+            if let Err(e) = client.close() {
                 log::debug!("server `{server}`: error while closing: {e}");
             }
         }

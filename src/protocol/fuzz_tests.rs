@@ -1005,7 +1005,7 @@ fn fuzz_routing_every_call_ends_as_predicted_and_in_time() {
         _ => vec![],
     });
     let client = server
-        .client_builder_for(ServerConfig::stdio("fuzz", "unused").timeout_secs(5.0))
+        .client_builder_for(ServerConfig::stdio("fuzz", "unused").with_timeout_secs(5.0))
         .build();
     client.open().unwrap();
     let mut rng = Rng::new(seed() ^ 0xC0DE);

@@ -22,6 +22,7 @@ use super::jsonrpc::{
     RequestId, RpcError,
 };
 use super::slot::{slot, Refused, SlotRx, SlotTx};
+use crate::error::ProtocolErrorKind;
 use crate::model::{
     ClientCapabilities, Implementation, InitializeResult, Progress, LATEST_PROTOCOL_VERSION,
     SUPPORTED_PROTOCOL_VERSIONS,
@@ -34,8 +35,10 @@ pub(crate) enum Failure {
     Rpc(RpcError),
     /// The connection ended.
     Closed { detail: String, stderr_tail: String },
-    /// The answer arrived but could not be used (e.g. it exceeded the message size cap).
+    /// The answer can no longer be used: its wait was given up (its caller stops waiting).
     Unusable(String),
+    /// The answer exceeded the message size cap and was discarded.
+    TooLarge(String),
     /// The answer breaks JSON-RPC 2.0.
     Malformed(Malformed),
     /// The transport failed while the caller read its answer (a Streamable HTTP reply read in
@@ -58,6 +61,7 @@ impl TransportError {
     pub(crate) fn into_error(self, server: &str) -> crate::error::Error {
         std::sync::Arc::try_unwrap(self.0).unwrap_or_else(|shared| crate::error::Error::Protocol {
             server: server.to_owned(),
+            kind: ProtocolErrorKind::Other,
             detail: shared.to_string(),
         })
     }
@@ -430,7 +434,8 @@ impl Session {
         })
     }
 
-    /// Fails one pending request with a local explanation (its answer arrived but was unusable).
+    /// Fails one pending request whose answer arrived over the message size cap and was
+    /// discarded.
     pub(crate) fn reject(&self, id: &RequestId, detail: String) -> bool {
         let slot = match id {
             RequestId::Number(n) => self.lock().slots.remove(n),
@@ -443,7 +448,7 @@ impl Session {
             Some(slot) => {
                 let _ = slot
                     .tx
-                    .try_send(Event::Done(Err(Failure::Unusable(detail))));
+                    .try_send(Event::Done(Err(Failure::TooLarge(detail))));
                 true
             }
             None => false,

@@ -31,7 +31,7 @@ use crossbeam_channel::{Receiver, Sender};
 use serde_json::{json, Value};
 
 use super::{Closing, Outgoing, Sink, Transport};
-use crate::error::Error;
+use crate::error::{Error, ProtocolErrorKind};
 use crate::handler::CLOSE_GRACE;
 use crate::protocol::jsonrpc::Inbound;
 use crate::sync::lock;
@@ -292,6 +292,7 @@ impl Transport for MemoryTransport {
         // The in-process server reads the message as any server would.
         let msg: Value = serde_json::from_slice(&out.frame).map_err(|e| Error::Protocol {
             server: self.peer.inner.server.to_string(),
+            kind: ProtocolErrorKind::Malformed,
             detail: format!("the client sent invalid JSON: {e}"),
         })?;
         if let Some(id) = server_request_id(&msg) {

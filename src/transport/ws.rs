@@ -59,7 +59,7 @@ use super::proxy::{self, Route, Target, TunnelError};
 use super::web::{deliver_frame, RequestHeaders};
 use super::{Closing, Outgoing, Sink, Transport};
 use crate::config::{header_pair, redact_url, Limits, WebSocketConfig};
-use crate::error::{ConnectError, ConnectErrorKind, Error};
+use crate::error::{ConnectError, ConnectErrorKind, Error, InvalidArgumentKind};
 use crate::protocol::jsonrpc::{peek_id_prefix, RequestId};
 use crate::sync::lock;
 
@@ -1371,6 +1371,7 @@ impl Transport for WsTransport {
         }
         let text = Utf8Bytes::try_from(frame).map_err(|_| Error::InvalidArgument {
             server: shared.server.clone(),
+            kind: InvalidArgumentKind::NotText,
             detail: "a JSON-RPC frame was not UTF-8".into(),
         })?;
         let deadline = deadline.unwrap_or_else(|| crate::deadline::after(self.timeout));

@@ -97,8 +97,8 @@ impl PythonPeers {
             .join("tests/peers")
             .join(script);
         ServerConfig::stdio(name, path_str(&self.python()))
-            .args(["-u".to_owned(), path_str(&path)])
-            .timeout_secs(PEER_TIMEOUT_SECS)
+            .with_args(["-u".to_owned(), path_str(&path)])
+            .with_timeout_secs(PEER_TIMEOUT_SECS)
     }
 }
 
@@ -122,8 +122,8 @@ impl NpmPeers {
     /// `server-everything` in stdio mode.
     pub fn everything(&self) -> ServerConfig {
         ServerConfig::stdio("everything", path_str(node()))
-            .args([path_str(&self.entry(EVERYTHING)), "stdio".to_owned()])
-            .timeout_secs(PEER_TIMEOUT_SECS)
+            .with_args([path_str(&self.entry(EVERYTHING)), "stdio".to_owned()])
+            .with_timeout_secs(PEER_TIMEOUT_SECS)
     }
 
     /// The TypeScript SDK v2 server script (`tests/peers/ts2_server.cjs`) and its arguments
@@ -136,15 +136,15 @@ impl NpmPeers {
     /// The TypeScript SDK v2 server over stdio.
     pub fn ts2_stdio(&self, name: &str) -> ServerConfig {
         ServerConfig::stdio(name, path_str(node()))
-            .args(self.ts2_args("stdio"))
-            .timeout_secs(PEER_TIMEOUT_SECS)
+            .with_args(self.ts2_args("stdio"))
+            .with_timeout_secs(PEER_TIMEOUT_SECS)
     }
 
     /// `server-filesystem` allowed to reach `dir` only.
     pub fn filesystem(&self, dir: &Path) -> ServerConfig {
         ServerConfig::stdio("filesystem", path_str(node()))
-            .args([path_str(&self.entry(FILESYSTEM)), path_str(dir)])
-            .timeout_secs(PEER_TIMEOUT_SECS)
+            .with_args([path_str(&self.entry(FILESYSTEM)), path_str(dir)])
+            .with_timeout_secs(PEER_TIMEOUT_SECS)
     }
 }
 
@@ -223,12 +223,12 @@ impl Python2Peers {
     /// The server over stdio.
     pub fn stdio(&self, name: &str) -> ServerConfig {
         ServerConfig::stdio(name, path_str(&self.python()))
-            .args([
+            .with_args([
                 "-u".to_owned(),
                 path_str(&self.script()),
                 "stdio".to_owned(),
             ])
-            .timeout_secs(PEER_TIMEOUT_SECS)
+            .with_timeout_secs(PEER_TIMEOUT_SECS)
     }
 }
 

@@ -194,8 +194,8 @@ pub(super) fn run_auth_cell(cell: &AuthCell) -> Outcome {
     .timeout(T);
     let cfg = ServerConfig::http(NAME, format!("{}/mcp", peer.origin()))
         .with_timeout(LONG)
-        .protocol_mode(ProtocolMode::Legacy)
-        .oauth(oauth);
+        .with_protocol(ProtocolMode::Legacy)
+        .with_oauth(oauth);
     let started = Instant::now();
     let r = Client::connect(cfg);
     let took = started.elapsed();

@@ -15,9 +15,9 @@ pub fn fixture_path() -> &'static str {
 /// A fixture server with a description and extra flags.
 pub fn fixture(name: &str, description: &str, flags: &[&str]) -> ServerConfig {
     ServerConfig::stdio(name, fixture_path())
-        .args(flags.iter().copied())
+        .with_args(flags.iter().copied())
         .with_description(description)
-        .env("HUB_FIXTURE_NAME", name)
+        .with_env("HUB_FIXTURE_NAME", name)
 }
 
 /// A fixture server that exits at start-up.
@@ -28,7 +28,7 @@ pub fn broken(name: &str) -> ServerConfig {
 /// A fixture server that takes `secs` to start (a shell sleeps, then execs the fixture).
 pub fn slow_start(name: &str, secs: f64) -> ServerConfig {
     ServerConfig::stdio(name, "sh")
-        .args([
+        .with_args([
             "-c".to_string(),
             format!("sleep {secs}; exec \"$0\""),
             fixture_path().to_string(),

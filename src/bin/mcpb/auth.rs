@@ -138,7 +138,7 @@ fn remote(global: &Global, word: &str) -> Result<Remote, Failure> {
             Ok(Remote {
                 name: config.name().to_owned(),
                 url,
-                oauth: config.oauth_config().cloned(),
+                oauth: config.oauth().cloned(),
                 config,
             })
         }
@@ -194,11 +194,11 @@ pub(crate) fn with_sign_in(
         let oauth = OAuthConfig::client_credentials(&m.id, &m.secret)
             .scopes(m.scopes.clone())
             .token_store(store);
-        return config.oauth(bounded(oauth));
+        return config.with_oauth(bounded(oauth));
     }
-    if let Some(oauth) = config.oauth_config().cloned() {
+    if let Some(oauth) = config.oauth().cloned() {
         let oauth = oauth.redirect(RedirectHandler::none()).token_store(store);
-        return config.oauth(bounded(oauth));
+        return config.with_oauth(bounded(oauth));
     }
     match store.load(&url) {
         Ok(found) if found.is_empty() => return config,
@@ -207,7 +207,7 @@ pub(crate) fn with_sign_in(
         Ok(_) | Err(_) => {}
     }
     let oauth = OAuthConfig::authorization_code(RedirectHandler::none()).token_store(store);
-    config.oauth(bounded(oauth))
+    config.with_oauth(bounded(oauth))
 }
 
 /// Names the `login` command in the detail lines of a failure to connect to `config`'s server
@@ -228,7 +228,7 @@ pub(crate) fn hint_login(
         .www_authenticate()
         .is_some_and(|c| c.trim_start().to_ascii_lowercase().starts_with("bearer"));
     let refused = matches!(e, mcp_blocking::Error::Connect(c) if c.http_status() == Some(401));
-    if refused && bearer && config.oauth_config().is_none() {
+    if refused && bearer && config.oauth().is_none() {
         detail.push(format!(
             "the server asks for a sign-in: run `{}`, then run this again",
             login()

@@ -728,7 +728,7 @@ fn build_config(global: &Global, target: &Target) -> Result<ServerConfig, Failur
             let (cmd, rest) = words
                 .split_first()
                 .expect("split_command_line never returns empty");
-            ServerConfig::stdio(launched_name(words), cmd.clone()).args(rest.iter().cloned())
+            ServerConfig::stdio(launched_name(words), cmd.clone()).with_args(rest.iter().cloned())
         }
         Target::Url(url, transport) => {
             let name = host_of(url);
@@ -803,13 +803,13 @@ fn apply_overrides(global: &Global, mut config: ServerConfig) -> Result<ServerCo
         ));
     }
     for (k, v) in &global.env {
-        config = config.env(k, v);
+        config = config.with_env(k, v);
     }
     for (k, v) in &global.headers {
-        config = config.header(k, v);
+        config = config.with_header(k, v);
     }
     if let Some(secs) = global.timeout {
-        config = config.timeout_secs(secs);
+        config = config.with_timeout_secs(secs);
     }
     Ok(config)
 }

@@ -447,7 +447,7 @@ mod tests {
             target_of(&s),
             "https://u:<redacted>@h.example/mcp?<redacted>"
         );
-        let s = ServerConfig::stdio("b", "node").args(["x y.js", "--flag"]);
+        let s = ServerConfig::stdio("b", "node").with_args(["x y.js", "--flag"]);
         assert_eq!(target_of(&s), "node \"x y.js\" --flag");
     }
 }

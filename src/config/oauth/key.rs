@@ -10,6 +10,8 @@ use ring::signature::{EcdsaKeyPair, RsaKeyPair};
 use rustls::pki_types::pem::PemObject as _;
 use rustls::pki_types::PrivatePkcs8KeyDer;
 
+use super::error::{AuthError, AuthErrorKind};
+
 /// The signature algorithm of a `private_key_jwt` assertion.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
@@ -63,8 +65,14 @@ impl SigningKey {
     /// Reads a PKCS#8 PEM private key (`-----BEGIN PRIVATE KEY-----`) for `alg`.
     ///
     /// # Errors
-    /// The text is not PKCS#8 PEM, or not a key of that algorithm (the key is never quoted).
-    pub fn from_pem(pem: &str, alg: JwtAlgorithm) -> Result<SigningKey, String> {
+    /// An [`AuthError`] of kind [`AuthErrorKind::InvalidKey`] when the text is not PKCS#8 PEM,
+    /// or not a key of that algorithm (the key is never quoted).
+    pub fn from_pem(pem: &str, alg: JwtAlgorithm) -> Result<SigningKey, AuthError> {
+        Self::parse_pem(pem, alg).map_err(|e| AuthError::new(AuthErrorKind::InvalidKey, e))
+    }
+
+    /// [`from_pem`](Self::from_pem), failing with what was wrong in words.
+    fn parse_pem(pem: &str, alg: JwtAlgorithm) -> Result<SigningKey, String> {
         // The PEM reader of the TLS stack (rustls-pki-types), which also reads the TLS root
         // certificates: the first `PRIVATE KEY` block of the text, whatever else it holds.
         let der = PrivatePkcs8KeyDer::from_pem_slice(pem.as_bytes()).map_err(|_| {

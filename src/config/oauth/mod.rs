@@ -9,7 +9,9 @@
 //! | `redirect.rs` | [`RedirectHandler`]: how the authorization code comes back (callbacks) |
 //! | `store/` | [`TokenStore`] and its records, in memory or in a file several processes share |
 //! | `key.rs` | [`SigningKey`] for `private_key_jwt` |
+//! | `error.rs` | [`AuthError`]: how the functions that need no server fail |
 
+mod error;
 mod key;
 mod redirect;
 mod store;
@@ -19,6 +21,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub use error::{AuthError, AuthErrorKind};
 pub(crate) use key::Key;
 pub use key::{JwtAlgorithm, SigningKey};
 pub(crate) use redirect::Kind as RedirectKind;
@@ -57,7 +60,7 @@ pub(crate) enum Grant {
 /// let oauth = OAuthConfig::authorization_code(RedirectHandler::loopback(|url| println!("{url}")))
 ///     .client_id("my-app")
 ///     .scopes(["mcp:read"]);
-/// let s = ServerConfig::http("api", "https://example.com/mcp").oauth(oauth);
+/// let s = ServerConfig::http("api", "https://example.com/mcp").with_oauth(oauth);
 /// s.validate()?;
 /// let m2m = OAuthConfig::client_credentials("svc", "s3cret");
 /// assert!(!format!("{m2m:?}").contains("s3cret"));
@@ -262,9 +265,11 @@ impl OAuthConfig {
     /// What the store holds for `server_url`.
     ///
     /// # Errors
-    /// The store failed.
-    pub fn stored_tokens(&self, server_url: &str) -> Result<Vec<StoredTokens>, String> {
-        self.store.load(server_url)
+    /// An [`AuthError`] of kind [`AuthErrorKind::Store`] when the store failed.
+    pub fn stored_tokens(&self, server_url: &str) -> Result<Vec<StoredTokens>, AuthError> {
+        self.store
+            .load(server_url)
+            .map_err(|e| AuthError::new(AuthErrorKind::Store, e))
     }
 
     /// Whether an authorization may run: any grant but the authorization code, or a redirect

@@ -12,7 +12,7 @@ use crossbeam_channel::RecvTimeoutError;
 use super::post::Call;
 use super::stream::reconnect_delay;
 use super::Inner;
-use crate::error::Error;
+use crate::error::{Error, ProtocolErrorKind};
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::session::{Event, Failure, TransportError};
 use crate::transport::sse_parser::{EventTooLarge, SseParser, SseReader};
@@ -130,6 +130,7 @@ impl Inner {
         } else {
             Err(Error::Protocol {
                 server: self.server.clone(),
+                kind: ProtocolErrorKind::Unexpected,
                 detail: format!(
                     "{}: the reply did not contain the response to `{}`",
                     what(),
@@ -374,6 +375,7 @@ impl Inner {
         log::error!("server `{}`: {detail}", self.server);
         Error::Protocol {
             server: self.server.clone(),
+            kind: ProtocolErrorKind::TooLarge,
             detail: detail.to_owned(),
         }
     }
