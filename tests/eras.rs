@@ -480,3 +480,60 @@ fn list_changes_reach_the_handlers_in_both_eras() {
         c.close().unwrap();
     }
 }
+
+/// Auto mode, four connections to one legacy Streamable HTTP server started together: one
+/// `server/discover` probe is sent, not four. The server holds its refusal of a probe until
+/// another probe arrives (or half a second passes), so connections that each probed would all
+/// be counted.
+#[test]
+fn connections_to_one_server_started_together_share_one_probe() {
+    use std::sync::{Condvar, Mutex};
+    let probes = Arc::new((Mutex::new(0usize), Condvar::new()));
+    let seen = Arc::clone(&probes);
+    let srv = support_remote::HttpServer::start(move |req, conn| {
+        if req.method != "POST" {
+            conn.respond(405, &[], b"");
+            return;
+        }
+        let msg = req.json();
+        if msg["method"] == "server/discover" {
+            let (count, more) = &*seen;
+            let mut n = count.lock().unwrap();
+            *n += 1;
+            more.notify_all();
+            let _held = more
+                .wait_timeout_while(n, Duration::from_millis(500), |n| *n < 2)
+                .unwrap();
+            let refusal = json!({"jsonrpc": "2.0", "id": msg["id"],
+                "error": {"code": -32601, "message": "Method not found"}});
+            conn.json(200, &[], &refusal);
+            return;
+        }
+        match support_remote::mcp::answer(&msg) {
+            Some(reply) => conn.json(200, &[], &reply),
+            None => conn.accepted(),
+        }
+    });
+    let url = srv.url("/mcp");
+    let clients: Vec<Client> = std::thread::scope(|s| {
+        let connecting: Vec<_> = (0..4)
+            .map(|i| {
+                let cfg = ServerConfig::http("web", url.clone()).with_timeout_secs(10.0);
+                std::thread::Builder::new()
+                    .name(format!("connect-{i}"))
+                    .spawn_scoped(s, move || Client::connect(cfg).expect("connect"))
+                    .unwrap()
+            })
+            .collect();
+        connecting.into_iter().map(|h| h.join().unwrap()).collect()
+    });
+    assert_eq!(
+        *probes.0.lock().unwrap(),
+        1,
+        "one probe for four connections"
+    );
+    for c in clients {
+        assert_eq!(c.protocol_era(), Some(ProtocolEra::Legacy));
+        c.close().unwrap();
+    }
+}

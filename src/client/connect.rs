@@ -270,14 +270,15 @@ impl Client {
     /// not probed).
     ///
     /// In auto mode, a transport whose probe fell back earlier in this process is not probed
-    /// again (see `era_cache.rs`).
+    /// again, and connections to one transport that start together share one probe (see
+    /// `era_cache.rs`).
     fn open_era(
         &self,
         conn: &mut Connection,
         target: &str,
         deadline: Instant,
     ) -> Result<InitializeResult, Error> {
-        let mut seen = None;
+        let mut probing = None;
         let probe = match self.config.protocol() {
             ProtocolMode::Legacy => return self.handshake(conn, target, deadline),
             ProtocolMode::Modern => false,
@@ -288,21 +289,35 @@ impl Client {
                 ) {
                     return self.handshake(conn, target, deadline);
                 }
-                seen = self.era_key();
-                if era_cache::is_legacy(seen) {
-                    return self
-                        .handshake(conn, target, deadline)
-                        .inspect_err(|_| era_cache::forget(seen));
+                let seen = self.era_key();
+                match era_cache::plan(seen, deadline) {
+                    era_cache::Plan::Legacy => {
+                        return self
+                            .handshake(conn, target, deadline)
+                            .inspect_err(|_| era_cache::forget(seen));
+                    }
+                    era_cache::Plan::Probe(p) => probing = Some(p),
                 }
                 true
             }
         };
         match self.discover(conn, target, probe, deadline)? {
-            Some(init) => Ok(init),
-            None => {
-                let init = self.handshake(conn, target, deadline)?;
-                era_cache::remember_legacy(seen);
+            Some(init) => {
+                if let Some(p) = &probing {
+                    p.answered();
+                }
                 Ok(init)
+            }
+            None => {
+                // Connections to the same transport waiting for this probe skip theirs now.
+                if let Some(p) = &probing {
+                    p.fell_back();
+                }
+                self.handshake(conn, target, deadline).inspect_err(|_| {
+                    if let Some(p) = &probing {
+                        p.forget();
+                    }
+                })
             }
         }
     }
