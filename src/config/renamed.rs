@@ -125,7 +125,7 @@ impl ServerConfig {
     /// Renamed [`oauth`](Self::oauth).
     #[deprecated(since = "0.2.0", note = "renamed to `oauth`")]
     #[doc(hidden)]
-    pub fn oauth_config(&self) -> Option<&crate::auth::OAuthConfig> {
+    pub fn oauth_config(&self) -> Option<&super::oauth::OAuthConfig> {
         self.oauth()
     }
 }

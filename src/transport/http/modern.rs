@@ -13,11 +13,6 @@ use crate::transport::Outgoing;
 /// The most of a refusal's body read to look for a JSON-RPC error in it.
 const MAX_REFUSAL_BYTES: usize = 64 * 1024;
 
-/// Whether `out` is a modern request: only those carry `Mcp-Method`.
-pub(super) fn is_modern(out: &Outgoing) -> bool {
-    out.header("Mcp-Method").is_some()
-}
-
 impl Inner {
     /// A non-2xx reply to a modern request: a JSON-RPC error in its body is delivered as the
     /// request's answer; anything else (and 401/403/407) is the usual status error.

@@ -164,7 +164,7 @@ impl Inner {
             drain(resp);
             return Err(Exchange::Legacy(status));
         }
-        let modern = super::modern::is_modern(out);
+        let modern = is_modern(out);
         if !(200..300).contains(&status) && modern {
             // A modern server refuses with a JSON-RPC error in the body (400 -32022, 404 -32601).
             return self.modern_refusal(resp, out);
@@ -207,6 +207,11 @@ impl Inner {
             ),
         }
     }
+}
+
+/// Whether `out` is a modern request (2026-07-28): only those carry `Mcp-Method`.
+fn is_modern(out: &Outgoing) -> bool {
+    out.header("Mcp-Method").is_some()
 }
 
 #[cfg(test)]
