@@ -166,8 +166,9 @@ pub(super) fn plan(key: Option<u64>, deadline: Instant) -> Plan {
     plan_waiting_until(k, crate::deadline::add(now, probe_share(left)))
 }
 
-/// The part of what is left of connecting a probe may take (see `AUTO_PROBE_TIMEOUT`).
-fn probe_share(left: Duration) -> Duration {
+/// The part of what is left of connecting a probe may take (see `AUTO_PROBE_TIMEOUT`): half at
+/// most, so that `initialize` still has the other half when the probe goes unanswered.
+pub(super) fn probe_share(left: Duration) -> Duration {
     AUTO_PROBE_TIMEOUT.min(left / 2)
 }
 
