@@ -557,6 +557,52 @@ fn a_server_that_leaves_the_probe_unanswered_still_connects_within_the_timeout()
     client.close().expect("close");
 }
 
+/// Auto mode, a connection to a server that leaves `server/discover` unanswered while another
+/// connection to it, with a longer timeout, is probing it first: the wait for that first probe's
+/// finding ends with this connection's own share of its timeout, so it still connects within
+/// its timeout rather than the other's.
+#[test]
+fn waiting_for_a_stalled_first_probe_ends_within_the_waiting_connections_timeout() {
+    let (probed, first_probe) = crossbeam_channel::unbounded::<()>();
+    let srv = stalling_server(move |m| {
+        let stalls = m == "server/discover";
+        if stalls {
+            let _ = probed.send(());
+        }
+        stalls
+    });
+    let url = srv.url("/mcp");
+    // The first probe may take half of this: longer than the waiting connection's timeout.
+    let patient = CONNECT_TIMEOUT * 3;
+    std::thread::scope(|s| {
+        let first = std::thread::Builder::new()
+            .name("connect-patient".into())
+            .spawn_scoped(s, || {
+                let cfg = ServerConfig::http("stalled-probe", url.clone())
+                    .with_timeout(patient)
+                    .with_protocol(ProtocolMode::Auto);
+                Client::connect(cfg).map(|c| c.close())
+            })
+            .unwrap();
+        first_probe
+            .recv_timeout(patient)
+            .expect("the first connection probes");
+        let cfg = ServerConfig::http("stalled-probe", url.clone())
+            .with_timeout(CONNECT_TIMEOUT)
+            .with_protocol(ProtocolMode::Auto);
+        let start = Instant::now();
+        let client = Client::connect(cfg).expect("initialize is answered");
+        let took = start.elapsed();
+        assert!(
+            took < CONNECT_TIMEOUT + Duration::from_secs(1),
+            "connecting took {took:?} with a {CONNECT_TIMEOUT:?} timeout"
+        );
+        client.close().expect("close");
+        let closed = first.join().unwrap().expect("the first connects too");
+        closed.expect("close");
+    });
+}
+
 /// A stdio server in `sh` that answers `initialize` and every other request at once, and
 /// works on `tools/call` for a minute without reading its stdin meanwhile.
 const BUSY_SERVER: &str = r#"

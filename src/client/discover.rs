@@ -15,7 +15,6 @@ use serde_json::Value;
 use super::connection::Connection;
 use super::options::CallOptions;
 use super::Client;
-use crate::config::AUTO_PROBE_TIMEOUT;
 use crate::error::{ConnectError, ConnectErrorKind, Error};
 use crate::model::{DiscoverResult, InitializeResult};
 use crate::protocol::era;
@@ -42,7 +41,7 @@ impl Client {
         let probe_deadline = if probe {
             let now = Instant::now();
             let left = deadline.saturating_duration_since(now);
-            crate::deadline::add(now, AUTO_PROBE_TIMEOUT.min(left / 2))
+            crate::deadline::add(now, super::era_cache::probe_share(left))
         } else {
             deadline
         };

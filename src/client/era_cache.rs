@@ -135,9 +135,9 @@ impl Probe {
         }
         t.found.insert(k, era);
         drop(t);
-        if self.first {
-            remembered().settled.notify_all();
-        }
+        // Whoever found it: a connection whose wait for a stalled first probe ended, and that
+        // probed for itself, ends the waits of the others too.
+        remembered().settled.notify_all();
     }
 }
 
@@ -166,8 +166,9 @@ pub(super) fn plan(key: Option<u64>, deadline: Instant) -> Plan {
     plan_waiting_until(k, crate::deadline::add(now, probe_share(left)))
 }
 
-/// The part of what is left of connecting a probe may take (see `AUTO_PROBE_TIMEOUT`).
-fn probe_share(left: Duration) -> Duration {
+/// The part of what is left of connecting a probe may take (see `AUTO_PROBE_TIMEOUT`): half at
+/// most, so that `initialize` still has the other half when the probe goes unanswered.
+pub(super) fn probe_share(left: Duration) -> Duration {
     AUTO_PROBE_TIMEOUT.min(left / 2)
 }
 
@@ -301,6 +302,30 @@ mod tests {
             drop(first);
             assert_eq!(second.recv_timeout(Duration::from_secs(10)), Ok(false));
         });
+    }
+
+    #[test]
+    fn a_finding_while_the_first_probe_stalls_ends_the_waits() {
+        let k = key(&stdio("/nonexistent/era-cache-stalled", "--x"));
+        let Plan::Probe(first) = plan(k, soon()) else {
+            panic!("the first connection probes");
+        };
+        std::thread::scope(|s| {
+            let waiting = plan_on_thread(s, k, soon());
+            // A connection with little time left stops waiting and probes for itself.
+            let Plan::Probe(own) = plan(k, Instant::now() + Duration::from_millis(60)) else {
+                panic!("unknown while the first probes");
+            };
+            assert!(!own.first);
+            own.fell_back();
+            assert_eq!(
+                waiting.recv_timeout(Duration::from_secs(2)),
+                Ok(true),
+                "the waiting connection skips its probe without waiting out its share"
+            );
+        });
+        drop(first);
+        forget(k);
     }
 
     #[test]
