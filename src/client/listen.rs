@@ -62,10 +62,13 @@ impl Client {
         *lock(&subs.waiter) = Some(tx.clone());
         let params = json!({ "notifications": notifications });
         let listener = Arc::clone(conn);
+        // The listen request's id, to end it when it is not acknowledged as it should be.
+        let (begun_tx, begun) = crossbeam_channel::bounded(1);
         let thread = std::thread::Builder::new()
             .name(format!("mcp-listen-{}", self.server_name()))
             .spawn(move || {
-                let opts = CallOptions::new().timeout(MAX_TIMEOUT);
+                let mut opts = CallOptions::new().timeout(MAX_TIMEOUT);
+                opts.on_begin = Some(begun_tx);
                 let r = listener
                     .request("subscriptions/listen", Some(params), &opts)
                     .map(|_| ());
@@ -78,7 +81,12 @@ impl Client {
             })?;
         let outcome = rx.recv_timeout(self.config.timeout());
         *lock(&subs.waiter) = None;
+        // A listen that failed to open is ended at once: without it, the request stays pending
+        // and its thread waits until the client closes, one more for each failed `subscribe`.
         let fail = |thread: JoinHandle<()>, e: Error| {
+            if let Ok(id) = begun.try_recv() {
+                conn.abandon(id, "the subscription was not opened");
+            }
             lock(&listens.ended).push(thread);
             Err(e)
         };
@@ -180,5 +188,55 @@ impl Client {
         // Its thread waits for the request's end: end it now (the server sends no answer to a
         // cancelled request).
         conn.abandon(id, "the subscription ended");
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::time::{Duration, Instant};
+
+    use serde_json::{json, Value};
+
+    use crate::config::ProtocolMode;
+    use crate::testing::TestServer;
+    use crate::{Error, ServerConfig};
+
+    /// Whether a thread of this process has the name `name` (as the kernel keeps it: 15 bytes).
+    fn thread_named(name: &str) -> bool {
+        std::fs::read_dir("/proc/self/task")
+            .into_iter()
+            .flatten()
+            .flatten()
+            .filter_map(|t| std::fs::read_to_string(t.path().join("comm")).ok())
+            .any(|comm| comm.trim_end() == name)
+    }
+
+    #[test]
+    fn a_listen_that_is_never_acknowledged_ends_with_its_subscribe() {
+        // A modern server that offers subscriptions and never acknowledges a listen.
+        let server = TestServer::from_fn("dl", |msg: &Value| match msg["method"].as_str() {
+            Some("server/discover") => vec![json!({"jsonrpc": "2.0", "id": msg["id"], "result":
+                {"supportedVersions": ["2026-07-28"],
+                 "capabilities": {"resources": {"subscribe": true}}}})],
+            _ => vec![],
+        });
+        let config = ServerConfig::stdio("dl", "unused")
+            .with_protocol(ProtocolMode::Modern)
+            .with_timeout(Duration::from_millis(500));
+        let client = server
+            .client_builder_for(config)
+            .connect()
+            .expect("connect");
+        match client.subscribe("file:///x") {
+            Err(Error::Timeout { method, .. }) => assert_eq!(method, "subscriptions/listen"),
+            other => panic!("{other:?}"),
+        }
+        // Its thread ends now, not when the client closes.
+        let until = Instant::now() + Duration::from_secs(5);
+        while thread_named("mcp-listen-dl") && Instant::now() < until {
+            std::thread::sleep(Duration::from_millis(10));
+        }
+        assert!(!thread_named("mcp-listen-dl"), "the listen still runs");
+        client.close().expect("close");
     }
 }
