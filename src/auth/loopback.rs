@@ -115,8 +115,7 @@ impl LoopbackListener {
         mut wanted: impl FnMut(&str) -> bool,
     ) -> Result<String, AuthError> {
         let listen = |detail: String| AuthError::new(AuthErrorKind::Listen, detail);
-        // A timeout too large to add is as good as a year.
-        let deadline = Instant::now() + timeout.min(Duration::from_secs(365 * 24 * 3600));
+        let deadline = crate::deadline::after(timeout);
         self.listener
             .set_nonblocking(true)
             .map_err(|e| listen(format!("the loopback listener failed: {e}")))?;
