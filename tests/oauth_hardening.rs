@@ -623,3 +623,13 @@ fn discovery_whose_every_address_stalls_fails_once_within_the_timeout() {
     );
     assert!(err.to_string().contains("did not come within"), "{err}");
 }
+
+#[test]
+fn a_timeout_too_long_for_the_clock_is_as_long_as_it_gets() {
+    // A timeout is the user's to choose: one no deadline can hold is a sign-in without one,
+    // not a panic.
+    let server = AuthServer::start(AsOptions::default());
+    let oauth = headless_oauth().timeout(std::time::Duration::MAX);
+    let client = connect(&server, oauth).expect("signs in and connects");
+    client.close().unwrap();
+}

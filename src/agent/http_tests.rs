@@ -1,6 +1,6 @@
 //! The model request's one deadline against a loopback endpoint that stalls: whatever part of
 //! the exchange the deadline cuts (the head, the body) it is a [`ModelError::Timeout`], and
-//! retries after 429 or 5xx run under the same deadline.
+//! retries after 429 or 5xx and the hops of a redirect run under the same deadline.
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::{TcpListener, TcpStream};
@@ -181,4 +181,23 @@ fn a_retry_whose_wait_outlasts_the_deadline_is_not_made() {
         "{r:?}"
     );
     assert!(took < timeout, "{took:?}");
+}
+
+#[test]
+fn a_redirect_hop_runs_under_the_request_s_one_deadline() {
+    // The 307 comes just before the deadline and sends the request to an endpoint that stalls:
+    // a hop with a fresh timeout would wait a whole timeout more.
+    let moved = b"HTTP/1.1 307 Temporary Redirect\r\nLocation: /v2/chat\r\nContent-Length: 0\r\n\
+        Connection: close\r\n\r\n";
+    let server = Server::start(vec![
+        Reply::Answer(Duration::from_millis(1_900), moved),
+        Reply::Stall(b""),
+    ]);
+    let timeout = Duration::from_secs(2);
+    let (r, took) = post(&server, timeout);
+    assert!(
+        matches!(&r, Err(ModelError::Timeout { after, .. }) if *after == timeout),
+        "{r:?}"
+    );
+    assert!(took < timeout + Duration::from_secs(1), "{took:?}");
 }

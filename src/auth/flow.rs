@@ -121,7 +121,7 @@ fn discover(
     ));
     // Discovery is one step of the sign-in: its requests share one timeout, so a server whose
     // every well-known address stalls fails it once, not once per address.
-    let until = Instant::now() + net.timeout();
+    let until = crate::deadline::after(net.timeout());
     let out_of_time = |what: &str, e: &str| {
         format!(
             "{what} did not come within {:.1} s ({e})",

@@ -241,4 +241,21 @@ mod tests {
         let again = OAuth::of(&settings);
         assert_eq!(again.generation(), 0, "a new state starts from the store");
     }
+
+    #[test]
+    fn the_registry_keeps_no_entry_for_states_let_go() {
+        // Settings made and dropped over a long run (a client per request, say) leave nothing
+        // behind: the registry holds the states in use, not every state there ever was.
+        const MADE: usize = 1_000;
+        for _ in 0..MADE {
+            drop(OAuth::of(&OAuthConfig::authorization_code(
+                RedirectHandler::none(),
+            )));
+        }
+        let held = OAuth::of(&OAuthConfig::authorization_code(RedirectHandler::none()));
+        // Other tests running beside this one may hold a few states of their own.
+        let entries = lock(&LIVE).len();
+        assert!(entries < MADE / 10, "{entries} entries for one state held");
+        drop(held);
+    }
 }

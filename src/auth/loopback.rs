@@ -115,8 +115,7 @@ impl LoopbackListener {
         mut wanted: impl FnMut(&str) -> bool,
     ) -> Result<String, AuthError> {
         let listen = |detail: String| AuthError::new(AuthErrorKind::Listen, detail);
-        // A timeout too large to add is as good as a year.
-        let deadline = Instant::now() + timeout.min(Duration::from_secs(365 * 24 * 3600));
+        let deadline = crate::deadline::after(timeout);
         self.listener
             .set_nonblocking(true)
             .map_err(|e| listen(format!("the loopback listener failed: {e}")))?;
@@ -333,6 +332,10 @@ fn readable(
     let mut fds = Vec::with_capacity(conns.len() + 1);
     fds.push(PollFd::new(listener, PollFlags::IN));
     fds.extend(conns.iter().map(|c| PollFd::new(&c.stream, PollFlags::IN)));
+    // At most an hour at a time (the caller polls again until its deadline): where there is no
+    // `ppoll`, `poll(2)` takes its timeout as milliseconds in a C `int`, about 24 days at most,
+    // and a longer one fails.
+    let left = left.min(Duration::from_secs(3600));
     let ts = Timespec {
         tv_sec: left.as_secs() as _,
         tv_nsec: left.subsec_nanos() as _,

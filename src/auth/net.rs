@@ -191,7 +191,7 @@ impl Net {
         headers: &[(&str, String)],
         deadline: Option<Instant>,
     ) -> Result<Reply, NetError> {
-        let own = Instant::now() + self.timeout;
+        let own = crate::deadline::after(self.timeout);
         let deadline = deadline.map_or(own, |d| d.min(own));
         let home = origin(url);
         let policy = Policy {
