@@ -25,6 +25,16 @@ fn temp_store(name: &str) -> std::path::PathBuf {
         .join("tokens.json")
 }
 
+/// Writes `mcp.json` with `servers` as its `mcpServers`, next to `store`; its path.
+fn config_file(store: &Path, servers: &Value) -> String {
+    let dir = store.parent().unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    let file = dir.join("mcp.json");
+    let doc = serde_json::json!({ "mcpServers": servers });
+    std::fs::write(&file, doc.to_string()).unwrap();
+    file.to_str().unwrap().to_owned()
+}
+
 /// Runs `mcpb login` (loopback listener), playing the browser from the URL it prints.
 fn login(store: &Path, url: &str) -> Output {
     let mut child = with_token_file(store, &["--url", url, "login"])
@@ -227,14 +237,14 @@ fn login_status_and_logout_work_on_a_config_entry() {
     let url = server.mcp_url();
     let store = temp_store("config");
     let dir = store.parent().unwrap();
-    std::fs::create_dir_all(dir).unwrap();
-    let file = dir.join("mcp.json");
-    let doc = serde_json::json!({"mcpServers": {
-        "remote": {"type": "http", "url": url},
-        "local": {"command": "true"},
-    }});
-    std::fs::write(&file, doc.to_string()).unwrap();
-    let file = file.to_str().unwrap();
+    let file = config_file(
+        &store,
+        &serde_json::json!({
+            "remote": {"type": "http", "url": url},
+            "local": {"command": "true"},
+        }),
+    );
+    let file = file.as_str();
     let entry = ["--config", file, "--server", "remote"];
 
     let (out, _) = login_pasting(&store, &entry, &[]);
@@ -412,13 +422,13 @@ fn a_command_that_needs_a_sign_in_says_so_at_once() {
     let url = server.mcp_url();
     let store = temp_store("sign-in-required");
     let dir = store.parent().unwrap();
-    std::fs::create_dir_all(dir).unwrap();
-    let file = dir.join("mcp.json");
-    let doc = serde_json::json!({"mcpServers": {
-        "remote": {"type": "http", "url": url, "oauth": {"scopes": ["mcp:read"]}},
-    }});
-    std::fs::write(&file, doc.to_string()).unwrap();
-    let file = file.to_str().unwrap();
+    let file = config_file(
+        &store,
+        &serde_json::json!({
+            "remote": {"type": "http", "url": url, "oauth": {"scopes": ["mcp:read"]}},
+        }),
+    );
+    let file = file.as_str();
     let entry = ["--config", file, "--server", "remote"];
     let limit = Duration::from_secs(20);
 
