@@ -7,11 +7,11 @@ mod support_remote;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::mcpb::{command, mcpb_with_token_file, with_token_file};
+use common::mcpb::{command, mcpb_with_token_file, output_within, wait_within, with_token_file};
 use oauth_support::{browser, headless, AsOptions, AuthServer};
 use serde_json::Value;
 
@@ -379,41 +379,14 @@ fn a_hostile_authorization_url_is_neither_printed_nor_opened() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Waits for `child` at most `limit`: one still running then is killed and the test fails.
-fn wait_within(child: Child, what: &str, limit: Duration) -> Output {
-    let pid = child.id();
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let waiter = std::thread::Builder::new()
-        .name("mcpb-waiter".into())
-        .spawn(move || {
-            let _ = tx.send(child.wait_with_output());
-        })
-        .unwrap();
-    let out = rx.recv_timeout(limit);
-    if out.is_err() {
-        let pid = rustix::process::Pid::from_raw(pid as i32).unwrap();
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-        let _ = rx.recv();
-    }
-    waiter.join().unwrap();
-    match out {
-        Ok(out) => out.expect("mcpb ran"),
-        Err(_) => panic!("{what} did not end within {limit:?}"),
-    }
-}
-
 /// Runs mcpb for at most `limit` (see [`wait_within`]); returns what it did and how long it
 /// took.
 fn mcpb_within(store: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
-    let started = Instant::now();
-    let child = with_token_file(store, args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mcpb");
-    let out = wait_within(child, &format!("mcpb {args:?}"), limit);
-    (out, started.elapsed())
+    output_within(
+        with_token_file(store, args),
+        &format!("mcpb {args:?}"),
+        limit,
+    )
 }
 
 #[test]
