@@ -354,11 +354,10 @@ fn a_hostile_authorization_url_is_neither_printed_nor_opened() {
             if paste {
                 args.push("--paste");
             }
-            let out = with_token_file(&store, &args)
-                .env("BROWSER", &opener)
-                .stdin(Stdio::null())
-                .output()
-                .expect("run mcpb");
+            let mut cmd = with_token_file(&store, &args);
+            cmd.env("BROWSER", &opener);
+            // A login that went on to wait for the browser fails the test here, not hangs it.
+            let (out, _) = output_within(cmd, "mcpb login", Duration::from_secs(30));
             let all = String::from_utf8_lossy(&out.stdout).into_owned()
                 + &String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(3), "{tail:?}: {all}");
