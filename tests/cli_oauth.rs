@@ -7,11 +7,11 @@ mod support_remote;
 
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
-use std::process::{Child, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::sync::atomic::Ordering;
 use std::time::{Duration, Instant};
 
-use common::mcpb::{command, mcpb_with_token_file, with_token_file};
+use common::mcpb::{command, mcpb_with_token_file, output_within, wait_within, with_token_file};
 use oauth_support::{browser, headless, AsOptions, AuthServer};
 use serde_json::Value;
 
@@ -23,6 +23,16 @@ fn temp_store(name: &str) -> std::path::PathBuf {
             std::time::SystemTime::now()
         ))
         .join("tokens.json")
+}
+
+/// Writes `mcp.json` with `servers` as its `mcpServers`, next to `store`; its path.
+fn config_file(store: &Path, servers: &Value) -> String {
+    let dir = store.parent().unwrap();
+    std::fs::create_dir_all(dir).unwrap();
+    let file = dir.join("mcp.json");
+    let doc = serde_json::json!({ "mcpServers": servers });
+    std::fs::write(&file, doc.to_string()).unwrap();
+    file.to_str().unwrap().to_owned()
 }
 
 /// Runs `mcpb login` (loopback listener), playing the browser from the URL it prints.
@@ -227,14 +237,14 @@ fn login_status_and_logout_work_on_a_config_entry() {
     let url = server.mcp_url();
     let store = temp_store("config");
     let dir = store.parent().unwrap();
-    std::fs::create_dir_all(dir).unwrap();
-    let file = dir.join("mcp.json");
-    let doc = serde_json::json!({"mcpServers": {
-        "remote": {"type": "http", "url": url},
-        "local": {"command": "true"},
-    }});
-    std::fs::write(&file, doc.to_string()).unwrap();
-    let file = file.to_str().unwrap();
+    let file = config_file(
+        &store,
+        &serde_json::json!({
+            "remote": {"type": "http", "url": url},
+            "local": {"command": "true"},
+        }),
+    );
+    let file = file.as_str();
     let entry = ["--config", file, "--server", "remote"];
 
     let (out, _) = login_pasting(&store, &entry, &[]);
@@ -344,11 +354,10 @@ fn a_hostile_authorization_url_is_neither_printed_nor_opened() {
             if paste {
                 args.push("--paste");
             }
-            let out = with_token_file(&store, &args)
-                .env("BROWSER", &opener)
-                .stdin(Stdio::null())
-                .output()
-                .expect("run mcpb");
+            let mut cmd = with_token_file(&store, &args);
+            cmd.env("BROWSER", &opener);
+            // A login that went on to wait for the browser fails the test here, not hangs it.
+            let (out, _) = output_within(cmd, "mcpb login", Duration::from_secs(30));
             let all = String::from_utf8_lossy(&out.stdout).into_owned()
                 + &String::from_utf8_lossy(&out.stderr);
             assert_eq!(out.status.code(), Some(3), "{tail:?}: {all}");
@@ -369,41 +378,14 @@ fn a_hostile_authorization_url_is_neither_printed_nor_opened() {
     let _ = std::fs::remove_dir_all(dir);
 }
 
-/// Waits for `child` at most `limit`: one still running then is killed and the test fails.
-fn wait_within(child: Child, what: &str, limit: Duration) -> Output {
-    let pid = child.id();
-    let (tx, rx) = crossbeam_channel::bounded(1);
-    let waiter = std::thread::Builder::new()
-        .name("mcpb-waiter".into())
-        .spawn(move || {
-            let _ = tx.send(child.wait_with_output());
-        })
-        .unwrap();
-    let out = rx.recv_timeout(limit);
-    if out.is_err() {
-        let pid = rustix::process::Pid::from_raw(pid as i32).unwrap();
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
-        let _ = rx.recv();
-    }
-    waiter.join().unwrap();
-    match out {
-        Ok(out) => out.expect("mcpb ran"),
-        Err(_) => panic!("{what} did not end within {limit:?}"),
-    }
-}
-
 /// Runs mcpb for at most `limit` (see [`wait_within`]); returns what it did and how long it
 /// took.
 fn mcpb_within(store: &Path, args: &[&str], limit: Duration) -> (Output, Duration) {
-    let started = Instant::now();
-    let child = with_token_file(store, args)
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .expect("run mcpb");
-    let out = wait_within(child, &format!("mcpb {args:?}"), limit);
-    (out, started.elapsed())
+    output_within(
+        with_token_file(store, args),
+        &format!("mcpb {args:?}"),
+        limit,
+    )
 }
 
 #[test]
@@ -412,13 +394,13 @@ fn a_command_that_needs_a_sign_in_says_so_at_once() {
     let url = server.mcp_url();
     let store = temp_store("sign-in-required");
     let dir = store.parent().unwrap();
-    std::fs::create_dir_all(dir).unwrap();
-    let file = dir.join("mcp.json");
-    let doc = serde_json::json!({"mcpServers": {
-        "remote": {"type": "http", "url": url, "oauth": {"scopes": ["mcp:read"]}},
-    }});
-    std::fs::write(&file, doc.to_string()).unwrap();
-    let file = file.to_str().unwrap();
+    let file = config_file(
+        &store,
+        &serde_json::json!({
+            "remote": {"type": "http", "url": url, "oauth": {"scopes": ["mcp:read"]}},
+        }),
+    );
+    let file = file.as_str();
     let entry = ["--config", file, "--server", "remote"];
     let limit = Duration::from_secs(20);
 
@@ -563,8 +545,9 @@ fn a_stalled_token_endpoint_ends_a_command_at_its_timeout() {
     });
     let url = server.mcp_url();
     let store = temp_store("stalled-token");
-    let start = std::time::Instant::now();
-    let out = mcpb_with_token_file(
+    // Bounded by far more than the timeout, so that a command the stall holds fails the test
+    // rather than hanging it.
+    let (out, took) = mcpb_within(
         &store,
         &[
             "--url",
@@ -577,8 +560,8 @@ fn a_stalled_token_endpoint_ends_a_command_at_its_timeout() {
             "m2m-secret",
             "tools",
         ],
+        Duration::from_secs(30),
     );
-    let took = start.elapsed();
     assert!(!out.status.success(), "no token, no tools");
     assert!(
         took < std::time::Duration::from_secs(6),

@@ -11,11 +11,10 @@ use mcp_blocking::auth::{MemoryTokenStore, OAuthConfig, RedirectHandler};
 use mcp_blocking::{Client, ServerConfig};
 use oauth_support::{headless, AsOptions, AuthServer};
 
-#[test]
-fn a_refusal_quoting_the_refresh_token_shows_it_nowhere() {
-    capture_logs();
-    // The access token is revoked: the server's 401 makes the client refresh, the refusal
-    // quotes the refresh token, and the client then signs in anew.
+/// Signs in to server `name` at `url` (of an authorization server whose refusals quote the
+/// refresh token), then revokes the access token: the server's 401 makes the client refresh,
+/// the refusal quotes the refresh token, and the client then signs in anew. Closes the client.
+fn refused_refresh(name: &str, url: impl FnOnce(&AuthServer) -> String) -> AuthServer {
     let server = AuthServer::start(AsOptions {
         refresh: true,
         echo_refresh: true,
@@ -27,7 +26,7 @@ fn a_refusal_quoting_the_refresh_token_shows_it_nowhere() {
     ))
     .token_store(MemoryTokenStore::new());
     let client = Client::connect(
-        ServerConfig::http("secured", server.mcp_url())
+        ServerConfig::http(name, url(&server))
             .with_timeout_secs(10.0)
             .with_oauth(oauth),
     )
@@ -35,6 +34,13 @@ fn a_refusal_quoting_the_refresh_token_shows_it_nowhere() {
     server.state.revoke_access_tokens();
     let _ = client.list_tools();
     client.close().expect("close");
+    server
+}
+
+#[test]
+fn a_refusal_quoting_the_refresh_token_shows_it_nowhere() {
+    capture_logs();
+    let server = refused_refresh("secured", |s| s.mcp_url());
     assert!(
         server
             .state
@@ -90,26 +96,7 @@ fn a_refusal_quoting_the_basic_client_secret_shows_it_nowhere() {
 #[test]
 fn a_failed_refresh_is_logged_without_the_server_url_s_query() {
     capture_logs();
-    let server = AuthServer::start(AsOptions {
-        refresh: true,
-        echo_refresh: true,
-        ..AsOptions::default()
-    });
-    let oauth = OAuthConfig::authorization_code(RedirectHandler::custom(
-        "http://localhost:3000/callback",
-        headless,
-    ))
-    .token_store(MemoryTokenStore::new());
-    let url = format!("{}?key=qv-oauth-5150", server.mcp_url());
-    let client = Client::connect(
-        ServerConfig::http("query", url)
-            .with_timeout_secs(10.0)
-            .with_oauth(oauth),
-    )
-    .expect("connect");
-    server.state.revoke_access_tokens();
-    let _ = client.list_tools();
-    client.close().expect("close");
+    let _server = refused_refresh("query", |s| format!("{}?key=qv-oauth-5150", s.mcp_url()));
     let logs = logs();
     assert!(
         logs.iter().any(|l| l.contains("refreshing the token of")),

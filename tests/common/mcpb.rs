@@ -3,7 +3,8 @@
 //! the shell that started `cargo test`.
 
 use std::path::Path;
-use std::process::{Command, Output};
+use std::process::{Child, Command, Output, Stdio};
+use std::time::{Duration, Instant};
 
 /// The `mcpb` executable Cargo built for this test binary.
 pub const MCPB: &str = env!("CARGO_BIN_EXE_mcpb");
@@ -44,4 +45,41 @@ pub fn with_token_file(store: &Path, args: &[&str]) -> Command {
 /// empty, stdout and stderr kept.
 pub fn mcpb_with_token_file(store: &Path, args: &[&str]) -> Output {
     with_token_file(store, args).output().expect("run mcpb")
+}
+
+/// Runs `cmd` as [`mcpb`] does (stdin empty, stdout and stderr kept), for at most `limit` (see
+/// [`wait_within`]); what it did and how long it took.
+pub fn output_within(mut cmd: Command, what: &str, limit: Duration) -> (Output, Duration) {
+    let started = Instant::now();
+    let child = cmd
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("run mcpb");
+    let out = wait_within(child, what, limit);
+    (out, started.elapsed())
+}
+
+/// Waits for `child` at most `limit`: one still running then is killed and the test fails.
+pub fn wait_within(child: Child, what: &str, limit: Duration) -> Output {
+    let pid = child.id();
+    let (tx, rx) = crossbeam_channel::bounded(1);
+    let waiter = std::thread::Builder::new()
+        .name("mcpb-waiter".into())
+        .spawn(move || {
+            let _ = tx.send(child.wait_with_output());
+        })
+        .unwrap();
+    let out = rx.recv_timeout(limit);
+    if out.is_err() {
+        let pid = rustix::process::Pid::from_raw(pid as i32).unwrap();
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        let _ = rx.recv();
+    }
+    waiter.join().unwrap();
+    match out {
+        Ok(out) => out.expect("mcpb ran"),
+        Err(_) => panic!("{what} did not end within {limit:?}"),
+    }
 }

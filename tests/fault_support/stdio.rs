@@ -4,28 +4,23 @@
 //! peer lets the process go (closes the socket) unless the plan stalls `stdin-eof`: then it
 //! keeps it alive, half a line or a trickle written, until the client ends it.
 
-use std::io::{BufRead, BufReader, Write};
+use std::io::{BufRead, BufReader};
 use std::net::{Shutdown, TcpStream};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::Sender;
 use serde_json::{json, Value};
 
 use super::brain::{decide, Decision};
-use super::wire::{stalled, Bytes};
+use super::wire::{Out, Writer};
 use super::{Acceptor, Plan, Shared};
 
 pub struct StdioPeer {
     pub shared: Arc<Shared>,
     acceptor: Acceptor,
-}
-
-enum Out {
-    Line(Duration, Vec<u8>),
-    Stall(Vec<u8>),
 }
 
 /// The relay executable (`examples/fault_relay.rs`), next to the test's `deps/` folder.
@@ -84,27 +79,18 @@ fn serve(shared: &Arc<Shared>, n: usize, stream: TcpStream) {
         shared.add_pid(pid);
     }
     let Ok(w) = stream.try_clone() else { return };
-    let gone = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = crossbeam_channel::unbounded();
-    let writer = {
-        let (shared, gone) = (shared.clone(), gone.clone());
-        std::thread::Builder::new()
-            .name(format!("fault-stdio-{n}-w"))
-            .spawn(move || write_loop(&shared, &gone, w, &rx))
-            .expect("spawn")
-    };
-    read_loop(shared, &mut reader, &tx);
+    let writer = Writer::start(shared, format!("fault-stdio-{n}-w"), w);
+    read_loop(shared, &mut reader, &writer.tx);
     // stdin is closed: the client is closing the server.
     if shared.pseudo("stdin-eof") {
         let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
             "params": {"level": "info", "data": "still here ".repeat(10)}});
-        let _ = tx.send(Out::Stall(line(&note)));
+        let _ = writer.tx.send(Out::Stall(line(&note)));
     } else {
-        gone.store(true, Ordering::SeqCst);
+        writer.gone.store(true, Ordering::SeqCst);
         let _ = stream.shutdown(Shutdown::Both);
     }
-    drop(tx);
-    let _ = writer.join();
+    writer.finish();
 }
 
 fn read_loop(shared: &Shared, reader: &mut impl BufRead, tx: &Sender<Out>) {
@@ -118,38 +104,11 @@ fn read_loop(shared: &Shared, reader: &mut impl BufRead, tx: &Sender<Out>) {
         let msg: Value = serde_json::from_str(buf.trim()).unwrap_or(Value::Null);
         let out = match decide(shared, &msg) {
             Decision::Ignore | Decision::Expire => continue,
-            Decision::Answer(v) => Out::Line(Duration::ZERO, line(&v)),
-            Decision::Later(d, v) => Out::Line(d, line(&v)),
+            Decision::Answer(v) => Out::Now(Duration::ZERO, line(&v)),
+            Decision::Later(d, v) => Out::Now(d, line(&v)),
             Decision::Stall(v) => Out::Stall(line(&v)),
         };
         if tx.send(out).is_err() {
-            return;
-        }
-    }
-}
-
-fn write_loop(shared: &Shared, gone: &AtomicBool, mut w: TcpStream, rx: &Receiver<Out>) {
-    let ended = || gone.load(Ordering::SeqCst) || shared.stopping();
-    loop {
-        let out = match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(out) => out,
-            Err(RecvTimeoutError::Timeout) if !ended() => continue,
-            Err(_) => return,
-        };
-        let goes_on = match out {
-            Out::Line(d, bytes) => {
-                std::thread::sleep(d);
-                w.write_all(&bytes).and_then(|()| w.flush()).is_ok()
-            }
-            Out::Stall(bytes) => stalled(
-                &mut w,
-                &Bytes::plain(bytes),
-                shared.plan.stall,
-                &mut || ended(),
-                &|| shared.released(),
-            ),
-        };
-        if !goes_on {
             return;
         }
     }

@@ -1,8 +1,14 @@
-//! Writing an answer the stalled way ([`Stall`]), and waiting with a deadline on a condition.
+//! Writing an answer the stalled way ([`Stall`]), the writer of a shared stream (stdio,
+//! WebSocket), and waiting with a deadline on a condition.
 
 use std::io::{self, Read, Write};
 use std::net::TcpStream;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
+
+use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
 
 use super::{Shared, Stall};
 
@@ -135,4 +141,69 @@ pub fn stalled(
         w.flush()
     })();
     rest.is_ok()
+}
+
+/// What the reader of a shared stream hands its writer: a message (a line, a frame) written
+/// after a delay, or one written the stalled way.
+pub enum Out {
+    Now(Duration, Vec<u8>),
+    Stall(Vec<u8>),
+}
+
+/// The writer thread of a shared stream: it writes what it is handed until the stream is
+/// [`gone`](Writer::gone), the peer stops, or a write fails.
+pub struct Writer {
+    pub tx: Sender<Out>,
+    pub gone: Arc<AtomicBool>,
+    thread: JoinHandle<()>,
+}
+
+impl Writer {
+    /// Starts the writer, on a thread named `name`.
+    pub fn start(shared: &Arc<Shared>, name: String, w: TcpStream) -> Writer {
+        let gone = Arc::new(AtomicBool::new(false));
+        let (tx, rx) = crossbeam_channel::unbounded();
+        let thread = {
+            let (shared, gone) = (shared.clone(), gone.clone());
+            std::thread::Builder::new()
+                .name(name)
+                .spawn(move || write_loop(&shared, &gone, w, &rx))
+                .expect("spawn")
+        };
+        Writer { tx, gone, thread }
+    }
+
+    /// Lets the writer end once it has written what it was handed, and joins it.
+    pub fn finish(self) {
+        drop(self.tx);
+        let _ = self.thread.join();
+    }
+}
+
+fn write_loop(shared: &Shared, gone: &AtomicBool, mut w: TcpStream, rx: &Receiver<Out>) {
+    let ended = || gone.load(Ordering::SeqCst) || shared.stopping();
+    loop {
+        let out = match rx.recv_timeout(Duration::from_millis(50)) {
+            Ok(out) => out,
+            Err(RecvTimeoutError::Timeout) if !ended() => continue,
+            Err(_) => return,
+        };
+        let goes_on = match out {
+            Out::Now(d, bytes) => {
+                std::thread::sleep(d);
+                w.write_all(&bytes).and_then(|()| w.flush()).is_ok()
+            }
+            // A plain answer has no head: a head stall writes nothing, as a silent one.
+            Out::Stall(bytes) => stalled(
+                &mut w,
+                &Bytes::plain(bytes),
+                shared.plan.stall,
+                &mut || ended(),
+                &|| shared.released(),
+            ),
+        };
+        if !goes_on {
+            return;
+        }
+    }
 }

@@ -4,27 +4,22 @@
 
 use std::io::{BufRead, BufReader, Read, Write};
 use std::net::TcpStream;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use crossbeam_channel::{Receiver, RecvTimeoutError, Sender};
+use crossbeam_channel::Sender;
 use serde_json::Value;
 
 use super::brain::{decide, Decision};
-use super::wire::{client_gone, stalled, Bytes};
+use super::wire::{client_gone, stalled, Bytes, Out, Writer};
 use crate::support_remote::ws::{frame, read_client_frame};
 
-use super::{Acceptor, Plan, Shared, Stall};
+use super::{Acceptor, Plan, Shared};
 
 pub struct WsPeer {
     pub shared: Arc<Shared>,
     acceptor: Acceptor,
-}
-
-enum Out {
-    Frame(Duration, Vec<u8>),
-    Stall(Vec<u8>),
 }
 
 impl WsPeer {
@@ -104,19 +99,10 @@ fn serve(shared: &Arc<Shared>, n: usize, stream: TcpStream) {
     if w.write_all(head.as_bytes()).is_err() {
         return;
     }
-    let gone = Arc::new(AtomicBool::new(false));
-    let (tx, rx) = crossbeam_channel::unbounded();
-    let writer = {
-        let (shared, gone) = (shared.clone(), gone.clone());
-        std::thread::Builder::new()
-            .name(format!("fault-ws-{n}-w"))
-            .spawn(move || write_loop(&shared, &gone, w, &rx))
-            .expect("spawn")
-    };
-    read_loop(shared, &mut reader, &tx);
-    gone.store(true, Ordering::SeqCst);
-    drop(tx);
-    let _ = writer.join();
+    let writer = Writer::start(shared, format!("fault-ws-{n}-w"), w);
+    read_loop(shared, &mut reader, &writer.tx);
+    writer.gone.store(true, Ordering::SeqCst);
+    writer.finish();
 }
 
 fn read_loop(shared: &Shared, reader: &mut impl Read, tx: &Sender<Out>) {
@@ -127,9 +113,9 @@ fn read_loop(shared: &Shared, reader: &mut impl Read, tx: &Sender<Out>) {
                 match decide(shared, &msg) {
                     Decision::Ignore | Decision::Expire => continue,
                     Decision::Answer(v) => {
-                        Out::Frame(Duration::ZERO, frame(0x1, v.to_string().as_bytes()))
+                        Out::Now(Duration::ZERO, frame(0x1, v.to_string().as_bytes()))
                     }
-                    Decision::Later(d, v) => Out::Frame(d, frame(0x1, v.to_string().as_bytes())),
+                    Decision::Later(d, v) => Out::Now(d, frame(0x1, v.to_string().as_bytes())),
                     Decision::Stall(v) => Out::Stall(frame(0x1, v.to_string().as_bytes())),
                 }
             }
@@ -140,47 +126,13 @@ fn read_loop(shared: &Shared, reader: &mut impl Read, tx: &Sender<Out>) {
                     p.extend_from_slice(&[b'z'; 100]);
                     Out::Stall(frame(0x8, &p))
                 } else {
-                    Out::Frame(Duration::ZERO, frame(0x8, &payload))
+                    Out::Now(Duration::ZERO, frame(0x8, &payload))
                 }
             }
-            0x9 => Out::Frame(Duration::ZERO, frame(0xA, &payload)),
+            0x9 => Out::Now(Duration::ZERO, frame(0xA, &payload)),
             _ => continue,
         };
         if tx.send(out).is_err() {
-            return;
-        }
-    }
-}
-
-fn write_loop(shared: &Shared, gone: &AtomicBool, mut w: TcpStream, rx: &Receiver<Out>) {
-    let ended = || gone.load(Ordering::SeqCst) || shared.stopping();
-    loop {
-        let out = match rx.recv_timeout(Duration::from_millis(50)) {
-            Ok(out) => out,
-            Err(RecvTimeoutError::Timeout) if !ended() => continue,
-            Err(_) => return,
-        };
-        let goes_on = match out {
-            Out::Frame(d, bytes) => {
-                std::thread::sleep(d);
-                w.write_all(&bytes).and_then(|()| w.flush()).is_ok()
-            }
-            Out::Stall(bytes) => {
-                let stall = match shared.plan.stall {
-                    // No status line after the upgrade: a head stall is not planned here.
-                    Stall::Head => Stall::Silent,
-                    s => s,
-                };
-                stalled(
-                    &mut w,
-                    &Bytes::plain(bytes),
-                    stall,
-                    &mut || ended(),
-                    &|| shared.released(),
-                )
-            }
-        };
-        if !goes_on {
             return;
         }
     }
