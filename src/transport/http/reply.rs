@@ -507,22 +507,35 @@ mod tests {
         fn closed(&self, _detail: String, _stderr_tail: String) {}
     }
 
-    /// A request given up by another thread while its caller reads a resumable reply (an event
-    /// with an id came, and a long `retry`): the caller stops at once, rather than taking the
-    /// read it was stopped in for a broken stream and waiting out the resumption delay.
+    /// A request given up by another thread while its caller reads its reply stops at once:
+    /// while it reads (the reply held open), also when the reply is resumable (an event with
+    /// an id came, and a long `retry`: the read it was stopped in is no broken stream to wait
+    /// out the resumption delay for), and while it waits to resume one the server ended.
     #[test]
-    fn a_caller_given_up_while_it_reads_a_resumable_reply_stops_at_once() {
+    fn a_caller_given_up_while_it_reads_its_reply_stops_at_once() {
+        given_up_while_reading(None, false);
+        given_up_while_reading(Some("e1"), false);
+        given_up_while_reading(Some("e1"), true);
+    }
+
+    /// The reply: a notification (with `event_id`) and a `retry` of 30 s, then the end of the
+    /// stream (`ends`) or nothing more; the request is given up once the notification is read.
+    fn given_up_while_reading(event_id: Option<&'static str>, ends: bool) {
         use crate::protocol::session::{Event, Failure};
         use crate::protocol::slot::slot;
         use crate::transport::{Caller, Transport};
 
-        let srv = HttpServer::start(|_req, conn| {
+        let srv = HttpServer::start(move |_req, conn| {
             conn.sse_start(&[]);
             let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
                 "params": {"level": "info", "data": "working"}});
             let _ = conn.chunk("retry: 30000\n\n");
-            let _ = conn.event(Some("e1"), &note);
-            conn.wait_for_peer_close();
+            let _ = conn.event(event_id, &note);
+            if ends {
+                conn.sse_end();
+            } else {
+                conn.wait_for_peer_close();
+            }
         });
         let (noted_tx, noted) = crossbeam_channel::unbounded();
         let cfg = crate::config::ServerConfig::http("t", srv.url("/mcp"));
@@ -563,11 +576,15 @@ mod tests {
             t.interrupt(1);
             waiting.join().expect("the caller")
         });
+        let case = format!("event id {event_id:?}, stream ends: {ends}");
         assert!(
             matches!(ended, Ok(Event::Done(Err(Failure::Unusable(_))))),
-            "{ended:?}"
+            "{case}: {ended:?}"
         );
-        assert!(took < Duration::from_secs(10), "stopped after {took:?}");
+        assert!(
+            took < Duration::from_secs(10),
+            "{case}: stopped after {took:?}"
+        );
         t.close(Closing::Graceful).expect("close");
     }
 
