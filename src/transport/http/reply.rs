@@ -16,7 +16,7 @@ use crate::error::{Error, ProtocolErrorKind};
 use crate::protocol::jsonrpc::RequestId;
 use crate::protocol::session::{Event, Failure, TransportError};
 use crate::transport::sse_parser::{EventTooLarge, SseParser, SseReader};
-use crate::transport::web::buffered::{interruptible, within, Interrupt};
+use crate::transport::web::buffered::{interrupted, interruptible, within, Interrupt};
 use crate::transport::web::{
     content_length, deliver_frame, is_event_stream, is_response_to, read_capped, status_error,
 };
@@ -380,11 +380,21 @@ impl Inner {
         }
     }
 
-    /// Waits `delay`, or less when the transport is closed meanwhile.
+    /// Waits `delay`, or less when the transport is closed meanwhile or the caller's request is
+    /// given up (`Transport::interrupt`: its reading thread is interruptible, see
+    /// `buffered::interrupted`).
     fn wait(&self, delay: Duration) -> Result<(), Error> {
-        match self.stop_rx.recv_timeout(delay) {
-            Err(RecvTimeoutError::Timeout) => Ok(()),
-            _ => Err(self.closed_error("the client closed the connection")),
+        let given_up = interrupted();
+        crossbeam_channel::select! {
+            recv(self.stop_rx) -> _ => Err(self.closed_error("the client closed the connection")),
+            // Its caller looks at its slot, which holds why, not at this error.
+            recv(given_up) -> _ => Err(Error::Transport {
+                server: self.server.clone(),
+                status: None,
+                detail: "the request was given up".to_owned(),
+                source: None,
+            }),
+            default(delay) => Ok(()),
         }
     }
 }
@@ -482,6 +492,99 @@ mod tests {
         );
         drop(caller);
         assert!(lock(&t.inner.unread).is_empty(), "dropped with its caller");
+        t.close(Closing::Graceful).expect("close");
+    }
+
+    /// Tells each notification delivered (the caller has read the event before it).
+    struct Noted(crossbeam_channel::Sender<()>);
+
+    impl crate::transport::Sink for Noted {
+        fn deliver(&self, msg: crate::protocol::jsonrpc::Inbound) {
+            if matches!(msg, crate::protocol::jsonrpc::Inbound::Notification(_)) {
+                let _ = self.0.send(());
+            }
+        }
+        fn closed(&self, _detail: String, _stderr_tail: String) {}
+    }
+
+    /// A request given up by another thread while its caller reads its reply stops at once:
+    /// while it reads (the reply held open), also when the reply is resumable (an event with
+    /// an id came, and a long `retry`: the read it was stopped in is no broken stream to wait
+    /// out the resumption delay for), and while it waits to resume one the server ended.
+    #[test]
+    fn a_caller_given_up_while_it_reads_its_reply_stops_at_once() {
+        given_up_while_reading(None, false);
+        given_up_while_reading(Some("e1"), false);
+        given_up_while_reading(Some("e1"), true);
+    }
+
+    /// The reply: a notification (with `event_id`) and a `retry` of 30 s, then the end of the
+    /// stream (`ends`) or nothing more; the request is given up once the notification is read.
+    fn given_up_while_reading(event_id: Option<&'static str>, ends: bool) {
+        use crate::protocol::session::{Event, Failure};
+        use crate::protocol::slot::slot;
+        use crate::transport::{Caller, Transport};
+
+        let srv = HttpServer::start(move |_req, conn| {
+            conn.sse_start(&[]);
+            let note = json!({"jsonrpc": "2.0", "method": "notifications/message",
+                "params": {"level": "info", "data": "working"}});
+            let _ = conn.chunk("retry: 30000\n\n");
+            let _ = conn.event(event_id, &note);
+            if ends {
+                conn.sse_end();
+            } else {
+                conn.wait_for_peer_close();
+            }
+        });
+        let (noted_tx, noted) = crossbeam_channel::unbounded();
+        let cfg = crate::config::ServerConfig::http("t", srv.url("/mcp"));
+        let crate::config::TransportConfig::StreamableHttp(http) = cfg.transport() else {
+            unreachable!("an http config")
+        };
+        let t = crate::transport::http::open(
+            "t",
+            http,
+            Duration::from_secs(30),
+            cfg.limits(),
+            Arc::new(Noted(noted_tx)),
+        )
+        .expect("open");
+        let deadline = Instant::now() + Duration::from_secs(30);
+        t.send(
+            Outgoing::parse(call_frame(1))
+                .by(deadline)
+                .answered_in_wait(),
+        )
+        .expect("send");
+        let (tx, rx) = slot(2);
+        let (ended, took) = std::thread::scope(|s| {
+            let waiting = std::thread::Builder::new()
+                .name("caller".into())
+                .spawn_scoped(s, || {
+                    let caller = Caller::new(1, &rx, &tx);
+                    let started = Instant::now();
+                    let ended = t.wait(&caller, deadline);
+                    (ended, started.elapsed())
+                })
+                .expect("spawn");
+            noted
+                .recv_timeout(Duration::from_secs(10))
+                .expect("the caller read the event");
+            let given_up = Failure::Unusable("given up".into());
+            assert!(tx.try_send(Event::Done(Err(given_up))).is_ok());
+            t.interrupt(1);
+            waiting.join().expect("the caller")
+        });
+        let case = format!("event id {event_id:?}, stream ends: {ends}");
+        assert!(
+            matches!(ended, Ok(Event::Done(Err(Failure::Unusable(_))))),
+            "{case}: {ended:?}"
+        );
+        assert!(
+            took < Duration::from_secs(10),
+            "{case}: stopped after {took:?}"
+        );
         t.close(Closing::Graceful).expect("close");
     }
 

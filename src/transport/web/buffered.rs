@@ -31,8 +31,9 @@
 //!                        `deadline` (the shorter of it and ureq's own limit), then fails with
 //!                        ureq's timeout error; the reply is then abandoned (dropped unread)
 //!   interruptible(i, f): another thread's `i.fire()` shuts down the socket f is reading or
-//!                        writing now (the layer knows each connection's socket), and fails
-//!                        f's later reads and writes at once
+//!                        writing now (the layer knows each connection's socket), fails f's
+//!                        later reads and writes at once, and ends a wait of f's on
+//!                        `interrupted()` (a delay before resuming a stream)
 //! ```
 
 use std::cell::{Cell, RefCell};
@@ -41,6 +42,7 @@ use std::io;
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
+use crossbeam_channel::{Receiver, Sender};
 use ureq::unversioned::transport::{
     Buffers, ConnectionDetails, Connector, NextTimeout, ShutdownHandle, Transport,
 };
@@ -169,26 +171,40 @@ impl<C: Connector<()>> Connector<()> for BufferedConnector<C> {
 }
 
 /// Lets another thread stop one thread's reads and writes on its connections (see
-/// [`interruptible`]): the socket in use is shut down, and any later read or write in the scope
-/// fails at once.
-#[derive(Default)]
+/// [`interruptible`]): the socket in use is shut down, any later read or write in the scope
+/// fails at once, and a wait the scope makes between them on [`interrupted`] ends.
 pub(crate) struct Interrupt {
     state: Mutex<InterruptState>,
+    /// Disconnects when the interrupt fires (nothing is ever sent on it).
+    fired: Receiver<()>,
 }
 
-#[derive(Default)]
 struct InterruptState {
-    fired: bool,
+    /// Dropped when the interrupt fires: `None` once it has.
+    armed: Option<Sender<()>>,
     /// The socket being read or written in the scope now.
     socket: Option<Weak<dyn ShutdownHandle>>,
 }
 
+impl Default for Interrupt {
+    fn default() -> Self {
+        let (armed, fired) = crossbeam_channel::bounded(0);
+        Interrupt {
+            state: Mutex::new(InterruptState {
+                armed: Some(armed),
+                socket: None,
+            }),
+            fired,
+        }
+    }
+}
+
 impl Interrupt {
-    /// Stops the scope's reads and writes, now and from now on.
+    /// Stops the scope's reads and writes (and waits), now and from now on.
     pub(crate) fn fire(&self) {
         let socket = {
             let mut st = lock(&self.state);
-            st.fired = true;
+            st.armed = None;
             st.socket.take()
         };
         if let Some(s) = socket.and_then(|w| w.upgrade()) {
@@ -199,7 +215,7 @@ impl Interrupt {
     /// Notes the socket about to be used; the error when the scope was interrupted.
     fn enter(&self, socket: Option<&Weak<dyn ShutdownHandle>>) -> Result<(), ureq::Error> {
         let mut st = lock(&self.state);
-        if st.fired {
+        if st.armed.is_none() {
             return Err(ureq::Error::Io(io::Error::new(
                 io::ErrorKind::ConnectionAborted,
                 "the caller stopped waiting",
@@ -222,6 +238,17 @@ pub(crate) fn interruptible<T>(interrupt: Option<&Arc<Interrupt>>, f: impl FnOnc
     }
     let _reset = Reset(INTERRUPT.with(|c| c.replace(interrupt.cloned())));
     f()
+}
+
+/// What disconnects when this thread's [`Interrupt`] fires, for a wait between reads (a delay
+/// before resuming a stream) to end on too; outside [`interruptible`], a channel that never
+/// does.
+pub(crate) fn interrupted() -> Receiver<()> {
+    INTERRUPT.with(|c| {
+        c.borrow()
+            .as_ref()
+            .map_or_else(crossbeam_channel::never, |i| i.fired.clone())
+    })
 }
 
 /// Checks this thread's [`Interrupt`] (if any) before I/O on `socket`.

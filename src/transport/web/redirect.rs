@@ -311,14 +311,11 @@ pub(crate) fn follow<E>(
     for hop in 0..=MAX_REDIRECTS {
         let resp = once(&url)?;
         let status = resp.status().as_u16();
-        if !policy.follows(get, status) {
-            return Ok(Sent {
-                resp,
-                url,
-                moved: moved && hop > 0,
-            });
-        }
-        let Some(location) = resp.headers().get("location") else {
+        let location = policy
+            .follows(get, status)
+            .then(|| resp.headers().get("location"))
+            .flatten();
+        let Some(location) = location else {
             return Ok(Sent {
                 resp,
                 url,
