@@ -316,7 +316,7 @@ impl Conn {
                 Err(e) => log::warn!(
                     "server `{}`: could not watch its stdout: {e}; it is read only while a \
                      caller waits",
-                    self.server
+                    self.framer.server
                 ),
             }
         }
