@@ -16,34 +16,105 @@
 //! | `poller.rs` | [`ConnectionPoller`]: one thread serving the pipes of many children |
 
 mod frame;
+#[cfg(unix)]
 mod lead;
+#[cfg(unix)]
 mod pipes;
+#[cfg(unix)]
 mod poller;
+#[cfg(unix)]
 mod process;
+#[cfg(unix)]
 mod stdin;
+#[cfg(windows)]
+mod windows;
 
+#[cfg(unix)]
 use crate::sync::lock;
+#[cfg(unix)]
 use std::sync::atomic::{AtomicBool, Ordering};
+#[cfg(unix)]
 use std::sync::{Arc, Mutex};
+#[cfg(unix)]
 use std::time::{Duration, Instant};
 
+#[cfg(unix)]
 use rustix::process::Pid;
 
+#[cfg(unix)]
 use self::pipes::Conn;
+#[cfg(unix)]
 pub use self::poller::ConnectionPoller;
-use self::poller::WriteOutcome;
+#[cfg(unix)]
 use self::process::{describe_exit, status_text, Proc};
+#[cfg(windows)]
+pub use self::windows::ConnectionPoller;
+#[cfg(windows)]
+pub(crate) use self::windows::open;
+#[cfg(unix)]
 use super::outgoing::Kind;
+#[cfg(unix)]
 use super::{Caller, Closing, Leaving, Outgoing, Sink, StderrTail, Transport};
-use crate::config::{Limits, StdioConfig};
-use crate::error::{ConnectError, ConnectErrorKind, Error};
+use crate::config::StdioConfig;
+#[cfg(unix)]
+use crate::config::Limits;
+#[cfg(unix)]
+use crate::error::{ConnectError, ConnectErrorKind};
+use crate::error::Error;
+#[cfg(unix)]
 use crate::protocol::jsonrpc::RequestId;
+#[cfg(unix)]
 use crate::protocol::session::Event;
+#[cfg(unix)]
 use crossbeam_channel::RecvTimeoutError;
+
+/// What became of a write to a child's stdin.
+pub(crate) enum WriteOutcome {
+    /// Written, or queued for the poller (or the caller writing now) to finish.
+    Written,
+    /// stdin is closed (the child exited or the connection was closed).
+    Closed,
+    /// Too much was already queued (`queued` bytes; the cap is `cap`) and the deadline passed.
+    TimedOut { queued: usize, cap: usize },
+}
+
+/// The error for a write that did not go through; `ending` waits briefly for the end of the
+/// connection to be reported (the exit and the last stderr lines), `tail` gives the stderr tail.
+fn write_failed(
+    server: &str,
+    outcome: WriteOutcome,
+    ending: impl FnOnce() -> Option<(String, String)>,
+    tail: impl FnOnce() -> String,
+) -> Result<(), Error> {
+    match outcome {
+        WriteOutcome::Written => Ok(()),
+        WriteOutcome::Closed => {
+            // The process is ending: its exit (status, last stderr lines) is reported in a
+            // moment and explains more than "stdin is closed".
+            let (detail, stderr_tail) = ending()
+                .unwrap_or_else(|| ("the server's stdin is closed".to_owned(), tail()));
+            Err(Error::Closed {
+                server: server.to_owned(),
+                detail,
+                stderr_tail,
+            })
+        }
+        WriteOutcome::TimedOut { queued, cap } => Err(Error::Transport {
+            server: server.to_owned(),
+            status: None,
+            detail: format!(
+                "the server is not reading its stdin: {queued} bytes wait for it, and more \
+                 would pass the {cap} byte limit (`max_queued_write_bytes`)"
+            ),
+            source: None,
+        }),
+    }
+}
 
 /// Environment variables a child inherits by default (the MCP SDKs' POSIX list).
 pub(crate) const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
+#[cfg(unix)]
 pub(crate) struct StdioTransport {
     server: Arc<str>,
     // Drop order is significant: the connection is unregistered (pipes deleted from the poller,
@@ -75,6 +146,7 @@ pub(crate) fn command_line(cfg: &StdioConfig) -> String {
 
 /// Spawns the server and registers its pipes with `poller`; the lines it writes to stderr are
 /// kept in `tail`.
+#[cfg(unix)]
 pub(crate) fn open(
     server: &str,
     cfg: &StdioConfig,
@@ -112,6 +184,7 @@ pub(crate) fn open(
     }))
 }
 
+#[cfg(unix)]
 impl Transport for StdioTransport {
     fn send(&self, msg: Outgoing) -> Result<(), Error> {
         if msg.kind == Kind::Notification && msg.method() == "notifications/cancelled" {
@@ -135,36 +208,12 @@ impl Transport for StdioTransport {
         if let (Some(id), false) = (claim, matches!(outcome, WriteOutcome::Written)) {
             self.conn.unclaim(self.poller.os_poller(), id);
         }
-        match outcome {
-            WriteOutcome::Written => Ok(()),
-            WriteOutcome::Closed => {
-                // The process is ending: its exit (status, last stderr lines) is reported in a
-                // moment and explains more than "stdin is closed".
-                let (detail, stderr_tail) = self
-                    .conn
-                    .wait_end(Duration::from_millis(500))
-                    .unwrap_or_else(|| {
-                        (
-                            "the server's stdin is closed".to_owned(),
-                            self.conn.stderr_tail(),
-                        )
-                    });
-                Err(Error::Closed {
-                    server: self.server.to_string(),
-                    detail,
-                    stderr_tail,
-                })
-            }
-            WriteOutcome::TimedOut { queued, cap } => Err(Error::Transport {
-                server: self.server.to_string(),
-                status: None,
-                detail: format!(
-                    "the server is not reading its stdin: {queued} bytes wait for it, and more \
-                     would pass the {cap} byte limit (`max_queued_write_bytes`)"
-                ),
-                source: None,
-            }),
-        }
+        write_failed(
+            &self.server,
+            outcome,
+            || self.conn.wait_end(Duration::from_millis(500)),
+            || self.conn.stderr_tail(),
+        )
     }
 
     fn wait<'a>(
@@ -201,12 +250,14 @@ impl Transport for StdioTransport {
 
 /// A caller that followed, or was handed stdout and did not lead, passes its role on as it
 /// stops waiting (see `lead.rs`).
+#[cfg(unix)]
 impl Leaving for StdioTransport {
     fn leave(&self, caller: &Caller<'_>) {
         self.conn.stop_waiting(self.poller.os_poller(), caller)
     }
 }
 
+#[cfg(unix)]
 impl Drop for StdioTransport {
     fn drop(&mut self) {
         let _ = self.close(Closing::Graceful);

@@ -23,16 +23,7 @@ use polling::{Event, PollMode, Poller};
 use super::pipes::Conn;
 use super::poller::{add, key, STDIN};
 use crate::sync::lock;
-
-/// What became of a write.
-pub(crate) enum WriteOutcome {
-    /// Written, or queued for the poller (or the caller writing now) to finish.
-    Written,
-    /// stdin is closed (the child exited or the connection was closed).
-    Closed,
-    /// Too much was already queued (`queued` bytes; the cap is `cap`) and the deadline passed.
-    TimedOut { queued: usize, cap: usize },
-}
+pub(crate) use super::WriteOutcome;
 
 /// The writing side of one child.
 #[derive(Default)]
