@@ -15,6 +15,7 @@
 //! | `lead.rs` | who reads stdout: a waiting caller (leader/follower) or the poller thread |
 //! | `poller.rs` | [`ConnectionPoller`]: one thread serving the pipes of many children |
 
+mod launch;
 mod lead;
 mod pipes;
 mod poller;
