@@ -382,7 +382,9 @@ fn line(args: &[&str]) -> String {
     batch_command_line(r"C:\Program Files\nodejs\npx.cmd", &args).unwrap()
 }
 
-/// The command line std builds, argument by argument (what `make_bat_command_line` produces).
+/// The command line std builds, argument by argument (what `make_bat_command_line` produces;
+/// every expected line here was compared with what Rust 1.95's std gave a stand-in `cmd.exe`
+/// under Wine).
 #[test]
 fn the_batch_command_line_escapes_as_std_does() {
     let head = r#"cmd.exe /e:ON /v:OFF /d /c ""C:\Program Files\nodejs\npx.cmd""#;
@@ -409,6 +411,17 @@ fn the_batch_command_line_escapes_as_std_does() {
         ("two words", r#""two words""#),
         ("", r#""""#),
         ("tab\there", "\"tab\there\""),
+        ("%%", r#""%%cd:~,%%%cd:~,%""#),
+        ("100%!", r#""100%%cd:~,%!""#),
+        (r#"\\"""#, r#""\\\\""""""#),
+        ("#$*+-./:?@\\_", "#$*+-./:?@\\_"),
+        ("'single'", "\"'single'\""),
+        ("`~=,;[]{}", "\"`~=,;[]{}\""),
+        ("\x7f", "\"\x7f\""),
+        ("\u{1b}[31m", "\"\u{1b}[31m\""),
+        // Not ASCII and not a control character: left as is.
+        ("\u{a0}nbsp", "\u{a0}nbsp"),
+        ("\u{2028}ls", "\u{2028}ls"),
     ];
     for (arg, escaped) in cases {
         assert_eq!(line(&[arg]), format!("{head} {escaped}\""), "{arg:?}");
