@@ -152,7 +152,8 @@ pub(crate) struct Resolved {
 ///
 /// # Errors
 ///
-/// [`LaunchError::BadCommand`] for an empty command, one that ends in a separator, or one whose
+/// [`LaunchError::BadCommand`] for an empty command, one that ends in a separator (or in `.`,
+/// `..`: a folder, once Windows has normalised the name), or one whose
 /// file name contains `"`, `:` or NUL (no Windows file name does; `:` names an alternate data
 /// stream), [`LaunchError::NotAProgram`] for a script extension, [`LaunchError::NotInPath`] and
 /// [`LaunchError::NoSuchFile`] when nothing is found.
@@ -172,7 +173,9 @@ pub(crate) fn resolve_command(
         return Err(bad(BadCommand::Empty));
     }
     let name = file_name(command);
-    if name.is_empty() {
+    // `.`, `..` and the like name a folder once Windows drops trailing dots and spaces:
+    // `run.bat\.` would start `run.bat`, a batch file its name does not show.
+    if name.trim_end_matches(['.', ' ']).is_empty() {
         return Err(bad(BadCommand::NoFileName));
     }
     if let Some(c) = name.chars().find(|c| matches!(c, '"' | ':' | '\0')) {

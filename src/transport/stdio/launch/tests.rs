@@ -282,6 +282,11 @@ fn commands_that_cannot_name_a_file_are_refused() {
         ("", BadCommand::Empty),
         (r"C:\tools\", BadCommand::NoFileName),
         ("C:", BadCommand::NoFileName),
+        (".", BadCommand::NoFileName),
+        (r"C:\x\run.bat\.", BadCommand::NoFileName),
+        ("C:/x/run.cmd/. .", BadCommand::NoFileName),
+        (r"tools\..", BadCommand::NoFileName),
+        ("/", BadCommand::NoFileName),
         (r#"C:\x\"npx.cmd"#, BadCommand::Character('"')),
         (r"C:\x\run.bat::$DATA", BadCommand::Character(':')),
         ("npx.cmd:stream", BadCommand::Character(':')),
@@ -295,6 +300,25 @@ fn commands_that_cannot_name_a_file_are_refused() {
                 reason
             }),
             "{command:?}"
+        );
+    }
+}
+
+#[test]
+fn names_that_are_not_ascii_are_looked_up_without_a_panic() {
+    let fs = [r"C:\ツール\日本.cmd", r"C:\ツール\é"];
+    assert_eq!(
+        resolve("日本", None, Some(r"C:\ツール"), None, &fs),
+        found(r"C:\ツール\日本.cmd", Kind::Batch)
+    );
+    assert_eq!(
+        resolve(r"C:\ツール\é", None, None, None, &fs),
+        found(r"C:\ツール\é", Kind::Program)
+    );
+    for odd in ["é", "日", "ツ.", "C:é", "é:", ".日本"] {
+        assert!(
+            resolve(odd, None, Some("C:\\"), None, &fs).is_err(),
+            "{odd:?}"
         );
     }
 }
