@@ -67,7 +67,10 @@ const WINDOWS_INHERITED_ENV: [&str; 20] = [
 /// `std::env::var_os("SYSTEMROOT")` finds `SystemRoot`, and std's `Command` treats `Path` set
 /// in a server's `env` as the `PATH` it replaces. The child sees the value under the spelling
 /// of this list, which any Windows program reads the same way.
-#[cfg_attr(not(windows), allow(dead_code))]
+#[cfg_attr(
+    not(windows),
+    allow(dead_code, reason = "only the Windows spawn calls it")
+)]
 pub(crate) fn inherited_env() -> &'static [&'static str] {
     if cfg!(windows) {
         &WINDOWS_INHERITED_ENV
@@ -79,7 +82,10 @@ pub(crate) fn inherited_env() -> &'static [&'static str] {
 /// The value a child will see for `name`: the server's configured `env` first, else the
 /// parent's (`parent`), which the allow-list passes on. Windows compares names without regard
 /// to ASCII case (`Path` is `PATH`); POSIX systems compare them exactly.
-#[cfg_attr(not(windows), allow(dead_code))]
+#[cfg_attr(
+    not(windows),
+    allow(dead_code, reason = "only the Windows spawn calls it")
+)]
 pub(crate) fn child_var(
     name: &str,
     configured: &BTreeMap<String, String>,
@@ -157,7 +163,10 @@ pub(crate) struct Resolved {
 /// file name contains `"`, `:` or NUL (no Windows file name does; `:` names an alternate data
 /// stream), [`LaunchError::NotAProgram`] for a script extension, [`LaunchError::NotInPath`] and
 /// [`LaunchError::NoSuchFile`] when nothing is found.
-#[cfg_attr(not(windows), allow(dead_code))]
+#[cfg_attr(
+    not(windows),
+    allow(dead_code, reason = "only the Windows spawn calls it")
+)]
 pub(crate) fn resolve_command(
     command: &str,
     cwd: Option<&Path>,
@@ -376,7 +385,10 @@ fn kind_of(path: &str) -> Kind {
 /// # Errors
 ///
 /// [`LaunchError::BatchArgument`] naming the first refused argument (counted from 1) and why.
-#[cfg_attr(not(windows), allow(dead_code))]
+#[cfg_attr(
+    not(windows),
+    allow(dead_code, reason = "only the Windows spawn calls it")
+)]
 pub(crate) fn check_batch_args(args: &[String]) -> Result<(), LaunchError> {
     for (i, arg) in args.iter().enumerate() {
         let problem = arg.chars().find_map(|c| match c {
@@ -408,7 +420,10 @@ pub(crate) fn check_batch_args(args: &[String]) -> Result<(), LaunchError> {
 ///
 /// What [`check_batch_args`] refuses, and a script whose name contains `"` or ends in `\`
 /// ([`LaunchError::BadCommand`]: std refuses them, as no Windows file name is so made).
-#[cfg_attr(not(windows), allow(dead_code))]
+#[cfg_attr(
+    not(test),
+    allow(dead_code, reason = "for messages; the spawn relies on std's own")
+)]
 pub(crate) fn batch_command_line(script: &str, args: &[String]) -> Result<String, LaunchError> {
     let bad = |reason| LaunchError::BadCommand {
         command: script.to_owned(),
@@ -581,7 +596,10 @@ impl LaunchError {
     /// The crate's error for it: [`Error::Spawn`] naming the server and the command line, with
     /// this as the OS error's message (kind `NotFound` when nothing was found, `InvalidInput`
     /// otherwise, as std would report either).
-    #[cfg_attr(not(windows), allow(dead_code))]
+    #[cfg_attr(
+        not(windows),
+        allow(dead_code, reason = "only the Windows spawn calls it")
+    )]
     pub(crate) fn into_spawn_error(self, server: &str, command_line: String) -> Error {
         let kind = match self {
             LaunchError::NotInPath { .. } | LaunchError::NoSuchFile { .. } => {
