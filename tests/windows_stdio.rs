@@ -137,7 +137,7 @@ fn a_call_the_server_does_not_answer_times_out_on_time() {
         .call_tool_with(
             "slow",
             json!({"ms": 30_000}),
-            CallOptions::new().timeout(Duration::from_millis(500)),
+            &CallOptions::new().timeout(Duration::from_millis(500)),
         )
         .unwrap_err();
     let took = started.elapsed();
@@ -174,7 +174,7 @@ fn a_server_that_stops_reading_fails_writes_by_their_deadline() {
         match c.call_tool_with(
             "echo",
             json!({"text": big}),
-            CallOptions::new().timeout(Duration::from_millis(300)),
+            &CallOptions::new().timeout(Duration::from_millis(300)),
         ) {
             Ok(_) => panic!("a server that stopped reading answered"),
             Err(e) => {
