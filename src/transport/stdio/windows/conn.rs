@@ -12,6 +12,7 @@
 
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
+use std::os::windows::io::{AsRawHandle, RawHandle};
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
@@ -29,6 +30,8 @@ use crate::transport::{Sink, StderrTail};
 const STDOUT_CHUNK: usize = 64 * 1024;
 /// The stderr reader's buffer.
 const STDERR_CHUNK: usize = 4 * 1024;
+/// How long `join` waits for a thread whose I/O it cancelled.
+const CANCELLED: Duration = Duration::from_secs(1);
 /// How long the stdout reader, at the end of stdout, waits for stderr's end before it reports
 /// the exit: the server's last words are on stderr, and usually end with it.
 const STDERR_SETTLE: Duration = Duration::from_millis(100);
@@ -48,7 +51,29 @@ pub(crate) struct Conn {
     closing: AtomicBool,
     /// Describes the exit, once stdout ended.
     exit_probe: Box<dyn Fn() -> String + Send + Sync>,
-    threads: Mutex<Vec<JoinHandle<()>>>,
+    /// The three threads, each with the index of its pipe in `open`.
+    threads: Mutex<Vec<(JoinHandle<()>, usize)>>,
+    /// The handles of the pipes still open, for `join` to cancel a thread's I/O: a thread takes
+    /// its pipe's entry out (under this lock) before it closes the pipe, so a handle found here
+    /// is open for as long as the lock is held.
+    open: Mutex<[Option<PipeRef>; 3]>,
+}
+
+const STDIN: usize = 0;
+const STDOUT: usize = 1;
+const STDERR: usize = 2;
+
+/// A pipe's handle, lent to `join` by the thread that owns the pipe (see `Conn::open`).
+struct PipeRef(RawHandle);
+
+// SAFETY: a handle value, used only under `Conn::open`'s lock, while the pipe is open.
+#[allow(unsafe_code)]
+unsafe impl Send for PipeRef {}
+
+impl AsRawHandle for PipeRef {
+    fn as_raw_handle(&self) -> RawHandle {
+        self.0
+    }
 }
 
 /// What callers queued for stdin.
@@ -84,24 +109,37 @@ impl Conn {
             closing: AtomicBool::new(false),
             exit_probe,
             threads: Mutex::new(Vec::with_capacity(3)),
+            open: Mutex::new([
+                Some(PipeRef(stdin.as_raw_handle())),
+                Some(PipeRef(stdout.as_raw_handle())),
+                Some(PipeRef(stderr.as_raw_handle())),
+            ]),
         });
-        let spawn = |name: &str, run: Box<dyn FnOnce() + Send>| -> io::Result<()> {
+        let spawn = |name: &str, pipe: usize, run: Box<dyn FnOnce() + Send>| -> io::Result<()> {
             let handle = std::thread::Builder::new()
                 .name(name.to_owned())
                 .spawn(run)?;
-            lock(&conn.threads).push(handle);
+            lock(&conn.threads).push((handle, pipe));
             Ok(())
         };
         let c = Arc::clone(&conn);
-        let started = spawn("mcp-stderr", Box::new(move || c.read_stderr(stderr)))
-            .and_then(|()| {
-                let c = Arc::clone(&conn);
-                spawn("mcp-stdout", Box::new(move || c.read_stdout(stdout)))
-            })
-            .and_then(|()| {
-                let c = Arc::clone(&conn);
-                spawn("mcp-stdin", Box::new(move || c.write_stdin(stdin)))
-            });
+        let started = spawn(
+            "mcp-stderr",
+            STDERR,
+            Box::new(move || c.read_stderr(stderr)),
+        )
+        .and_then(|()| {
+            let c = Arc::clone(&conn);
+            spawn(
+                "mcp-stdout",
+                STDOUT,
+                Box::new(move || c.read_stdout(stdout)),
+            )
+        })
+        .and_then(|()| {
+            let c = Arc::clone(&conn);
+            spawn("mcp-stdin", STDIN, Box::new(move || c.write_stdin(stdin)))
+        });
         // A thread that could not start: the caller terminates the process, which ends the
         // threads that did start (their pipes close); they are joined here.
         if let Err(e) = started {
@@ -160,23 +198,29 @@ impl Conn {
 
     /// Joins the pipe threads, once the server's processes are gone (their pipes closed). A
     /// thread still blocked after `limit` (a pipe kept open by a process outside the job) has
-    /// its read or write cancelled first.
+    /// its read or write cancelled, then is joined.
     pub(super) fn join(&self, server: &str, limit: Duration) {
         self.close_stdin();
         let threads = std::mem::take(&mut *lock(&self.threads));
         let deadline = crate::deadline::add(Instant::now(), limit);
-        for t in threads {
-            let mut pause = Duration::from_micros(200);
-            while !t.is_finished() && Instant::now() < deadline {
-                std::thread::sleep(pause);
-                pause = (pause * 2).min(Duration::from_millis(10));
-            }
-            if !t.is_finished() {
+        for (t, pipe) in threads {
+            if !finishes(&t, deadline) {
                 log::warn!(
-                    "server `{server}`: a pipe of the server is still open after its processes \
-                     ended; cancelling the thread's I/O"
+                    "server `{server}`: thread `{}` still waits on a pipe after the server's \
+                     processes ended (another process holds it open); cancelling its I/O",
+                    t.thread().name().unwrap_or("?")
                 );
-                super::job::cancel_io(&t);
+                if let Some(p) = &lock(&self.open)[pipe] {
+                    super::job::cancel_io(p);
+                }
+                let again = crate::deadline::add(Instant::now(), CANCELLED);
+                if !finishes(&t, again) {
+                    log::error!(
+                        "server `{server}`: thread `{}` did not end when its I/O was cancelled; \
+                         waiting for it",
+                        t.thread().name().unwrap_or("?")
+                    );
+                }
             }
             let _ = t.join();
         }
@@ -207,7 +251,6 @@ impl Conn {
                 }
             }
         }
-        drop(pipe);
         // The server's last stderr lines explain its end: give stderr a moment to end too.
         let done = lock(&self.stderr_done);
         drop(
@@ -215,6 +258,7 @@ impl Conn {
                 .wait_timeout_while(done, STDERR_SETTLE, |d| !*d)
                 .unwrap_or_else(|p| p.into_inner()),
         );
+        self.release(STDOUT, pipe);
         if !self.closing.load(Ordering::SeqCst) {
             let detail = (self.exit_probe)();
             self.framer.end(detail);
@@ -233,6 +277,7 @@ impl Conn {
                 Err(_) => break,
             }
         }
+        self.release(STDERR, pipe);
         self.framer.stderr_ended(&mut line);
         *lock(&self.stderr_done) = true;
         self.stderr_cv.notify_all();
@@ -264,6 +309,28 @@ impl Conn {
             drop(out);
             self.changed.notify_all();
         }
-        // Dropping the pipe closes it: the server reads the end of its input.
+        // Closing the pipe is how the server reads the end of its input.
+        self.release(STDIN, pipe);
     }
+
+    /// Closes pipe `which` once `join` can no longer cancel I/O on it.
+    fn release(&self, which: usize, pipe: impl Sized) {
+        lock(&self.open)[which] = None;
+        drop(pipe);
+    }
+}
+
+/// Waits until `t` has finished or `deadline` passed; whether it finished.
+fn finishes<T>(t: &JoinHandle<T>, deadline: Instant) -> bool {
+    let mut pause = Duration::from_micros(200);
+    while !t.is_finished() {
+        let now = Instant::now();
+        if now >= deadline {
+            return false;
+        }
+        // A thread ends with no handle to wait on: short, growing pauses.
+        std::thread::sleep(pause.min(deadline - now));
+        pause = (pause * 2).min(Duration::from_millis(10));
+    }
+    true
 }

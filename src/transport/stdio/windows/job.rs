@@ -200,11 +200,12 @@ pub(crate) fn wait_exit(child: &Child, limit: Duration) -> bool {
     unsafe { WaitForSingleObject(child.as_raw_handle() as HANDLE, ms) == WAIT_OBJECT_0 }
 }
 
-/// Cancels a synchronous read or write that `thread` is blocked in (a pipe held open by a
-/// process outside the job); whether a cancellation was delivered.
-pub(crate) fn cancel_io(thread: &impl AsRawHandle) -> bool {
-    // SAFETY: the thread handle is valid while the `JoinHandle` that gives it lives.
+/// Cancels every read or write in progress on `pipe`, whichever thread is blocked in it (a
+/// pipe held open by a process outside the job); whether a cancellation was delivered.
+pub(crate) fn cancel_io(pipe: &impl AsRawHandle) -> bool {
+    // SAFETY: the handle is valid while `pipe` lives; a null OVERLAPPED means all its I/O.
     unsafe {
-        windows_sys::Win32::System::IO::CancelSynchronousIo(thread.as_raw_handle() as HANDLE) != 0
+        windows_sys::Win32::System::IO::CancelIoEx(pipe.as_raw_handle() as HANDLE, std::ptr::null())
+            != 0
     }
 }
