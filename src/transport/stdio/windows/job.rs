@@ -209,3 +209,80 @@ pub(crate) fn cancel_io(pipe: &impl AsRawHandle) -> bool {
             != 0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::windows::process::CommandExt;
+    use std::process::{Command, Stdio};
+    use windows_sys::Win32::System::Threading::CREATE_SUSPENDED;
+
+    /// Waits up to 10 s for the job to list at least `n` processes.
+    fn listed(job: &Job, n: usize) -> Vec<u32> {
+        let deadline = Instant::now() + Duration::from_secs(10);
+        loop {
+            let pids = job.processes().unwrap();
+            if pids.len() >= n || Instant::now() >= deadline {
+                return pids;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+
+    #[test]
+    fn a_process_started_suspended_runs_in_its_job_with_its_children_and_ends_with_it() {
+        let job = Job::new().unwrap();
+        // cmd.exe starts a child of its own (ping, which waits about 30 s).
+        let mut child = Command::new("cmd.exe")
+            .args(["/d", "/c", "ping -n 30 127.0.0.1 >nul"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .creation_flags(CREATE_SUSPENDED)
+            .spawn()
+            .unwrap();
+        job.assign(&child).unwrap();
+        assert_eq!(
+            job.processes().unwrap(),
+            vec![child.id()],
+            "suspended: itself only"
+        );
+        resume(child.id()).unwrap();
+        let pids = listed(&job, 2);
+        assert!(
+            pids.len() >= 2,
+            "cmd.exe and its ping are in the job: {pids:?}"
+        );
+        job.terminate().unwrap();
+        assert!(
+            job.wait_empty(Duration::from_secs(5)),
+            "{:?}",
+            job.processes()
+        );
+        assert!(wait_exit(&child, Duration::from_secs(5)));
+        assert_eq!(child.wait().unwrap().code(), Some(TERMINATED as i32));
+    }
+
+    #[test]
+    fn closing_the_job_handle_ends_its_processes() {
+        let job = Job::new().unwrap();
+        let child = Command::new("cmd.exe")
+            .args(["/d", "/c", "ping -n 30 127.0.0.1 >nul"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        job.assign(&child).unwrap();
+        drop(job);
+        assert!(
+            wait_exit(&child, Duration::from_secs(5)),
+            "kill-on-close ended it"
+        );
+    }
+
+    #[test]
+    fn resuming_a_process_that_is_not_there_fails() {
+        assert!(resume(u32::MAX - 3).is_err());
+    }
+}
