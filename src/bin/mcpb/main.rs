@@ -541,6 +541,8 @@ fn completions(shell: args::CompletionShell) -> Output {
         args::CompletionShell::Bash => Shell::Bash,
         args::CompletionShell::Zsh => Shell::Zsh,
         args::CompletionShell::Fish => Shell::Fish,
+        args::CompletionShell::Powershell => Shell::PowerShell,
+        args::CompletionShell::Elvish => Shell::Elvish,
     };
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut args::command(), "mcpb", &mut buf);
