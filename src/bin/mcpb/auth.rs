@@ -534,6 +534,8 @@ mod tests {
         assert_eq!(path_on(Platform::Windows, &named), r"D:\t.json");
     }
 
+    // The Unix form is joined with the separator of the system it runs on.
+    #[cfg(unix)]
     #[test]
     fn the_token_file_on_unix_is_under_the_xdg_config_home() {
         let env = [("HOME", "/home/a"), ("APPDATA", "/ignored")];
