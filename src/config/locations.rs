@@ -135,7 +135,7 @@ impl HostConfig {
         env: impl Fn(&str) -> Option<OsString>,
     ) -> Option<PathBuf> {
         let env = |name: &str| env(name).filter(|v| !v.is_empty());
-        let home = || home_dir_in(platform, &env);
+        let home = || home_dir_in(platform, env);
         let app_data = || -> Option<OsString> {
             match platform {
                 Platform::Windows => env("APPDATA").or_else(|| {

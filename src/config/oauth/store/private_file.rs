@@ -3,7 +3,7 @@
 //! | system | owner only | replace |
 //! |---|---|---|
 //! | Unix | mode 0600 from creation | `rename(2)` |
-//! | Windows | created with a protected DACL of one entry, full control for the current user's SID ([`acl`](super::acl)) | `std::fs::rename` (`MoveFileExW` with `MOVEFILE_REPLACE_EXISTING`), tried again while another program holds the file open without sharing its deletion, for up to [`REPLACE_RETRY`] |
+//! | Windows | created with a protected DACL of one entry, full control for the current user's SID (`acl.rs`) | `std::fs::rename` (`MoveFileExW` with `MOVEFILE_REPLACE_EXISTING`), tried again while another program holds the file open without sharing its deletion, for up to [`REPLACE_RETRY`] |
 //!
 //! The owner-only rule is in place before a byte is written: the file never exists without it.
 
