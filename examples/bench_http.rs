@@ -107,12 +107,31 @@ struct Row {
 }
 
 /// Pins this process (and every thread it starts later) to core 0.
+#[cfg(unix)]
 fn pin_to_core0() {
     let mut set = rustix::thread::CpuSet::new();
     set.set(0);
     if let Err(e) = rustix::thread::sched_setaffinity(None, &set) {
         eprintln!("could not pin to core 0: {e}");
     }
+}
+
+/// Pinning is done on Unix only: elsewhere the figures are taken unpinned.
+#[cfg(not(unix))]
+fn pin_to_core0() {
+    eprintln!("not pinned to core 0 (Unix only)");
+}
+
+/// The id of the calling thread, whose CPU time `/proc` gives (none where there is no `/proc`).
+#[cfg(unix)]
+fn thread_id() -> Option<i32> {
+    Some(rustix::thread::gettid().as_raw_nonzero().get())
+}
+
+/// The id of the calling thread, whose CPU time `/proc` gives (none where there is no `/proc`).
+#[cfg(not(unix))]
+fn thread_id() -> Option<i32> {
+    None
 }
 
 /// What one row measures: a name, a way to run `n` calls on one caller, and the server whose
@@ -517,7 +536,7 @@ impl BenchServer {
                     let h = std::thread::Builder::new()
                         .name("bench-conn".into())
                         .spawn(move || {
-                            lock(&sh2.tids).push(rustix::thread::gettid().as_raw_nonzero().get());
+                            lock(&sh2.tids).extend(thread_id());
                             let _ = serve(stream, sse);
                         })
                         .expect("spawn");

@@ -538,6 +538,7 @@ fn peak_rss_kb(baseline: bool) -> (f64, f64) {
     (it.next().unwrap_or(0.0), it.next().unwrap_or(0.0))
 }
 
+#[cfg(unix)]
 fn pin_to_core0() {
     let mut set = rustix_cpuset();
     set.set(0);
@@ -546,6 +547,13 @@ fn pin_to_core0() {
     }
 }
 
+/// Pinning is done on Unix only: elsewhere the figures are taken unpinned.
+#[cfg(not(unix))]
+fn pin_to_core0() {
+    eprintln!("not pinned to core 0 (Unix only)");
+}
+
+#[cfg(unix)]
 fn rustix_cpuset() -> rustix::thread::CpuSet {
     rustix::thread::CpuSet::new()
 }

@@ -495,6 +495,47 @@ fn servers_lists_each_server_with_its_transport() {
     assert!(!out.contains("s3cret") && !out.contains("t0ken"), "{out}");
 }
 
+/// `text` as a Windows editor saves it: a byte order mark, then CRLF line endings.
+fn windows_text(text: &str) -> String {
+    format!("\u{feff}{}", text.replace('\n', "\r\n"))
+}
+
+#[test]
+fn a_claude_desktop_file_saved_on_windows_at_a_backslashed_path_is_loaded() {
+    let dir = TempDir::new("servers-windows");
+    // `<dir>\Claude\claude_desktop_config.json`: on Windows the file in the Claude folder, on
+    // Unix a file whose name holds the backslashes; either way mcpb must take the path as given.
+    let claude = dir.file("Claude", "");
+    std::fs::remove_file(&claude).expect("remove");
+    std::fs::create_dir(&claude).expect("create the Claude folder");
+    let path = format!(
+        "{}\\Claude\\claude_desktop_config.json",
+        claude.parent().expect("parent").display()
+    );
+    std::fs::write(&path, windows_text(&config_text(false))).expect("write");
+    let o = mcpb(&["--config", &path, "servers"]);
+    assert_exit(&o, 0);
+    let out = stdout(&o);
+    assert!(out.starts_with("fx   stdio"), "{out}");
+    let o = mcpb(&[
+        "--config", &path, "--server", "fx", "call", "add", "a=1", "b=2",
+    ]);
+    assert_exit(&o, 0);
+    assert_eq!(stdout(&o), "3\n");
+}
+
+#[test]
+fn a_yaml_list_saved_on_windows_is_loaded() {
+    let dir = TempDir::new("servers-windows-yaml");
+    let fixture = serde_json::to_string(common::fixture::path()).expect("json string");
+    let yaml = format!("- name: fx\n  transport:\n    type: stdio\n    command: {fixture}\n");
+    let file = dir.file("servers.yaml", &windows_text(&yaml));
+    let file = file.to_str().expect("utf-8 path");
+    let o = mcpb(&["--config", file, "servers"]);
+    assert_exit(&o, 0);
+    assert!(stdout(&o).starts_with("fx  stdio"), "{}", stdout(&o));
+}
+
 #[test]
 fn servers_reports_a_bad_entry_and_exits_2() {
     let dir = TempDir::new("servers-bad");

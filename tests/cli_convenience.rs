@@ -225,6 +225,23 @@ fn completions_and_man_page() {
     assert!(stdout(&o).contains(".TH mcpb"), "roff page");
 }
 
+#[test]
+fn completions_for_powershell_and_elvish() {
+    for (shell, mark) in [
+        (
+            "powershell",
+            "Register-ArgumentCompleter -Native -CommandName 'mcpb'",
+        ),
+        ("elvish", "set edit:completion:arg-completer[mcpb]"),
+    ] {
+        let o = mcpb(&["completions", shell]);
+        assert_exit(&o, 0);
+        let out = stdout(&o);
+        assert!(out.contains(mark), "{shell}: {out}");
+        assert!(out.contains("subscribe"), "{shell}: commands are completed");
+    }
+}
+
 // ---- every server of a config at once --------------------------------------------------------------
 
 /// A config with a good server, one whose command does not exist, and one that is invalid.

@@ -1,7 +1,8 @@
 //! `${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${input:id}` expansion in config strings.
 //!
 //! `$${` writes a literal `${`. `${workspaceFolder}` and `${userHome}` are taken from the variables
-//! when set there, else from the config file's location and `HOME`.
+//! when set there, else from the config file's location and `HOME` (on Windows `USERPROFILE`,
+//! else `HOME`).
 //!
 //! Expansion is one pass: a value or default put in is never expanded again. What one load's
 //! values grow to is bounded (`InputLimits::max_file_bytes`, all values together), so a file
@@ -11,6 +12,7 @@ use std::cell::Cell;
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
+use super::locations::Platform;
 use super::{ConfigError, ConfigErrorKind};
 
 /// Where variable values come from.
@@ -61,6 +63,17 @@ impl<'a> Vars<'a> {
                 self.limit
             ),
         ))
+    }
+
+    /// The user's home for `${userHome}` on `platform`: `HOME`; on Windows `USERPROFILE` first
+    /// (where Windows keeps it; only some shells set `HOME` there).
+    fn user_home(&self, platform: Platform) -> Option<String> {
+        if platform == Platform::Windows {
+            if let Some(profile) = self.env_var("USERPROFILE").filter(|p| !p.is_empty()) {
+                return Some(profile);
+            }
+        }
+        self.env_var("HOME")
     }
 
     fn env_var(&self, name: &str) -> Option<String> {
@@ -162,8 +175,8 @@ impl<'a> Vars<'a> {
                     .as_ref()
                     .map(|p| p.display().to_string())
                     .unwrap_or_default()),
-                (None, "userHome") if self.env_var("HOME").is_some() => {
-                    Ok(self.env_var("HOME").unwrap_or_default())
+                (None, "userHome") if self.user_home(Platform::current()).is_some() => {
+                    Ok(self.user_home(Platform::current()).unwrap_or_default())
                 }
                 (None, _) => Err(ConfigError::new(
                     ConfigErrorKind::UndefinedVariable,
@@ -203,6 +216,38 @@ mod tests {
             .unwrap();
         assert_eq!(out, "a secret-1 secret-1 d in ${x} $5 /ws");
         assert!(secrets.contains(&"secret-1".to_owned()));
+    }
+
+    #[test]
+    fn the_user_home_on_windows_is_the_user_profile_else_home() {
+        let inputs = BTreeMap::new();
+        let both = BTreeMap::from([
+            ("HOME".to_owned(), "/home/a".to_owned()),
+            ("USERPROFILE".to_owned(), r"C:\Users\a".to_owned()),
+        ]);
+        let v = vars(&both, &inputs);
+        assert_eq!(
+            v.user_home(Platform::Windows).as_deref(),
+            Some(r"C:\Users\a")
+        );
+        assert_eq!(v.user_home(Platform::Unix).as_deref(), Some("/home/a"));
+        let home = BTreeMap::from([("HOME".to_owned(), r"C:\h".to_owned())]);
+        assert_eq!(
+            vars(&home, &inputs).user_home(Platform::Windows).as_deref(),
+            Some(r"C:\h")
+        );
+        let none = BTreeMap::new();
+        assert_eq!(vars(&none, &inputs).user_home(Platform::Windows), None);
+    }
+
+    #[test]
+    fn user_home_expands_to_home_here() {
+        let env = BTreeMap::from([("HOME".to_owned(), "/home/a".to_owned())]);
+        let inputs = BTreeMap::new();
+        let out = vars(&env, &inputs)
+            .expand("${userHome}/x", &mut Vec::new())
+            .unwrap();
+        assert_eq!(out, "/home/a/x");
     }
 
     #[test]

@@ -1,6 +1,6 @@
 //! Server configuration: [`ServerConfig`] and its transport settings, and loading them from the
-//! files MCP hosts read ([`ConfigLoader`]), templates ([`Template`]) and hosted-MCP tool lists
-//! ([`HostedMcpServer`]).
+//! files MCP hosts read ([`ConfigLoader`]; where each host keeps its file: [`locations`]),
+//! templates ([`Template`]) and hosted-MCP tool lists ([`HostedMcpServer`]).
 
 // `ConfigError` is large (it carries a location and a suggestion), but it is returned only on the
 // cold configuration path and is boxed inside `crate::Error`.
@@ -24,6 +24,7 @@ mod json;
 mod jsonc;
 mod limits;
 mod load;
+pub mod locations;
 pub(crate) mod oauth;
 mod oauth_entry;
 #[cfg(test)]

@@ -144,11 +144,21 @@ pub(super) fn parse(
         }
     }
     if let Some(store) = store {
-        let expanded = match (store.strip_prefix("~/"), std::env::var_os("HOME")) {
+        let expanded = match (store.strip_prefix("~/"), store_home()) {
             (Some(rest), Some(home)) => std::path::PathBuf::from(home).join(rest),
             _ => std::path::PathBuf::from(&store),
         };
         oauth = oauth.token_store(FileTokenStore::new(expanded));
     }
     Ok(Some(oauth))
+}
+
+/// The home a token store path's `~/` stands for: `HOME`; on Windows `USERPROFILE`, else `HOME`.
+fn store_home() -> Option<std::ffi::OsString> {
+    if cfg!(windows) {
+        use super::locations::{home_dir_in, Platform};
+        home_dir_in(Platform::Windows, |name| std::env::var_os(name)).map(Into::into)
+    } else {
+        std::env::var_os("HOME")
+    }
 }

@@ -18,8 +18,11 @@ use super::input::{over_limit, InputLimits, Over};
 use super::{ConfigError, ConfigErrorKind};
 
 /// Parses the first YAML document of `text` (an empty text is `null`). The later documents of
-/// the stream are checked for syntax but not built.
+/// the stream are checked for syntax but not built. A byte order mark at the start (Windows
+/// editors write one) is not content, as in JSON: the parser would count it as a column and
+/// find the first line's indentation wrong.
 pub(crate) fn parse(text: &str, limits: &InputLimits) -> Result<Value, ConfigError> {
+    let text = text.trim_start_matches('\u{feff}');
     let mut parser = Parser::new_from_str(text);
     let mut b = Builder {
         limits,
@@ -305,6 +308,13 @@ mod tests {
 
     fn p(text: &str) -> Result<Value, ConfigError> {
         parse(text, &InputLimits::default())
+    }
+
+    #[test]
+    fn a_byte_order_mark_and_crlf_line_endings_are_not_content() {
+        let text = "- name: files\n  transport:\n    type: stdio\n";
+        let windows = format!("\u{feff}{}", text.replace('\n', "\r\n"));
+        assert_eq!(p(&windows).unwrap(), p(text).unwrap());
     }
 
     #[test]

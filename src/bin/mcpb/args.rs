@@ -308,12 +308,15 @@ pub(crate) enum AuthAction {
     Status,
 }
 
-/// The shells `completions` writes for.
+/// The shells `completions` writes for (every shell clap_complete knows).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub(crate) enum CompletionShell {
     Bash,
     Zsh,
     Fish,
+    /// PowerShell (Windows PowerShell 5 and PowerShell 7)
+    Powershell,
+    Elvish,
 }
 
 /// `call TOOL [ARGS] [-o DIR] [--help]`.

@@ -3,18 +3,21 @@
 //! commands on the same server use (and refresh) silently.
 //!
 //! The token file is `$MCPB_TOKEN_FILE`, else `$XDG_CONFIG_HOME/mcpb/tokens.json`, else
-//! `~/.config/mcpb/tokens.json` (created with mode 0600); mcpb keeps a config entry's tokens
-//! there too, whatever store its `oauth` block names (the block's client, secret, scopes and
-//! redirect port are used). `login` prints the authorization URL on stderr, tries the desktop
-//! opener (`$BROWSER`, else `xdg-open`, or `open` on macOS) and waits on a loopback listener
-//! (`--max-time`, 5 minutes by default); `--paste` prints the URL and reads the address the
-//! browser landed on from stdin instead. Every other command that needs a new sign-in fails at
-//! once (exit 7) naming the `login` command.
+//! `~/.config/mcpb/tokens.json` (created with mode 0600); on Windows `%MCPB_TOKEN_FILE%`, else
+//! `%APPDATA%\mcpb\tokens.json` (created with an ACL for the user alone). mcpb keeps a config
+//! entry's tokens there too, whatever store its `oauth` block names (the block's client,
+//! secret, scopes and redirect port are used). `login` prints the authorization URL on stderr,
+//! tries the desktop opener (`$BROWSER`, else `xdg-open`, or `open` on macOS, `url.dll`'s
+//! handler on Windows) and waits on a loopback listener (`--max-time`, 5 minutes by default);
+//! `--paste` prints the URL and reads the address the browser landed on from stdin instead.
+//! Every other command that needs a new sign-in fails at once (exit 7) naming the `login`
+//! command.
 //! Nothing printed shows a token or a secret. A token file that cannot be read (over
 //! `FileTokenStore::MAX_FILE_BYTES`, or not valid, as a truncated one is) fails `login`, `logout`
 //! and `auth status` with exit 2 naming it, and is left as it is; a later command on a server it
 //! may hold a sign-in for fails at the server's 401 naming it too.
 
+use std::ffi::OsString;
 use std::io::BufRead;
 use std::path::PathBuf;
 use std::process::{Child, Command as Process, Stdio};
@@ -23,6 +26,7 @@ use std::sync::{Arc, Mutex};
 use mcp_blocking::auth::{
     FileTokenStore, OAuthConfig, RedirectHandler, StoredTokens, TokenStore, DEFAULT_LOGIN_TIMEOUT,
 };
+use mcp_blocking::config::locations::{home_dir_in, Platform};
 use mcp_blocking::config::TransportConfig;
 use mcp_blocking::ServerConfig;
 use serde_json::{json, Value};
@@ -148,13 +152,31 @@ fn remote(global: &Global, word: &str) -> Result<Remote, Failure> {
 
 /// The token file.
 pub(crate) fn store_path() -> PathBuf {
-    if let Some(p) = std::env::var_os("MCPB_TOKEN_FILE").filter(|p| !p.is_empty()) {
+    store_path_in(Platform::current(), |name| std::env::var_os(name))
+}
+
+/// The token file on `platform`, with environment variables looked up by `env` (see the module
+/// docs).
+fn store_path_in(platform: Platform, env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
+    if let Some(p) = env("MCPB_TOKEN_FILE").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }
-    let base = std::env::var_os("XDG_CONFIG_HOME")
+    if platform == Platform::Windows {
+        // Where Windows programs keep a user's settings: %APPDATA% (the roaming folder of the
+        // profile, which only its user can open).
+        let app_data = env("APPDATA").filter(|p| !p.is_empty()).or_else(|| {
+            let mut roaming = home_dir_in(platform, &env)?.into_os_string();
+            roaming.push("\\AppData\\Roaming");
+            Some(roaming)
+        });
+        let mut path = app_data.unwrap_or_else(|| OsString::from("."));
+        path.push("\\mcpb\\tokens.json");
+        return PathBuf::from(path);
+    }
+    let base = env("XDG_CONFIG_HOME")
         .filter(|p| !p.is_empty())
         .map(PathBuf::from)
-        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".config")))
+        .or_else(|| env("HOME").map(|h| PathBuf::from(h).join(".config")))
         .unwrap_or_else(|| PathBuf::from("."));
     base.join("mcpb").join("tokens.json")
 }
@@ -447,20 +469,25 @@ fn describe(t: &StoredTokens) -> String {
     )
 }
 
-/// Starts the desktop opener on `url` (`$BROWSER`, else `open` on macOS, else `xdg-open`);
-/// `None` when none could start (the URL is printed anyway).
+/// Starts the desktop opener on `url` (`$BROWSER`, else `open` on macOS, the URL handler of
+/// `url.dll` on Windows, else `xdg-open`); `None` when none could start (the URL is printed
+/// anyway).
 fn open_browser(url: &str) -> Option<Child> {
-    let program = std::env::var("BROWSER")
+    let browser = std::env::var("BROWSER")
         .ok()
-        .filter(|b| !b.trim().is_empty())
-        .unwrap_or_else(|| {
-            if cfg!(target_os = "macos") {
-                "open".into()
-            } else {
-                "xdg-open".into()
-            }
-        });
-    Process::new(program.trim())
+        .filter(|b| !b.trim().is_empty());
+    let mut opener = match browser {
+        Some(program) => Process::new(program.trim()),
+        None if cfg!(target_os = "macos") => Process::new("open"),
+        None if cfg!(windows) => {
+            // Not `cmd /c start`: cmd would read the URL's `&` as a command separator.
+            let mut rundll = Process::new("rundll32");
+            rundll.arg("url.dll,FileProtocolHandler");
+            rundll
+        }
+        None => Process::new("xdg-open"),
+    };
+    opener
         .arg(url)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
@@ -472,6 +499,56 @@ fn open_browser(url: &str) -> Option<Child> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    fn env_of<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+        move |name| {
+            pairs
+                .iter()
+                .find(|(k, _)| *k == name)
+                .map(|(_, v)| OsString::from(v))
+        }
+    }
+
+    fn path_on(platform: Platform, pairs: &[(&str, &str)]) -> String {
+        store_path_in(platform, env_of(pairs))
+            .to_string_lossy()
+            .into_owned()
+    }
+
+    #[test]
+    fn the_token_file_on_windows_is_under_appdata() {
+        let env = [
+            ("APPDATA", r"C:\Users\a\AppData\Roaming"),
+            ("USERPROFILE", r"C:\Users\a"),
+            ("XDG_CONFIG_HOME", "/ignored"),
+        ];
+        assert_eq!(
+            path_on(Platform::Windows, &env),
+            r"C:\Users\a\AppData\Roaming\mcpb\tokens.json"
+        );
+        assert_eq!(
+            path_on(Platform::Windows, &[("USERPROFILE", r"C:\Users\a")]),
+            r"C:\Users\a\AppData\Roaming\mcpb\tokens.json"
+        );
+        let named = [("MCPB_TOKEN_FILE", r"D:\t.json"), ("APPDATA", r"C:\R")];
+        assert_eq!(path_on(Platform::Windows, &named), r"D:\t.json");
+    }
+
+    // The Unix form is joined with the separator of the system it runs on.
+    #[cfg(unix)]
+    #[test]
+    fn the_token_file_on_unix_is_under_the_xdg_config_home() {
+        let env = [("HOME", "/home/a"), ("APPDATA", "/ignored")];
+        assert_eq!(
+            path_on(Platform::Unix, &env),
+            "/home/a/.config/mcpb/tokens.json"
+        );
+        let env = [("HOME", "/home/a"), ("XDG_CONFIG_HOME", "/cfg")];
+        assert_eq!(path_on(Platform::MacOs, &env), "/cfg/mcpb/tokens.json");
+        assert_eq!(path_on(Platform::Unix, &[]), "./mcpb/tokens.json");
+        let named = [("MCPB_TOKEN_FILE", "/t.json"), ("HOME", "/home/a")];
+        assert_eq!(path_on(Platform::Unix, &named), "/t.json");
+    }
 
     #[test]
     fn the_redirect_port_of_an_oauth_block_is_read() {

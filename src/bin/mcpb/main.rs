@@ -541,6 +541,8 @@ fn completions(shell: args::CompletionShell) -> Output {
         args::CompletionShell::Bash => Shell::Bash,
         args::CompletionShell::Zsh => Shell::Zsh,
         args::CompletionShell::Fish => Shell::Fish,
+        args::CompletionShell::Powershell => Shell::PowerShell,
+        args::CompletionShell::Elvish => Shell::Elvish,
     };
     let mut buf = Vec::new();
     clap_complete::generate(shell, &mut args::command(), "mcpb", &mut buf);
@@ -932,7 +934,7 @@ fn clear_progress() {
 /// Call options: progress shown (a line on a terminal, a log line with -v) and extending the
 /// timeout up to `--max-time`.
 fn call_options(global: &Global, config: &ServerConfig) -> CallOptions {
-    let on_terminal = std::io::stderr().is_terminal();
+    let on_terminal = terminal::stderr_takes_escapes();
     CallOptions::new()
         .on_progress(move |p| {
             let total = p.total.map(|t| format!("/{t}")).unwrap_or_default();

@@ -14,10 +14,13 @@
 //! Every `--json` document, a whole one ([`print_json`]) or one line of JSON Lines
 //! ([`print_json_line`]: `chat`, `subscribe`), goes out through [`json_text`], so no command
 //! writes a raw control character that another one escapes.
+//!
+//! mcpb's own output has no colours; the one escape sequence it writes itself (erasing the
+//! progress line) goes only to a terminal that takes it ([`stderr_takes_escapes`]).
 
 use std::borrow::Cow;
 use std::fmt::Write as _;
-use std::io::Write as _;
+use std::io::{IsTerminal as _, Write as _};
 
 use serde_json::{json, Value};
 
@@ -101,6 +104,38 @@ fn write_stdout(text: &str) {
     let _ = stdout.write_all(text.as_bytes());
     let _ = stdout.write_all(b"\n");
     let _ = stdout.flush();
+}
+
+/// Whether stderr is a terminal that takes the escape sequence mcpb writes itself (erase the
+/// line, for the progress line). On Windows the console is asked to process escape sequences
+/// (virtual terminal processing, Windows 10 and later); one that cannot is taken as no terminal,
+/// so its user sees no raw escapes.
+pub(crate) fn stderr_takes_escapes() -> bool {
+    std::io::stderr().is_terminal() && console_takes_escapes()
+}
+
+#[cfg(unix)]
+fn console_takes_escapes() -> bool {
+    true
+}
+
+#[cfg(windows)]
+fn console_takes_escapes() -> bool {
+    use std::os::windows::io::AsRawHandle;
+    use windows_sys::Win32::System::Console::{
+        GetConsoleMode, SetConsoleMode, ENABLE_VIRTUAL_TERMINAL_PROCESSING,
+    };
+    let stderr = std::io::stderr();
+    let handle = stderr.as_raw_handle();
+    let mut mode = 0u32;
+    // SAFETY: the handle is stderr's, valid while `stderr` lives; `mode` is a live u32 the
+    // first call writes; the second passes no pointer.
+    #[allow(unsafe_code)]
+    unsafe {
+        GetConsoleMode(handle, &mut mode) != 0
+            && (mode & ENABLE_VIRTUAL_TERMINAL_PROCESSING != 0
+                || SetConsoleMode(handle, mode | ENABLE_VIRTUAL_TERMINAL_PROCESSING) != 0)
+    }
 }
 
 #[cfg(test)]

