@@ -24,7 +24,6 @@ use super::super::WriteOutcome;
 use crate::config::Limits;
 use crate::protocol::slot::HeldWakes;
 use crate::sync::lock;
-use crate::transport::{Sink, StderrTail};
 
 /// The stdout reader's buffer: one pipe read at most (Windows gives a read what the pipe holds).
 const STDOUT_CHUNK: usize = 64 * 1024;
@@ -90,17 +89,16 @@ impl Conn {
     /// Starts the three threads serving a child's pipes.
     pub(super) fn start(
         id: usize,
-        server: Arc<str>,
-        sink: Arc<dyn Sink>,
+        framer: Framer,
         limits: &Limits,
-        tail: StderrTail,
         exit_probe: Box<dyn Fn() -> String + Send + Sync>,
         pipes: (ChildStdin, ChildStdout, ChildStderr),
+        job: &super::job::Job,
     ) -> io::Result<Arc<Conn>> {
         let (stdin, stdout, stderr) = pipes;
         let conn = Arc::new(Conn {
             id,
-            framer: Framer::new(server, sink, limits, tail),
+            framer,
             max_queued_write: limits.max_queued_write_bytes,
             stdin: Mutex::new(Outbox::default()),
             changed: Condvar::new(),
@@ -140,10 +138,12 @@ impl Conn {
             let c = Arc::clone(&conn);
             spawn("mcp-stdin", STDIN, Box::new(move || c.write_stdin(stdin)))
         });
-        // A thread that could not start: the caller terminates the process, which ends the
-        // threads that did start (their pipes close); they are joined here.
+        // A thread that could not start: the server's processes are ended, which ends the
+        // threads that did start (their pipes close), and they are joined.
         if let Err(e) = started {
             conn.close_stdin();
+            let _ = job.terminate();
+            conn.join(&conn.framer.server, super::REAP);
             return Err(e);
         }
         Ok(conn)

@@ -36,6 +36,7 @@ use crossbeam_channel::RecvTimeoutError;
 
 use self::conn::Conn;
 use self::job::Job;
+use super::frame::Framer;
 use super::launch;
 use super::{command_line, write_failed};
 use crate::config::{Limits, StdioConfig};
@@ -224,19 +225,19 @@ pub(crate) fn open(
     let exit_probe = Box::new(move || describe_exit(&probe_child));
     let server: Arc<str> = server.into();
     let id = poller.shared.next_id.fetch_add(1, Ordering::Relaxed);
+    let framer = Framer::new(Arc::clone(&server), sink, limits, tail);
     let conn = match Conn::start(
         id,
-        Arc::clone(&server),
-        sink,
+        framer,
         limits,
-        tail,
         exit_probe,
         (stdin, stdout, stderr),
+        &job,
     ) {
         Ok(conn) => conn,
         Err(e) => {
-            let _ = job.terminate();
-            let _ = lock(&child).wait();
+            // The job was terminated: the process is gone or going.
+            let _ = job::wait_exit(&lock(&child), REAP);
             return Err(spawn_error(e));
         }
     };
