@@ -43,6 +43,14 @@
 mod fault_support;
 mod support_remote;
 
+// This process's threads and child processes, read as the other test files read them.
+#[allow(dead_code)]
+#[path = "common/process.rs"]
+mod process;
+#[allow(dead_code)]
+#[path = "common/threads.rs"]
+mod threads;
+
 // The parts of this test, in `tests/fault_matrix/`.
 #[path = "fault_matrix/auth.rs"]
 mod auth;
