@@ -87,6 +87,8 @@ pub mod testing;
 mod throttle;
 mod transport;
 mod url;
+#[cfg(windows)]
+mod wsapoll;
 
 pub use client::{CallOptions, Client, ClientBuilder};
 pub use config::{ConfigLoader, ServerConfig};

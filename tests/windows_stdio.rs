@@ -145,16 +145,27 @@ fn a_call_the_server_does_not_answer_times_out_on_time() {
         matches!(&err, Error::Timeout { server, .. } if server == "slow"),
         "{err:?}"
     );
-    assert!(took < Duration::from_millis(500) + Duration::from_secs(1), "{took:?}");
+    assert!(
+        took < Duration::from_millis(500) + Duration::from_secs(1),
+        "{took:?}"
+    );
     // The connection is still good for the next call.
-    assert_eq!(c.call_tool("echo", json!({"text": "after"})).unwrap().text(), "after");
+    assert_eq!(
+        c.call_tool("echo", json!({"text": "after"}))
+            .unwrap()
+            .text(),
+        "after"
+    );
     c.close().unwrap();
 }
 
 #[test]
 fn a_server_that_stops_reading_fails_writes_by_their_deadline() {
     let c = Client::connect(ServerConfig::stdio("deaf", fixture::path())).unwrap();
-    assert_eq!(c.call_tool("stop_reading", json!({})).unwrap().text(), "stopping");
+    assert_eq!(
+        c.call_tool("stop_reading", json!({})).unwrap().text(),
+        "stopping"
+    );
     let big = "x".repeat(1024 * 1024);
     let started = Instant::now();
     let mut failed = None;
@@ -185,7 +196,11 @@ fn a_server_that_stops_reading_fails_writes_by_their_deadline() {
     );
     let started = Instant::now();
     c.close().unwrap();
-    assert!(started.elapsed() < Duration::from_secs(10), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() < Duration::from_secs(10),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[test]
@@ -200,7 +215,10 @@ fn a_crash_reports_the_exit_status_and_the_last_stderr_line() {
         } => {
             assert_eq!(server, "crashy");
             assert!(detail.contains("status 7"), "{detail}");
-            assert!(stderr_tail.contains("crashing now on purpose"), "{stderr_tail}");
+            assert!(
+                stderr_tail.contains("crashing now on purpose"),
+                "{stderr_tail}"
+            );
         }
         other => panic!("expected Error::Closed, got {other:?}"),
     }

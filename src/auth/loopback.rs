@@ -209,10 +209,19 @@ impl LoopbackListener {
 }
 
 /// Whether `e` says the process (or the system) has no descriptor left.
+#[cfg(unix)]
 fn out_of_descriptors(e: &std::io::Error) -> bool {
     let errno = e.raw_os_error();
     errno == Some(rustix::io::Errno::MFILE.raw_os_error())
         || errno == Some(rustix::io::Errno::NFILE.raw_os_error())
+}
+
+/// Whether `e` says the process has no socket left (`WSAEMFILE`) or the system no buffer space
+/// for one (`WSAENOBUFS`).
+#[cfg(windows)]
+fn out_of_descriptors(e: &std::io::Error) -> bool {
+    use windows_sys::Win32::Networking::WinSock::{WSAEMFILE, WSAENOBUFS};
+    matches!(e.raw_os_error(), Some(WSAEMFILE | WSAENOBUFS))
 }
 
 /// One connection being read.
@@ -323,6 +332,7 @@ fn header_end(buf: &[u8]) -> Option<usize> {
 
 /// Waits up to `left` until the listener has a connection to accept or connections have data;
 /// returns whether the listener is ready and the indexes of the ready connections, ascending.
+#[cfg(unix)]
 fn readable(
     listener: &TcpListener,
     conns: &[Conn],
@@ -353,4 +363,88 @@ fn readable(
         .map(|(i, _)| i)
         .collect();
     Ok((ready(&fds[0]), conns_ready))
+}
+
+/// Waits up to `left` until the listener has a connection to accept or connections have data;
+/// returns whether the listener is ready and the indexes of the ready connections, ascending.
+#[cfg(windows)]
+fn readable(
+    listener: &TcpListener,
+    conns: &[Conn],
+    left: Duration,
+) -> Result<(bool, Vec<usize>), String> {
+    use crate::wsapoll::{poll, Interest};
+    let mut sockets = Vec::with_capacity(conns.len() + 1);
+    sockets.push(Interest::read(listener));
+    sockets.extend(conns.iter().map(|c| Interest::read(&c.stream)));
+    // `poll` waits at most an hour at a time; the caller polls again until its deadline.
+    let ready =
+        poll(&sockets, Some(left)).map_err(|e| format!("the loopback listener failed: {e}"))?;
+    let conns_ready = ready[1..]
+        .iter()
+        .enumerate()
+        .filter(|(_, r)| **r)
+        .map(|(i, _)| i)
+        .collect();
+    Ok((ready[0], conns_ready))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[cfg(unix)]
+    #[test]
+    fn emfile_and_enfile_say_out_of_descriptors() {
+        for errno in [rustix::io::Errno::MFILE, rustix::io::Errno::NFILE] {
+            let e = std::io::Error::from_raw_os_error(errno.raw_os_error());
+            assert!(out_of_descriptors(&e), "{e}");
+        }
+        let refused =
+            std::io::Error::from_raw_os_error(rustix::io::Errno::CONNREFUSED.raw_os_error());
+        assert!(!out_of_descriptors(&refused));
+    }
+
+    #[cfg(windows)]
+    #[test]
+    fn wsaemfile_and_wsaenobufs_say_out_of_descriptors() {
+        for code in [10024, 10055] {
+            let e = std::io::Error::from_raw_os_error(code);
+            assert!(out_of_descriptors(&e), "{e}");
+        }
+        assert!(!out_of_descriptors(&std::io::Error::from_raw_os_error(
+            10061
+        )));
+    }
+
+    #[test]
+    fn a_wait_with_nothing_to_read_ends_at_its_timeout() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let started = Instant::now();
+        let (ready, conns) = readable(&listener, &[], Duration::from_millis(50)).unwrap();
+        assert!(!ready && conns.is_empty());
+        let took = started.elapsed();
+        assert!(
+            took >= Duration::from_millis(40) && took < Duration::from_secs(5),
+            "{took:?}"
+        );
+    }
+
+    #[test]
+    fn a_connection_to_accept_and_a_connection_with_data_are_reported() {
+        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+        let mut client = TcpStream::connect(listener.local_addr().unwrap()).unwrap();
+        let (listener_ready, _) = readable(&listener, &[], Duration::from_secs(30)).unwrap();
+        assert!(listener_ready);
+        let (stream, _) = listener.accept().unwrap();
+        let conns = [Conn {
+            stream,
+            buf: Vec::new(),
+            deadline: Instant::now() + CONNECTION_DEADLINE,
+        }];
+        client.write_all(b"GET / HTTP/1.1\r\n").unwrap();
+        let (listener_ready, ready) = readable(&listener, &conns, Duration::from_secs(30)).unwrap();
+        assert!(!listener_ready);
+        assert_eq!(ready, [0]);
+    }
 }

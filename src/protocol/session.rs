@@ -86,6 +86,13 @@ pub(crate) enum Event {
     /// The transport asks the waiting caller to call its `wait` again (stdio: to take over
     /// reading the connection). Sent by the transport, never by the session; at most one is
     /// outstanding per request.
+    #[cfg_attr(
+        windows,
+        allow(
+            dead_code,
+            reason = "the Unix stdio transport's leader/follower reading uses it"
+        )
+    )]
     Wake,
 }
 

@@ -141,6 +141,13 @@ impl SlotTx {
     }
 
     /// Whether no event waits.
+    #[cfg_attr(
+        windows,
+        allow(
+            dead_code,
+            reason = "the Unix stdio transport's leader/follower reading uses it"
+        )
+    )]
     pub(crate) fn is_empty(&self) -> bool {
         self.len() == 0
     }

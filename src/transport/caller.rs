@@ -31,6 +31,13 @@ pub(crate) struct Caller<'a> {
     /// Its slot: where the session routes its progress and answer.
     pub(crate) rx: &'a SlotRx,
     /// A sender to its slot, for [`Event::Wake`](crate::protocol::session::Event::Wake).
+    #[cfg_attr(
+        windows,
+        allow(
+            dead_code,
+            reason = "the Unix stdio transport's leader/follower reading uses it"
+        )
+    )]
     pub(crate) tx: &'a SlotTx,
     /// Who to tell when the caller stops waiting (see [`enlist`](Self::enlist)).
     leaving: Cell<Option<&'a dyn Leaving>>,
@@ -54,6 +61,13 @@ impl<'a> Caller<'a> {
     }
 
     /// Whether a transport [enlisted](Self::enlist) the caller.
+    #[cfg_attr(
+        windows,
+        allow(
+            dead_code,
+            reason = "the Unix stdio transport's leader/follower reading uses it"
+        )
+    )]
     pub(crate) fn is_enlisted(&self) -> bool {
         self.leaving.get().is_some()
     }

@@ -40,14 +40,12 @@
 use std::fmt;
 use std::io::{self, ErrorKind, Read, Write};
 use std::net::{IpAddr, Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
-use std::os::unix::net::UnixStream;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
 
 use crossbeam_channel::{Receiver, RecvTimeoutError, SendTimeoutError, Sender};
-use rustix::event::{PollFd, PollFlags};
 use tungstenite::client::IntoClientRequest;
 use tungstenite::handshake::HandshakeError;
 use tungstenite::protocol::frame::coding::CloseCode;
@@ -62,6 +60,8 @@ use crate::config::{header_pair, redact_url, Limits, WebSocketConfig};
 use crate::error::{ConnectError, ConnectErrorKind, Error, InvalidArgumentKind};
 use crate::protocol::jsonrpc::{peek_id_prefix, RequestId};
 use crate::sync::lock;
+
+mod wait;
 
 /// Frames waiting for the I/O thread; a sender beyond it waits (by its deadline) for room.
 const OUTGOING_QUEUE: usize = 64;
@@ -90,12 +90,12 @@ struct Shared {
     /// The I/O thread has stopped taking frames (set before it drains the queue).
     ended: AtomicBool,
     /// Written to wake the I/O thread (non-blocking; a full buffer means it is awake anyway).
-    wake: UnixStream,
+    wake: wait::Waker,
 }
 
 impl Shared {
     fn wake(&self) {
-        let _ = (&self.wake).write(&[1]);
+        self.wake.wake();
     }
 }
 
@@ -298,9 +298,7 @@ pub(crate) fn open(
         .sock
         .set_nonblocking(true)
         .map_err(io_err)?;
-    let (wake, wake_rx) = UnixStream::pair().map_err(io_err)?;
-    wake.set_nonblocking(true).map_err(io_err)?;
-    wake_rx.set_nonblocking(true).map_err(io_err)?;
+    let (wake, wake_rx) = wait::pair().map_err(io_err)?;
     let shared = Arc::new(Shared {
         server: server.to_owned(),
         closing: AtomicBool::new(false),
@@ -1053,7 +1051,7 @@ struct Io {
     reader: FrameReader,
     sink: Arc<dyn Sink>,
     jobs: Receiver<Job>,
-    wake_rx: UnixStream,
+    wake_rx: wait::WakeReceiver,
     /// The frame being written: its caller's deadline and reply channel.
     writing: Option<(Instant, Sender<Result<(), Failure>>)>,
     /// tungstenite (or rustls) holds bytes not yet written.
@@ -1291,37 +1289,13 @@ impl Io {
     /// Waits for the socket (input, or room when bytes wait to be written), a wake-up, the
     /// deadline of the frame being written, or the end of the close grace.
     fn wait(&mut self) {
-        let now = Instant::now();
         let until = [self.writing.as_ref().map(|w| w.0), self.close_by]
             .into_iter()
             .flatten()
             .min();
-        let timeout = until.map(|t| {
-            let left = t.saturating_duration_since(now) + Duration::from_millis(1);
-            rustix::event::Timespec::try_from(left).unwrap_or(rustix::event::Timespec {
-                tv_sec: i64::from(i32::MAX),
-                tv_nsec: 0,
-            })
-        });
-        let mut socket_flags = PollFlags::IN;
-        if self.unflushed || self.ws.get_ref().conn.wants_write() {
-            socket_flags |= PollFlags::OUT;
-        }
-        let woken = {
-            let sock = &self.ws.get_ref().conn.tcp().sock;
-            let mut fds = [
-                PollFd::new(sock, socket_flags),
-                PollFd::new(&self.wake_rx, PollFlags::IN),
-            ];
-            match rustix::event::poll(&mut fds, timeout.as_ref()) {
-                Ok(_) => !fds[1].revents().is_empty(),
-                Err(_) => true,
-            }
-        };
-        if woken {
-            let mut sink = [0u8; 64];
-            while matches!((&self.wake_rx).read(&mut sink), Ok(n) if n > 0) {}
-        }
+        let write = self.unflushed || self.ws.get_ref().conn.wants_write();
+        let sock = &self.ws.get_ref().conn.tcp().sock;
+        self.wake_rx.wait(sock, write, until);
     }
 }
 

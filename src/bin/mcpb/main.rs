@@ -16,6 +16,7 @@ mod auth;
 mod interrupt;
 mod jsondoc;
 mod multi;
+mod prompt;
 mod render;
 mod run;
 mod save;
@@ -574,7 +575,7 @@ fn load_config(file: &str, given: &[(String, String)]) -> Result<LoadReport, Fai
             return loaded.map_err(|e| config_failure(file, &e));
         }
         for id in missing {
-            let value = ask(&format!(
+            let value = prompt::ask(&format!(
                 "value for ${{input:{}}}: ",
                 terminal::escaped(&id)
             ))
@@ -613,28 +614,6 @@ fn config_failure(file: &str, e: &ConfigError) -> Failure {
         format!("config `{file}`: {text}")
     };
     FailureInfo::config(e.server.as_deref(), headline, expected_found(e))
-}
-
-/// Asks on the terminal (stderr) for one line, without echoing it (input values are often
-/// tokens).
-fn ask(prompt: &str) -> Result<String, String> {
-    use rustix::termios::{tcgetattr, tcsetattr, LocalModes, OptionalActions};
-    let stdin = std::io::stdin();
-    let saved = tcgetattr(&stdin).ok();
-    if let Some(mut quiet) = saved.clone() {
-        quiet.local_modes.remove(LocalModes::ECHO);
-        let _ = tcsetattr(&stdin, OptionalActions::Now, &quiet);
-    }
-    // Echo goes off before the prompt shows, so a value typed as soon as it appears is hidden.
-    eprint!("{prompt}");
-    let mut line = String::new();
-    let read = stdin.read_line(&mut line);
-    if let Some(saved) = saved {
-        let _ = tcsetattr(&stdin, OptionalActions::Now, &saved);
-        eprintln!();
-    }
-    read.map_err(|e| format!("cannot read the terminal: {e}"))?;
-    Ok(line.trim_end_matches(['\n', '\r']).to_owned())
 }
 
 fn expected_found(e: &ConfigError) -> Vec<String> {

@@ -22,6 +22,13 @@ use crate::transport::{Sink, StderrTail};
 pub(super) const SUFFIX: usize = 128;
 /// Size of the scratch buffer small reads land in (on the stack of the thread reading, for the
 /// time of its reading: an idle connection holds none).
+#[cfg_attr(
+    windows,
+    allow(
+        dead_code,
+        reason = "the Unix pipes read large lines into the buffer itself"
+    )
+)]
 pub(super) const SCRATCH: usize = 16 * 1024;
 /// Lines at least this long are handed over without copying.
 pub(super) const BIG_LINE: usize = 64 * 1024;
@@ -32,6 +39,13 @@ pub(super) const KEEP_SMALL: usize = 4 * 1024;
 /// Rounds in a row without a large line after which the size hint of large lines is forgotten.
 pub(super) const SHRINK_AFTER: u32 = 16;
 /// Most bytes read from one stdout per round.
+#[cfg_attr(
+    windows,
+    allow(
+        dead_code,
+        reason = "the Unix pipes read large lines into the buffer itself"
+    )
+)]
 pub(super) const READ_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// The position of the first `\n` (memchr: large results are mostly scanning).
@@ -423,6 +437,13 @@ fn keep_last(tail: &mut Vec<u8>, data: &[u8]) {
 /// (`big_hint` bytes) gets its whole size at once, and room left is filled before the buffer
 /// grows, so a line of the size foreseen ends in the buffer made for it (not one grown to twice
 /// its size, which the allocator would map afresh for every message).
+#[cfg_attr(
+    windows,
+    allow(
+        dead_code,
+        reason = "the Unix pipes read large lines into the buffer itself"
+    )
+)]
 pub(super) fn size_large_read(buf: &mut Vec<u8>, big_hint: usize, max_message: usize) -> u64 {
     let cap = max_message.saturating_add(1);
     let room = cap.saturating_sub(buf.len()).max(1);
@@ -443,6 +464,13 @@ pub(super) fn size_large_read(buf: &mut Vec<u8>, big_hint: usize, max_message: u
 /// Makes room in `buf` for `n` more bytes, growing it geometrically (as `Vec` does) but never
 /// past `cap` bytes unless `n` needs it: a line that turns out too large costs about the cap,
 /// not twice it.
+#[cfg_attr(
+    windows,
+    allow(
+        dead_code,
+        reason = "the Unix pipes read large lines into the buffer itself"
+    )
+)]
 fn reserve_within(buf: &mut Vec<u8>, n: usize, cap: usize) {
     let need = buf.len().saturating_add(n);
     if buf.capacity() >= need {

@@ -14,8 +14,14 @@
 //! | `stdin.rs` | what callers write, coalesced; what the poller finishes writing |
 //! | `lead.rs` | who reads stdout: a waiting caller (leader/follower) or the poller thread |
 //! | `poller.rs` | [`ConnectionPoller`]: one thread serving the pipes of many children |
+//! | `frame.rs` | what a child writes, made into messages, whoever reads it (every platform) |
+//! | `launch.rs` | the Windows rules for finding a command and passing a batch file's arguments |
+//! | `windows/` | the transport on Windows: a thread per pipe, a Job Object per server |
+//!
+//! All but `frame.rs`, `launch.rs` and `windows/` are Unix-only.
 
 mod frame;
+mod launch;
 #[cfg(unix)]
 mod lead;
 #[cfg(unix)]
@@ -48,19 +54,19 @@ pub use self::poller::ConnectionPoller;
 #[cfg(unix)]
 use self::process::{describe_exit, status_text, Proc};
 #[cfg(windows)]
-pub use self::windows::ConnectionPoller;
-#[cfg(windows)]
 pub(crate) use self::windows::open;
+#[cfg(windows)]
+pub use self::windows::ConnectionPoller;
 #[cfg(unix)]
 use super::outgoing::Kind;
 #[cfg(unix)]
 use super::{Caller, Closing, Leaving, Outgoing, Sink, StderrTail, Transport};
-use crate::config::StdioConfig;
 #[cfg(unix)]
 use crate::config::Limits;
+use crate::config::StdioConfig;
+use crate::error::Error;
 #[cfg(unix)]
 use crate::error::{ConnectError, ConnectErrorKind};
-use crate::error::Error;
 #[cfg(unix)]
 use crate::protocol::jsonrpc::RequestId;
 #[cfg(unix)]
@@ -91,8 +97,8 @@ fn write_failed(
         WriteOutcome::Closed => {
             // The process is ending: its exit (status, last stderr lines) is reported in a
             // moment and explains more than "stdin is closed".
-            let (detail, stderr_tail) = ending()
-                .unwrap_or_else(|| ("the server's stdin is closed".to_owned(), tail()));
+            let (detail, stderr_tail) =
+                ending().unwrap_or_else(|| ("the server's stdin is closed".to_owned(), tail()));
             Err(Error::Closed {
                 server: server.to_owned(),
                 detail,
@@ -110,9 +116,6 @@ fn write_failed(
         }),
     }
 }
-
-/// Environment variables a child inherits by default (the MCP SDKs' POSIX list).
-pub(crate) const INHERITED_ENV: [&str; 6] = ["HOME", "LOGNAME", "PATH", "SHELL", "TERM", "USER"];
 
 #[cfg(unix)]
 pub(crate) struct StdioTransport {

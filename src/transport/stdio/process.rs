@@ -13,7 +13,7 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 
 use super::pipes::{Conn, ReadSide};
-use super::{command_line, StdioTransport, INHERITED_ENV};
+use super::{command_line, launch::inherited_env, StdioTransport};
 use crate::config::StdioConfig;
 use crate::error::Error;
 use crate::protocol::slot::HeldWakes;
@@ -44,7 +44,7 @@ pub(super) fn spawn(server: &str, cfg: &StdioConfig) -> Result<(Proc, Option<Pid
         .stderr(Stdio::piped());
     if !cfg.inherit_env {
         cmd.env_clear();
-        for name in INHERITED_ENV {
+        for name in inherited_env() {
             if let Some(v) = std::env::var_os(name) {
                 // Bash exported functions are never passed on.
                 if !v.to_string_lossy().starts_with("()") {

@@ -22,8 +22,8 @@ use polling::{Event, PollMode, Poller};
 
 use super::pipes::Conn;
 use super::poller::{add, key, STDIN};
-use crate::sync::lock;
 pub(crate) use super::WriteOutcome;
+use crate::sync::lock;
 
 /// The writing side of one child.
 #[derive(Default)]

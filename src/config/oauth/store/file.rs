@@ -5,9 +5,11 @@
 //!  load ──> read at most MAX_FILE_BYTES ──> parse ──> entries whose resource covers the URL
 //!                   └ larger, unreadable or not valid JSON ──> Err naming the file (no content)
 //!  save ──> read as above (a file that cannot be read is never overwritten: it may hold other
-//!           sign-ins) ──> temporary file (0600) in the same directory, written, fsync'd
-//!       ──> renamed over the file ──> directory fsync'd ──> read back: what is read must be what
-//!           was written, else the save fails
+//!           sign-ins) ──> temporary file (0600; on Windows an ACL for the user alone) in the
+//!           same directory, written, fsync'd
+//!       ──> renamed over the file (on Windows tried again for up to 2 s while another program
+//!           holds it) ──> directory fsync'd ──> read back: what is read must be what was
+//!           written, else the save fails
 //! ```
 
 use std::fs::File;
@@ -17,16 +19,19 @@ use std::sync::Mutex;
 
 use serde::{Deserialize, Serialize};
 
-use super::{covers, StoredClient, StoredTokens, TokenStore};
+use super::{covers, private_file, StoredClient, StoredTokens, TokenStore};
 use crate::sync::lock;
 
 /// Tokens and dynamic client registrations kept in a JSON file, shared by every process that
 /// names it (`{"tokens": [...], "clients": [...]}`).
 ///
-/// The file is created with mode 0600 (owner only) and every write replaces it atomically (a
-/// temporary file in the same directory, written and synced to disk, then renamed over it), so
-/// a reader never sees half a file; after each write the file is read back, and a save whose
-/// result does not read back as written fails. Writes from several processes are
+/// The file is created with mode 0600 (owner only; on Windows, with a protected ACL whose one
+/// entry gives the current user full control, and nobody else any access) and every write
+/// replaces it atomically (a temporary file in the same directory, written and synced to disk,
+/// then renamed over it), so a reader never sees half a file; after each write the file is read
+/// back, and a save whose result does not read back as written fails. On Windows a replace
+/// that finds the file held open by another program (an editor, a scanner) is tried again for
+/// up to 2 seconds before the save fails. Writes from several processes are
 /// last-writer-wins per file; entries are keyed by issuer, resource and client.
 ///
 /// A file larger than [`MAX_FILE_BYTES`](Self::MAX_FILE_BYTES), or one that is not valid
@@ -146,19 +151,16 @@ impl FileTokenStore {
             std::process::id(),
             random_suffix(6)
         ));
-        let mut opts = std::fs::OpenOptions::new();
-        opts.write(true).create_new(true);
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::OpenOptionsExt;
-            opts.mode(0o600);
-        }
         let written = (|| {
             use std::io::Write;
-            let mut f = opts.open(&tmp)?;
+            // Owner only from creation, before the secrets are written.
+            let mut f = private_file::create(&tmp)?;
             f.write_all(text.as_bytes())?;
             f.sync_all()?;
-            std::fs::rename(&tmp, &self.path)
+            // Closed before it is moved, so that no handle of ours is open on it then (Windows
+            // refuses to move a file held open without delete sharing).
+            drop(f);
+            private_file::replace(&tmp, &self.path)
         })();
         if let Err(e) = written {
             let _ = std::fs::remove_file(&tmp);

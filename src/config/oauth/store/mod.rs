@@ -1,6 +1,7 @@
 //! Where tokens and dynamic client registrations live between requests and between processes:
-//! the [`TokenStore`] trait, the in-memory default and a JSON file (`file.rs`: mode 0600,
-//! replaced atomically, read back, size capped).
+//! the [`TokenStore`] trait, the in-memory default and a JSON file (`file.rs`: mode 0600, or on
+//! Windows an ACL for the user alone (`acl.rs`); replaced atomically (`private_file.rs`), read
+//! back, size capped).
 
 use std::fmt;
 use std::sync::Mutex;
@@ -11,7 +12,10 @@ use serde::{Deserialize, Serialize};
 use crate::sync::lock;
 use crate::url::covers;
 
+#[cfg(windows)]
+mod acl;
 mod file;
+mod private_file;
 pub use file::FileTokenStore;
 
 /// A secret string (token, code, verifier, client secret): `Debug` and `Display` show

@@ -13,6 +13,7 @@
 use std::collections::VecDeque;
 use std::io::{self, Read, Write};
 use std::process::{ChildStderr, ChildStdin, ChildStdout};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Condvar, Mutex};
 use std::thread::JoinHandle;
 use std::time::{Duration, Instant};
@@ -42,6 +43,9 @@ pub(crate) struct Conn {
     /// Set when stderr has ended (for the stdout reader's report).
     stderr_done: Mutex<bool>,
     stderr_cv: Condvar,
+    /// The client is closing the connection: the end is reported by `close` (as "closed by the
+    /// client"), not by the stdout reader that sees the pipe close.
+    closing: AtomicBool,
     /// Describes the exit, once stdout ended.
     exit_probe: Box<dyn Fn() -> String + Send + Sync>,
     threads: Mutex<Vec<JoinHandle<()>>>,
@@ -77,6 +81,7 @@ impl Conn {
             changed: Condvar::new(),
             stderr_done: Mutex::new(false),
             stderr_cv: Condvar::new(),
+            closing: AtomicBool::new(false),
             exit_probe,
             threads: Mutex::new(Vec::with_capacity(3)),
         });
@@ -141,9 +146,11 @@ impl Conn {
         WriteOutcome::Written
     }
 
-    /// Closes stdin (the polite "please exit"); queued frames are dropped. The pipe itself is
+    /// Closes stdin (the polite "please exit") as the client closes the connection; queued
+    /// frames are dropped. The pipe itself is
     /// closed by `mcp-stdin` as soon as it is not in the middle of a write.
     pub(super) fn close_stdin(&self) {
+        self.closing.store(true, Ordering::SeqCst);
         let mut out = lock(&self.stdin);
         out.closed = true;
         out.frames.clear();
@@ -208,8 +215,10 @@ impl Conn {
                 .wait_timeout_while(done, STDERR_SETTLE, |d| !*d)
                 .unwrap_or_else(|p| p.into_inner()),
         );
-        let detail = (self.exit_probe)();
-        self.framer.end(detail);
+        if !self.closing.load(Ordering::SeqCst) {
+            let detail = (self.exit_probe)();
+            self.framer.end(detail);
+        }
     }
 
     /// `mcp-stderr`: keeps and logs stderr's lines until it ends.
@@ -247,10 +256,7 @@ impl Conn {
             let mut out = lock(&self.stdin);
             out.held = out.held.saturating_sub(frame.len());
             if let Err(e) = written {
-                log::debug!(
-                    "server `{}`: writing stdin failed: {e}",
-                    self.framer.server
-                );
+                log::debug!("server `{}`: writing stdin failed: {e}", self.framer.server);
                 out.closed = true;
                 out.frames.clear();
                 out.held = 0;

@@ -204,5 +204,7 @@ pub(crate) fn wait_exit(child: &Child, limit: Duration) -> bool {
 /// process outside the job); whether a cancellation was delivered.
 pub(crate) fn cancel_io(thread: &impl AsRawHandle) -> bool {
     // SAFETY: the thread handle is valid while the `JoinHandle` that gives it lives.
-    unsafe { windows_sys::Win32::System::IO::CancelSynchronousIo(thread.as_raw_handle() as HANDLE) != 0 }
+    unsafe {
+        windows_sys::Win32::System::IO::CancelSynchronousIo(thread.as_raw_handle() as HANDLE) != 0
+    }
 }

@@ -148,7 +148,8 @@ impl ConnectionPoller {
             .filter_map(Weak::upgrade)
             .collect();
         for conn in conns {
-            conn.framer.end("the connection poller was stopped".to_owned());
+            conn.framer
+                .end("the connection poller was stopped".to_owned());
         }
         Ok(self)
     }
@@ -213,17 +214,25 @@ pub(crate) fn open(
             format!("could not put the server in a Job Object: {e}"),
         )));
     }
-    let (stdin, stdout, stderr) = match (child.stdin.take(), child.stdout.take(), child.stderr.take())
-    {
-        (Some(i), Some(o), Some(e)) => (i, o, e),
-        _ => unreachable!("all three pipes were requested"),
-    };
+    let (stdin, stdout, stderr) =
+        match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {
+            (Some(i), Some(o), Some(e)) => (i, o, e),
+            _ => unreachable!("all three pipes were requested"),
+        };
     let child = Arc::new(Mutex::new(child));
     let probe_child = Arc::clone(&child);
     let exit_probe = Box::new(move || describe_exit(&probe_child));
     let server: Arc<str> = server.into();
     let id = poller.shared.next_id.fetch_add(1, Ordering::Relaxed);
-    let conn = match Conn::start(id, Arc::clone(&server), sink, limits, tail, exit_probe, (stdin, stdout, stderr)) {
+    let conn = match Conn::start(
+        id,
+        Arc::clone(&server),
+        sink,
+        limits,
+        tail,
+        exit_probe,
+        (stdin, stdout, stderr),
+    ) {
         Ok(conn) => conn,
         Err(e) => {
             let _ = job.terminate();
@@ -248,8 +257,8 @@ pub(crate) fn open(
 /// would reinterpret (std quotes them), the allow-listed environment.
 fn command(server: &str, cfg: &StdioConfig) -> Result<Command, Error> {
     let line = command_line(cfg);
-    let path = child_var(cfg, "PATH");
-    let pathext = child_var(cfg, "PATHEXT");
+    let path = launch::child_var("PATH", &cfg.env, std::env::var_os("PATH"));
+    let pathext = launch::child_var("PATHEXT", &cfg.env, std::env::var_os("PATHEXT"));
     let resolved = launch::resolve_command(
         &cfg.command,
         cfg.cwd.as_deref(),
@@ -257,11 +266,13 @@ fn command(server: &str, cfg: &StdioConfig) -> Result<Command, Error> {
         pathext.as_deref(),
         &|p: &std::path::Path| p.is_file(),
     )
-    .map_err(|e| e.into_spawn_error(server, &line))?;
-    if resolved.is_batch() {
-        launch::check_batch_args(&cfg.args).map_err(|e| e.into_spawn_error(server, &line))?;
+    .map_err(|e| e.into_spawn_error(server, line.clone()))?;
+    if resolved.kind == launch::Kind::Batch {
+        // std quotes a batch file's arguments for cmd.exe itself (and refuses what it cannot
+        // quote); this names the argument and the server first.
+        launch::check_batch_args(&cfg.args).map_err(|e| e.into_spawn_error(server, line))?;
     }
-    let mut cmd = Command::new(resolved.path());
+    let mut cmd = Command::new(&resolved.path);
     cmd.args(&cfg.args);
     if !cfg.inherit_env {
         cmd.env_clear();
@@ -276,16 +287,6 @@ fn command(server: &str, cfg: &StdioConfig) -> Result<Command, Error> {
         cmd.current_dir(cwd);
     }
     Ok(cmd)
-}
-
-/// A variable as the server will see it: from its config's `env` (names compare without case,
-/// as Windows compares them), else from this process.
-fn child_var(cfg: &StdioConfig, name: &str) -> Option<std::ffi::OsString> {
-    cfg.env
-        .iter()
-        .find(|(k, _)| k.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.into())
-        .or_else(|| std::env::var_os(name))
 }
 
 /// Describes how the child ended, waiting briefly for it: stdout closes as the process exits.
