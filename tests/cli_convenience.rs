@@ -4,14 +4,14 @@
 //! capabilities checked first.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 mod common;
 
-use common::mcpb::{command, mcpb, MCPB};
+use common::mcpb::{command, mcpb};
 use common::tempdir::TempDir;
 
 /// The `--stdio` command line of the fixture server (quoted: the path may hold blanks).
@@ -395,6 +395,8 @@ fn progress_extends_the_timeout_up_to_max_time() {
 #[test]
 #[cfg(unix)] // `script` (util-linux) gives mcpb a terminal.
 fn a_progress_line_on_a_terminal_only() {
+    use common::mcpb::MCPB;
+    use std::process::Command;
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("no `script` command: the progress line is not tested here");
         return;
@@ -561,7 +563,9 @@ fn inputs_fill_vs_code_placeholders() {
 #[test]
 #[cfg(unix)] // `script` (util-linux) gives mcpb a terminal.
 fn a_missing_input_is_asked_for_on_a_terminal_without_echo() {
+    use common::mcpb::MCPB;
     use std::io::Write;
+    use std::process::Command;
     // `script` (util-linux) gives mcpb a terminal.
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("no `script` command: the terminal prompt is not tested here");

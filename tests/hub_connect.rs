@@ -5,7 +5,7 @@ mod common;
 mod hub_support;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use hub_support::{broken, fixture, fixture_path, wait_for};
 use mcp_blocking::hub::{HubEvent, Run};
@@ -16,6 +16,7 @@ use serde_json::json;
 #[cfg(unix)] // `slow_start` delays the server with `sh`.
 fn servers_connect_in_parallel() {
     use hub_support::slow_start;
+    use std::time::Instant;
     // Each server takes 0.4 s to start; six in sequence would take 2.4 s.
     let one = Hub::new([slow_start("solo", 0.4)]);
     let t = Instant::now();
