@@ -258,6 +258,7 @@ fn chat_keeps_one_conversation_over_the_lines_of_stdin() {
 }
 
 #[test]
+#[cfg(unix)] // Ctrl-C is sent as SIGINT.
 fn ctrl_c_cancels_a_run_and_exits_130() {
     use std::io::{BufRead, BufReader, Read};
     use std::process::Stdio;

@@ -1,6 +1,8 @@
 //! The run loop against the reference `server-everything` (installed on first use under
 //! `target/peers/`, see `tests/common/peers.rs`) and the scripted model: real tool names with
 //! hyphens, structured content and an image result passed as Chat Completions allows.
+// Linux only: the peers run on the Node and Python that `common::peers` installs for Linux.
+#![cfg(unix)]
 
 mod common;
 

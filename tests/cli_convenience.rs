@@ -4,14 +4,14 @@
 //! capabilities checked first.
 
 use std::io::{BufRead, BufReader, Read};
-use std::process::{Command, Output, Stdio};
+use std::process::{Output, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 mod common;
 
-use common::mcpb::{command, mcpb, MCPB};
+use common::mcpb::{command, mcpb};
 use common::tempdir::TempDir;
 
 /// The `--stdio` command line of the fixture server (quoted: the path may hold blanks).
@@ -360,8 +360,18 @@ fn a_stdio_server_is_named_by_its_server_info_not_its_launcher() {
     let dir = TempDir::new("npx");
     let bin = dir.file("placeholder", "");
     let bin_dir = bin.parent().expect("dir");
-    let npx = bin_dir.join("npx");
-    std::os::unix::fs::symlink(common::fixture::path(), &npx).expect("symlink");
+    #[cfg(unix)]
+    let npx = {
+        let npx = bin_dir.join("npx");
+        std::os::unix::fs::symlink(common::fixture::path(), &npx).expect("symlink");
+        npx
+    };
+    #[cfg(windows)]
+    let npx = {
+        let npx = bin_dir.join("npx.exe");
+        std::fs::copy(common::fixture::path(), &npx).expect("copy");
+        npx
+    };
     let line = format!("'{}'", npx.display());
     let o = mcpb(&["--stdio", &line, "call", "rpc_error"]);
     assert_exit(&o, 5);
@@ -400,7 +410,10 @@ fn progress_extends_the_timeout_up_to_max_time() {
 }
 
 #[test]
+#[cfg(unix)] // `script` (util-linux) gives mcpb a terminal.
 fn a_progress_line_on_a_terminal_only() {
+    use common::mcpb::MCPB;
+    use std::process::Command;
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("no `script` command: the progress line is not tested here");
         return;
@@ -471,6 +484,7 @@ fn a_timeout_is_reported_before_the_server_is_shut_down() {
 }
 
 #[test]
+#[cfg(unix)] // Ctrl-C is sent as SIGINT.
 fn ctrl_c_sends_cancelled_then_exits_130() {
     let line = fixture("--verbose");
     let mut child = command(&["--stdio", &line, "-v", "call", "slow", "ms=20000"])
@@ -564,8 +578,11 @@ fn inputs_fill_vs_code_placeholders() {
 }
 
 #[test]
+#[cfg(unix)] // `script` (util-linux) gives mcpb a terminal.
 fn a_missing_input_is_asked_for_on_a_terminal_without_echo() {
+    use common::mcpb::MCPB;
     use std::io::Write;
+    use std::process::Command;
     // `script` (util-linux) gives mcpb a terminal.
     if Command::new("script").arg("--version").output().is_err() {
         eprintln!("no `script` command: the terminal prompt is not tested here");
@@ -764,6 +781,7 @@ fn subscribe_json_lines_escape_controls_as_every_json_output_does() {
 }
 
 #[test]
+#[cfg(unix)] // Ctrl-C is sent as SIGINT.
 fn subscribe_waits_for_updates_until_ctrl_c() {
     let line = fixture("");
     let mut child = command(&["--stdio", &line, "subscribe", "fixture://config"])

@@ -321,14 +321,16 @@ fn auth_usage_errors_are_the_usual_error_document() {
 fn a_hostile_authorization_url_is_neither_printed_nor_opened() {
     let dir = temp_store("hostile").parent().unwrap().to_owned();
     std::fs::create_dir_all(&dir).unwrap();
-    // A $BROWSER that records that it ran.
+    // A $BROWSER that records that it ran (a batch file on Windows).
     let opened = dir.join("opened");
-    let opener = dir.join("browser.sh");
-    std::fs::write(
-        &opener,
-        format!("#!/bin/sh\necho \"$@\" >> '{}'\n", opened.display()),
-    )
-    .unwrap();
+    let (opener, script) = if cfg!(windows) {
+        let script = format!("@echo %*>> \"{}\"\r\n", opened.display());
+        (dir.join("browser.cmd"), script)
+    } else {
+        let script = format!("#!/bin/sh\necho \"$@\" >> '{}'\n", opened.display());
+        (dir.join("browser.sh"), script)
+    };
+    std::fs::write(&opener, script).unwrap();
     #[cfg(unix)]
     {
         use std::os::unix::fs::PermissionsExt;

@@ -4,6 +4,8 @@
 //! `npx -y @modelcontextprotocol/server-everything` is what users type: a stand-in `npx` (a
 //! shell script first on `PATH`) starts the installed package, so the very command line of the
 //! README runs offline.
+// Linux only: the peers run on the Node and Python that `common::peers` installs for Linux.
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

@@ -6,6 +6,12 @@ use std::path::PathBuf;
 use mcp_blocking::config::{ConfigError, ConfigErrorKind, HostedMcpServer};
 use mcp_blocking::ConfigLoader;
 
+/// The system's text for a missing file (`ENOENT` on Unix, `ERROR_FILE_NOT_FOUND` on Windows,
+/// both 2), as an error quotes it: "No such file or directory (os error 2)" on Linux.
+fn not_found() -> String {
+    std::io::Error::from_raw_os_error(2).to_string()
+}
+
 fn fixture(name: &str) -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("fixtures/broken")
@@ -169,7 +175,10 @@ fn env_file_missing() {
     check(
         "env_file.json",
         ConfigErrorKind::EnvFile,
-        "server `fs`: mcpServers.fs.envFile: cannot read env file `no-such.env`: No such file or directory (os error 2)",
+        &format!(
+            "server `fs`: mcpServers.fs.envFile: cannot read env file `no-such.env`: {}",
+            not_found()
+        ),
     );
 }
 
@@ -205,10 +214,7 @@ fn unreadable_file() {
     assert_eq!(err.kind, ConfigErrorKind::Io);
     assert_eq!(
         err.to_string(),
-        format!(
-            "{}: cannot read: No such file or directory (os error 2)",
-            path.display()
-        )
+        format!("{}: cannot read: {}", path.display(), not_found())
     );
 }
 

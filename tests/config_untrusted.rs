@@ -5,6 +5,8 @@
 //! The property tests run `MCP_FUZZ_CASES` cases per target (default 2,000) from the seed
 //! `MCP_FUZZ_SEED` (default fixed); a failing case prints its seed, case number and input.
 
+mod common;
+
 use std::collections::BTreeMap;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -52,14 +54,9 @@ fn message_after_file(err: &ConfigError, path: &Path) -> String {
 
 const MEMORY_CHILD: &str = "MCP_CONFIG_MEMORY_CHILD";
 
-/// The peak resident set of this process (`VmHWM`), in KiB.
+/// The peak resident set of this process (`VmHWM`; the peak working set on Windows), in KiB.
 fn vm_hwm_kib() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    let line = status
-        .lines()
-        .find(|l| l.starts_with("VmHWM:"))
-        .expect("VmHWM in /proc/self/status");
-    line.split_whitespace().nth(1).unwrap().parse().unwrap()
+    common::memory::resident().peak / 1024
 }
 
 /// In a child process (so that no other test's memory counts): loads the fixture named by

@@ -12,6 +12,8 @@
 //! The suites and their Node are installed under `target/peers/` on first use (see
 //! `common/peers.rs`). The suite runs a `--suite` in parallel itself, and the test harness runs
 //! these tests on parallel threads.
+// Linux only: the peers run on the Node and Python that `common::peers` installs for Linux.
+#![cfg(unix)]
 
 mod common;
 

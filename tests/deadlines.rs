@@ -357,6 +357,7 @@ fn http_a_task_whose_result_never_comes_ends_at_the_call_timeout() {
 }
 
 #[test]
+#[cfg(unix)] // The deaf task server is an `sh` script.
 fn stdio_a_task_whose_result_never_comes_ends_at_the_call_timeout() {
     // The server: one line in, one line out (none for `tasks/result` and notifications).
     let mut script = String::from(
@@ -601,6 +602,7 @@ fn waiting_for_a_stalled_first_probe_ends_within_the_waiting_connections_timeout
 
 /// A stdio server in `sh` that answers `initialize` and every other request at once, and
 /// works on `tools/call` for a minute without reading its stdin meanwhile.
+#[cfg(unix)]
 const BUSY_SERVER: &str = r#"
 while IFS= read -r line; do
   id=$(printf '%s' "$line" | sed -n 's/^.*"id":\([0-9][0-9]*\).*$/\1/p')
@@ -613,6 +615,7 @@ done
 "#;
 
 #[test]
+#[cfg(unix)] // The busy server is an `sh` script.
 fn closing_after_a_call_was_given_up_does_not_wait_for_the_busy_server_to_read() {
     // The server cannot see its stdin close while it works on the abandoned call: closing
     // sends SIGTERM after half a second instead of waiting the 2 s grace for it to notice first.
@@ -636,10 +639,11 @@ fn closing_after_a_call_was_given_up_does_not_wait_for_the_busy_server_to_read()
 
 #[test]
 fn a_stdio_server_that_never_answers_fails_connect_at_the_timeout() {
-    // `sleep` speaks no MCP and never reads its stdin: a failed handshake ends it at once
-    // rather than waiting a grace period for it to notice its stdin closed.
-    let cfg = ServerConfig::stdio("mute", "sleep")
-        .with_args(["60"])
+    // The fixture server with `--sleep` speaks no MCP and never reads its stdin: a failed
+    // handshake ends it at once rather than waiting a grace period for it to notice its stdin
+    // closed.
+    let cfg = ServerConfig::stdio("mute", common::fixture::path())
+        .with_args(["--sleep", "60"])
         .with_timeout(TIMEOUT)
         .with_protocol(ProtocolMode::Legacy);
     let start = Instant::now();

@@ -5,15 +5,18 @@ mod common;
 mod hub_support;
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-use hub_support::{broken, fixture, fixture_path, slow_start, wait_for};
+use hub_support::{broken, fixture, fixture_path, wait_for};
 use mcp_blocking::hub::{HubEvent, Run};
 use mcp_blocking::{Client, Hub, ServerConfig};
 use serde_json::json;
 
 #[test]
+#[cfg(unix)] // `slow_start` delays the server with `sh`.
 fn servers_connect_in_parallel() {
+    use hub_support::slow_start;
+    use std::time::Instant;
     // Each server takes 0.4 s to start; six in sequence would take 2.4 s.
     let one = Hub::new([slow_start("solo", 0.4)]);
     let t = Instant::now();
@@ -68,7 +71,9 @@ struct LateServer {
 
 impl LateServer {
     fn new(tag: &str) -> Self {
-        let path = std::env::temp_dir().join(format!("hub-late-{tag}-{}.sh", std::process::id()));
+        // A shell script on Unix, a copy of the fixture server on Windows.
+        let ext = if cfg!(windows) { ".exe" } else { ".sh" };
+        let path = std::env::temp_dir().join(format!("hub-late-{tag}-{}{ext}", std::process::id()));
         let _ = std::fs::remove_file(&path);
         LateServer { path }
     }
@@ -77,6 +82,7 @@ impl LateServer {
         ServerConfig::stdio(name, self.path.to_string_lossy())
     }
 
+    #[cfg(unix)]
     fn install(&self) {
         use std::os::unix::fs::PermissionsExt;
         std::fs::write(
@@ -85,6 +91,11 @@ impl LateServer {
         )
         .unwrap();
         std::fs::set_permissions(&self.path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[cfg(windows)]
+    fn install(&self) {
+        std::fs::copy(fixture_path(), &self.path).unwrap();
     }
 }
 

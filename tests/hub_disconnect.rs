@@ -1,5 +1,7 @@
 //! `Hub::disconnect` (and dropping the Hub) leaves no server process and no thread behind.
 //! (Alone in its own test binary so no other test's threads or processes blur the counts.)
+// Linux only: each server's process is found by its environment in `/proc/<pid>/environ`.
+#![cfg(unix)]
 
 mod common;
 mod hub_support;

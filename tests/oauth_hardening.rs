@@ -9,7 +9,7 @@ mod oauth_support;
 mod support_remote;
 
 use std::io::{BufRead, BufReader, Write};
-use std::net::{Shutdown, TcpStream};
+use std::net::TcpStream;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 
@@ -155,21 +155,7 @@ fn serve(
     {
         return;
     }
-    let (Ok(mut up_read), Ok(mut down)) = (upstream.try_clone(), client.try_clone()) else {
-        return;
-    };
-    let back = std::thread::Builder::new()
-        .name(format!("test-proxy-back-{n}"))
-        .spawn(move || {
-            let _ = std::io::copy(&mut up_read, &mut down);
-            let _ = down.shutdown(Shutdown::Both);
-        })
-        .expect("spawn");
-    let mut up_write = &upstream;
-    let _ = std::io::copy(&mut reader, &mut up_write);
-    let _ = upstream.shutdown(Shutdown::Both);
-    let _ = client.shutdown(Shutdown::Both);
-    let _ = back.join();
+    support_remote::tunnel(n, reader, &client, upstream);
 }
 
 /// An authorization server whose issuer is `http://as.localhost:<port>`, a name only the proxy

@@ -4,6 +4,8 @@
 //! (`initialize`), the modern one (2026-07-28, `server/discover`) and `Auto` (which finds the
 //! modern one). The SDK is installed under `target/peers/py2` on first use (see
 //! `common/peers.rs`).
+// Linux only: the peers run on the Node and Python that `common::peers` installs for Linux.
+#![cfg(unix)]
 
 mod common;
 

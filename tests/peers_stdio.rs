@@ -1,6 +1,8 @@
 //! The client against real MCP servers over stdio: the reference `server-everything` and
 //! `server-filesystem` (npm) and a server on the official Python SDK, each installed under
 //! `target/peers/` on first use (see `common/peers.rs`).
+// Linux only: the peers run on the Node and Python that `common::peers` installs for Linux.
+#![cfg(unix)]
 
 mod common;
 

@@ -3,6 +3,8 @@
 //! `common/peers.rs`): a plain `call_tool` runs it as a task; an ambiguous topic asks through
 //! the elicitation handler while the task is `input_required`; a handle cancels it; `mcpb call`
 //! prints the report (with the `cli` feature).
+// Linux only: the peers run on the Node and Python that `common::peers` installs for Linux.
+#![cfg(unix)]
 
 mod common;
 

@@ -16,6 +16,8 @@
 //! (`http-sessions`) it asks as it does over stdio. Its `server/discover` offers only
 //! `2026-07-28` and no tasks extension (the v2 SDK has no tasks runtime), so
 //! `call_tool_as_task` is a typed error there.
+// Linux only: the peers run on the Node and Python that `common::peers` installs for Linux.
+#![cfg(unix)]
 
 mod common;
 

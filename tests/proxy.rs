@@ -7,7 +7,7 @@ mod support_remote;
 
 use std::collections::HashMap;
 use std::io::{BufRead, BufReader, Write};
-use std::net::{Shutdown, SocketAddr, TcpStream, ToSocketAddrs};
+use std::net::{SocketAddr, TcpStream, ToSocketAddrs};
 use std::sync::{Arc, Mutex};
 
 use mcp_blocking::error::ConnectErrorKind;
@@ -133,24 +133,7 @@ fn serve(
     {
         return;
     }
-    let Ok(mut up_read) = upstream.try_clone() else {
-        return;
-    };
-    let Ok(mut down) = client.try_clone() else {
-        return;
-    };
-    let back = std::thread::Builder::new()
-        .name(format!("test-proxy-back-{n}"))
-        .spawn(move || {
-            let _ = std::io::copy(&mut up_read, &mut down);
-            let _ = down.shutdown(Shutdown::Both);
-        })
-        .expect("spawn");
-    let mut up_write = &upstream;
-    let _ = std::io::copy(&mut reader, &mut up_write);
-    let _ = upstream.shutdown(Shutdown::Both);
-    let _ = client.shutdown(Shutdown::Both);
-    let _ = back.join();
+    support_remote::tunnel(n, reader, &client, upstream);
 }
 
 fn tool_count(client: &Client) -> usize {

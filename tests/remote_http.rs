@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use common::settle::settled;
+use common::threads::names as thread_names;
 use mcp_blocking::config::{AuthProvider, ProtocolMode};
 use mcp_blocking::error::{ConnectError, ConnectErrorKind, ErrorCode, ProtocolErrorKind};
 use mcp_blocking::handler::{notification_channel, Notification, NOTIFICATION_CHANNEL_CAPACITY};
@@ -877,17 +878,6 @@ fn no_transport_thread_outlives_close() {
         !left.iter().any(|n| n == name || n == "mcp-drain:thr1"),
         "{left:?}"
     );
-}
-
-/// Names of this process's threads (Linux).
-fn thread_names() -> Vec<String> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok())
-        .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
-        .map(|s| s.trim().to_owned())
-        .collect()
 }
 
 // ---- the message size cap ----------------------------------------------------------------------

@@ -2,6 +2,8 @@
 //! Streamable HTTP and SSE modes, and a Python `mcp` SDK server (uvicorn) over Streamable HTTP and
 //! SSE. Each: list tools, call a tool, read a resource, get a prompt, and a progress-reporting
 //! tool. The peers are installed under `target/peers/` on first use (see `common/peers.rs`).
+// Linux only: the peers run on the Node and Python that `common::peers` installs for Linux.
+#![cfg(unix)]
 
 mod common;
 

@@ -11,6 +11,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use common::settle::settled;
+use common::threads::names as thread_names;
 use mcp_blocking::config::{AuthProvider, ConfigErrorKind};
 use mcp_blocking::error::{ConnectErrorKind, ProtocolErrorKind};
 use mcp_blocking::{Client, ConfigLoader, Error, ServerConfig};
@@ -181,16 +182,6 @@ fn the_stream_thread_ends_on_close() {
         !names.iter().any(|n| n == "mcp-sse:thr2")
     });
     assert!(!left.iter().any(|n| n == "mcp-sse:thr2"), "{left:?}");
-}
-
-fn thread_names() -> Vec<String> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok())
-        .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
-        .map(|s| s.trim().to_owned())
-        .collect()
 }
 
 /// An auth provider that hands out `Bearer n-1`, `Bearer n-2`, … and then fails after `ok` calls.

@@ -9,6 +9,7 @@ mod support_remote;
 use std::time::{Duration, Instant};
 
 use common::settle::settled;
+use common::threads::names as thread_names;
 use mcp_blocking::config::{AuthProvider, ConfigErrorKind};
 use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
@@ -204,16 +205,6 @@ fn kind(err: &Error) -> ConnectErrorKind {
     }
 }
 
-fn thread_names() -> Vec<String> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    dir.filter_map(|e| e.ok())
-        .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
-        .map(|s| s.trim().to_owned())
-        .collect()
-}
-
 #[test]
 fn headers_and_the_bearer_token_go_on_the_handshake() {
     let srv = WsServer::start(true);
@@ -294,15 +285,10 @@ const CALL_TIMEOUT: Duration = Duration::from_secs(2);
 /// reads (64 frames or 1 MiB) plus one message.
 const HANG: Duration = Duration::from_secs(8);
 
-/// The process's peak resident memory so far, in bytes (`VmHWM`).
+/// The process's peak resident memory so far, in bytes (`VmHWM`; the peak working set on
+/// Windows).
 fn peak_rss() -> u64 {
-    let status = std::fs::read_to_string("/proc/self/status").expect("/proc/self/status");
-    let kb: u64 = status
-        .lines()
-        .find_map(|l| l.strip_prefix("VmHWM:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
-        .expect("VmHWM");
-    kb * 1024
+    common::memory::resident().peak
 }
 
 /// Runs `f` on its own thread; panics if it has not returned within `limit` (a hang).

@@ -31,18 +31,8 @@ fn text_json(client: &Client, tool: &str, args: Value) -> Value {
         .unwrap_or_else(|e| panic!("{tool} returned non-JSON {:?}: {e}", r.text()))
 }
 
-fn pid_alive(pid: i32) -> bool {
-    // A zombie (reaped by nobody yet) counts as gone: it runs no code.
-    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
-        Ok(stat) => {
-            let state = stat
-                .rsplit(')')
-                .next()
-                .and_then(|s| s.split_whitespace().next());
-            state != Some("Z")
-        }
-        Err(_) => false,
-    }
+fn pid_alive(pid: u32) -> bool {
+    common::process::running(pid)
 }
 
 #[test]
@@ -462,7 +452,7 @@ fn a_server_that_stops_reading_never_blocks_a_caller_past_its_timeout() {
 #[test]
 fn a_server_that_ignores_sigterm_is_killed() {
     let c = connect(&["--ignore-sigterm", "--spawn-grandchild"]);
-    let grandchild: i32 = c
+    let grandchild: u32 = c
         .call_tool("grandchild_pid", json!({}))
         .unwrap()
         .text()
@@ -476,7 +466,7 @@ fn a_server_that_ignores_sigterm_is_killed() {
 #[test]
 fn no_grandchild_survives_close() {
     let c = connect(&["--spawn-grandchild"]);
-    let grandchild: i32 = c
+    let grandchild: u32 = c
         .call_tool("grandchild_pid", json!({}))
         .unwrap()
         .text()

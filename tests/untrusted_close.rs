@@ -9,6 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use common::settle::settled;
+use common::threads::{count as thread_count, names as thread_names};
 use crossbeam_channel::{bounded, unbounded};
 use mcp_blocking::handler::{close_signal, HandlerError};
 use mcp_blocking::{Client, Error, ServerConfig};
@@ -16,28 +17,13 @@ use serde_json::json;
 
 const HANG: Duration = Duration::from_secs(30);
 
-fn count_dir(path: &str) -> usize {
-    std::fs::read_dir(path).map(|d| d.count()).unwrap_or(0)
-}
-
-/// The names of this process's threads.
-fn thread_names() -> Vec<String> {
-    std::fs::read_dir("/proc/self/task")
-        .into_iter()
-        .flatten()
-        .flatten()
-        .filter_map(|e| std::fs::read_to_string(e.path().join("comm")).ok())
-        .map(|n| n.trim().to_owned())
-        .collect()
-}
-
 fn fixture(name: &str) -> ServerConfig {
     ServerConfig::stdio(name, common::fixture::path()).with_timeout_secs(20.0)
 }
 
 #[test]
 fn close_returns_while_a_handler_blocks_and_its_thread_is_joined_after_it_returns() {
-    let threads = count_dir("/proc/self/task");
+    let threads = thread_count();
     let (entered_tx, entered_rx) = unbounded();
     let (open_tx, open_rx) = unbounded::<()>();
     let (closed_tx, closed_rx) = bounded(1);
@@ -86,6 +72,6 @@ fn close_returns_while_a_handler_blocks_and_its_thread_is_joined_after_it_return
     let other = Client::connect(fixture("other")).unwrap();
     other.close().unwrap();
     drop(other);
-    let now = settled(|| count_dir("/proc/self/task"), |n| *n == threads);
+    let now = settled(thread_count, |n| *n == threads);
     assert_eq!(now, threads, "threads left: {:?}", thread_names());
 }

@@ -2,13 +2,15 @@
 //! of requests with 1 MiB method names, a flood of 1 MiB notifications for a blocked handler, a
 //! 64 MiB stderr line, a 48 MiB answer over an 8 MiB message cap, and our own writes to a server
 //! that reads nothing. Each phase measures the peak resident memory of this process
-//! (`VmHWM`, reset before the phase where the kernel allows it) against its starting `VmRSS`.
+//! (`VmHWM`, reset before the phase where the kernel allows it; the peak working set on
+//! Windows) against its starting resident memory (`VmRSS`, the working set).
 //! (Alone in its own test binary, phases one after the other, so nothing else blurs the numbers.)
 
 mod common;
 
 use std::time::Duration;
 
+use common::memory;
 use crossbeam_channel::{bounded, unbounded};
 use mcp_blocking::config::Limits;
 use mcp_blocking::handler::Notification;
@@ -21,32 +23,22 @@ const MIB: usize = 1024 * 1024;
 const SLACK: usize = 24 * MIB;
 const HANG: Duration = Duration::from_secs(60);
 
-fn status_kib(field: &str) -> usize {
-    let status = std::fs::read_to_string("/proc/self/status").unwrap();
-    status
-        .lines()
-        .find_map(|l| l.strip_prefix(field))
-        .and_then(|rest| rest.trim().trim_end_matches("kB").trim().parse().ok())
-        .unwrap_or_else(|| panic!("no {field} in /proc/self/status"))
-}
-
 /// How much the peak resident memory rose above the resident memory at the start while `f`
 /// ran, in bytes.
 fn peak_growth(f: impl FnOnce()) -> usize {
-    let before_rss = status_kib("VmRSS:");
-    // Linux 4.0+: "5" resets the high-water mark to the current resident size.
-    let reset = std::fs::write("/proc/self/clear_refs", "5").is_ok();
-    let before_peak = status_kib("VmHWM:");
+    let before = memory::resident();
+    let reset = memory::reset_peak();
+    let before_peak = memory::resident().peak;
     f();
-    let after_peak = status_kib("VmHWM:");
+    let after_peak = memory::resident().peak;
     let base = if reset {
-        before_rss
+        before.now
     } else {
         // Without a reset the old peak may hide this one: measure above it (never a false
         // alarm, possibly a miss).
-        before_rss.max(before_peak)
+        before.now.max(before_peak)
     };
-    after_peak.saturating_sub(base) * 1024
+    after_peak.saturating_sub(base) as usize
 }
 
 fn fixture(name: &str, args: &[&str], limits: Limits) -> ServerConfig {

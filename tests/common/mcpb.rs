@@ -73,8 +73,7 @@ pub fn wait_within(child: Child, what: &str, limit: Duration) -> Output {
         .unwrap();
     let out = rx.recv_timeout(limit);
     if out.is_err() {
-        let pid = rustix::process::Pid::from_raw(pid as i32).unwrap();
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::KILL);
+        super::process::kill(pid);
         let _ = rx.recv();
     }
     waiter.join().unwrap();

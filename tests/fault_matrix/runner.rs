@@ -52,18 +52,22 @@ pub(super) fn run_all<J: Send + Sync + 'static>(
     results.into_iter().map(|(_, n, o)| (n, o)).collect()
 }
 
-/// The names of this process's library threads (`mcp-…`, `hub-…`), from `/proc/self/task`.
+/// The names of this process's library threads (`mcp-…`, `hub-…`).
 pub(super) fn library_threads() -> Vec<String> {
-    let Ok(dir) = std::fs::read_dir("/proc/self/task") else {
-        return Vec::new();
-    };
-    dir.filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("comm")).ok())
-        .map(|c| c.trim().to_owned())
+    super::threads::names()
+        .into_iter()
         .filter(|c| c.starts_with("mcp-") || c.starts_with("hub-"))
         .collect()
 }
 
+/// This process's live child processes.
+#[cfg(windows)]
+pub(super) fn children() -> Vec<u32> {
+    super::process::children()
+}
+
 /// This process's child processes (any state), from `/proc/*/stat`.
+#[cfg(unix)]
 pub(super) fn children() -> Vec<u32> {
     let me = std::process::id();
     let Ok(dir) = std::fs::read_dir("/proc") else {

@@ -320,6 +320,13 @@ impl Peer {
 }
 
 /// Whether process `pid` is gone (reaped; a zombie still counts as there).
+#[cfg(unix)]
 pub fn pid_gone(pid: u32) -> bool {
     !std::path::Path::new(&format!("/proc/{pid}")).exists()
+}
+
+/// Whether process `pid` is gone (exited).
+#[cfg(windows)]
+pub fn pid_gone(pid: u32) -> bool {
+    !crate::process::running(pid)
 }

@@ -26,6 +26,7 @@ pub fn broken(name: &str) -> ServerConfig {
 }
 
 /// A fixture server that takes `secs` to start (a shell sleeps, then execs the fixture).
+#[cfg(unix)]
 pub fn slow_start(name: &str, secs: f64) -> ServerConfig {
     ServerConfig::stdio(name, "sh")
         .with_args([

@@ -302,6 +302,65 @@ impl Drop for Acceptor {
     }
 }
 
+/// How long the upstream-to-client half of a [`tunnel`] waits for bytes before it looks whether
+/// the client's half has ended.
+const TUNNEL_LOOK: std::time::Duration = std::time::Duration::from_millis(50);
+
+/// A proxy's tunnel (after its `200 Connection established`): bytes go both ways between the
+/// client (`from_client` reads what it sends, `client` takes what it is sent) and `upstream`
+/// until the client's half ends; then both connections are shut down and the upstream half's
+/// thread (`test-proxy-back-N`) is joined.
+///
+/// The upstream half reads with a short timeout and stops once the client's half has ended: an
+/// upstream such as an SSE stream never ends on its own, and a read blocked on a socket is woken
+/// by that socket's `shutdown` on Linux but not on Windows, so waiting for either would hold the
+/// proxy's drop for ever there.
+pub fn tunnel(n: usize, mut from_client: impl Read, client: &TcpStream, upstream: TcpStream) {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let (Ok(mut up_read), Ok(mut down)) = (upstream.try_clone(), client.try_clone()) else {
+        return;
+    };
+    if up_read.set_read_timeout(Some(TUNNEL_LOOK)).is_err() {
+        return;
+    }
+    let client_ended = Arc::new(AtomicBool::new(false));
+    let ended = client_ended.clone();
+    let back = std::thread::Builder::new()
+        .name(format!("test-proxy-back-{n}"))
+        .spawn(move || {
+            let mut buf = [0u8; 16 * 1024];
+            loop {
+                match up_read.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(k) => {
+                        if down.write_all(&buf[..k]).is_err() {
+                            break;
+                        }
+                    }
+                    Err(e)
+                        if matches!(
+                            e.kind(),
+                            io::ErrorKind::WouldBlock | io::ErrorKind::TimedOut
+                        ) =>
+                    {
+                        if ended.load(Ordering::SeqCst) {
+                            break;
+                        }
+                    }
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                    Err(_) => break,
+                }
+            }
+            let _ = down.shutdown(Shutdown::Both);
+        })
+        .expect("spawn the tunnel's upstream half");
+    let _ = io::copy(&mut from_client, &mut &upstream);
+    client_ended.store(true, Ordering::SeqCst);
+    let _ = upstream.shutdown(Shutdown::Both);
+    let _ = client.shutdown(Shutdown::Both);
+    let _ = back.join();
+}
+
 pub struct HttpServer {
     acceptor: Acceptor,
     requests: Arc<Requests>,

@@ -1302,6 +1302,13 @@ fn launched_name(words: &[String]) -> String {
     /// Words of a launcher that are not the thing launched.
     const VERBS: &[&str] = &["run", "exec", "dlx", "tool", "x", "start", "--"];
     let program = file_name(&words[0]);
+    // A Windows program's file name ends in the extension it is run by: `weather.exe` is named
+    // `weather` there, as the same server is on Unix.
+    let program = if cfg!(windows) {
+        without_run_extension(&program).to_owned()
+    } else {
+        program
+    };
     let stem = program.trim_end_matches(".exe");
     if !LAUNCHERS.contains(&stem) && !stem.starts_with("python3.") {
         return program;
@@ -1357,6 +1364,18 @@ fn package_name(word: &str) -> String {
     } else {
         name
     }
+}
+
+/// `program` without the extension Windows runs a program file by (`.exe`, `.cmd`, `.bat`, in
+/// any case); anything else as it is.
+fn without_run_extension(program: &str) -> &str {
+    for ext in [".exe", ".cmd", ".bat"] {
+        let cut = program.len().saturating_sub(ext.len());
+        if cut > 0 && program.is_char_boundary(cut) && program[cut..].eq_ignore_ascii_case(ext) {
+            return &program[..cut];
+        }
+    }
+    program
 }
 
 /// A path's file name.
@@ -1439,6 +1458,20 @@ mod tests {
             "api.example.com:8443"
         );
         assert_eq!(host_of("ws://127.0.0.1:9/"), "127.0.0.1:9");
+    }
+
+    #[test]
+    fn a_windows_program_is_named_without_the_extension_it_runs_by() {
+        assert_eq!(
+            without_run_extension("mcp-fixture-server.exe"),
+            "mcp-fixture-server"
+        );
+        assert_eq!(without_run_extension("npx.CMD"), "npx");
+        assert_eq!(without_run_extension("setup.Bat"), "setup");
+        assert_eq!(without_run_extension("weather.py"), "weather.py");
+        assert_eq!(without_run_extension(".exe"), ".exe");
+        assert_eq!(without_run_extension("é.exe"), "é");
+        assert_eq!(without_run_extension("x"), "x");
     }
 
     #[test]
