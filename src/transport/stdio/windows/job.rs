@@ -266,7 +266,7 @@ mod tests {
     #[test]
     fn closing_the_job_handle_ends_its_processes() {
         let job = Job::new().unwrap();
-        let child = Command::new("cmd.exe")
+        let mut child = Command::new("cmd.exe")
             .args(["/d", "/c", "ping -n 30 127.0.0.1 >nul"])
             .stdin(Stdio::null())
             .stdout(Stdio::null())
@@ -279,6 +279,7 @@ mod tests {
             wait_exit(&child, Duration::from_secs(5)),
             "kill-on-close ended it"
         );
+        child.wait().unwrap();
     }
 
     #[test]
