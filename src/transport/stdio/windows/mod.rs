@@ -212,7 +212,7 @@ pub(crate) fn open(
         let _ = child.wait();
         return Err(spawn_error(io::Error::new(
             e.kind(),
-            format!("could not put the server in a Job Object: {e}"),
+            format!("could not start the server in a Job Object of its own: {e}"),
         )));
     }
     let (stdin, stdout, stderr) =
