@@ -29,8 +29,8 @@
 //! The stdio peer is reached through the `fault_relay` example (a plain `cargo test` builds
 //! it; a filtered run needs `cargo build --example fault_relay` first).
 //!
-//! `FAULT_CELLS=a,b` runs only the cells whose name contains `a` or `b`. On Windows the cells
-//! [`not_on_windows_yet`] names are left out: they hang there rather than fail.
+//! `FAULT_CELLS=a,b` runs only the cells whose name contains `a` or `b`. Every cell runs on
+//! Windows too (under Wine in CI).
 //!
 //! | file | what |
 //! |---|---|
@@ -630,29 +630,11 @@ fn the_impossible_cells_are_exactly_those_without_a_plan() {
     assert!(runnable > 300, "{runnable} runnable cells");
 }
 
-/// Why `cell` is not run on Windows yet, if it is not.
-///
-/// The client stops the reader of an SSE GET stream by shutting its socket down, which wakes a
-/// blocked read on Linux but not under Wine: there, closing a client whose GET stream is open
-/// (and a legacy connect that timed out, which closes its stream too) waits until the server
-/// ends the stream, and these cells' peers hold it, so they hang instead of failing.
-fn not_on_windows_yet(cell: &Cell) -> Option<&'static str> {
-    const WHY: &str = "closing waits on the open GET stream's read under Wine";
-    match (cell.t, cell.e, cell.s) {
-        // The GET stream is the connection: every cell opens it, every cell closes it.
-        (Tr::LegacySse, _, _) => Some(WHY),
-        // A silent GET times out before the stream opens; the others open it and hold it.
-        (Tr::HttpJson | Tr::HttpSse, E::GetStream, s) if s != Stall::Silent => Some(WHY),
-        _ => None,
-    }
-}
-
 #[test]
 fn every_path_times_out_in_time_and_leaves_nothing_behind() {
     let cells: Vec<_> = all_cells()
         .into_iter()
         .filter(|c| impossible(c).is_none() && selected(&c.name()))
-        .filter(|c| !(cfg!(windows) && not_on_windows_yet(c).is_some()))
         .map(|c| (c.name(), c))
         .collect();
     let auth: Vec<_> = auth_cells()

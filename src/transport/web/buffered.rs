@@ -39,6 +39,7 @@
 use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::io;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 use std::time::Instant;
 
@@ -143,7 +144,7 @@ impl<C: Connector<()>> Connector<()> for BufferedConnector<C> {
     ) -> Result<Option<Self::Out>, ureq::Error> {
         // The chain registers the socket it makes with the agent (for `Agent::shutdown`); the
         // handle is kept here too.
-        let socket: Arc<Mutex<Option<Weak<dyn ShutdownHandle>>>> = Arc::default();
+        let socket: Arc<Mutex<Option<Arc<Shut>>>> = Arc::default();
         let register = Arc::clone(&details.register_shutdown);
         let kept = Arc::clone(&socket);
         let ours = ConnectionDetails {
@@ -157,18 +158,50 @@ impl<C: Connector<()>> Connector<()> for BufferedConnector<C> {
             current_time: Arc::clone(&details.current_time),
             run_connector: Arc::clone(&details.run_connector),
             register_shutdown: Arc::new(move |handle: Weak<dyn ShutdownHandle>| {
-                *lock(&kept) = Some(handle.clone());
-                register(handle)
+                // The agent (and an `Interrupt`) shut the socket through `Shut`, which also
+                // tells the reads sliced on Windows (see `await_input`).
+                let shut = Arc::new(Shut {
+                    socket: handle,
+                    done: AtomicBool::new(false),
+                });
+                let weak: Weak<dyn ShutdownHandle> = Arc::downgrade(&shut) as _;
+                *lock(&kept) = Some(Arc::clone(&shut));
+                register(weak)
             }),
         };
         let made = self.inner.connect(&ours, chained)?;
-        let socket = lock(&socket).take();
+        let shut = lock(&socket).take();
         Ok(made.map(|t| BufferedTransport {
-            socket,
+            socket: shut
+                .as_ref()
+                .map(|s| Arc::downgrade(s) as Weak<dyn ShutdownHandle>),
+            shut,
             ..BufferedTransport::new(t)
         }))
     }
 }
+
+/// A connection's socket as the agent and an [`Interrupt`] shut it down: the socket is shut,
+/// and `done` tells a read waiting in slices (Windows, see `BufferedTransport::await_input`)
+/// to stop at the end of its slice.
+struct Shut {
+    socket: Weak<dyn ShutdownHandle>,
+    done: AtomicBool,
+}
+
+impl ShutdownHandle for Shut {
+    fn shutdown(&self) {
+        self.done.store(true, Ordering::SeqCst);
+        if let Some(s) = self.socket.upgrade() {
+            s.shutdown();
+        }
+    }
+}
+
+/// How long one wait for input lasts on Windows before the read checks whether its socket was
+/// shut down: there (and under Wine) shutting a socket down does not wake a read blocked on it
+/// in another thread, which Linux does.
+const SLICE: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// Lets another thread stop one thread's reads and writes on its connections (see
 /// [`interruptible`]): the socket in use is shut down, any later read or write in the scope
@@ -266,6 +299,8 @@ pub(crate) struct BufferedTransport<T> {
     inner: T,
     /// The socket under it (to shut down on an [`Interrupt`]), when the chain made one.
     socket: Option<Weak<dyn ShutdownHandle>>,
+    /// The same, kept alive for as long as the connection (the agent holds it weakly).
+    shut: Option<Arc<Shut>>,
     /// Whether the last thing done on this connection was I/O (not a liveness probe).
     after_io: bool,
     /// A small write held back to leave with the next one (a request's head with its body).
@@ -281,6 +316,7 @@ impl<T> BufferedTransport<T> {
         BufferedTransport {
             inner,
             socket: None,
+            shut: None,
             after_io: true,
             held: Vec::new(),
             held_timeout: None,
@@ -366,6 +402,47 @@ impl<T: Transport> BufferedTransport<T> {
     }
 }
 
+impl<T: Transport> BufferedTransport<T> {
+    /// Waits for input as `inner.await_input(timeout)` does, in waits of at most [`SLICE`],
+    /// stopping when the socket was shut down (the agent closing, an [`Interrupt`]) between two:
+    /// where shutting a socket down does not wake a read blocked on it (Windows), a stream read
+    /// with no time limit still ends when its client closes.
+    #[cfg_attr(not(windows), allow(dead_code, reason = "Linux wakes the read itself"))]
+    fn await_sliced(&mut self, timeout: NextTimeout) -> Result<bool, ureq::Error> {
+        use ureq::unversioned::transport::time::Duration;
+        let deadline = match timeout.after {
+            Duration::Exact(d) => Some(crate::deadline::after(d)),
+            Duration::NotHappening => None,
+        };
+        loop {
+            if self
+                .shut
+                .as_ref()
+                .is_some_and(|s| s.done.load(Ordering::SeqCst))
+            {
+                return Err(ureq::Error::Io(io::Error::new(
+                    io::ErrorKind::ConnectionAborted,
+                    "the connection was shut down",
+                )));
+            }
+            let left = deadline.map(|d| d.saturating_duration_since(Instant::now()));
+            if left.is_some_and(|l| l.is_zero()) {
+                return Err(ureq::Error::Timeout(timeout.reason));
+            }
+            let slice = left.map_or(SLICE, |l| l.min(SLICE));
+            let last = left.is_some_and(|l| l <= SLICE);
+            let wait = NextTimeout {
+                after: Duration::Exact(slice),
+                ..timeout
+            };
+            match self.inner.await_input(self.read_timeout.adjust(wait)) {
+                Err(ureq::Error::Timeout(_)) if !last => continue,
+                other => return other,
+            }
+        }
+    }
+}
+
 impl<T: Transport> Transport for BufferedTransport<T> {
     fn buffers(&mut self) -> &mut dyn Buffers {
         self.inner.buffers()
@@ -411,6 +488,9 @@ impl<T: Transport> Transport for BufferedTransport<T> {
         self.flush_held()?;
         let timeout = bounded(timeout)?;
         if !ONLY_BUFFERED.with(Cell::get) {
+            if cfg!(windows) {
+                return self.await_sliced(timeout);
+            }
             let timeout = self.read_timeout.adjust(timeout);
             return self.inner.await_input(timeout);
         }
@@ -506,6 +586,92 @@ mod tests {
         fn is_tls(&self) -> bool {
             false
         }
+    }
+
+    /// Reads nothing: each wait lasts the time it is given, then times out.
+    #[derive(Debug)]
+    struct Silent {
+        buffers: LazyBuffers,
+        waits: usize,
+    }
+
+    impl Transport for Silent {
+        fn buffers(&mut self) -> &mut dyn Buffers {
+            &mut self.buffers
+        }
+        fn transmit_output(&mut self, _: usize, _: NextTimeout) -> Result<(), ureq::Error> {
+            Ok(())
+        }
+        fn await_input(&mut self, t: NextTimeout) -> Result<bool, ureq::Error> {
+            self.waits += 1;
+            // The socket's own timeout, as a blocked read that nothing wakes would end.
+            std::thread::sleep(*t.after);
+            Err(ureq::Error::Timeout(t.reason))
+        }
+        fn is_open(&mut self) -> bool {
+            true
+        }
+        fn is_tls(&self) -> bool {
+            false
+        }
+    }
+
+    /// A connection over `Silent` whose socket the returned handle shuts down.
+    fn silent() -> (BufferedTransport<Silent>, Arc<Shut>) {
+        let shut = Arc::new(Shut {
+            socket: Weak::<Shut>::new(),
+            done: AtomicBool::new(false),
+        });
+        let t = BufferedTransport {
+            shut: Some(Arc::clone(&shut)),
+            ..BufferedTransport::new(Silent {
+                buffers: LazyBuffers::new(1024, 1024),
+                waits: 0,
+            })
+        };
+        (t, shut)
+    }
+
+    #[test]
+    fn a_sliced_read_without_a_time_limit_ends_when_its_socket_is_shut_down() {
+        let (mut t, shut) = silent();
+        let shutter = std::thread::spawn(move || {
+            std::thread::sleep(Duration::from_millis(250));
+            shut.shutdown();
+        });
+        let started = Instant::now();
+        let open = NextTimeout {
+            after: UDuration::NotHappening,
+            ..NextTimeout::default()
+        };
+        let err = t.await_sliced(open).unwrap_err();
+        shutter.join().unwrap();
+        assert!(
+            matches!(&err, ureq::Error::Io(e) if e.kind() == io::ErrorKind::ConnectionAborted),
+            "{err:?}"
+        );
+        // Within a slice of the shutdown, however long the read could have waited.
+        assert!(
+            started.elapsed() < Duration::from_millis(250) + SLICE * 3,
+            "{:?}",
+            started.elapsed()
+        );
+        assert!(t.inner.waits >= 2, "{}", t.inner.waits);
+    }
+
+    #[test]
+    fn a_sliced_read_keeps_its_time_limit() {
+        let (mut t, _shut) = silent();
+        let started = Instant::now();
+        let err = t.await_sliced(within(350)).unwrap_err();
+        let took = started.elapsed();
+        assert!(matches!(err, ureq::Error::Timeout(_)), "{err:?}");
+        assert!(took >= Duration::from_millis(350), "{took:?}");
+        assert!(
+            took < Duration::from_millis(350) + Duration::from_secs(1),
+            "{took:?}"
+        );
+        assert_eq!(t.inner.waits, 4, "three full slices and the rest");
     }
 
     fn within(ms: u64) -> NextTimeout {
