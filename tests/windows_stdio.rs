@@ -68,25 +68,6 @@ fn a_batch_argument_cmd_would_reinterpret_is_refused_before_anything_runs() {
     );
 }
 
-/// Whether process `pid` is still running.
-fn alive(pid: u32) -> bool {
-    use windows_sys::Win32::Foundation::{CloseHandle, WAIT_TIMEOUT};
-    use windows_sys::Win32::System::Threading::{
-        OpenProcess, WaitForSingleObject, PROCESS_SYNCHRONIZE,
-    };
-    // SAFETY: plain calls; the handle is checked and closed.
-    #[allow(unsafe_code)]
-    unsafe {
-        let h = OpenProcess(PROCESS_SYNCHRONIZE, 0, pid);
-        if h.is_null() {
-            return false;
-        }
-        let running = WaitForSingleObject(h, 0) == WAIT_TIMEOUT;
-        CloseHandle(h);
-        running
-    }
-}
-
 #[test]
 fn closing_a_client_ends_the_grandchild_its_server_started() {
     let (_dir, dir) = shim_dir();
@@ -101,11 +82,14 @@ fn closing_a_client_ends_the_grandchild_its_server_started() {
         .text()
         .parse()
         .unwrap();
-    assert!(alive(pid), "the grandchild runs while its client is open");
+    assert!(
+        common::process::running(pid),
+        "the grandchild runs while its client is open"
+    );
     let started = Instant::now();
     c.close().unwrap();
     assert!(
-        !alive(pid),
+        !common::process::running(pid),
         "the grandchild {pid} outlived its client's close"
     );
     assert!(
@@ -126,7 +110,10 @@ fn dropping_a_client_without_close_ends_its_server_s_tree_too() {
         .parse()
         .unwrap();
     drop(c);
-    assert!(!alive(pid), "the grandchild {pid} outlived its client");
+    assert!(
+        !common::process::running(pid),
+        "the grandchild {pid} outlived its client"
+    );
 }
 
 #[test]

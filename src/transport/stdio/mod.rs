@@ -84,6 +84,15 @@ pub(crate) enum WriteOutcome {
     TimedOut { queued: usize, cap: usize },
 }
 
+/// How a connection the client closed ended, with the server's exit (`status`: how the process
+/// ended, in words) when it was seen.
+fn closed_by_client(status: Option<String>) -> String {
+    match status {
+        Some(s) => format!("closed by the client; the server process {s}"),
+        None => "closed by the client".to_owned(),
+    }
+}
+
 /// The error for a write that did not go through; `ending` waits briefly for the end of the
 /// connection to be reported (the exit and the last stderr lines), `tail` gives the stderr tail.
 fn write_failed(
@@ -239,13 +248,7 @@ impl Transport for StdioTransport {
         }
         let status = self.end_process(self.gave_up.load(Ordering::Relaxed));
         self.poller.unregister(&self.conn);
-        let detail = match status {
-            Some(s) => format!(
-                "closed by the client; the server process {}",
-                status_text(s)
-            ),
-            None => "closed by the client".to_owned(),
-        };
+        let detail = closed_by_client(status.map(status_text));
         self.conn.end(detail);
         Ok(())
     }

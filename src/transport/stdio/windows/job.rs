@@ -217,6 +217,16 @@ mod tests {
     use std::process::{Command, Stdio};
     use windows_sys::Win32::System::Threading::CREATE_SUSPENDED;
 
+    /// cmd.exe running a child of its own (ping, which waits about 30 s), its output nowhere.
+    fn ping_in_cmd() -> Command {
+        let mut c = Command::new("cmd.exe");
+        c.args(["/d", "/c", "ping -n 30 127.0.0.1 >nul"])
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        c
+    }
+
     /// Waits up to 10 s for the job to list at least `n` processes.
     fn listed(job: &Job, n: usize) -> Vec<u32> {
         let deadline = Instant::now() + Duration::from_secs(10);
@@ -232,12 +242,7 @@ mod tests {
     #[test]
     fn a_process_started_suspended_runs_in_its_job_with_its_children_and_ends_with_it() {
         let job = Job::new().unwrap();
-        // cmd.exe starts a child of its own (ping, which waits about 30 s).
-        let mut child = Command::new("cmd.exe")
-            .args(["/d", "/c", "ping -n 30 127.0.0.1 >nul"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
+        let mut child = ping_in_cmd()
             .creation_flags(CREATE_SUSPENDED)
             .spawn()
             .unwrap();
@@ -266,13 +271,7 @@ mod tests {
     #[test]
     fn closing_the_job_handle_ends_its_processes() {
         let job = Job::new().unwrap();
-        let mut child = Command::new("cmd.exe")
-            .args(["/d", "/c", "ping -n 30 127.0.0.1 >nul"])
-            .stdin(Stdio::null())
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap();
+        let mut child = ping_in_cmd().spawn().unwrap();
         job.assign(&child).unwrap();
         drop(job);
         assert!(

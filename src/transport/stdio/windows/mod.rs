@@ -38,7 +38,7 @@ use self::conn::Conn;
 use self::job::Job;
 use super::frame::Framer;
 use super::launch;
-use super::{command_line, write_failed};
+use super::{closed_by_client, command_line, write_failed};
 use crate::config::{Limits, StdioConfig};
 use crate::error::Error;
 use crate::protocol::session::Event;
@@ -380,13 +380,7 @@ impl Transport for StdioTransport {
         }
         let status = self.end_process(self.gave_up.load(Ordering::Relaxed));
         self.poller.unregister(&self.conn);
-        let detail = match status {
-            Some(s) => format!(
-                "closed by the client; the server process {}",
-                status_text(s)
-            ),
-            None => "closed by the client".to_owned(),
-        };
+        let detail = closed_by_client(status.map(status_text));
         self.conn.framer.end(detail);
         Ok(())
     }
