@@ -237,6 +237,17 @@ pub enum Error {
         /// The era the connection speaks.
         era: crate::config::ProtocolEra,
     },
+
+    /// The server's policy (its config file's `excludeTools`, `includeTools`,
+    /// `disabled_tools`, ...; see [`ServerPolicy`](crate::config::ServerPolicy)) does not allow
+    /// this tool. Nothing was sent.
+    #[error("server `{server}`: {refusal}")]
+    ToolNotAllowed {
+        /// The server's configured name.
+        server: String,
+        /// The tool, the rule that refuses it and where it was written.
+        refusal: Box<crate::config::ToolRefusal>,
+    },
 }
 
 fn tail(stderr_tail: &str) -> String {
@@ -270,7 +281,8 @@ impl Error {
             | Error::NotConnected { server }
             | Error::InvalidArgument { server, .. }
             | Error::Task { server, .. }
-            | Error::Unsupported { server, .. } => Some(server),
+            | Error::Unsupported { server, .. }
+            | Error::ToolNotAllowed { server, .. } => Some(server),
         }
     }
 
@@ -544,6 +556,7 @@ impl Error {
                 feature: r(feature),
                 era,
             },
+            refused @ Error::ToolNotAllowed { .. } => refused,
         }
     }
 }

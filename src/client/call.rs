@@ -43,6 +43,27 @@ impl Answer {
 }
 
 impl Client {
+    /// Refuses a `tools/call` of a tool the server's policy does not allow, before anything
+    /// is sent (see [`ServerPolicy`](crate::config::ServerPolicy)).
+    pub(super) fn check_tool_allowed(&self, params: Option<&Value>) -> Result<(), Error> {
+        match params.and_then(|p| p.get("name")).and_then(Value::as_str) {
+            Some(name) => self.check_tool_name(name),
+            // A call without a name is the server's to refuse; no policy names it.
+            None => Ok(()),
+        }
+    }
+
+    /// [`check_tool_allowed`](Self::check_tool_allowed) for the tool `name`.
+    pub(super) fn check_tool_name(&self, name: &str) -> Result<(), Error> {
+        self.config
+            .policy()
+            .check_tool(name)
+            .map_err(|refusal| Error::ToolNotAllowed {
+                server: self.server_name().to_owned(),
+                refusal: Box::new(refusal),
+            })
+    }
+
     /// One call: the request, and in the modern era the server's input requests answered by
     /// the handlers (at most `Limits::max_input_rounds` rounds, all under the call's one
     /// deadline, which only its progress moves on), a broken HTTP reply sent again once with a
@@ -55,6 +76,9 @@ impl Client {
         params: Option<Value>,
         opts: &CallOptions,
     ) -> Result<Answer, Error> {
+        if method == "tools/call" {
+            self.check_tool_allowed(params.as_ref())?;
+        }
         let mut rounds = conn
             .wire
             .rounds(params, self.config.limits().max_input_rounds);

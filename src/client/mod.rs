@@ -343,7 +343,8 @@ impl Client {
             .map_err(|e| self.redacted(e))?
             .into_reply();
         conn.wire.keep_tools(self.server_name(), &mut page);
-        page.parse().map_err(|e| self.malformed("tools/list", &e))
+        let page: P = page.parse().map_err(|e| self.malformed("tools/list", &e))?;
+        Ok(page.retain(|name| self.config.policy().allows_tool(name)))
     }
 
     /// Calls a tool. `arguments` must be a JSON object (or `null` for none). A tool that fails
@@ -778,6 +779,8 @@ pub(crate) trait ToolPage: DeserializeOwned {
     fn into_parts(self) -> (Vec<Self::Item>, Option<String>);
     /// The tool's name when its `execution.taskSupport` is `required`.
     fn requires_task(item: &Self::Item) -> Option<&str>;
+    /// The page with only the tools whose name `keep` accepts (the server's policy).
+    fn retain(self, keep: impl Fn(&str) -> bool) -> Self;
 }
 
 impl ToolPage for ListToolsResult {
@@ -787,6 +790,10 @@ impl ToolPage for ListToolsResult {
     }
     fn requires_task(tool: &Tool) -> Option<&str> {
         (tool.task_support() == crate::model::TaskSupport::Required).then_some(tool.name.as_str())
+    }
+    fn retain(mut self, keep: impl Fn(&str) -> bool) -> Self {
+        self.tools.retain(|t| keep(&t.name));
+        self
     }
 }
 

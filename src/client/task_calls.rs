@@ -44,6 +44,7 @@ impl Client {
         arguments: Value,
         opts: &CallOptions,
     ) -> Result<TaskHandle, Error> {
+        self.check_tool_name(name)?;
         let ctx = self.task_ctx()?;
         if ctx.modern_tasks().is_some() {
             return self.call_tool_as_task_modern(ctx, name, arguments, opts);

@@ -7,7 +7,7 @@ use std::path::Path;
 use serde_json::{Map, Value};
 
 use super::fields::{get_bool, get_list, get_str, get_str_map, present};
-pub(crate) use super::fields::{join, Dialect};
+pub(crate) use super::fields::{join, Dialect, Flavor};
 use super::interpolate::Vars;
 use super::suggest::nearest;
 use super::{
@@ -17,6 +17,10 @@ use super::{
 };
 
 /// Where an entry sits and how to read it.
+#[allow(
+    dead_code,
+    reason = "the host and policy settings are read as their keys are"
+)]
 pub(crate) struct Ctx<'a> {
     /// The key path of the entry, e.g. `mcpServers.github` or `mcp[0]` (empty at the top).
     pub(crate) path: String,
@@ -29,12 +33,19 @@ pub(crate) struct Ctx<'a> {
     pub(crate) base_dir: Option<&'a Path>,
     /// What an `envFile` may make the loader read.
     pub(crate) limits: InputLimits,
+    /// Which host wrote the file.
+    pub(crate) flavor: Flavor,
+    /// Whether a `headersHelper` command may be run (see `ConfigLoader::allow_header_commands`).
+    pub(crate) allow_header_commands: bool,
+    /// Whether a key that limits a server but is not enforced is ignored (and reported) rather
+    /// than an error (see `ConfigLoader::accept_unenforced`).
+    pub(crate) accept_unenforced: bool,
 }
 
 /// A parsed entry.
 pub(crate) enum Entry {
-    /// Boxed: a `ServerConfig` is large next to a name.
-    Server(Box<ServerConfig>),
+    /// Boxed: a `ServerConfig` is large next to a name. With the keys it ignored.
+    Server(Box<ServerConfig>, Vec<super::IgnoredKey>),
     Disabled(String),
 }
 
@@ -549,5 +560,5 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
         server.limits.max_message_bytes = bytes;
     }
     server.secrets = secrets;
-    Ok(Entry::Server(Box::new(server)))
+    Ok(Entry::Server(Box::new(server), Vec::new()))
 }

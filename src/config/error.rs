@@ -48,6 +48,10 @@ pub enum ConfigErrorKind {
     TooLarge,
     /// A document nested deeper than [`InputLimits::max_depth`](super::InputLimits::max_depth).
     TooDeep,
+    /// A key that limits what a server may do, recognised but not enforced by this library
+    /// (e.g. VS Code's `sandboxEnabled: true`): the server does not load, or does not start,
+    /// rather than run with less confinement than its file asked for. The message names the key.
+    Unenforceable,
 }
 
 /// A configuration problem, with where it was found and what was meant.

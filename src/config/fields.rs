@@ -17,6 +17,32 @@ pub(crate) enum Dialect {
     Host,
 }
 
+/// Which host wrote the file: where the same key means different things to different hosts
+/// (Gemini CLI's `url` is legacy SSE, its `timeout` milliseconds), or a host has keys of its own.
+#[derive(Clone, Copy, PartialEq, Eq, Debug, Default)]
+#[allow(dead_code, reason = "each host's file is read by its own loader")]
+pub(crate) enum Flavor {
+    /// Any host, or not known: the keys every host agrees on, and the common host keys.
+    #[default]
+    Generic,
+    /// Claude Code (`.mcp.json`, `~/.claude.json`).
+    ClaudeCode,
+    /// Claude Desktop (`claude_desktop_config.json`).
+    ClaudeDesktop,
+    /// VS Code (`.vscode/mcp.json`, the user `mcp.json`).
+    VsCode,
+    /// Cursor (`.cursor/mcp.json`, `~/.cursor/mcp.json`).
+    Cursor,
+    /// Gemini CLI (`.gemini/settings.json`).
+    Gemini,
+    /// Codex (`~/.codex/config.toml`).
+    Codex,
+    /// Zed (`settings.json`, `context_servers`).
+    Zed,
+    /// Windsurf (`mcp_config.json`).
+    Windsurf,
+}
+
 /// `prefix.key`, or `key` at the top.
 pub(crate) fn join(prefix: &str, key: &str) -> String {
     if prefix.is_empty() {

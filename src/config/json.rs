@@ -52,9 +52,12 @@ impl ServerConfig {
             vars: None,
             base_dir: None,
             limits: InputLimits::default(),
+            flavor: super::entry::Flavor::Generic,
+            allow_header_commands: false,
+            accept_unenforced: false,
         };
         match parse_entry(value, &ctx)? {
-            Entry::Server(s) => Ok(*s),
+            Entry::Server(s, _) => Ok(*s),
             Entry::Disabled(name) => Err(ConfigError::new(
                 ConfigErrorKind::InvalidValue,
                 "the server is disabled",

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
-use super::entry::{join, parse_entry, Ctx, Dialect, Entry};
+use super::entry::{join, parse_entry, Ctx, Dialect, Entry, Flavor};
 use super::interpolate::Vars;
 use super::suggest::nearest;
 use super::{jsonc, yaml, ConfigError, ConfigErrorKind, InputLimits, ServerConfig};
@@ -56,6 +56,8 @@ pub struct ConfigLoader {
     pub(crate) inputs: BTreeMap<String, String>,
     pub(crate) strict: bool,
     pub(crate) limits: InputLimits,
+    pub(crate) allow_header_commands: bool,
+    pub(crate) accept_unenforced: bool,
 }
 
 /// What a lenient load found: the servers that are valid, an error for each one that is not, and
@@ -69,6 +71,51 @@ pub struct LoadReport {
     pub errors: Vec<ConfigError>,
     /// The names of servers skipped because of `disabled: true`.
     pub skipped_disabled: Vec<String>,
+    /// Every key that was read and not acted on, with why: another host's key with no meaning
+    /// here (`gallery`), a `headersHelper` not run, or (with
+    /// [`accept_unenforced`](ConfigLoader::accept_unenforced)) a limit not enforced.
+    pub ignored: Vec<IgnoredKey>,
+    /// The file's `mcp` options block (`gracefulDegradation`, `extraRetries`, `baseDelayMs`,
+    /// `maxDelayMs`), when it has one: how a [`Hub`](crate::Hub) loaded from it degrades.
+    pub degradation: Option<crate::hub::Degradation>,
+}
+
+/// A key a loader read and did not act on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct IgnoredKey {
+    /// The server it belongs to, when it belongs to one.
+    pub server: Option<String>,
+    /// Its key path, e.g. `mcpServers.github.gallery`.
+    pub key: String,
+    /// Why it was not acted on.
+    pub reason: String,
+    /// The file, when loaded from one.
+    pub file: Option<PathBuf>,
+}
+
+impl IgnoredKey {
+    /// A key of `server` at `key`, not acted on because of `reason`.
+    pub fn new(server: Option<&str>, key: impl Into<String>, reason: impl Into<String>) -> Self {
+        IgnoredKey {
+            server: server.map(str::to_owned),
+            key: key.into(),
+            reason: reason.into(),
+            file: None,
+        }
+    }
+}
+
+impl std::fmt::Display for IgnoredKey {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        if let Some(file) = &self.file {
+            write!(f, "{}: ", file.display())?;
+        }
+        if let Some(server) = &self.server {
+            write!(f, "server `{server}`: ")?;
+        }
+        write!(f, "{}: ignored: {}", self.key, self.reason)
+    }
 }
 
 impl LoadReport {
@@ -105,6 +152,24 @@ impl ConfigLoader {
     /// Supplies values for `${input:id}` (VS Code's `inputs`), which are never prompted for.
     pub fn with_inputs(mut self, inputs: BTreeMap<String, String>) -> Self {
         self.inputs = inputs;
+        self
+    }
+
+    /// Lets a `headersHelper` (Claude Code: a command whose output supplies a remote server's
+    /// headers) run. Off by default: a config file is data, and running its commands is the
+    /// program's decision; a helper not run is listed in [`LoadReport::ignored`].
+    pub fn allow_header_commands(mut self, allow: bool) -> Self {
+        self.allow_header_commands = allow;
+        self
+    }
+
+    /// Accepts the risk of keys that limit a server but are not enforced by this library (VS
+    /// Code's `sandboxEnabled: true`, say): such a server loads without that limit, and the key
+    /// is listed in [`LoadReport::ignored`]. Off by default: the server fails to load with
+    /// [`ConfigErrorKind::Unenforceable`] naming the key, so that nothing that limits a server
+    /// is ever dropped silently.
+    pub fn accept_unenforced(mut self, accept: bool) -> Self {
+        self.accept_unenforced = accept;
         self
     }
 
@@ -205,6 +270,12 @@ impl ConfigLoader {
                 for e in &mut r.errors {
                     e.file = Some(path.to_path_buf());
                 }
+                for k in &mut r.ignored {
+                    k.file = Some(path.to_path_buf());
+                }
+                for s in &mut r.servers {
+                    s.policy = std::mem::take(&mut s.policy).with_file(path);
+                }
                 r
             })
     }
@@ -236,6 +307,7 @@ impl ConfigLoader {
             base_dir,
             report: LoadReport::default(),
             names: HashMap::new(),
+            flavor: Flavor::Generic,
         };
         match doc {
             Value::Array(items) => walk.list(items, "")?,
@@ -311,6 +383,8 @@ pub(crate) struct Walk<'a> {
     pub(crate) report: LoadReport,
     /// Each name seen and where.
     pub(crate) names: HashMap<String, String>,
+    /// Which host wrote the document.
+    pub(crate) flavor: Flavor,
 }
 
 impl Walk<'_> {
@@ -347,9 +421,12 @@ impl Walk<'_> {
             vars: Some(self.vars),
             base_dir: self.base_dir,
             limits: self.loader.limits,
+            flavor: self.flavor,
+            allow_header_commands: self.loader.allow_header_commands,
+            accept_unenforced: self.loader.accept_unenforced,
         };
         let result = parse_entry(v, &ctx).and_then(|e| match e {
-            Entry::Server(s) => match self.names.get(&s.name) {
+            Entry::Server(s, ignored) => match self.names.get(&s.name) {
                 Some(first) => Err(ConfigError::new(
                     ConfigErrorKind::DuplicateName,
                     format!(
@@ -359,14 +436,15 @@ impl Walk<'_> {
                 )
                 .at(join(&path, "name"))
                 .for_server(Some(&s.name))),
-                None => Ok(Entry::Server(s)),
+                None => Ok(Entry::Server(s, ignored)),
             },
             disabled => Ok(disabled),
         });
         match result {
-            Ok(Entry::Server(s)) => {
+            Ok(Entry::Server(s, ignored)) => {
                 self.names.insert(s.name.clone(), path);
                 self.report.servers.push(*s);
+                self.report.ignored.extend(ignored);
             }
             Ok(Entry::Disabled(name)) => {
                 log::debug!("config: server `{name}` is disabled, skipped");

@@ -27,6 +27,7 @@ mod load;
 pub mod locations;
 pub(crate) mod oauth;
 mod oauth_entry;
+mod policy;
 #[cfg(test)]
 mod property_tests;
 mod protocol;
@@ -43,7 +44,8 @@ pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
 pub use input::InputLimits;
 pub use limits::Limits;
 pub(crate) use limits::{char_floor, cut_mark, echo, CUT};
-pub use load::{ConfigLoader, LoadReport};
+pub use load::{ConfigLoader, IgnoredKey, LoadReport};
+pub use policy::{Approval, RuleSource, SandboxSettings, ServerPolicy, ToolPattern, ToolRefusal};
 pub use protocol::{ProtocolEra, ProtocolMode, AUTO_PROBE_TIMEOUT, MODERN_PROTOCOL_VERSION};
 pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
@@ -469,6 +471,8 @@ pub struct ServerConfig {
     pub(crate) oauth: Option<oauth::OAuthConfig>,
     /// Which protocol era to speak.
     pub(crate) protocol: ProtocolMode,
+    /// What the server may do (tool filter, approvals, sandbox), see [`ServerConfig::with_policy`].
+    pub(crate) policy: ServerPolicy,
 }
 
 impl PartialEq for ServerConfig {
@@ -482,6 +486,7 @@ impl PartialEq for ServerConfig {
             && self.limits == other.limits
             && self.oauth.is_some() == other.oauth.is_some()
             && self.protocol == other.protocol
+            && self.policy == other.policy
     }
 }
 
@@ -511,6 +516,9 @@ impl fmt::Debug for ServerConfig {
         if self.protocol != ProtocolMode::default() {
             d.field("protocol", &self.protocol);
         }
+        if !self.policy.is_unrestricted() {
+            d.field("policy", &self.policy);
+        }
         d.finish()
     }
 }
@@ -528,6 +536,7 @@ impl ServerConfig {
             limits: Limits::default(),
             oauth: None,
             protocol: ProtocolMode::default(),
+            policy: ServerPolicy::default(),
         }
     }
 
@@ -1038,6 +1047,26 @@ impl ServerConfig {
         self.protocol
     }
 
+    /// Limits what the server may do: which tools are offered and callable, which need the
+    /// user's approval, the sandbox it asked for (see [`ServerPolicy`]). A host file's policy
+    /// keys set it when the file is loaded.
+    ///
+    /// ```
+    /// use mcp_blocking::config::ServerPolicy;
+    /// use mcp_blocking::ServerConfig;
+    /// let s = ServerConfig::stdio("gh", "github-mcp").with_policy(ServerPolicy::new().exclude_tools(["delete_*"]));
+    /// assert!(!s.policy().allows_tool("delete_repo"));
+    /// ```
+    pub fn with_policy(mut self, policy: ServerPolicy) -> Self {
+        self.policy = policy;
+        self
+    }
+
+    /// What the server may do (see [`with_policy`](Self::with_policy)).
+    pub fn policy(&self) -> &ServerPolicy {
+        &self.policy
+    }
+
     /// The server's name.
     pub fn name(&self) -> &str {
         &self.name
@@ -1115,6 +1144,9 @@ impl ServerConfig {
         }
         if let Some(m) = self.misapplied.first() {
             return Err(self.not_applicable(*m));
+        }
+        if let Some(sandbox) = self.policy.sandbox() {
+            return fail(sandbox_unavailable(sandbox));
         }
         if self.protocol == ProtocolMode::Modern
             && matches!(self.transport, TransportConfig::Sse(_))
@@ -1389,6 +1421,26 @@ pub(crate) fn non_finite_timeout(raw: &str) -> Option<ConfigError> {
     let rest = rest.strip_prefix('.').unwrap_or(rest);
     let v: f64 = format!("{sign}{rest}").parse().ok()?;
     (!v.is_finite()).then(|| timeout_error(&format!("`{raw}`"), FILE_TIMEOUT_RANGE))
+}
+
+/// The error for a server whose file asked for a sandbox: none can be applied, so it does not start.
+fn sandbox_unavailable(sandbox: &SandboxSettings) -> ConfigError {
+    let key = if sandbox.source.key.is_empty() {
+        "sandbox".to_owned()
+    } else {
+        sandbox.source.key.clone()
+    };
+    let mut e = ConfigError::new(
+        ConfigErrorKind::Unenforceable,
+        format!(
+            "`{}` asks for a sandbox, and no sandbox is available to this client: the server is \
+             not started unconfined",
+            key.rsplit('.').next().unwrap_or(&key)
+        ),
+    )
+    .at(key);
+    e.file = sandbox.source.file.clone();
+    e
 }
 
 #[cfg(test)]

@@ -178,6 +178,7 @@ impl ConfigLoader {
             base_dir,
             report: LoadReport::default(),
             names: HashMap::new(),
+            flavor: super::entry::Flavor::Generic,
         };
         match meta.shift_remove("mcp") {
             None | Some(Value::Null) => {}

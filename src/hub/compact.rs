@@ -129,6 +129,10 @@ impl crate::client::ToolPage for KeptPage {
     fn requires_task(tool: &KeptTool) -> Option<&str> {
         tool.task_required.then_some(tool.name.as_str())
     }
+    fn retain(mut self, keep: impl Fn(&str) -> bool) -> Self {
+        self.tools.0.retain(|t| keep(&t.name));
+        self
+    }
 }
 
 /// A compact copy of one tool, equal to it.

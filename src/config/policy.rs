@@ -1,0 +1,443 @@
+//! What a server may do, as the file it came from says: which of its tools are offered and
+//! callable, which run without asking the user, and whether it asked for a sandbox.
+//!
+//! Every host spells these differently (Gemini CLI's `includeTools` / `excludeTools` / `trust`,
+//! Codex's `enabled_tools` / `disabled_tools`, Cline's and Roo's `alwaysAllow` / `autoApprove`,
+//! VS Code's `sandboxEnabled` / `sandbox`); the loader maps each spelling onto one
+//! [`ServerPolicy`], kept on the [`ServerConfig`](super::ServerConfig). The
+//! [`Client`](crate::Client) enforces the tool filter itself: an excluded tool is left out of
+//! [`list_tools`](crate::Client::list_tools) and refused by every call path with
+//! [`Error::ToolNotAllowed`](crate::Error::ToolNotAllowed), naming the rule and its file.
+//!
+//! ```
+//! use mcp_blocking::config::{Approval, ServerPolicy};
+//! use mcp_blocking::ServerConfig;
+//!
+//! let policy = ServerPolicy::new()
+//!     .exclude_tools(["delete_*", "crash"])
+//!     .with_approval(Approval::Tools(vec!["read_file".into()]));
+//! assert!(policy.check_tool("read_file").is_ok());
+//! assert!(policy.check_tool("delete_repo").is_err());
+//! assert!(!policy.needs_approval("read_file"));
+//! assert!(policy.needs_approval("write_file"));
+//!
+//! let server = ServerConfig::stdio("fs", "mcp-fs").with_policy(policy);
+//! assert!(!server.policy().allows_tool("crash"));
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+
+/// A tool name or a pattern of names: `*` stands for any run of characters, `?` for one.
+/// Anything else matches itself.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolPattern(String);
+
+impl ToolPattern {
+    /// The pattern as written.
+    pub fn new(pattern: impl Into<String>) -> Self {
+        ToolPattern(pattern.into())
+    }
+
+    /// The pattern as written.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+
+    /// Whether `name` matches, whole.
+    ///
+    /// ```
+    /// use mcp_blocking::config::ToolPattern;
+    /// assert!(ToolPattern::new("get_*").matches("get_issue"));
+    /// assert!(ToolPattern::new("run?").matches("run2"));
+    /// assert!(!ToolPattern::new("get").matches("get_issue"));
+    /// ```
+    pub fn matches(&self, name: &str) -> bool {
+        glob(self.0.as_bytes(), name.as_bytes())
+    }
+}
+
+/// `*` and `?` matching without recursion: linear backtracking to the last `*`.
+fn glob(pattern: &[u8], name: &[u8]) -> bool {
+    let (mut p, mut n) = (0, 0);
+    let mut star: Option<(usize, usize)> = None;
+    while n < name.len() {
+        match pattern.get(p) {
+            Some(b'*') => {
+                star = Some((p, n));
+                p += 1;
+            }
+            Some(&c) if c == b'?' || c == name[n] => {
+                p += 1;
+                n += 1;
+            }
+            _ => match star {
+                Some((sp, sn)) => {
+                    p = sp + 1;
+                    n = sn + 1;
+                    star = Some((sp, sn + 1));
+                }
+                None => return false,
+            },
+        }
+    }
+    pattern[p..].iter().all(|&c| c == b'*')
+}
+
+/// Where a rule was written: the file (when it came from one) and the key path in it.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct RuleSource {
+    /// The file, when the rule was read from one.
+    pub file: Option<PathBuf>,
+    /// The key path, e.g. `mcpServers.github.excludeTools`; empty for a rule set in code.
+    pub key: String,
+}
+
+impl RuleSource {
+    /// A rule read from `key` (a key path), in no file yet.
+    pub fn key(key: impl Into<String>) -> Self {
+        RuleSource {
+            file: None,
+            key: key.into(),
+        }
+    }
+}
+
+impl fmt::Display for RuleSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (self.key.is_empty(), &self.file) {
+            (true, None) => f.write_str("the program's policy"),
+            (true, Some(file)) => write!(f, "{}", file.display()),
+            (false, None) => write!(f, "`{}`", self.key),
+            (false, Some(file)) => write!(f, "`{}` in {}", self.key, file.display()),
+        }
+    }
+}
+
+/// Which tools need the user's approval before they run (read by the
+/// [agent](crate::agent::Agent) and `mcpb run` / `mcpb chat`; a plain [`Client`](crate::Client)
+/// call is the program's own decision and is not asked about).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub enum Approval {
+    /// The file says nothing about approvals: the program decides, as without a policy.
+    #[default]
+    Unset,
+    /// Every tool runs without asking (Gemini CLI's `trust: true`).
+    All,
+    /// These tools run without asking; every other tool of the server needs approval (Cline's
+    /// and Roo's `alwaysAllow`, `autoApprove`).
+    Tools(Vec<String>),
+}
+
+/// The sandbox a file asked for (VS Code's `sandboxEnabled` and `sandbox`), as written.
+///
+/// Nothing applies it yet: a server carrying one does not start (see
+/// [`ServerPolicy::sandbox`]), so that a server never runs unconfined when its file asked
+/// for confinement.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+#[non_exhaustive]
+pub struct SandboxSettings {
+    /// Where `sandboxEnabled` (or its equivalent) was read.
+    pub source: RuleSource,
+    /// Paths the server may write (`sandbox.filesystem.allowWrite`).
+    pub allow_write: Vec<String>,
+    /// Paths the server may not read (`sandbox.filesystem.denyRead`).
+    pub deny_read: Vec<String>,
+    /// Paths the server may not write (`sandbox.filesystem.denyWrite`).
+    pub deny_write: Vec<String>,
+    /// Host names the server may reach (`sandbox.network.allowedDomains`).
+    pub allowed_domains: Vec<String>,
+    /// Host names the server may not reach (`sandbox.network.deniedDomains`).
+    pub denied_domains: Vec<String>,
+}
+
+impl SandboxSettings {
+    /// A sandbox asked for at `source`, with no paths or domains listed yet.
+    pub fn new(source: RuleSource) -> Self {
+        SandboxSettings {
+            source,
+            ..Self::default()
+        }
+    }
+}
+
+/// Why a tool is refused: the rule and where it was written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ToolRefusal {
+    /// The tool asked for.
+    pub tool: String,
+    /// The rule, in words: "excluded by `excludeTools`" or "not in `includeTools`".
+    pub rule: String,
+    /// Where the rule was written.
+    pub source: RuleSource,
+}
+
+impl fmt::Display for ToolRefusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "tool `{}` is {}", self.tool, self.rule)?;
+        if !self.source.key.is_empty() || self.source.file.is_some() {
+            write!(f, " ({})", self.source)?;
+        }
+        Ok(())
+    }
+}
+
+/// What a server may do: its tool filter, its approvals and the sandbox it asked for. The
+/// default allows everything and says nothing about approvals, as for a server with no policy.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ServerPolicy {
+    include: Option<Vec<ToolPattern>>,
+    include_source: RuleSource,
+    exclude: Vec<ToolPattern>,
+    exclude_source: RuleSource,
+    approval: Approval,
+    approval_source: RuleSource,
+    sandbox: Option<SandboxSettings>,
+}
+
+impl ServerPolicy {
+    /// A policy that allows every tool and says nothing about approvals.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Offers only the tools matching one of `patterns` (all of them when never called). Called
+    /// again, the lists add up.
+    pub fn include_tools<I, S>(mut self, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.include
+            .get_or_insert_with(Vec::new)
+            .extend(patterns.into_iter().map(|p| ToolPattern::new(p)));
+        self
+    }
+
+    /// Never offers or calls the tools matching one of `patterns`; an exclusion wins over an
+    /// inclusion.
+    pub fn exclude_tools<I, S>(mut self, patterns: I) -> Self
+    where
+        I: IntoIterator<Item = S>,
+        S: Into<String>,
+    {
+        self.exclude
+            .extend(patterns.into_iter().map(|p| ToolPattern::new(p)));
+        self
+    }
+
+    /// Records where the inclusion list was written (for messages).
+    pub fn with_include_source(mut self, source: RuleSource) -> Self {
+        self.include_source = source;
+        self
+    }
+
+    /// Records where the exclusion list was written (for messages).
+    pub fn with_exclude_source(mut self, source: RuleSource) -> Self {
+        self.exclude_source = source;
+        self
+    }
+
+    /// Which tools run without asking.
+    pub fn with_approval(mut self, approval: Approval) -> Self {
+        self.approval = approval;
+        self
+    }
+
+    /// Records where the approval keys were written.
+    pub fn with_approval_source(mut self, source: RuleSource) -> Self {
+        self.approval_source = source;
+        self
+    }
+
+    /// The sandbox the server asked for.
+    pub fn with_sandbox(mut self, sandbox: SandboxSettings) -> Self {
+        self.sandbox = Some(sandbox);
+        self
+    }
+
+    /// Sets the file every rule's [`RuleSource`] names.
+    pub fn with_file(mut self, file: &Path) -> Self {
+        for s in [
+            &mut self.include_source,
+            &mut self.exclude_source,
+            &mut self.approval_source,
+        ] {
+            s.file = Some(file.to_path_buf());
+        }
+        if let Some(sb) = &mut self.sandbox {
+            sb.source.file = Some(file.to_path_buf());
+        }
+        self
+    }
+
+    /// The inclusion list, when there is one.
+    pub fn included(&self) -> Option<&[ToolPattern]> {
+        self.include.as_deref()
+    }
+
+    /// The exclusion list.
+    pub fn excluded(&self) -> &[ToolPattern] {
+        &self.exclude
+    }
+
+    /// Which tools run without asking.
+    pub fn approval(&self) -> &Approval {
+        &self.approval
+    }
+
+    /// Where the approval keys were written.
+    pub fn approval_source(&self) -> &RuleSource {
+        &self.approval_source
+    }
+
+    /// The sandbox the server asked for. A [`Client`](crate::Client) refuses to start a server
+    /// that carries one, with [`Error::Config`](crate::Error::Config) naming the key, since no
+    /// sandbox is applied.
+    pub fn sandbox(&self) -> Option<&SandboxSettings> {
+        self.sandbox.as_ref()
+    }
+
+    /// Whether the policy limits anything: a filter, approvals or a sandbox.
+    pub fn is_unrestricted(&self) -> bool {
+        self.include.is_none()
+            && self.exclude.is_empty()
+            && self.approval == Approval::Unset
+            && self.sandbox.is_none()
+    }
+
+    /// Whether the tool `name` may be offered and called.
+    pub fn allows_tool(&self, name: &str) -> bool {
+        self.check_tool(name).is_ok()
+    }
+
+    /// Whether the tool `name` may be offered and called, and if not, why.
+    ///
+    /// # Errors
+    /// A [`ToolRefusal`] naming the rule that refuses it.
+    pub fn check_tool(&self, name: &str) -> Result<(), ToolRefusal> {
+        if let Some(p) = self.exclude.iter().find(|p| p.matches(name)) {
+            let rule = match p.as_str() == name {
+                true => format!(
+                    "excluded by {}",
+                    key_name(&self.exclude_source, "the exclusion list")
+                ),
+                false => format!(
+                    "excluded by `{}` in {}",
+                    p.as_str(),
+                    key_name(&self.exclude_source, "the exclusion list")
+                ),
+            };
+            return Err(ToolRefusal {
+                tool: name.to_owned(),
+                rule,
+                source: self.exclude_source.clone(),
+            });
+        }
+        if let Some(include) = &self.include {
+            if !include.iter().any(|p| p.matches(name)) {
+                return Err(ToolRefusal {
+                    tool: name.to_owned(),
+                    rule: format!(
+                        "not in {}",
+                        key_name(&self.include_source, "the inclusion list")
+                    ),
+                    source: self.include_source.clone(),
+                });
+            }
+        }
+        Ok(())
+    }
+
+    /// Whether calling `name` needs the user's approval: `false` when the file says nothing
+    /// about approvals ([`Approval::Unset`]) or auto-approves the tool.
+    pub fn needs_approval(&self, name: &str) -> bool {
+        match &self.approval {
+            Approval::Unset | Approval::All => false,
+            Approval::Tools(tools) => !tools
+                .iter()
+                .any(|t| ToolPattern::new(t.as_str()).matches(name)),
+        }
+    }
+}
+
+/// The last part of a rule's key path (`excludeTools`), quoted, or `fallback`.
+fn key_name(source: &RuleSource, fallback: &str) -> String {
+    match source.key.rsplit('.').next().filter(|k| !k.is_empty()) {
+        Some(k) => format!("`{k}`"),
+        None => fallback.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn globs_match_whole_names() {
+        for (p, n, m) in [
+            ("crash", "crash", true),
+            ("crash", "crash2", false),
+            ("*", "", true),
+            ("*", "anything", true),
+            ("get_*", "get_", true),
+            ("get_*", "got_x", false),
+            ("*_file", "read_file", true),
+            ("*_file", "read_files", false),
+            ("a*b*c", "axxbyyc", true),
+            ("a*b*c", "axxbyy", false),
+            ("?", "", false),
+            ("r?n", "run", true),
+            ("**x", "abx", true),
+        ] {
+            assert_eq!(ToolPattern::new(p).matches(n), m, "{p} vs {n}");
+        }
+    }
+
+    #[test]
+    fn exclusion_wins_and_names_its_rule_and_file() {
+        let p = ServerPolicy::new()
+            .include_tools(["*"])
+            .exclude_tools(["crash"])
+            .with_include_source(RuleSource::key("mcpServers.g.includeTools"))
+            .with_exclude_source(RuleSource::key("mcpServers.g.excludeTools"))
+            .with_file(Path::new("/p/settings.json"));
+        let e = p.check_tool("crash").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tool `crash` is excluded by `excludeTools` (`mcpServers.g.excludeTools` in /p/settings.json)"
+        );
+        assert!(p.allows_tool("echo"));
+    }
+
+    #[test]
+    fn an_inclusion_list_refuses_the_rest() {
+        let p = ServerPolicy::new()
+            .include_tools(["echo"])
+            .with_include_source(RuleSource::key("mcp_servers.x.enabled_tools"));
+        assert!(p.allows_tool("echo"));
+        let e = p.check_tool("add").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tool `add` is not in `enabled_tools` (`mcp_servers.x.enabled_tools`)"
+        );
+        // An empty inclusion list offers nothing.
+        assert!(!ServerPolicy::new()
+            .include_tools(Vec::<String>::new())
+            .allows_tool("echo"));
+    }
+
+    #[test]
+    fn approvals() {
+        let unset = ServerPolicy::new();
+        assert!(!unset.needs_approval("x"));
+        let all = ServerPolicy::new().with_approval(Approval::All);
+        assert!(!all.needs_approval("x"));
+        let some = ServerPolicy::new().with_approval(Approval::Tools(vec!["read_*".into()]));
+        assert!(!some.needs_approval("read_file"));
+        assert!(some.needs_approval("write_file"));
+        assert!(!some.is_unrestricted());
+        assert!(unset.is_unrestricted());
+    }
+}
