@@ -127,6 +127,24 @@ fn host_keys_with_no_meaning_here_are_reported_not_dropped() {
 }
 
 #[test]
+fn another_hosts_oauth_settings_are_reported_not_dropped() {
+    let r = load(
+        r#"{"mcpServers": {"g": {"url": "https://h/mcp", "oauth": {
+            "enabled": true, "clientId": "cid", "authorizationUrl": "https://a/auth",
+            "tokenUrl": "https://a/token", "audiences": ["x"]}}}}"#,
+    );
+    assert!(r.is_ok(), "{:?}", r.errors);
+    assert_eq!(
+        ignored_keys(&r),
+        [
+            "mcpServers.g.oauth.authorizationUrl",
+            "mcpServers.g.oauth.tokenUrl",
+            "mcpServers.g.oauth.audiences"
+        ]
+    );
+}
+
+#[test]
 fn policy_keys_of_the_wrong_type_fail_the_server_naming_the_key() {
     let r = load(
         r#"{"mcpServers": {

@@ -558,10 +558,25 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
             }
         }
     };
+    let mut foreign = Vec::new();
     let oauth = match present(tobj, "oauth") {
-        Some(v) => super::oauth_entry::parse(v, &join(tp, "oauth"), ctx.dialect, &mut expand)?,
+        Some(v) => super::oauth_entry::parse(
+            v,
+            &join(tp, "oauth"),
+            ctx.dialect,
+            &mut expand,
+            &mut foreign,
+        )?,
         None => None,
     };
+    ignored.extend(foreign.into_iter().map(|key| {
+        super::IgnoredKey::new(
+            Some(&name),
+            key,
+            "another host's OAuth setting: this library finds the authorization server's \
+             endpoints and audience in the server's own metadata",
+        )
+    }));
     secrets.extend(helper_secrets);
     secrets.sort();
     secrets.dedup();

@@ -71,6 +71,7 @@ const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
 /// | `sandbox` without `sandboxEnabled: true` (VS Code) | inert, as in VS Code; listed in [`LoadReport::ignored`] |
 /// | `headersHelper` (Claude Code; remote servers) | run only when [allowed](ConfigLoader::allow_header_commands): its JSON object of headers overrides same-named `headers`; otherwise listed in [`LoadReport::ignored`] |
 /// | `dev`, `gallery`, `version`, `watchPaths`, `authProviderType`, `targetAudience`, `targetServiceAccount` (host files only) | no meaning here: listed in [`LoadReport::ignored`] with why |
+/// | `oauth.authorizationUrl`, `oauth.tokenUrl`, `oauth.redirectUri`, `oauth.audiences`, `oauth.tokenParamName`, `oauth.registrationUrl` (Gemini CLI) | not used (the endpoints come from the server's metadata): listed in [`LoadReport::ignored`] |
 ///
 /// Tool names are exact, or patterns where `*` stands for any run of characters and `?` for one
 /// ([`ToolPattern`](crate::config::ToolPattern)). Two spellings of one rule in one entry (say
