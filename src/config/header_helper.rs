@@ -12,7 +12,8 @@
 //! ```
 //!
 //! On Unix the helper runs in its own process group, and the whole group is killed, so that a
-//! grandchild (`sh -c 'sleep 60; echo'`) cannot keep the pipes open past the deadline.
+//! grandchild (`sh -c 'sleep 60; echo'`) cannot keep the pipes open past the deadline; on
+//! Windows its process tree is ended with `taskkill /T`.
 
 use std::io::Read;
 use std::process::{Child, Command, Stdio};
@@ -195,6 +196,17 @@ fn end(child: &mut Child) -> Option<std::process::ExitStatus> {
     }
     // An exited child is not killed again; its status stays its own.
     if matches!(child.try_wait(), Ok(None)) {
+        #[cfg(windows)]
+        {
+            // `cmd /C` has no process group: its tree is ended by the system's own tool, so that
+            // a program it started cannot hold the pipes open (and the readers waiting).
+            let _ = Command::new("taskkill")
+                .args(["/F", "/T", "/PID", &child.id().to_string()])
+                .stdin(Stdio::null())
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .status();
+        }
         let _ = child.kill();
     }
     child.wait().ok()
@@ -343,5 +355,28 @@ mod tests {
         )
         .unwrap_err();
         assert!(e.contains("failed") && e.contains("no token"), "{e}");
+    }
+}
+
+#[cfg(all(test, windows))]
+mod windows_tests {
+    use super::*;
+
+    #[test]
+    fn headers_printed_through_cmd_are_returned() {
+        // The command line reaches cmd.exe as written, quotes included.
+        let h = run(
+            r#"echo {"X-Server": "%CLAUDE_CODE_MCP_SERVER_NAME%"}"#,
+            "api",
+            "http://h",
+        )
+        .unwrap();
+        assert_eq!(h, [("X-Server".to_owned(), "api".to_owned())]);
+    }
+
+    #[test]
+    fn a_failing_helper_says_so() {
+        let e = run("exit /b 3", "s", "http://h").unwrap_err();
+        assert!(e.contains("failed"), "{e}");
     }
 }
