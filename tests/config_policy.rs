@@ -414,6 +414,28 @@ mod headers_helper {
     }
 
     #[test]
+    fn it_runs_in_the_files_directory() {
+        let f = TempFile::new(
+            ".mcp.json",
+            r#"{"mcpServers": {"api": {"type": "http", "url": "https://h/mcp", "headersHelper": "./get-token.sh"}}}"#,
+        );
+        let script = f.dir().join("get-token.sh");
+        std::fs::write(&script, "#!/bin/sh\necho '{\"X-Token\": \"t-1\"}'\n").unwrap();
+        let mut perms = std::fs::metadata(&script).unwrap().permissions();
+        std::os::unix::fs::PermissionsExt::set_mode(&mut perms, 0o755);
+        std::fs::set_permissions(&script, perms).unwrap();
+        let r = ConfigLoader::new()
+            .allow_header_commands(true)
+            .load(&f.0)
+            .unwrap();
+        assert!(r.is_ok(), "{:?}", r.errors);
+        let TransportConfig::StreamableHttp(http) = r.servers[0].transport() else {
+            panic!("not http")
+        };
+        assert_eq!(http.headers, [("X-Token".to_owned(), "t-1".to_owned())]);
+    }
+
+    #[test]
     fn its_failures_fail_the_server_naming_the_key() {
         for (helper, want) in [
             ("echo not-json", "not JSON"),

@@ -513,8 +513,14 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
             if let Some(command) = get_str(tobj, "headersHelper", tp)? {
                 let hpath = join(tp, "headersHelper");
                 if ctx.allow_header_commands {
-                    let found =
-                        run_headers_helper(&command, &name, &url, &hpath, &mut helper_secrets)?;
+                    let found = run_headers_helper(
+                        &command,
+                        &name,
+                        &url,
+                        &hpath,
+                        ctx.base_dir,
+                        &mut helper_secrets,
+                    )?;
                     // The helper's headers win over static ones of the same name, as in Claude Code.
                     headers.retain(|(k, _)| !found.iter().any(|(f, _)| f.eq_ignore_ascii_case(k)));
                     headers.extend(found);
@@ -595,16 +601,17 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
     Ok(Entry::Server(Box::new(server), ignored))
 }
 
-/// Runs a remote server's `headersHelper` (at `path`) and checks its headers as `headers` are
+/// Runs a remote server's `headersHelper` (at `path`, in the file's directory `dir`) and checks its headers as `headers` are
 /// checked; their values join `secrets`, so that no message or `Debug` shows them.
 fn run_headers_helper(
     command: &str,
     server: &str,
     url: &str,
     path: &str,
+    dir: Option<&Path>,
     secrets: &mut Vec<String>,
 ) -> Result<Vec<(String, String)>, ConfigError> {
-    let found = super::header_helper::run(command, server, url).map_err(|message| {
+    let found = super::header_helper::run(command, server, url, dir).map_err(|message| {
         ConfigError::new(
             ConfigErrorKind::InvalidValue,
             format!("the headers helper: {message}"),

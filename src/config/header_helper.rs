@@ -16,6 +16,7 @@
 //! Windows its process tree is ended with `taskkill /T`.
 
 use std::io::Read;
+use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
@@ -54,26 +55,49 @@ impl Which {
     }
 }
 
-/// Runs `command` for the server `server` at `url` and returns its headers, in output order.
+/// Runs `command` for the server `server` at `url`, in `dir` when given (the config file's
+/// directory, so that `./get-token.sh` in a project's `.mcp.json` is the project's), and
+/// returns its headers, in output order.
 ///
 /// # Errors
 /// A message (without the helper's output, which may hold secrets) when the command cannot be
 /// started, runs past [`HELPER_TIMEOUT`], prints more than [`HELPER_OUTPUT_CAP`] bytes, exits
 /// with a failure, or prints anything but a JSON object of strings.
-pub(crate) fn run(command: &str, server: &str, url: &str) -> Result<Vec<(String, String)>, String> {
-    run_with(command, server, url, HELPER_TIMEOUT, HELPER_OUTPUT_CAP)
+pub(crate) fn run(
+    command: &str,
+    server: &str,
+    url: &str,
+    dir: Option<&Path>,
+) -> Result<Vec<(String, String)>, String> {
+    let mut cmd = shell(command);
+    if let Some(dir) = dir {
+        cmd.current_dir(dir);
+    }
+    run_command(cmd, server, url, HELPER_TIMEOUT, HELPER_OUTPUT_CAP)
 }
 
 /// [`run`] with its limits given.
-pub(crate) fn run_with(
+#[cfg(all(test, unix))]
+fn run_with(
     command: &str,
     server: &str,
     url: &str,
     timeout: Duration,
     cap: usize,
 ) -> Result<Vec<(String, String)>, String> {
+    run_command(shell(command), server, url, timeout, cap)
+}
+
+/// Runs the helper's shell command `cmd` under `timeout`, its output capped at `cap`.
+fn run_command(
+    mut cmd: Command,
+    server: &str,
+    url: &str,
+    timeout: Duration,
+    cap: usize,
+) -> Result<Vec<(String, String)>, String> {
     let deadline = Instant::now() + timeout;
-    let mut child = shell(command)
+    let mut child = cmd
         .env("CLAUDE_CODE_MCP_SERVER_NAME", server)
         .env("CLAUDE_CODE_MCP_SERVER_URL", url)
         .stdin(Stdio::null())
@@ -279,6 +303,7 @@ mod tests {
             r#"printf '{"Authorization": "Bearer %s", "X-Url": "%s"}' "$CLAUDE_CODE_MCP_SERVER_NAME" "$CLAUDE_CODE_MCP_SERVER_URL""#,
             "api",
             "https://h/mcp",
+            None,
         )
         .unwrap();
         assert_eq!(
@@ -341,7 +366,7 @@ mod tests {
             ("echo '[1]'", "it printed a list"),
             (r#"echo '{"A": 1}'"#, "header `A` is a number, not a string"),
         ] {
-            let e = run(cmd, "s", "http://h").unwrap_err();
+            let e = run(cmd, "s", "http://h", None).unwrap_err();
             assert!(e.contains(want), "{cmd}: {e}");
         }
     }
@@ -352,6 +377,7 @@ mod tests {
             "echo first >&2; echo 'no token' >&2; exit 3",
             "s",
             "http://h",
+            None,
         )
         .unwrap_err();
         assert!(e.contains("failed") && e.contains("no token"), "{e}");
@@ -369,6 +395,7 @@ mod windows_tests {
             r#"echo {"X-Server": "%CLAUDE_CODE_MCP_SERVER_NAME%"}"#,
             "api",
             "http://h",
+            None,
         )
         .unwrap();
         assert_eq!(h, [("X-Server".to_owned(), "api".to_owned())]);
@@ -376,7 +403,7 @@ mod windows_tests {
 
     #[test]
     fn a_failing_helper_says_so() {
-        let e = run("exit /b 3", "s", "http://h").unwrap_err();
+        let e = run("exit /b 3", "s", "http://h", None).unwrap_err();
         assert!(e.contains("failed"), "{e}");
     }
 }

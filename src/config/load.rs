@@ -197,6 +197,7 @@ impl ConfigLoader {
     /// program's decision; a helper not run is listed in [`LoadReport::ignored`].
     ///
     /// Allowed, the helper runs as the file is loaded, through `sh -c` (`cmd /C` on Windows),
+    /// in the file's directory (the current one for [`load_str`](ConfigLoader::load_str)),
     /// with `CLAUDE_CODE_MCP_SERVER_NAME` and `CLAUDE_CODE_MCP_SERVER_URL` set and no standard
     /// input. It must print one JSON object of header names and string values within 10 s and
     /// 16 KiB, and exit with success; otherwise the server fails to load with an error at its
