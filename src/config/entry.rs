@@ -9,6 +9,7 @@ use serde_json::{Map, Value};
 use super::fields::{get_bool, get_list, get_str, get_str_map, present};
 pub(crate) use super::fields::{join, Dialect, Flavor};
 use super::interpolate::Vars;
+use super::policy_entry;
 use super::suggest::nearest;
 use super::{
     check_env, check_session_id, check_stdio, check_url, non_finite_timeout, normalize_timeout,
@@ -19,7 +20,7 @@ use super::{
 /// Where an entry sits and how to read it.
 #[allow(
     dead_code,
-    reason = "the host and policy settings are read as their keys are"
+    reason = "the host flavor is read by the loaders of each host's file"
 )]
 pub(crate) struct Ctx<'a> {
     /// The key path of the entry, e.g. `mcpServers.github` or `mcp[0]` (empty at the top).
@@ -57,7 +58,7 @@ const TOP_KEYS: [&str; 6] = [
     "disabled",
     "protocol",
 ];
-const TRANSPORT_KEYS: [&str; 13] = [
+const TRANSPORT_KEYS: [&str; 14] = [
     "type",
     "command",
     "args",
@@ -71,6 +72,7 @@ const TRANSPORT_KEYS: [&str; 13] = [
     "session_id",
     "detect_legacy_sse",
     "oauth",
+    "headersHelper",
 ];
 const STDIO_ONLY: [&str; 7] = [
     "command",
@@ -82,33 +84,16 @@ const STDIO_ONLY: [&str; 7] = [
     "max_message_bytes",
 ];
 const HTTP_ONLY: [&str; 2] = ["session_id", "detect_legacy_sse"];
-/// Keys other hosts write that this library has no use for; skipped in host files.
-const FOREIGN_KEYS: [&str; 9] = [
-    "alwaysAllow",
-    "autoApprove",
-    "headersHelper",
-    "dev",
-    "gallery",
-    "version",
-    "trust",
-    "includeTools",
-    "excludeTools",
-];
 
 /// Rejects keys not in `allowed`, suggesting the nearest.
 fn check_keys(
     map: &Map<String, Value>,
     allowed: &[&str],
     path: &str,
-    dialect: Dialect,
     elsewhere: Option<(&[&str], &str)>,
 ) -> Result<(), ConfigError> {
     for key in map.keys() {
         if allowed.contains(&key.as_str()) {
-            continue;
-        }
-        if dialect == Dialect::Host && FOREIGN_KEYS.contains(&key.as_str()) {
-            log::debug!("config: ignoring host-specific key `{}`", join(path, key));
             continue;
         }
         let mut message = format!("unknown key `{key}`");
@@ -262,23 +247,25 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
         return Err(ConfigError::wrong_type(prefix, "a mapping (one server)", v));
     };
 
-    // Keys first, so that a typo is reported before what it leaves missing.
+    // Keys first, so that a typo is reported before what it leaves missing. A policy key sits at
+    // the entry's top level in either dialect; another host's key with no meaning here is
+    // accepted (and reported) in a host's file only.
+    let inert: &[&str] = &match ctx.dialect {
+        Dialect::Host => policy_entry::inert_keys().collect::<Vec<_>>(),
+        Dialect::RobotLab => Vec::new(),
+    };
     let top_keys: Vec<&str> = TOP_KEYS
         .iter()
         .copied()
         .filter(|k| ctx.key_name.is_none() || *k != "name")
+        .chain(policy_entry::POLICY_KEYS)
+        .chain(inert.iter().copied())
         .collect();
     let (tobj, tpath) = match obj.get("transport") {
         Some(Value::Object(t)) => {
-            check_keys(
-                obj,
-                &top_keys,
-                prefix,
-                ctx.dialect,
-                Some((&TRANSPORT_KEYS, "transport")),
-            )?;
+            check_keys(obj, &top_keys, prefix, Some((&TRANSPORT_KEYS, "transport")))?;
             let tpath = join(prefix, "transport");
-            check_keys(t, &TRANSPORT_KEYS, &tpath, ctx.dialect, None)?;
+            check_keys(t, &TRANSPORT_KEYS, &tpath, None)?;
             (t, tpath)
         }
         Some(Value::String(s)) => {
@@ -300,13 +287,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
             ))
         }
         None if ctx.dialect == Dialect::RobotLab => {
-            check_keys(
-                obj,
-                &top_keys,
-                prefix,
-                ctx.dialect,
-                Some((&TRANSPORT_KEYS, "transport")),
-            )?;
+            check_keys(obj, &top_keys, prefix, Some((&TRANSPORT_KEYS, "transport")))?;
             return Err(ConfigError::new(
                 ConfigErrorKind::MissingField,
                 "missing `transport` (e.g. `transport: { type: stdio, command: x }`)",
@@ -318,8 +299,10 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
                 .iter()
                 .chain(TOP_KEYS[1..].iter().filter(|k| **k != "transport"))
                 .copied()
+                .chain(policy_entry::POLICY_KEYS)
+                .chain(inert.iter().copied())
                 .collect();
-            check_keys(obj, &flat, prefix, ctx.dialect, None)?;
+            check_keys(obj, &flat, prefix, None)?;
             (obj, prefix.to_owned())
         }
     };
@@ -337,9 +320,15 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
                 .at(join(prefix, "name")),
         );
     }
-    if get_bool(obj, "disabled", prefix)? == Some(true) {
+    if get_bool(obj, "disabled", prefix)? == Some(true)
+        || policy_entry::disabled_by_enabled(obj, prefix)?
+    {
         return Ok(Entry::Disabled(name));
     }
+    let policy_entry::PolicyKeys {
+        policy,
+        mut ignored,
+    } = policy_entry::parse(obj, prefix, &name, ctx.dialect, ctx.accept_unenforced)?;
     let description = get_str(obj, "description", prefix)?.unwrap_or_default();
     // The host-config timeout rule: see `ServerConfig`'s "Timeouts".
     let tkey = join(prefix, "timeout");
@@ -382,6 +371,8 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
     };
 
     let tp = tpath.as_str();
+    // The values a headers helper printed: secrets, like values taken from variables.
+    let mut helper_secrets = Vec::new();
     let mut expand = |s: String, path: String| -> Result<String, ConfigError> {
         match ctx.vars {
             Some(vars) => vars.expand(&s, secrets).map_err(|e| e.at(path)),
@@ -427,7 +418,14 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
     };
 
     let not_for: &[&str] = match kind {
-        Kind::Stdio => &["url", "headers", "session_id", "detect_legacy_sse", "oauth"],
+        Kind::Stdio => &[
+            "url",
+            "headers",
+            "headersHelper",
+            "session_id",
+            "detect_legacy_sse",
+            "oauth",
+        ],
         Kind::Http { .. } => &STDIO_ONLY,
         Kind::Sse => &[],
         Kind::WebSocket => &["oauth"],
@@ -512,6 +510,30 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
                 super::remote::header_pair(&k, &val).map_err(|e| e.at(p))?;
                 headers.push((k, val));
             }
+            if let Some(command) = get_str(tobj, "headersHelper", tp)? {
+                let hpath = join(tp, "headersHelper");
+                if ctx.allow_header_commands {
+                    let found = run_headers_helper(
+                        &command,
+                        &name,
+                        &url,
+                        &hpath,
+                        ctx.base_dir,
+                        &mut helper_secrets,
+                    )?;
+                    // The helper's headers win over static ones of the same name, as in Claude Code.
+                    headers.retain(|(k, _)| !found.iter().any(|(f, _)| f.eq_ignore_ascii_case(k)));
+                    headers.extend(found);
+                } else {
+                    ignored.push(super::IgnoredKey::new(
+                        Some(&name),
+                        hpath,
+                        "not run: running a command from a config file is the program's \
+                         decision (allow it with `ConfigLoader::allow_header_commands(true)` or \
+                         `mcpb --allow-header-commands`)",
+                    ));
+                }
+            }
             match kind {
                 Kind::Sse => {
                     let mut sse = SseConfig::new(url);
@@ -542,14 +564,30 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
             }
         }
     };
+    let mut foreign = Vec::new();
     let oauth = match present(tobj, "oauth") {
-        Some(v) => super::oauth_entry::parse(v, &join(tp, "oauth"), ctx.dialect, &mut expand)?,
+        Some(v) => super::oauth_entry::parse(
+            v,
+            &join(tp, "oauth"),
+            ctx.dialect,
+            &mut expand,
+            &mut foreign,
+        )?,
         None => None,
     };
+    ignored.extend(foreign.into_iter().map(|key| {
+        super::IgnoredKey::new(
+            Some(&name),
+            key,
+            "another host's OAuth setting: this library finds the authorization server's \
+             endpoints and audience in the server's own metadata",
+        )
+    }));
+    secrets.extend(helper_secrets);
     secrets.sort();
     secrets.dedup();
     let secrets = secrets.clone();
-    let mut server = ServerConfig::with_transport(name, transport);
+    let mut server = ServerConfig::with_transport(name, transport).with_policy(policy);
     if let Some(oauth) = oauth {
         server = server.with_oauth(oauth);
     }
@@ -560,5 +598,32 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
         server.limits.max_message_bytes = bytes;
     }
     server.secrets = secrets;
-    Ok(Entry::Server(Box::new(server), Vec::new()))
+    Ok(Entry::Server(Box::new(server), ignored))
+}
+
+/// Runs a remote server's `headersHelper` (at `path`, in the file's directory `dir`) and checks its headers as `headers` are
+/// checked; their values join `secrets`, so that no message or `Debug` shows them.
+fn run_headers_helper(
+    command: &str,
+    server: &str,
+    url: &str,
+    path: &str,
+    dir: Option<&Path>,
+    secrets: &mut Vec<String>,
+) -> Result<Vec<(String, String)>, ConfigError> {
+    let found = super::header_helper::run(command, server, url, dir).map_err(|message| {
+        ConfigError::new(
+            ConfigErrorKind::InvalidValue,
+            format!("the headers helper: {message}"),
+        )
+        .at(path)
+    })?;
+    secrets.extend(found.iter().map(|(_, v)| v.clone()));
+    for (k, v) in &found {
+        super::remote::header_pair(k, v).map_err(|e| {
+            let message = format!("the headers helper printed {}", e.message);
+            ConfigError::new(e.kind, message).at(path)
+        })?;
+    }
+    Ok(found)
 }

@@ -12,8 +12,8 @@ pub(crate) enum Dialect {
     /// RobotLab's `{name, description, transport: {type, ...}, timeout}`; `type` required and one
     /// of [`VALID_TRANSPORT_TYPES`].
     RobotLab,
-    /// A host file's map entry: flat or nested, `type` inferred, `streamableHttp` accepted, and a
-    /// few keys of other hosts ignored.
+    /// A host file's map entry: flat or nested, `type` inferred, `streamableHttp` accepted, and
+    /// the keys of other hosts that mean nothing here accepted and reported as ignored.
     Host,
 }
 

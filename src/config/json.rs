@@ -4,8 +4,8 @@ use serde_json::{json, Map, Value};
 
 use super::entry::{parse_entry, Ctx, Dialect, Entry};
 use super::{
-    ConfigError, ConfigErrorKind, InputLimits, Limits, ServerConfig, SseConfig, TransportConfig,
-    WebSocketConfig,
+    Approval, ConfigError, ConfigErrorKind, InputLimits, Limits, ServerConfig, ServerPolicy,
+    SseConfig, ToolPattern, TransportConfig, WebSocketConfig,
 };
 
 impl ServerConfig {
@@ -18,7 +18,9 @@ impl ServerConfig {
     /// shows the nested form. Type names are case-insensitive. No `${...}` interpolation is done
     /// here; [`ConfigLoader`](crate::ConfigLoader) does that for files. `timeout` follows the
     /// host-config rule, and a value out of range is an error: see
-    /// [timeouts](ServerConfig#timeouts).
+    /// [timeouts](ServerConfig#timeouts). The policy keys a host file may carry
+    /// (`includeTools`, `excludeTools`, `alwaysAllow`, `trust`, ...; see
+    /// [`ConfigLoader`](crate::ConfigLoader#policy-keys)) are read at the top level.
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
@@ -43,7 +45,8 @@ impl ServerConfig {
     /// [`ConfigErrorKind::UnknownKey`], [`ConfigErrorKind::WrongType`],
     /// [`ConfigErrorKind::UnknownTransport`], [`ConfigErrorKind::FlatTransport`],
     /// [`ConfigErrorKind::MissingField`], [`ConfigErrorKind::InvalidUrl`] or
-    /// [`ConfigErrorKind::InvalidValue`] (e.g. a `timeout` out of range).
+    /// [`ConfigErrorKind::InvalidValue`] (e.g. a `timeout` out of range), and
+    /// [`ConfigErrorKind::Unenforceable`] for `sandboxEnabled: true` (no sandbox is available).
     pub fn from_value(value: &Value) -> Result<ServerConfig, ConfigError> {
         let ctx = Ctx {
             path: String::new(),
@@ -73,6 +76,25 @@ impl ServerConfig {
     /// The timeout is written for the host-config rule (see [timeouts](ServerConfig#timeouts))
     /// so that it reloads equal; that rule cannot say less than 1 s, so a shorter timeout
     /// reloads as 1 s.
+    ///
+    /// A [policy](ServerConfig::policy) is written in this library's spelling, at the top
+    /// level: `includeTools`, `excludeTools`, `alwaysAllow` (or `trust: true` when every tool
+    /// runs without asking), and a sandbox as `sandboxEnabled: true` with its `sandbox` block
+    /// (which, like the file it came from, does not load unless the program accepts running
+    /// it unconfined).
+    ///
+    /// ```
+    /// use mcp_blocking::config::{Approval, ServerPolicy};
+    /// use mcp_blocking::ServerConfig;
+    /// use serde_json::json;
+    /// let s = ServerConfig::stdio("fs", "mcp-fs").with_policy(
+    ///     ServerPolicy::new().exclude_tools(["delete_*"]).with_approval(Approval::All),
+    /// );
+    /// let v = s.to_json();
+    /// assert_eq!((&v["excludeTools"], &v["trust"]), (&json!(["delete_*"]), &json!(true)));
+    /// assert_eq!(ServerConfig::from_value(&v)?, s);
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
     ///
     /// ```
     /// use mcp_blocking::ServerConfig;
@@ -134,7 +156,70 @@ impl ServerConfig {
         if self.protocol != super::ProtocolMode::default() {
             out["protocol"] = self.protocol.as_str().into();
         }
+        if let Value::Object(map) = &mut out {
+            policy_json(&self.policy, map);
+        }
         out
+    }
+}
+
+/// The policy's keys, in this library's spelling, into `out`.
+fn policy_json(policy: &ServerPolicy, out: &mut Map<String, Value>) {
+    let names = |patterns: &[ToolPattern]| -> Value {
+        patterns
+            .iter()
+            .map(|p| p.as_str())
+            .collect::<Vec<_>>()
+            .into()
+    };
+    if let Some(include) = policy.included() {
+        out.insert("includeTools".into(), names(include));
+    }
+    if !policy.excluded().is_empty() {
+        out.insert("excludeTools".into(), names(policy.excluded()));
+    }
+    match policy.approval() {
+        Approval::All => {
+            out.insert("trust".into(), true.into());
+        }
+        Approval::Tools(tools) => {
+            out.insert("alwaysAllow".into(), json!(tools));
+        }
+        // `Unset` says nothing, and so does the file.
+        _ => {}
+    }
+    if let Some(sb) = policy.sandbox() {
+        let mut block = Map::new();
+        for (group, lists) in [
+            (
+                "filesystem",
+                [
+                    ("allowWrite", &sb.allow_write),
+                    ("denyRead", &sb.deny_read),
+                    ("denyWrite", &sb.deny_write),
+                ]
+                .as_slice(),
+            ),
+            (
+                "network",
+                [
+                    ("allowedDomains", &sb.allowed_domains),
+                    ("deniedDomains", &sb.denied_domains),
+                ]
+                .as_slice(),
+            ),
+        ] {
+            let m: Map<String, Value> = lists
+                .iter()
+                .filter(|(_, l)| !l.is_empty())
+                .map(|(k, l)| ((*k).to_owned(), json!(l)))
+                .collect();
+            if !m.is_empty() {
+                block.insert(group.into(), Value::Object(m));
+            }
+        }
+        out.insert("sandboxEnabled".into(), true.into());
+        out.insert("sandbox".into(), Value::Object(block));
     }
 }
 

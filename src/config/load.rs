@@ -50,6 +50,43 @@ const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
 /// assert!(!format!("{:?}", report.servers[1]).contains("s3cret-key"));
 /// # Ok::<(), mcp_blocking::config::ConfigError>(())
 /// ```
+///
+/// # Policy keys
+///
+/// The keys that limit what a server may do are read, in each host's spelling, into the
+/// server's [`ServerPolicy`](crate::config::ServerPolicy) (at an entry's top level, in a host's
+/// map and in this library's own `mcp:` entries alike). Nothing that limits a server is dropped
+/// silently: a key this library cannot enforce fails the server with
+/// [`ConfigErrorKind::Unenforceable`] naming it, unless the program
+/// [accepts the risk](ConfigLoader::accept_unenforced).
+///
+/// | key (host) | effect |
+/// |---|---|
+/// | `includeTools` (Gemini CLI), `enabled_tools` (Codex) | only the matching tools are listed and callable |
+/// | `excludeTools` (Gemini CLI), `disabled_tools` (Codex), `disabledTools` (Roo Code, Windsurf) | the matching tools are neither listed nor callable; an exclusion wins over an inclusion |
+/// | `alwaysAllow` (Roo Code), `autoApprove` (Cline) | these tools run without asking; the server's other tools need approval ([`Approval::Tools`](crate::config::Approval::Tools)) |
+/// | `trust: true` (Gemini CLI) | every tool runs without asking ([`Approval::All`](crate::config::Approval::All)); `false` says nothing |
+/// | `enabled: false` (Codex) | the server is skipped, as with `disabled: true` |
+/// | `sandboxEnabled: true` with `sandbox` (VS Code) | no sandbox is available: the server fails to load ([`ConfigErrorKind::Unenforceable`] at `sandboxEnabled`); accepted, it loads unconfined and the key is listed in [`LoadReport::ignored`] |
+/// | `sandbox` without `sandboxEnabled: true` (VS Code) | inert, as in VS Code; listed in [`LoadReport::ignored`] |
+/// | `headersHelper` (Claude Code; remote servers) | run only when [allowed](ConfigLoader::allow_header_commands): its JSON object of headers overrides same-named `headers`; otherwise listed in [`LoadReport::ignored`] |
+/// | `dev`, `gallery`, `version`, `watchPaths`, `authProviderType`, `targetAudience`, `targetServiceAccount` (host files only) | no meaning here: listed in [`LoadReport::ignored`] with why |
+/// | `oauth.authorizationUrl`, `oauth.tokenUrl`, `oauth.redirectUri`, `oauth.audiences`, `oauth.tokenParamName`, `oauth.registrationUrl` (Gemini CLI) | not used (the endpoints come from the server's metadata): listed in [`LoadReport::ignored`] |
+///
+/// Tool names are exact, or patterns where `*` stands for any run of characters and `?` for one
+/// ([`ToolPattern`](crate::config::ToolPattern)). Two spellings of one rule in one entry (say
+/// `excludeTools` and `disabledTools`) are an error, as is a value of the wrong type, each at
+/// its key path.
+///
+/// ```
+/// use mcp_blocking::ConfigLoader;
+/// let report = ConfigLoader::new().load_str(r#"{"mcpServers": {
+///     "gem": {"command": "node", "args": ["s.js"], "excludeTools": ["crash"], "gallery": "x"}
+/// }}"#)?;
+/// assert!(!report.servers[0].policy().allows_tool("crash"));
+/// assert_eq!(report.ignored[0].key, "mcpServers.gem.gallery");
+/// # Ok::<(), mcp_blocking::config::ConfigError>(())
+/// ```
 #[derive(Debug, Clone, Default)]
 pub struct ConfigLoader {
     pub(crate) env: Option<BTreeMap<String, String>>,
@@ -158,6 +195,15 @@ impl ConfigLoader {
     /// Lets a `headersHelper` (Claude Code: a command whose output supplies a remote server's
     /// headers) run. Off by default: a config file is data, and running its commands is the
     /// program's decision; a helper not run is listed in [`LoadReport::ignored`].
+    ///
+    /// Allowed, the helper runs as the file is loaded, through `sh -c` (`cmd /C` on Windows),
+    /// in the file's directory (the current one for [`load_str`](ConfigLoader::load_str)),
+    /// with `CLAUDE_CODE_MCP_SERVER_NAME` and `CLAUDE_CODE_MCP_SERVER_URL` set and no standard
+    /// input. It must print one JSON object of header names and string values within 10 s and
+    /// 16 KiB, and exit with success; otherwise the server fails to load with an error at its
+    /// `headersHelper` key (on Unix the helper's whole process group is killed at the deadline).
+    /// Its headers are checked as `headers` are, replace static headers of the same name, and
+    /// are secrets: no `Debug` or error shows their values.
     pub fn allow_header_commands(mut self, allow: bool) -> Self {
         self.allow_header_commands = allow;
         self

@@ -17,6 +17,7 @@ use remote::RedactedHeaders;
 mod entry;
 mod error;
 mod fields;
+mod header_helper;
 mod hosted;
 mod input;
 mod interpolate;
@@ -28,6 +29,7 @@ pub mod locations;
 pub(crate) mod oauth;
 mod oauth_entry;
 mod policy;
+mod policy_entry;
 #[cfg(test)]
 mod property_tests;
 mod protocol;

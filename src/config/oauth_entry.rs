@@ -43,9 +43,9 @@ const KEYS: [&str; 14] = [
     "legacyEndpointFallback",
 ];
 
-/// Keys other hosts write in their `oauth` blocks that this library has no use for; skipped in
-/// host files.
-const FOREIGN: [&str; 6] = [
+/// Keys other hosts (Gemini CLI) write in their `oauth` blocks that this library has no use for:
+/// accepted in host files, and reported as ignored.
+pub(super) const FOREIGN: [&str; 6] = [
     "authorizationUrl",
     "tokenUrl",
     "redirectUri",
@@ -55,12 +55,13 @@ const FOREIGN: [&str; 6] = [
 ];
 
 /// Parses the block at `path` (`None` when absent or `enabled: false`). `expand` applies the
-/// config's variables.
+/// config's variables; the key paths of [`FOREIGN`] keys found are pushed to `foreign`.
 pub(super) fn parse(
     v: &Value,
     path: &str,
     dialect: Dialect,
     expand: &mut dyn FnMut(String, String) -> Result<String, ConfigError>,
+    foreign: &mut Vec<String>,
 ) -> Result<Option<OAuthConfig>, ConfigError> {
     let obj: &Map<String, Value> = match v {
         Value::Null => return Ok(None),
@@ -72,7 +73,7 @@ pub(super) fn parse(
             continue;
         }
         if dialect == Dialect::Host && FOREIGN.contains(&key.as_str()) {
-            log::debug!("config: ignoring host-specific key `{}`", join(path, key));
+            foreign.push(join(path, key));
             continue;
         }
         return Err(

@@ -185,7 +185,11 @@ impl fmt::Display for ToolRefusal {
 
 /// What a server may do: its tool filter, its approvals and the sandbox it asked for. The
 /// default allows everything and says nothing about approvals, as for a server with no policy.
-#[derive(Debug, Clone, PartialEq, Eq, Default)]
+///
+/// Two policies are equal when their rules are: where each rule was written (its
+/// [`RuleSource`]) is for messages, so a policy saved and reloaded, or read from a copy of its
+/// file, equals the one it came from.
+#[derive(Debug, Clone, Default)]
 pub struct ServerPolicy {
     include: Option<Vec<ToolPattern>>,
     include_source: RuleSource,
@@ -195,6 +199,26 @@ pub struct ServerPolicy {
     approval_source: RuleSource,
     sandbox: Option<SandboxSettings>,
 }
+
+impl PartialEq for ServerPolicy {
+    fn eq(&self, other: &Self) -> bool {
+        let sandbox_rules = |s: &SandboxSettings| {
+            (
+                s.allow_write.clone(),
+                s.deny_read.clone(),
+                s.deny_write.clone(),
+                s.allowed_domains.clone(),
+                s.denied_domains.clone(),
+            )
+        };
+        self.include == other.include
+            && self.exclude == other.exclude
+            && self.approval == other.approval
+            && self.sandbox.as_ref().map(sandbox_rules) == other.sandbox.as_ref().map(sandbox_rules)
+    }
+}
+
+impl Eq for ServerPolicy {}
 
 impl ServerPolicy {
     /// A policy that allows every tool and says nothing about approvals.
@@ -426,6 +450,24 @@ mod tests {
         assert!(!ServerPolicy::new()
             .include_tools(Vec::<String>::new())
             .allows_tool("echo"));
+    }
+
+    #[test]
+    fn equal_rules_are_equal_wherever_they_were_written() {
+        let here = ServerPolicy::new()
+            .exclude_tools(["crash"])
+            .with_exclude_source(RuleSource::key("mcpServers.g.excludeTools"))
+            .with_file(Path::new("/a/settings.json"));
+        let there = ServerPolicy::new().exclude_tools(["crash"]);
+        assert_eq!(here, there);
+        assert_ne!(here, ServerPolicy::new().exclude_tools(["crash2"]));
+        let boxed = |w: &str| {
+            let mut s = SandboxSettings::new(RuleSource::key(w));
+            s.allow_write.push("/w".into());
+            ServerPolicy::new().with_sandbox(s)
+        };
+        assert_eq!(boxed("a.sandboxEnabled"), boxed("b.sandboxEnabled"));
+        assert_ne!(boxed("a"), ServerPolicy::new());
     }
 
     #[test]

@@ -1,0 +1,577 @@
+//! The keys of a server entry that limit what the server may do, in every host's spelling, into
+//! its [`ServerPolicy`]; and the keys other hosts write that mean nothing here, each reported as
+//! an [`IgnoredKey`] with why, so that no key is dropped without a trace.
+//!
+//! | key (host) | effect |
+//! |---|---|
+//! | `includeTools` (Gemini CLI), `enabled_tools` (Codex) | only these tools are offered |
+//! | `excludeTools` (Gemini CLI), `disabled_tools` (Codex), `disabledTools` (Roo Code, Windsurf) | these tools are never offered or called |
+//! | `alwaysAllow` (Roo Code), `autoApprove` (Cline) | these tools run without asking; the others need approval |
+//! | `trust: true` (Gemini CLI) | every tool runs without asking |
+//! | `enabled: false` (Codex) | the server is skipped, as `disabled: true` |
+//! | `sandboxEnabled: true`, `sandbox` (VS Code) | the server does not load: no sandbox is available |
+//!
+//! A rule may be written in one spelling per entry: two spellings of the same rule (say
+//! `excludeTools` and `disabledTools`) are an error, since a refusal names the key it came from.
+
+use serde_json::{Map, Value};
+
+use super::fields::{get_bool, join, present, Dialect};
+use super::suggest::nearest;
+use super::{
+    Approval, ConfigError, ConfigErrorKind, IgnoredKey, RuleSource, SandboxSettings, ServerPolicy,
+};
+
+/// The spellings of an inclusion list.
+const INCLUDE_KEYS: [&str; 2] = ["includeTools", "enabled_tools"];
+/// The spellings of an exclusion list.
+const EXCLUDE_KEYS: [&str; 3] = ["excludeTools", "disabled_tools", "disabledTools"];
+/// The spellings of an auto-approval list.
+const APPROVE_KEYS: [&str; 2] = ["alwaysAllow", "autoApprove"];
+
+/// Every key this file reads, accepted at an entry's top level in both dialects.
+pub(crate) const POLICY_KEYS: [&str; 11] = [
+    "includeTools",
+    "enabled_tools",
+    "excludeTools",
+    "disabled_tools",
+    "disabledTools",
+    "alwaysAllow",
+    "autoApprove",
+    "trust",
+    "enabled",
+    "sandboxEnabled",
+    "sandbox",
+];
+
+/// Keys other hosts write that mean nothing to this library, with why; accepted in host
+/// entries and reported in [`LoadReport::ignored`](super::LoadReport::ignored).
+pub(crate) const INERT_KEYS: [(&str, &str); 7] = [
+    (
+        "dev",
+        "a development-mode setting of another host (restarts on file changes), with no meaning here",
+    ),
+    ("gallery", "where another host's server gallery installed the server from; not used to run it"),
+    ("version", "the version another host's server gallery installed; not used to run it"),
+    (
+        "watchPaths",
+        "Roo Code restarts the server when these paths change; this library does not watch files",
+    ),
+    (
+        "authProviderType",
+        "a Gemini CLI Google authentication provider; not supported here (use `headers` or `oauth`)",
+    ),
+    (
+        "targetAudience",
+        "Gemini CLI's Google ID-token audience; not supported here (use `headers` or `oauth`)",
+    ),
+    (
+        "targetServiceAccount",
+        "Gemini CLI's Google service account to impersonate; not supported here (use `headers` or `oauth`)",
+    ),
+];
+
+/// The names of [`INERT_KEYS`].
+pub(crate) fn inert_keys() -> impl Iterator<Item = &'static str> {
+    INERT_KEYS.iter().map(|(k, _)| *k)
+}
+
+/// The sub-keys of VS Code's `sandbox`.
+const SANDBOX_KEYS: [&str; 2] = ["filesystem", "network"];
+const FILESYSTEM_KEYS: [&str; 3] = ["allowWrite", "denyRead", "denyWrite"];
+const NETWORK_KEYS: [&str; 2] = ["allowedDomains", "deniedDomains"];
+
+/// What the policy keys of one entry say.
+#[derive(Debug, Default)]
+pub(crate) struct PolicyKeys {
+    pub(crate) policy: ServerPolicy,
+    pub(crate) ignored: Vec<IgnoredKey>,
+}
+
+/// Whether the entry at `prefix` turns its server off (`enabled: false`, Codex's spelling of
+/// `disabled: true`).
+///
+/// # Errors
+/// [`ConfigErrorKind::WrongType`] when `enabled` is not a boolean.
+pub(crate) fn disabled_by_enabled(
+    obj: &Map<String, Value>,
+    prefix: &str,
+) -> Result<bool, ConfigError> {
+    Ok(get_bool(obj, "enabled", prefix)? == Some(false))
+}
+
+/// Reads the policy keys and the inert keys of the entry `obj` at `prefix`, for `server`.
+/// `accept_unenforced`: whether a key that asks for a limit this library cannot apply is
+/// reported (and the server loads without it) rather than an error.
+///
+/// # Errors
+/// [`ConfigErrorKind::WrongType`] for a value of the wrong type,
+/// [`ConfigErrorKind::InvalidValue`] for an empty tool name or two spellings of one rule,
+/// [`ConfigErrorKind::UnknownKey`] for an unknown key inside `sandbox`, and
+/// [`ConfigErrorKind::Unenforceable`] for `sandboxEnabled: true` unless `accept_unenforced`;
+/// each at the key's path.
+pub(crate) fn parse(
+    obj: &Map<String, Value>,
+    prefix: &str,
+    server: &str,
+    dialect: Dialect,
+    accept_unenforced: bool,
+) -> Result<PolicyKeys, ConfigError> {
+    let mut out = PolicyKeys::default();
+    let mut policy = ServerPolicy::new();
+
+    if let Some((key, patterns)) = one_list(obj, prefix, &INCLUDE_KEYS)? {
+        policy = policy
+            .include_tools(patterns)
+            .with_include_source(RuleSource::key(join(prefix, key)));
+    }
+    if let Some((key, patterns)) = one_list(obj, prefix, &EXCLUDE_KEYS)? {
+        policy = policy
+            .exclude_tools(patterns)
+            .with_exclude_source(RuleSource::key(join(prefix, key)));
+    }
+    let approved = one_list(obj, prefix, &APPROVE_KEYS)?;
+    let trust = get_bool(obj, "trust", prefix)? == Some(true);
+    match (trust, approved) {
+        (true, Some((key, _))) => {
+            return Err(ConfigError::new(
+                ConfigErrorKind::InvalidValue,
+                format!(
+                    "both `trust: true` (every tool runs without asking) and `{key}` (only \
+                     these tools do) given; write one"
+                ),
+            )
+            .at(join(prefix, key)))
+        }
+        (true, None) => {
+            policy = policy
+                .with_approval(Approval::All)
+                .with_approval_source(RuleSource::key(join(prefix, "trust")));
+        }
+        (false, Some((key, tools))) => {
+            policy = policy
+                .with_approval(Approval::Tools(tools))
+                .with_approval_source(RuleSource::key(join(prefix, key)));
+        }
+        (false, None) => {}
+    }
+
+    let enabled = get_bool(obj, "sandboxEnabled", prefix)? == Some(true);
+    let sandbox = match present(obj, "sandbox") {
+        Some(v) => Some(parse_sandbox(v, &join(prefix, "sandbox"))?),
+        None => None,
+    };
+    let sandbox_key = join(prefix, "sandboxEnabled");
+    match (enabled, sandbox) {
+        // Fail closed: a server that asked to be confined never runs unconfined. The block was
+        // read first, so that a typo in it is reported either way.
+        (true, _) if !accept_unenforced => {
+            return Err(ConfigError::new(
+                ConfigErrorKind::Unenforceable,
+                "`sandboxEnabled` asks for a sandbox, and no sandbox is available to this \
+                 client: the server is not started unconfined (a program may accept the risk \
+                 with `ConfigLoader::accept_unenforced`)",
+            )
+            .at(sandbox_key));
+        }
+        (true, _) => out.ignored.push(IgnoredKey::new(
+            Some(server),
+            sandbox_key,
+            "the sandbox was not applied: no sandbox is available to this client, and the \
+             program accepted running the server without it",
+        )),
+        (false, Some(_)) => out.ignored.push(IgnoredKey::new(
+            Some(server),
+            join(prefix, "sandbox"),
+            "inert without `sandboxEnabled: true`, as in VS Code",
+        )),
+        (false, None) => {}
+    }
+
+    if dialect == Dialect::Host {
+        for (key, reason) in INERT_KEYS {
+            if obj.contains_key(key) {
+                out.ignored
+                    .push(IgnoredKey::new(Some(server), join(prefix, key), reason));
+            }
+        }
+    }
+    out.policy = policy;
+    Ok(out)
+}
+
+/// The one spelling of a list rule present in `obj` (of `keys`), with its tool names.
+fn one_list<'k>(
+    obj: &Map<String, Value>,
+    prefix: &str,
+    keys: &[&'k str],
+) -> Result<Option<(&'k str, Vec<String>)>, ConfigError> {
+    let mut found: Option<&'k str> = None;
+    for key in keys.iter().copied() {
+        if present(obj, key).is_none() {
+            continue;
+        }
+        if let Some(first) = found {
+            return Err(ConfigError::new(
+                ConfigErrorKind::InvalidValue,
+                format!("both `{first}` and `{key}` given; they are one rule, write one"),
+            )
+            .at(join(prefix, key)));
+        }
+        found = Some(key);
+    }
+    let Some(key) = found else { return Ok(None) };
+    Ok(Some((key, tool_names(obj, prefix, key)?)))
+}
+
+/// A list of tool names or patterns at `prefix.key`: strings, none empty.
+fn tool_names(
+    obj: &Map<String, Value>,
+    prefix: &str,
+    key: &str,
+) -> Result<Vec<String>, ConfigError> {
+    let path = join(prefix, key);
+    let Some(Value::Array(items)) = present(obj, key) else {
+        let found = present(obj, key).unwrap_or(&Value::Null);
+        return Err(ConfigError::wrong_type(
+            &path,
+            "a list of tool names",
+            found,
+        ));
+    };
+    items
+        .iter()
+        .enumerate()
+        .map(|(i, v)| match v {
+            Value::String(s) if !s.trim().is_empty() => Ok(s.clone()),
+            Value::String(_) => Err(ConfigError::new(
+                ConfigErrorKind::InvalidValue,
+                "a tool name is empty",
+            )
+            .at(format!("{path}[{i}]"))),
+            other => Err(ConfigError::wrong_type(
+                &format!("{path}[{i}]"),
+                "a tool name (a string)",
+                other,
+            )),
+        })
+        .collect()
+}
+
+/// VS Code's `sandbox` block at `path`, every key checked.
+fn parse_sandbox(v: &Value, path: &str) -> Result<SandboxSettings, ConfigError> {
+    let obj = mapping(v, path)?;
+    check_known(obj, &SANDBOX_KEYS, path)?;
+    let source = path.strip_suffix("sandbox").unwrap_or(path);
+    let mut s = SandboxSettings::new(RuleSource::key(format!("{source}sandboxEnabled")));
+    if let Some(fs) = present(obj, "filesystem") {
+        let fpath = join(path, "filesystem");
+        let fs = mapping(fs, &fpath)?;
+        check_known(fs, &FILESYSTEM_KEYS, &fpath)?;
+        s.allow_write = strings(fs, "allowWrite", &fpath)?;
+        s.deny_read = strings(fs, "denyRead", &fpath)?;
+        s.deny_write = strings(fs, "denyWrite", &fpath)?;
+    }
+    if let Some(net) = present(obj, "network") {
+        let npath = join(path, "network");
+        let net = mapping(net, &npath)?;
+        check_known(net, &NETWORK_KEYS, &npath)?;
+        s.allowed_domains = strings(net, "allowedDomains", &npath)?;
+        s.denied_domains = strings(net, "deniedDomains", &npath)?;
+    }
+    Ok(s)
+}
+
+fn mapping<'v>(v: &'v Value, path: &str) -> Result<&'v Map<String, Value>, ConfigError> {
+    match v {
+        Value::Object(m) => Ok(m),
+        other => Err(ConfigError::wrong_type(path, "a mapping", other)),
+    }
+}
+
+/// Rejects a key not in `known`, suggesting the nearest.
+fn check_known(obj: &Map<String, Value>, known: &[&str], path: &str) -> Result<(), ConfigError> {
+    match obj.keys().find(|k| !known.contains(&k.as_str())) {
+        None => Ok(()),
+        Some(key) => Err(ConfigError::new(
+            ConfigErrorKind::UnknownKey,
+            format!("unknown key `{key}`"),
+        )
+        .at(join(path, key))
+        .found_expected(key.clone(), format!("one of: {}", known.join(", ")))
+        .suggest(nearest(key, known.iter().copied()))),
+    }
+}
+
+/// A list of strings at `path.key` (empty when absent).
+fn strings(obj: &Map<String, Value>, key: &str, path: &str) -> Result<Vec<String>, ConfigError> {
+    super::fields::get_list(obj, key, path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn parse_at(v: Value, accept: bool) -> Result<PolicyKeys, ConfigError> {
+        let Value::Object(obj) = v else {
+            panic!("not a mapping")
+        };
+        parse(&obj, "mcpServers.s", "s", Dialect::Host, accept)
+    }
+
+    fn err(v: Value) -> ConfigError {
+        parse_at(v, false).unwrap_err()
+    }
+
+    #[test]
+    fn each_spelling_of_an_inclusion_list() {
+        for key in INCLUDE_KEYS {
+            let p = parse_at(json!({ key: ["echo", "get_*"] }), false)
+                .unwrap()
+                .policy;
+            assert!(p.allows_tool("echo") && p.allows_tool("get_x"), "{key}");
+            let refusal = p.check_tool("crash").unwrap_err();
+            assert_eq!(refusal.source.key, format!("mcpServers.s.{key}"));
+        }
+    }
+
+    #[test]
+    fn each_spelling_of_an_exclusion_list() {
+        for key in EXCLUDE_KEYS {
+            let p = parse_at(json!({ key: ["crash", "delete_*"] }), false)
+                .unwrap()
+                .policy;
+            assert!(p.allows_tool("echo"), "{key}");
+            assert!(
+                !p.allows_tool("crash") && !p.allows_tool("delete_repo"),
+                "{key}"
+            );
+            let refusal = p.check_tool("crash").unwrap_err();
+            assert_eq!(refusal.source.key, format!("mcpServers.s.{key}"));
+            assert_eq!(refusal.rule, format!("excluded by `{key}`"));
+        }
+    }
+
+    #[test]
+    fn each_spelling_of_an_approval_list() {
+        for key in APPROVE_KEYS {
+            let p = parse_at(json!({ key: ["read_file"] }), false)
+                .unwrap()
+                .policy;
+            assert_eq!(p.approval(), &Approval::Tools(vec!["read_file".into()]));
+            assert_eq!(p.approval_source().key, format!("mcpServers.s.{key}"));
+            assert!(p.needs_approval("write_file") && !p.needs_approval("read_file"));
+        }
+    }
+
+    #[test]
+    fn trust_true_approves_all_and_false_says_nothing() {
+        let p = parse_at(json!({"trust": true}), false).unwrap().policy;
+        assert_eq!(p.approval(), &Approval::All);
+        assert_eq!(p.approval_source().key, "mcpServers.s.trust");
+        let p = parse_at(json!({"trust": false}), false).unwrap().policy;
+        assert_eq!(p.approval(), &Approval::Unset);
+        assert!(p.is_unrestricted());
+    }
+
+    #[test]
+    fn no_policy_keys_no_policy() {
+        let k = parse_at(json!({"command": "x"}), false).unwrap();
+        assert!(k.policy.is_unrestricted());
+        assert!(k.ignored.is_empty());
+    }
+
+    #[test]
+    fn type_errors_name_the_key_path() {
+        for (v, path, kind) in [
+            (
+                json!({"excludeTools": "crash"}),
+                "mcpServers.s.excludeTools",
+                ConfigErrorKind::WrongType,
+            ),
+            (
+                json!({"includeTools": [1]}),
+                "mcpServers.s.includeTools[0]",
+                ConfigErrorKind::WrongType,
+            ),
+            (
+                json!({"disabled_tools": ["a", ""]}),
+                "mcpServers.s.disabled_tools[1]",
+                ConfigErrorKind::InvalidValue,
+            ),
+            (
+                json!({"alwaysAllow": {"a": 1}}),
+                "mcpServers.s.alwaysAllow",
+                ConfigErrorKind::WrongType,
+            ),
+            (
+                json!({"trust": "yes"}),
+                "mcpServers.s.trust",
+                ConfigErrorKind::WrongType,
+            ),
+            (
+                json!({"sandboxEnabled": 1}),
+                "mcpServers.s.sandboxEnabled",
+                ConfigErrorKind::WrongType,
+            ),
+            (
+                json!({"sandbox": []}),
+                "mcpServers.s.sandbox",
+                ConfigErrorKind::WrongType,
+            ),
+            (
+                json!({"sandbox": {"filesystem": {"allowWrite": "/tmp"}}}),
+                "mcpServers.s.sandbox.filesystem.allowWrite",
+                ConfigErrorKind::WrongType,
+            ),
+            (
+                json!({"sandbox": {"network": {"allowedDomain": []}}}),
+                "mcpServers.s.sandbox.network.allowedDomain",
+                ConfigErrorKind::UnknownKey,
+            ),
+            (
+                json!({"sandbox": {"fs": {}}}),
+                "mcpServers.s.sandbox.fs",
+                ConfigErrorKind::UnknownKey,
+            ),
+        ] {
+            let e = err(v.clone());
+            assert_eq!((e.path.as_str(), e.kind), (path, kind), "{v}: {e}");
+        }
+        let e = err(json!({"sandbox": {"network": {"allowedDomain": []}}}));
+        assert_eq!(e.suggestion.as_deref(), Some("allowedDomains"));
+    }
+
+    #[test]
+    fn two_spellings_of_one_rule_are_an_error() {
+        let e = err(json!({"excludeTools": ["a"], "disabledTools": ["b"]}));
+        assert_eq!(e.path, "mcpServers.s.disabledTools");
+        assert!(e.message.contains("`excludeTools`"), "{e}");
+        let e = err(json!({"alwaysAllow": ["a"], "autoApprove": ["b"]}));
+        assert_eq!(e.path, "mcpServers.s.autoApprove");
+        let e = err(json!({"trust": true, "alwaysAllow": ["a"]}));
+        assert_eq!(e.path, "mcpServers.s.alwaysAllow");
+        // `trust: false` says nothing, so a list beside it is the rule.
+        let p = parse_at(json!({"trust": false, "autoApprove": ["a"]}), false)
+            .unwrap()
+            .policy;
+        assert_eq!(p.approval(), &Approval::Tools(vec!["a".into()]));
+    }
+
+    #[test]
+    fn a_sandbox_asked_for_fails_closed_naming_the_key() {
+        let e =
+            err(json!({"sandboxEnabled": true, "sandbox": {"filesystem": {"allowWrite": ["/w"]}}}));
+        assert_eq!(e.kind, ConfigErrorKind::Unenforceable);
+        assert_eq!(e.path, "mcpServers.s.sandboxEnabled");
+        assert!(e.message.contains("not started unconfined"), "{e}");
+        // Without the block too.
+        assert_eq!(
+            err(json!({"sandboxEnabled": true})).kind,
+            ConfigErrorKind::Unenforceable
+        );
+    }
+
+    #[test]
+    fn an_accepted_sandbox_is_reported_and_not_kept() {
+        let k = parse_at(
+            json!({"sandboxEnabled": true, "sandbox": {"network": {"allowedDomains": ["x.dev"]}}}),
+            true,
+        )
+        .unwrap();
+        assert!(k.policy.sandbox().is_none());
+        assert_eq!(k.ignored.len(), 1);
+        assert_eq!(k.ignored[0].key, "mcpServers.s.sandboxEnabled");
+        assert!(
+            k.ignored[0].reason.contains("accepted"),
+            "{}",
+            k.ignored[0].reason
+        );
+    }
+
+    #[test]
+    fn a_sandbox_block_without_sandbox_enabled_is_inert_and_reported() {
+        for v in [
+            json!({"sandbox": {"filesystem": {"denyRead": ["~/.ssh"]}}}),
+            json!({"sandboxEnabled": false, "sandbox": {}}),
+        ] {
+            let k = parse_at(v, false).unwrap();
+            assert!(k.policy.sandbox().is_none());
+            assert_eq!(k.ignored.len(), 1);
+            assert_eq!(k.ignored[0].key, "mcpServers.s.sandbox");
+        }
+    }
+
+    #[test]
+    fn the_sandbox_block_is_read_whole() {
+        let s = parse_sandbox(
+            &json!({
+                "filesystem": {"allowWrite": ["/w"], "denyRead": ["/r"], "denyWrite": ["/d"]},
+                "network": {"allowedDomains": ["a.dev"], "deniedDomains": ["b.dev"]}
+            }),
+            "servers.s.sandbox",
+        )
+        .unwrap();
+        assert_eq!(s.source.key, "servers.s.sandboxEnabled");
+        assert_eq!(
+            (
+                s.allow_write,
+                s.deny_read,
+                s.deny_write,
+                s.allowed_domains,
+                s.denied_domains
+            ),
+            (
+                vec!["/w".to_owned()],
+                vec!["/r".to_owned()],
+                vec!["/d".to_owned()],
+                vec!["a.dev".to_owned()],
+                vec!["b.dev".to_owned()]
+            )
+        );
+    }
+
+    #[test]
+    fn inert_keys_of_host_entries_are_reported_with_why() {
+        let k = parse_at(
+            json!({"gallery": "x", "version": "1", "watchPaths": ["a"], "dev": {}, "authProviderType": "google_credentials"}),
+            false,
+        )
+        .unwrap();
+        let keys: Vec<&str> = k.ignored.iter().map(|i| i.key.as_str()).collect();
+        assert_eq!(
+            keys,
+            [
+                "mcpServers.s.dev",
+                "mcpServers.s.gallery",
+                "mcpServers.s.version",
+                "mcpServers.s.watchPaths",
+                "mcpServers.s.authProviderType"
+            ]
+        );
+        assert!(k
+            .ignored
+            .iter()
+            .all(|i| !i.reason.is_empty() && i.server.as_deref() == Some("s")));
+    }
+
+    #[test]
+    fn enabled_false_disables() {
+        let Value::Object(obj) = json!({"enabled": false}) else {
+            unreachable!()
+        };
+        assert!(disabled_by_enabled(&obj, "p").unwrap());
+        let Value::Object(obj) = json!({"enabled": true}) else {
+            unreachable!()
+        };
+        assert!(!disabled_by_enabled(&obj, "p").unwrap());
+        let Value::Object(obj) = json!({"enabled": "no"}) else {
+            unreachable!()
+        };
+        assert_eq!(
+            disabled_by_enabled(&obj, "p").unwrap_err().path,
+            "p.enabled"
+        );
+    }
+}
