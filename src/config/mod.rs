@@ -37,6 +37,7 @@ mod remote;
 mod renamed;
 mod suggest;
 mod template;
+mod toml_doc;
 mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
