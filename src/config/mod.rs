@@ -17,6 +17,7 @@ use remote::RedactedHeaders;
 mod entry;
 mod error;
 mod fields;
+mod host_keys;
 mod hosted;
 mod input;
 mod interpolate;
