@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use remote::RedactedHeaders;
 
+mod documents;
 mod entry;
 mod error;
 mod fields;
@@ -26,6 +27,7 @@ mod jsonc;
 mod limits;
 mod load;
 pub mod locations;
+mod mcp_options;
 pub(crate) mod oauth;
 mod oauth_entry;
 mod policy;
