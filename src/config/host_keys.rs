@@ -13,7 +13,7 @@
 //! | Codex | `http_headers` | `headers` |
 //! | Codex | `bearer_token_env_var = "VAR"` | `headers.Authorization: "Bearer ${VAR}"` (unset: an error at the key) |
 //! | Codex | `env_http_headers = {H = "VAR"}` | `headers.H: "${VAR}"` when `VAR` is set |
-//! | Codex | `env_vars = ["VAR"]` | `env.VAR: "${VAR}"` when `VAR` is set (an explicit `env.VAR` wins) |
+//! | Codex | `env_vars = ["VAR", {name = "W"}]` | `env.VAR: "${VAR}"` when `VAR` is set (an explicit `env.VAR` wins; a `source = "remote"` one is reported, not passed) |
 //! | Codex | `startup_timeout_sec`, `startup_timeout_ms`, `tool_timeout_sec` | `timeout`: the longest of them, since one timeout bounds both connecting and each call |
 //!
 //! A rewrite happens in host files only (not in RobotLab's nested entries), and the rewritten
@@ -60,6 +60,13 @@ impl Normalized {
                 continue;
             }
             let (ours_key, theirs_key) = (last_key(ours), last_key(theirs));
+            // A variable the file named by a key of its host (`bearer_token_env_var`,
+            // `env_vars`): no `${VAR:-default}` to write there.
+            if e.kind == ConfigErrorKind::UndefinedVariable && ours_key != theirs_key {
+                let var = e.found.as_deref().unwrap_or("").trim_start_matches("${");
+                let var = var.trim_end_matches('}');
+                e.message = format!("variable `{var}` is not set");
+            }
             if ours_key != theirs_key {
                 e.message = e
                     .message
@@ -392,7 +399,38 @@ impl Rewrite<'_> {
             }
         };
         for (i, item) in names.iter().enumerate() {
-            let name = self.var_name(item, &format!("{vpath}[{i}]"))?;
+            let ipath = format!("{vpath}[{i}]");
+            let name = match item {
+                // `{ name = "X", source = "local" | "remote" }`
+                Value::Object(spec) => {
+                    let source = match present(spec, "source") {
+                        None => "local",
+                        Some(Value::String(s)) => s.as_str(),
+                        Some(other) => {
+                            return Err(ConfigError::wrong_type(
+                                &join(&ipath, "source"),
+                                "a string (local or remote)",
+                                other,
+                            ))
+                        }
+                    };
+                    if source != "local" {
+                        self.ignored.push(IgnoredKey::new(
+                            self.ctx.key_name,
+                            join(&ipath, "source"),
+                            format!(
+                                "Codex reads a `{}` variable from its remote executor, which is \
+                                 not here: not passed on",
+                                super::echo(source, 32)
+                            ),
+                        ));
+                        continue;
+                    }
+                    let n = spec.get("name").unwrap_or(&Value::Null);
+                    self.var_name(n, &join(&ipath, "name"))?
+                }
+                other => self.var_name(other, &ipath)?,
+            };
             if env.contains_key(&name) || !self.is_set(&name) {
                 continue;
             }
