@@ -165,6 +165,7 @@ command = "db-mcp"
 env_vars = ["DB_TOKEN", "UNSET_ONE", { name = "DB_USER" }, { name = "REMOTE_ONE", source = "remote" }]
 cwd = "/srv/db"
 startup_timeout_ms = 90000
+required = true
 
 [mcp_servers.api]
 url = "https://api.example.com/mcp"
@@ -192,8 +193,14 @@ startup_timeout_sec = 0.25
     );
     assert_eq!(db.timeout(), Duration::from_secs(90));
     assert!(!format!("{db:?}").contains("db-token-value"));
-    assert_eq!(r.ignored.len(), 1, "{:?}", r.ignored);
-    assert_eq!(r.ignored[0].key, "mcp_servers.db.env_vars[3].source");
+    let ignored: Vec<&str> = r.ignored.iter().map(|k| k.key.as_str()).collect();
+    assert_eq!(
+        ignored,
+        [
+            "mcp_servers.db.env_vars[3].source",
+            "mcp_servers.db.required"
+        ]
+    );
     // A header whose variable is not set is not sent, as in Codex; under 1 s is 1 s.
     let api = server(&r, "api");
     assert_eq!(

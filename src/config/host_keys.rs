@@ -15,6 +15,7 @@
 //! | Codex | `env_http_headers = {H = "VAR"}` | `headers.H: "${VAR}"` when `VAR` is set |
 //! | Codex | `env_vars = ["VAR", {name = "W"}]` | `env.VAR: "${VAR}"` when `VAR` is set (an explicit `env.VAR` wins; a `source = "remote"` one is reported, not passed) |
 //! | Codex | `startup_timeout_sec`, `startup_timeout_ms`, `tool_timeout_sec` | `timeout`: the longest of them, since one timeout bounds both connecting and each call |
+//! | Codex | `required` | (nothing: reported in `LoadReport::ignored`) |
 //!
 //! A rewrite happens in host files only (not in RobotLab's nested entries), and the rewritten
 //! entry holds none of these spellings, so it is read once more as written in ours.
@@ -108,6 +109,7 @@ pub(crate) fn normalize(v: &Value, ctx: &Ctx<'_>) -> Result<Option<Normalized>, 
     n.codex_headers()?;
     n.codex_env()?;
     n.codex_timeouts()?;
+    n.codex_required()?;
     if ctx.flavor == Flavor::Gemini {
         n.gemini()?;
     }
@@ -481,6 +483,28 @@ impl Rewrite<'_> {
             self.obj.insert("timeout".into(), ms);
             self.moved("timeout", key);
         }
+        Ok(())
+    }
+
+    /// Codex's `required`: whether Codex itself fails to start without this server.
+    fn codex_required(&mut self) -> Result<(), ConfigError> {
+        let Some(v) = self.obj.remove("required") else {
+            return Ok(());
+        };
+        if !v.is_boolean() && !v.is_null() {
+            return Err(ConfigError::wrong_type(
+                &self.at("required"),
+                "a boolean",
+                &v,
+            ));
+        }
+        self.ignored.push(IgnoredKey::new(
+            self.ctx.key_name,
+            self.at("required"),
+            "Codex does not start without a required server; here each server's failure to \
+             start is reported on its own, and the program decides",
+        ));
+        self.changed = true;
         Ok(())
     }
 
