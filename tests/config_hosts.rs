@@ -43,8 +43,16 @@ fn server<'a>(r: &'a LoadReport, name: &str) -> &'a ServerConfig {
         .unwrap_or_else(|| panic!("no server `{name}`: {:?}", r.errors))
 }
 
+/// A stdio server's command, args, env and cwd.
+type Stdio<'a> = (
+    &'a str,
+    Vec<&'a str>,
+    Vec<(&'a str, &'a str)>,
+    Option<&'a Path>,
+);
+
 /// (command, args, env, cwd) of a stdio server.
-fn stdio(s: &ServerConfig) -> (&str, Vec<&str>, Vec<(&str, &str)>, Option<&Path>) {
+fn stdio(s: &ServerConfig) -> Stdio<'_> {
     let TransportConfig::Stdio(t) = s.transport() else {
         panic!("`{}` is not stdio: {:?}", s.name(), s.transport())
     };

@@ -117,7 +117,7 @@ pub(crate) fn normalize(v: &Value, ctx: &Ctx<'_>) -> Result<Option<Normalized>, 
         return Ok(None);
     }
     // Most specific first, so that `headers.X` is matched before `headers`.
-    n.moved.sort_by(|a, b| b.0.len().cmp(&a.0.len()));
+    n.moved.sort_by_key(|m| std::cmp::Reverse(m.0.len()));
     Ok(Some(Normalized {
         value: Value::Object(n.obj),
         moved: n.moved,
