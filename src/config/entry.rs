@@ -242,6 +242,10 @@ fn hide_secrets(mut e: ConfigError, secrets: &[String]) -> ConfigError {
 
 /// Parses one entry; `secrets` collects the values taken from variables.
 fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<Entry, ConfigError> {
+    // A host's own spellings (`httpUrl`, `serverUrl`, Zed's and Codex's keys) are read as ours.
+    if let Some(host) = super::host_keys::normalize(v, ctx)? {
+        return host.parse(|v| parse_inner(v, ctx, secrets));
+    }
     let prefix = ctx.path.as_str();
     let Value::Object(obj) = v else {
         return Err(ConfigError::wrong_type(prefix, "a mapping (one server)", v));

@@ -1,19 +1,21 @@
 //! Host config files: [`ConfigLoader`] reads the `mcpServers` map (Claude Desktop, Claude Code's
-//! `.mcp.json`, Cursor), VS Code's `servers` map, an `mcp:` list of nested entries and a bare list, in JSON
-//! (comments and trailing commas allowed) or YAML, into a [`LoadReport`].
+//! `.mcp.json` and `~/.claude.json`, Cursor, Windsurf, Gemini CLI), VS Code's `servers` map, Zed's
+//! `context_servers`, Codex's `mcp_servers`, an `mcp:` list of nested entries and a bare list, in
+//! JSON (comments and trailing commas allowed), YAML or TOML, into a [`LoadReport`]. Which host
+//! wrote a file is told by its place and name (`documents.rs`).
 
 use std::collections::{BTreeMap, HashMap};
 use std::path::{Path, PathBuf};
 
 use serde_json::Value;
 
+use super::documents::{flavor_of_doc, flavor_of_path, is_settings_file};
 use super::entry::{join, parse_entry, Ctx, Dialect, Entry, Flavor};
 use super::interpolate::Vars;
-use super::suggest::nearest;
-use super::{jsonc, yaml, ConfigError, ConfigErrorKind, InputLimits, ServerConfig};
+use super::{jsonc, toml_doc, yaml, ConfigError, ConfigErrorKind, InputLimits, ServerConfig};
 
 /// The top-level keys a host config file may hold its servers under.
-const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
+pub(crate) const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
 
 /// Reads MCP server configurations from host config files.
 ///
@@ -95,6 +97,7 @@ pub struct ConfigLoader {
     pub(crate) limits: InputLimits,
     pub(crate) allow_header_commands: bool,
     pub(crate) accept_unenforced: bool,
+    pub(crate) project_dir: Option<PathBuf>,
 }
 
 /// What a lenient load found: the servers that are valid, an error for each one that is not, and
@@ -112,8 +115,10 @@ pub struct LoadReport {
     /// here (`gallery`), a `headersHelper` not run, or (with
     /// [`accept_unenforced`](ConfigLoader::accept_unenforced)) a limit not enforced.
     pub ignored: Vec<IgnoredKey>,
-    /// The file's `mcp` options block (`gracefulDegradation`, `extraRetries`, `baseDelayMs`,
-    /// `maxDelayMs`), when it has one: how a [`Hub`](crate::Hub) loaded from it degrades.
+    /// The file's `mcp` options block (@robojs/ai's `gracefulDegradation`, `extraRetries` (at
+    /// most 10), `baseDelayMs`, `maxDelayMs`), when it has one: how a [`Hub`](crate::Hub) loaded
+    /// from it degrades. The block may sit beside `mcpServers`, or hold the servers itself
+    /// (`mcp: {servers: {...}, extraRetries: 2}`); its keys are checked as a server's are.
     pub degradation: Option<crate::hub::Degradation>,
 }
 
@@ -219,6 +224,32 @@ impl ConfigLoader {
         self
     }
 
+    /// The project directory whose servers Claude Code's `~/.claude.json` holds
+    /// (`projects["/home/u/app"].mcpServers`, its local scope; default: the current
+    /// directory). The directory must be the project's key exactly, as Claude Code keys a
+    /// project by the directory it was started in; its servers come first and hide the user's
+    /// servers (`mcpServers`) of the same name, each listed in [`LoadReport::ignored`].
+    ///
+    /// ```
+    /// use mcp_blocking::ConfigLoader;
+    /// let text = r#"{"mcpServers": {"docs": {"command": "user-docs"}},
+    ///     "projects": {"/home/u/app": {"mcpServers": {"docs": {"command": "app-docs"}}}}}"#;
+    /// let loader = ConfigLoader::new().with_project_dir("/home/u/app");
+    /// let dir = std::env::temp_dir().join(format!("claude-json-doc-{}", std::process::id()));
+    /// std::fs::create_dir_all(&dir).unwrap();
+    /// std::fs::write(dir.join(".claude.json"), text).unwrap();
+    /// let report = loader.load(dir.join(".claude.json"))?;
+    /// assert_eq!(report.servers.len(), 1);
+    /// assert_eq!(report.server("docs").and_then(|s| s.command()), Some("app-docs"));
+    /// assert_eq!(report.ignored[0].key, "mcpServers.docs");
+    /// # std::fs::remove_dir_all(&dir).unwrap();
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    pub fn with_project_dir(mut self, dir: impl Into<PathBuf>) -> Self {
+        self.project_dir = Some(dir.into());
+        self
+    }
+
     /// Fails on the first bad server instead of reporting it and going on.
     pub fn strict(mut self, strict: bool) -> Self {
         self.strict = strict;
@@ -265,8 +296,25 @@ impl ConfigLoader {
         )
     }
 
-    /// Loads the servers of the file at `path` (JSON, or YAML for `.yaml`/`.yml`; other names are
-    /// sniffed). Relative `envFile` paths are read from the file's directory.
+    /// Loads the servers of the file at `path` (JSON, YAML for `.yaml`/`.yml`, TOML for
+    /// `.toml`; other names are sniffed). Relative `envFile` paths are read from the file's
+    /// directory.
+    ///
+    /// Which host wrote the file is told by its place and name, and its keys are read as that
+    /// host means them:
+    ///
+    /// | file | host | read |
+    /// |---|---|---|
+    /// | `.gemini/settings.json` | Gemini CLI | `mcpServers`; `httpUrl` Streamable HTTP, `url` legacy SSE, `timeout` in ms, `$VAR` in `env`; `mcp.allowed` / `mcp.excluded` filter the servers |
+    /// | `*.toml` (`~/.codex/config.toml`) | Codex | `[mcp_servers.NAME]`: `command`, `args`, `env`, `env_vars`, `cwd`, `url`, `bearer_token_env_var`, `http_headers`, `env_http_headers`, `startup_timeout_sec` / `_ms`, `tool_timeout_sec` (our one timeout: the longest) |
+    /// | `zed/settings.json`, or any file with `context_servers` | Zed | `context_servers`: `command` flat or `{path, args, env}`, `url`, `headers`; an extension's server is an error |
+    /// | `mcp_config.json` | Windsurf | `mcpServers`; `serverUrl` as `url` |
+    /// | `.claude.json` | Claude Code | `mcpServers`, and `projects[<dir>].mcpServers` (see [`with_project_dir`](ConfigLoader::with_project_dir)) |
+    /// | `.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`, `claude_desktop_config.json`, others | | `mcpServers`, `servers`, `mcp` |
+    ///
+    /// A host's settings file (Gemini's, Zed's, Codex's, `~/.claude.json`) without servers
+    /// loads none, without an error. Other top-level keys of a host's file are the host's, not
+    /// errors.
     ///
     /// ```no_run
     /// use mcp_blocking::ConfigLoader;
@@ -287,6 +335,24 @@ impl ConfigLoader {
     /// the first server's error.
     pub fn load(&self, path: impl AsRef<Path>) -> Result<LoadReport, ConfigError> {
         let path = path.as_ref();
+        self.load_file(path, flavor_of_path(path))
+    }
+
+    /// Loads the file at `path`, written by the host of `flavor` whatever its name (for callers
+    /// that know where they found it).
+    ///
+    /// # Errors
+    /// As [`ConfigLoader::load`].
+    #[allow(dead_code, reason = "for discovery, which knows each file's host")]
+    pub(crate) fn load_flavored(
+        &self,
+        path: impl AsRef<Path>,
+        flavor: Flavor,
+    ) -> Result<LoadReport, ConfigError> {
+        self.load_file(path.as_ref(), flavor)
+    }
+
+    fn load_file(&self, path: &Path, flavor: Flavor) -> Result<LoadReport, ConfigError> {
         let file = Some(path);
         let text = self
             .limits
@@ -298,11 +364,13 @@ impl ConfigLoader {
             .unwrap_or("")
             .to_ascii_lowercase();
         let doc = match ext.as_str() {
+            _ if flavor == Flavor::Codex => toml_doc::parse(&text, &self.limits),
             "yaml" | "yml" => yaml::parse(&text, &self.limits),
             "json" | "jsonc" => jsonc::parse(&text, &self.limits),
             _ => parse_any(&text, &self.limits),
         }
         .map_err(|e| e.in_file(file))?;
+        let settings = is_settings_file(path, flavor);
         let base_dir = path.parent().map(|p| {
             if p.as_os_str().is_empty() {
                 PathBuf::from(".")
@@ -310,7 +378,7 @@ impl ConfigLoader {
                 p.to_path_buf()
             }
         });
-        self.load_doc(&doc, base_dir.as_deref())
+        self.load_doc(&doc, base_dir.as_deref(), flavor, settings)
             .map_err(|e| e.in_file(file))
             .map(|mut r| {
                 for e in &mut r.errors {
@@ -319,7 +387,13 @@ impl ConfigLoader {
                 for k in &mut r.ignored {
                     k.file = Some(path.to_path_buf());
                 }
-                for s in &mut r.servers {
+                // A server without a policy has no rule to name the file in: it stays equal to
+                // the same server loaded from anywhere else.
+                for s in r
+                    .servers
+                    .iter_mut()
+                    .filter(|s| s.policy != Default::default())
+                {
                     s.policy = std::mem::take(&mut s.policy).with_file(path);
                 }
                 r
@@ -332,7 +406,12 @@ impl ConfigLoader {
     /// As [`ConfigLoader::load`], without the file.
     pub fn load_str(&self, text: &str) -> Result<LoadReport, ConfigError> {
         self.limits.check_text(text)?;
-        self.load_doc(&parse_any(text, &self.limits)?, None)
+        self.load_doc(
+            &parse_any(text, &self.limits)?,
+            None,
+            Flavor::Generic,
+            false,
+        )
     }
 
     /// Loads servers from an already parsed document. It is already built, so its size and depth
@@ -342,10 +421,18 @@ impl ConfigLoader {
     /// # Errors
     /// As [`ConfigLoader::load`], without the file.
     pub fn load_value(&self, doc: &Value) -> Result<LoadReport, ConfigError> {
-        self.load_doc(doc, None)
+        self.load_doc(doc, None, Flavor::Generic, false)
     }
 
-    fn load_doc(&self, doc: &Value, base_dir: Option<&Path>) -> Result<LoadReport, ConfigError> {
+    /// Walks `doc`, written by the host of `flavor` (told by its keys when `Generic`);
+    /// `settings` for a host's settings file, which may hold no server.
+    fn load_doc(
+        &self,
+        doc: &Value,
+        base_dir: Option<&Path>,
+        flavor: Flavor,
+        settings: bool,
+    ) -> Result<LoadReport, ConfigError> {
         let vars = self.vars(base_dir);
         let mut walk = Walk {
             loader: self,
@@ -353,43 +440,15 @@ impl ConfigLoader {
             base_dir,
             report: LoadReport::default(),
             names: HashMap::new(),
-            flavor: Flavor::Generic,
+            flavor,
         };
         match doc {
             Value::Array(items) => walk.list(items, "")?,
             Value::Object(m) => {
-                let mut found = false;
-                for key in TOP_LEVEL {
-                    let Some(v) = m.get(key) else { continue };
-                    found = true;
-                    match v {
-                        Value::Object(map) if key == "mcp" && map.contains_key("servers") => {
-                            match map.get("servers") {
-                                Some(Value::Object(s)) => walk.map(s, "mcp.servers")?,
-                                Some(other) => {
-                                    return Err(ConfigError::wrong_type("mcp.servers", "a mapping of servers", other))
-                                }
-                                None => {}
-                            }
-                        }
-                        Value::Object(map) if key != "mcp" => walk.map(map, key)?,
-                        Value::Array(items) => walk.list(items, key)?,
-                        other => {
-                            let expected = if key == "mcp" { "a list of servers" } else { "a mapping of servers" };
-                            return Err(ConfigError::wrong_type(key, expected, other));
-                        }
-                    }
+                if walk.flavor == Flavor::Generic {
+                    walk.flavor = flavor_of_doc(m).unwrap_or(Flavor::Generic);
                 }
-                if !found {
-                    let suggestion = m.keys().find_map(|k| nearest(k, TOP_LEVEL).filter(|_| k.len() > 2));
-                    let keys: Vec<&str> = m.keys().map(String::as_str).collect();
-                    return Err(ConfigError::new(
-                        ConfigErrorKind::UnknownFormat,
-                        "no MCP servers found: expected a top-level `mcpServers` map, `servers` map or `mcp` list",
-                    )
-                    .found_expected(format!("keys: {}", keys.join(", ")), "mcpServers, servers or mcp")
-                    .suggest(suggestion));
-                }
+                walk.document(m, settings)?;
             }
             other => {
                 return Err(ConfigError::new(
@@ -434,7 +493,7 @@ pub(crate) struct Walk<'a> {
 }
 
 impl Walk<'_> {
-    fn map(
+    pub(crate) fn map(
         &mut self,
         map: &serde_json::Map<String, Value>,
         prefix: &str,
@@ -443,6 +502,16 @@ impl Walk<'_> {
             self.entry(v, join(prefix, name), Some(name), Dialect::Host)?;
         }
         Ok(())
+    }
+
+    /// Parses the host map entry `name` at `path`; `Err` only in strict mode.
+    pub(crate) fn host_entry(
+        &mut self,
+        v: &Value,
+        path: String,
+        name: &str,
+    ) -> Result<(), ConfigError> {
+        self.entry(v, path, Some(name), Dialect::Host)
     }
 
     pub(crate) fn list(&mut self, items: &[Value], prefix: &str) -> Result<(), ConfigError> {

@@ -14,10 +14,12 @@ use std::time::Duration;
 
 use remote::RedactedHeaders;
 
+mod documents;
 mod entry;
 mod error;
 mod fields;
 mod header_helper;
+mod host_keys;
 mod hosted;
 mod input;
 mod interpolate;
@@ -26,6 +28,7 @@ mod jsonc;
 mod limits;
 mod load;
 pub mod locations;
+mod mcp_options;
 pub(crate) mod oauth;
 mod oauth_entry;
 mod policy;
@@ -39,6 +42,7 @@ mod remote;
 mod renamed;
 mod suggest;
 mod template;
+mod toml_doc;
 mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
