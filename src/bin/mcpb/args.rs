@@ -16,7 +16,8 @@ pub(crate) const EXIT_CODES: &str = "\
 Exit status:
   0 ok
   1 the tool returned isError
-  2 usage or config error, or a command the server's capabilities do not offer
+  2 usage or config error, a command the server's capabilities do not offer, or a
+    tool the server's config excludes (excludeTools, disabled_tools, ...)
   3 could not connect (a handshake that times out included)
   4 timed out
   5 the server answered with a JSON-RPC error (or a malformed result; or a task was
