@@ -42,13 +42,9 @@ pub struct ToolApproval {
 }
 
 impl ToolApproval {
-    /// A local call of `tool` on `server`, with what `policy` says about approving it.
-    pub(crate) fn local(
-        server: &str,
-        tool: &str,
-        arguments: Value,
-        policy: Option<&ServerPolicy>,
-    ) -> Self {
+    /// A local call of `tool` on `server`, with what its server's `policy` says about
+    /// approving it, as the agent asks the hook about it (for testing a hook).
+    pub fn new(server: &str, tool: &str, arguments: Value, policy: Option<&ServerPolicy>) -> Self {
         let required = policy.is_some_and(|p| p.needs_approval(tool));
         ToolApproval {
             server: server.to_owned(),
@@ -148,7 +144,7 @@ mod tests {
     fn only_a_tool_left_out_of_an_auto_approve_list_needs_approval() {
         let listed = policy(Approval::Tools(vec!["read_*".into()]));
         let ask =
-            |p: Option<&ServerPolicy>, tool: &str| ToolApproval::local("fs", tool, json!({}), p);
+            |p: Option<&ServerPolicy>, tool: &str| ToolApproval::new("fs", tool, json!({}), p);
         let write = ask(Some(&listed), "write_file");
         assert!(write.required);
         assert_eq!(
@@ -165,7 +161,7 @@ mod tests {
     #[test]
     fn without_a_hook_a_call_that_needs_approval_is_refused_naming_the_rule() {
         let listed = policy(Approval::Tools(vec!["read_file".into()]));
-        let ask = ToolApproval::local("fs", "write_file", json!({}), Some(&listed));
+        let ask = ToolApproval::new("fs", "write_file", json!({}), Some(&listed));
         match without_hook(&ask) {
             ApprovalDecision::DeclineWith(text) => {
                 assert!(text.contains("`write_file` of server `fs` needs the user's approval"));
@@ -176,7 +172,7 @@ mod tests {
             }
             other => panic!("expected a refusal, got {other:?}"),
         }
-        let read = ToolApproval::local("fs", "read_file", json!({}), Some(&listed));
+        let read = ToolApproval::new("fs", "read_file", json!({}), Some(&listed));
         assert_eq!(without_hook(&read), ApprovalDecision::Approve);
         assert!(ApprovalDecision::from(true).is_approved());
         assert_eq!(ApprovalDecision::from(false), ApprovalDecision::Decline);

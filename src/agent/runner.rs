@@ -682,7 +682,7 @@ impl<'h> Agent<'h> {
             }
         };
         let policy = self.hub.server_policy(&server);
-        let ask = ToolApproval::local(&server, &own, arguments.clone(), policy.as_ref());
+        let ask = ToolApproval::new(&server, &own, arguments.clone(), policy.as_ref());
         let decision = match &self.approve {
             Some(approve) => approve(&ask),
             None => approval::without_hook(&ask),

@@ -284,6 +284,11 @@ pub(crate) struct ModelArgs {
     /// A template file: the system prompt (its body) and settings (its front matter)
     #[arg(long, value_name = "FILE")]
     pub(crate) template: Option<String>,
+    /// Approve every tool call without asking, also those the config does not auto-approve
+    /// (a tool left out of alwaysAllow or autoApprove is otherwise asked about on the
+    /// terminal, and refused without one)
+    #[arg(long)]
+    pub(crate) yes: bool,
 }
 
 /// `run [OPTIONS] MESSAGE`.

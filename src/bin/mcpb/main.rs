@@ -11,6 +11,7 @@
 //! output, messages, names, stderr lines) is printed with its control characters escaped (see
 //! [`terminal`]), so it cannot drive the terminal.
 
+mod approve;
 mod args;
 mod auth;
 mod interrupt;
