@@ -272,7 +272,12 @@ pub(crate) fn call(
             return Err(crate::FailureInfo::from_error(&refused, true).redacted(config));
         }
     }
-    let hub = Hub::new(servers);
+    // The file's `mcp` options block: how the call is retried.
+    let mut hub = Hub::builder().servers(servers);
+    if let Some(d) = &report.degradation {
+        hub = hub.degradation(d.clone());
+    }
+    let hub = hub.build();
     let result = call_on_hub(global, call, &hub, server, tool);
     hub.disconnect();
     result
