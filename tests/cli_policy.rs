@@ -2,14 +2,17 @@
 //! server, the scripted model on loopback): an excluded tool is neither listed, nor callable
 //! (exit 2 naming the key and the file), nor offered to the model; a tool left out of an
 //! auto-approve list is refused by `mcpb run` without a terminal (the model and the user are
-//! told to rerun with `--yes`), and runs with `--yes`.
+//! told to rerun with `--yes`), and runs with `--yes`; `chat` never reads an answer from
+//! its messages.
+
+use std::time::Duration;
 
 use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
 use serde_json::{json, Value};
 
 mod common;
 
-use common::mcpb::mcpb;
+use common::mcpb::{command, mcpb, wait_within};
 use common::tempdir::TempDir;
 
 fn text(b: &[u8]) -> String {
@@ -208,4 +211,46 @@ fn run_never_offers_an_excluded_tool_to_the_model() {
         "{}",
         text(&out.stdout)
     );
+}
+
+#[test]
+fn chat_does_not_take_an_approval_from_its_messages() {
+    use std::io::Write;
+    use std::process::Stdio;
+    let dir = TempDir::new("cli-policy");
+    let file = cline_file(&dir);
+    let model = ScriptedModel::start(vec![
+        calls(vec![call("counter", json!({}))]),
+        Step::Summary(String::new()),
+        Step::Text("a message".into()),
+    ])
+    .unwrap();
+    let url = model.base_url();
+    let mut child = command(&["--config", &file, "chat", "--model-url", &url])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The `y` after the first message is the next message, not an answer to a question.
+    let mut stdin = child.stdin.take().unwrap();
+    stdin.write_all(b"count\ny\n").unwrap();
+    drop(stdin);
+    let out = wait_within(child, "mcpb chat", Duration::from_secs(60));
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let answers = text(&out.stdout);
+    assert!(
+        answers.starts_with("Not run: the tool `counter` of server `fx` needs the user's approval"),
+        "{answers}"
+    );
+    assert!(answers.ends_with("a message\n"), "{answers}");
+    let reqs = model.requests();
+    assert_eq!(reqs.len(), 3);
+    let last = reqs[2].body["messages"]
+        .as_array()
+        .unwrap()
+        .last()
+        .unwrap()
+        .clone();
+    assert_eq!(last["content"], "y");
 }
