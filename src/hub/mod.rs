@@ -261,7 +261,8 @@ impl Hub {
         }
     }
 
-    /// Every tool offered by the connected servers, before any allow-list.
+    /// Every tool offered by the connected servers, before any allow-list (each server's
+    /// [policy](ServerPolicy) applied: a tool it excludes is not here).
     pub fn tools(&self) -> Vec<HubTool> {
         let registry = self.inner.registry();
         registry.offered.iter().map(Offered::to_hub_tool).collect()
