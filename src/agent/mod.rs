@@ -21,7 +21,8 @@
 //!     │
 //!     └─ turn 1..=max_turns:  model.complete(system, conversation, tools)
 //!          ├─ no tool call ────────────────> Ok(RunOutput { text, turns, tool_calls, usage })
-//!          └─ tool calls ── approval hook ── one scoped thread per call (per-call timeout)
+//!          └─ tool calls ── approval (the hook; without one, the servers' policies) ──
+//!                 one scoped thread per call (per-call timeout)
 //!                 └─ one result per call id, in the model's order, errors as text ─> next turn
 //!     max_turns reached ──> Err(AgentError::TurnLimit { transcript, .. })
 //! ```
@@ -38,6 +39,7 @@
 //! text and each tool call as they happen).
 
 mod anthropic;
+mod approval;
 mod cancel;
 mod content;
 mod http;
@@ -49,11 +51,12 @@ mod runner;
 mod types;
 
 pub use anthropic::AnthropicMessages;
+pub use approval::{ApprovalDecision, ToolApproval};
 pub use cancel::CancelHandle;
 pub use http::{ApiKey, HttpOptions};
 pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;
-pub use runner::{Agent, AgentError, AgentEvent, RunOutput, ToolApproval, ToolCallRecord};
+pub use runner::{Agent, AgentError, AgentEvent, RunOutput, ToolCallRecord};
 pub use types::{
     ApprovalRequest, AssistantMessage, Message, Model, ModelError, ModelRequest, ModelResponse,
     ModelSettings, Part, RawMessage, ToolCall, ToolResultMessage, Usage,

@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::{json, Value};
 
+use super::approval::{self, ApprovalDecision, ToolApproval};
 use super::cancel::CancelHandle;
 use super::content;
 use super::types::{
@@ -20,21 +21,6 @@ use crate::config::{Limits, Template};
 use crate::error::Error;
 use crate::hub::{HubTool, Run, Setting};
 use crate::Hub;
-
-/// What the approval hook is asked about: a local tool call, or a hosted server's call (OpenAI
-/// Responses `require_approval`).
-#[derive(Debug, Clone, PartialEq)]
-#[non_exhaustive]
-pub struct ToolApproval {
-    /// The server (for a hosted call: its `server_label`).
-    pub server: String,
-    /// The tool's name on that server.
-    pub tool: String,
-    /// The arguments.
-    pub arguments: Value,
-    /// Whether the call is a hosted server's (run by the model's provider).
-    pub hosted: bool,
-}
 
 /// Progress of a run, for a UI. Sent on the thread where it happens (tool calls: the turn's
 /// tool-call threads).
@@ -187,7 +173,7 @@ impl AgentError {
     }
 }
 
-type ApproveFn = Arc<dyn Fn(&ToolApproval) -> bool + Send + Sync>;
+type ApproveFn = Arc<dyn Fn(&ToolApproval) -> ApprovalDecision + Send + Sync>;
 type EventFn = Arc<dyn Fn(&AgentEvent) + Send + Sync>;
 
 /// A model and a Hub's tools in one blocking loop, with a conversation kept across runs.
@@ -374,15 +360,40 @@ impl<'h> Agent<'h> {
     }
 
     /// Asks `approve` before each local tool call and each hosted call that needs approval;
-    /// `false` declines the call (the model is told). Without a hook, local calls run and hosted
-    /// approval requests are declined. Called from the tool-call threads, so it may be called
-    /// for several calls at once (at most [`Limits::max_parallel_tool_calls`]).
+    /// `false` (or [`ApprovalDecision::Decline`]) declines the call and the model is told the
+    /// user declined it; [`ApprovalDecision::DeclineWith`] tells the model its text instead.
+    /// [`ToolApproval::required`] says whether the server's
+    /// [policy](crate::config::ServerPolicy) asks for the user's approval of this call (its
+    /// file lists the tools that run without asking, as Cline's `alwaysAllow`, and this one is
+    /// not listed), and [`ToolApproval::rule`] where that was written. Called from the
+    /// tool-call threads, so it may be called for several calls at once (at most
+    /// [`Limits::max_parallel_tool_calls`]).
+    ///
+    /// Without a hook, a local call runs unless its server's policy requires approval for it:
+    /// then it is refused (fail closed) and the model gets an error result saying the tool
+    /// needs the user's approval ([`ToolApproval::unapproved_text`]); hosted approval requests
+    /// are declined. So a file's auto-approve list is never bypassed by a program that does
+    /// not ask.
+    ///
+    /// ```
+    /// use mcp_blocking::agent::{Agent, ApprovalDecision};
+    /// # struct M; impl mcp_blocking::agent::Model for M { fn complete(&self, _: &mcp_blocking::agent::ModelRequest) -> Result<mcp_blocking::agent::ModelResponse, mcp_blocking::agent::ModelError> { unimplemented!() } }
+    /// let hub = mcp_blocking::Hub::default();
+    /// // Approve what the configuration lets run without asking; refuse the rest, saying why.
+    /// let agent = Agent::new(&hub, M).approve(|ask| match ask.required {
+    ///     false => ApprovalDecision::Approve,
+    ///     true => ApprovalDecision::DeclineWith(format!("`{}` needs approval", ask.tool)),
+    /// });
+    /// ```
     #[must_use]
-    pub fn approve(
+    pub fn approve<D>(
         mut self,
-        approve: impl Fn(&ToolApproval) -> bool + Send + Sync + 'static,
-    ) -> Self {
-        self.approve = Some(Arc::new(approve));
+        approve: impl Fn(&ToolApproval) -> D + Send + Sync + 'static,
+    ) -> Self
+    where
+        D: Into<ApprovalDecision>,
+    {
+        self.approve = Some(Arc::new(move |ask: &ToolApproval| approve(ask).into()));
         self
     }
 
@@ -524,14 +535,10 @@ impl<'h> Agent<'h> {
     }
 
     fn approve_hosted(&self, a: &ApprovalRequest) -> bool {
-        let ask = ToolApproval {
-            server: a.server_label.clone(),
-            tool: a.name.clone(),
-            arguments: serde_json::from_str(&a.arguments).unwrap_or(Value::Null),
-            hosted: true,
-        };
+        let arguments = serde_json::from_str(&a.arguments).unwrap_or(Value::Null);
+        let ask = ToolApproval::hosted(&a.server_label, &a.name, arguments);
         match &self.approve {
-            Some(f) => f(&ask),
+            Some(f) => f(&ask).is_approved(),
             None => {
                 log::info!(
                     "hosted server `{}`: call of `{}` declined (no approval hook)",
@@ -674,20 +681,29 @@ impl<'h> Agent<'h> {
                 return out;
             }
         };
-        if let Some(approve) = &self.approve {
-            let ask = ToolApproval {
-                server: server.clone(),
-                tool: own.clone(),
-                arguments: arguments.clone(),
-                hosted: false,
-            };
-            if !approve(&ask) {
-                let text = format!("The user declined the call of `{}`.", call.name);
-                let mut out = failed(turn, call, Some(server), &own, text);
-                out.1.arguments = arguments;
-                self.finished(&out.1, started);
-                return out;
+        let policy = self.hub.server_policy(&server);
+        let ask = ToolApproval::new(&server, &own, arguments.clone(), policy.as_ref());
+        let decision = match &self.approve {
+            Some(approve) => approve(&ask),
+            None => approval::without_hook(&ask),
+        };
+        let declined = match decision {
+            ApprovalDecision::Approve => None,
+            ApprovalDecision::DeclineWith(text) => Some(text),
+            ApprovalDecision::Decline => {
+                Some(format!("The user declined the call of `{}`.", call.name))
             }
+        };
+        if let Some(text) = declined {
+            if ask.required {
+                log::info!(
+                    "server `{server}`: call of `{own}` not run: it needs the user's approval"
+                );
+            }
+            let mut out = failed(turn, call, Some(server), &own, text);
+            out.1.arguments = arguments;
+            self.finished(&out.1, started);
+            return out;
         }
         self.emit(AgentEvent::ToolCallStarted {
             turn,

@@ -9,7 +9,7 @@ use super::registry::{CollisionPolicy, Registry};
 use super::settings::Setting;
 use super::state::State;
 use super::{Hub, Inner};
-use crate::config::{ConfigError, ServerConfig, Template};
+use crate::config::{ConfigError, LoadReport, ServerConfig, Template};
 use crate::transport::stdio::ConnectionPoller;
 
 /// Builds a [`Hub`].
@@ -18,6 +18,17 @@ use crate::transport::stdio::ConnectionPoller;
 pub struct HubBuilder {
     options: Options,
     poller: Option<ConnectionPoller>,
+    /// A template's host level, used where the builder was given none (see `template`).
+    from_template: FromTemplate,
+}
+
+/// What a template's front matter gives the host level, and whether the builder itself set it.
+#[derive(Debug, Clone, Default)]
+struct FromTemplate {
+    servers: Option<Setting<ServerConfig>>,
+    tools: Option<Setting<String>>,
+    servers_given: bool,
+    tools_given: bool,
 }
 
 #[derive(Debug, Clone)]
@@ -52,6 +63,7 @@ impl HubBuilder {
                 connect_max: Duration::from_secs(30),
             },
             poller: None,
+            from_template: FromTemplate::default(),
         }
     }
 
@@ -67,15 +79,23 @@ impl HubBuilder {
         self
     }
 
-    /// The host level of the server setting: what this one host program uses.
+    /// The host level of the server setting: what this one host program uses. It wins over a
+    /// [template](Self::template)'s servers, whichever is called first.
     pub fn host_servers(mut self, s: Setting<ServerConfig>) -> Self {
         self.options.servers[HOST] = s;
+        self.from_template.servers_given = true;
         self
     }
 
     /// Takes the host level from a template's front matter: its `mcp:` servers (when it lists
-    /// any) and its `tools:` allow-list (when it has one). Call [`host_servers`](Self::host_servers)
-    /// afterwards to override the servers.
+    /// any) and its `tools:` allow-list (when it has one).
+    ///
+    /// What the builder is given itself always wins over the front matter, whatever the order
+    /// of the calls (as RobotLab's constructor arguments win over a template's): servers given
+    /// with [`servers`](Self::servers), [`host_servers`](Self::host_servers) or
+    /// [`config_report`](Self::config_report) replace the template's `mcp:` servers, and
+    /// [`host_tools`](Self::host_tools) replaces its `tools:`. Of two templates, the later one's
+    /// front matter is used.
     ///
     /// ```
     /// use mcp_blocking::Hub;
@@ -89,12 +109,33 @@ impl HubBuilder {
     /// ```
     pub fn template(mut self, template: &Template) -> Self {
         if !template.mcp.is_empty() {
-            self.options.servers[HOST] = Setting::List(template.mcp.clone());
+            self.from_template.servers = Some(Setting::List(template.mcp.clone()));
         }
         if let Some(tools) = &template.tools {
-            self.options.tools[HOST] = Setting::List(tools.clone());
+            self.from_template.tools = Some(Setting::List(tools.clone()));
         }
         self
+    }
+
+    /// A loaded config file's servers as the host level (as [`servers`](Self::servers)), and its
+    /// `mcp` options block (`gracefulDegradation`, `extraRetries`, `baseDelayMs`, `maxDelayMs`),
+    /// when it has one, as the [degradation](Self::degradation) policy. A later call of
+    /// [`degradation`](Self::degradation) replaces the file's.
+    ///
+    /// ```
+    /// use mcp_blocking::{ConfigLoader, Hub};
+    /// let report = ConfigLoader::new().load_str(
+    ///     r#"{"mcpServers": {"fs": {"command": "mcp-server-filesystem", "args": ["/data"]}}}"#,
+    /// )?;
+    /// let hub = Hub::builder().config_report(&report).build();
+    /// # drop(hub);
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    pub fn config_report(mut self, report: &LoadReport) -> Self {
+        if let Some(d) = &report.degradation {
+            self.options.degradation = d.clone();
+        }
+        self.servers(report.servers.iter().cloned())
     }
 
     /// Shorthand for `host_servers(Setting::List(servers))`.
@@ -114,9 +155,11 @@ impl HubBuilder {
         self
     }
 
-    /// The host level of the tool allow-list.
+    /// The host level of the tool allow-list. It wins over a [template](Self::template)'s
+    /// `tools:`, whichever is called first.
     pub fn host_tools(mut self, s: Setting<String>) -> Self {
         self.options.tools[HOST] = s;
+        self.from_template.tools_given = true;
         self
     }
 
@@ -210,7 +253,14 @@ impl HubBuilder {
     /// # Panics
     /// If the OS refuses to create a poller (out of file descriptors), as
     /// [`ConnectionPoller::new`].
-    pub fn build(self) -> Hub {
+    pub fn build(mut self) -> Hub {
+        let t = std::mem::take(&mut self.from_template);
+        if let (false, Some(servers)) = (t.servers_given, t.servers) {
+            self.options.servers[HOST] = servers;
+        }
+        if let (false, Some(tools)) = (t.tools_given, t.tools) {
+            self.options.tools[HOST] = tools;
+        }
         let (poller, owns_poller) = match self.poller {
             Some(p) => (p, false),
             None => (ConnectionPoller::new(), true),

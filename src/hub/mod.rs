@@ -20,6 +20,7 @@ mod discovery;
 mod events;
 mod export;
 mod names;
+mod policy;
 mod porter;
 mod registry;
 mod run;
@@ -35,7 +36,7 @@ use std::time::Duration;
 use serde_json::Value;
 
 use crate::client::{CallOptions, Client};
-use crate::config::ServerConfig;
+use crate::config::{ServerConfig, ServerPolicy};
 use crate::error::{Error, InvalidArgumentKind};
 use crate::handler::Notification;
 use crate::model::{CallToolResult, Tool};
@@ -164,7 +165,8 @@ impl Hub {
     }
 
     /// Adopts clients connected elsewhere and marks the Hub initialised. `tools` gives the tool lists of some servers (by server name); the others
-    /// are asked with `tools/list`. A client replaces a Hub server of the same name. The Hub does
+    /// are asked with `tools/list`. A given list is filtered by the client's
+    /// [policy](crate::config::ServerPolicy), as the client filters its own lists. A client replaces a Hub server of the same name. The Hub does
     /// not close injected clients: [`disconnect`](Self::disconnect) only lets go of them, and a
     /// degraded one is not closed (a later run calls its `open`, a no-op while it is connected,
     /// and lists its tools again). Their `list_changed` notifications
@@ -192,7 +194,9 @@ impl Hub {
     /// retry cannot run the tool twice (see [`Degradation`]).
     ///
     /// # Errors
-    /// [`Error::InvalidArgument`] (server `hub`) when no connected server offers `name`;
+    /// [`Error::ToolNotAllowed`] naming the server when its policy refuses the tool (see
+    /// [`ServerPolicy`]; nothing is sent); [`Error::InvalidArgument`] (server `hub`) when no
+    /// connected server offers `name` otherwise;
     /// [`Error::Config`] (server `hub`) when a [`Degradation`] delay is out of range (see
     /// [`Degradation::validate`]); the server's error otherwise (after the retries for a
     /// retryable one, see [`Degradation`]).
@@ -257,10 +261,17 @@ impl Hub {
         }
     }
 
-    /// Every tool offered by the connected servers, before any allow-list.
+    /// Every tool offered by the connected servers, before any allow-list (each server's
+    /// [policy](ServerPolicy) applied: a tool it excludes is not here).
     pub fn tools(&self) -> Vec<HubTool> {
         let registry = self.inner.registry();
         registry.offered.iter().map(Offered::to_hub_tool).collect()
+    }
+
+    /// The degradation policy calls follow (see [`HubBuilder::degradation`] and
+    /// [`HubBuilder::config_report`]).
+    pub fn degradation(&self) -> &Degradation {
+        &self.inner.options.degradation
     }
 
     /// The names of the servers that are connected now, in configuration order.
@@ -271,6 +282,21 @@ impl Hub {
     /// The client of a server, when the Hub knows it.
     pub fn client(&self, server: &str) -> Option<Arc<Client>> {
         self.inner.lock_state().client(server)
+    }
+
+    /// The policy of a server the Hub knows (connected, injected or configured): which of its
+    /// tools are offered and callable, and which need the user's approval (the
+    /// [agent](crate::agent::Agent) asks about those). `None` for a server it does not know.
+    pub fn server_policy(&self, server: &str) -> Option<ServerPolicy> {
+        if let Some(client) = self.client(server) {
+            return Some(client.config().policy().clone());
+        }
+        let o = &self.inner.options;
+        resolve_setting(&[&o.servers[0], &o.servers[1], &o.servers[2]])
+            .unwrap_or_default()
+            .into_iter()
+            .find(|c| c.name() == server)
+            .map(|c| c.policy().clone())
     }
 
     /// The names of the servers whose last connection attempt failed.
@@ -341,15 +367,34 @@ impl Hub {
     /// Where a call of `name` goes, and whether it may be sent again after it may have run.
     fn route(&self, name: &str) -> Result<(Route, bool), Error> {
         let registry = self.inner.registry();
-        let offered = registry.find(name).ok_or_else(|| Error::InvalidArgument {
-            server: "hub".into(),
-            kind: InvalidArgumentKind::UnknownName,
-            detail: format!("no connected server offers a tool named `{name}`"),
-        })?;
+        let Some(offered) = registry.find(name) else {
+            return Err(self
+                .refusal(name)
+                .unwrap_or_else(|| Error::InvalidArgument {
+                    server: "hub".into(),
+                    kind: InvalidArgumentKind::UnknownName,
+                    detail: format!("no connected server offers a tool named `{name}`"),
+                }));
+        };
         let kept = offered.kept();
         let policy = &self.inner.options.degradation;
         let may_resend = policy.may_resend_named(&offered.name, &kept.name, kept.idempotent);
         Ok((offered.route(), may_resend))
+    }
+
+    /// The refusal of a call of `name` (offered by no server) by a server's policy: the
+    /// servers the Hub has met, then those configured.
+    fn refusal(&self, name: &str) -> Option<Error> {
+        let o = &self.inner.options;
+        let mut servers: Vec<ServerConfig> = self.inner.lock_state().configs();
+        let configured =
+            resolve_setting(&[&o.servers[0], &o.servers[1], &o.servers[2]]).unwrap_or_default();
+        for c in configured {
+            if !servers.iter().any(|s| s.name() == c.name()) {
+                servers.push(c);
+            }
+        }
+        policy::refusal(&servers, name, &o.separator)
     }
 
     fn tool_set(&self, servers: &[String], allow: Option<&[String]>) -> ToolSet {

@@ -81,6 +81,14 @@ impl State {
             .collect()
     }
 
+    /// The configuration of every server the Hub has met, in order.
+    pub(crate) fn configs(&self) -> Vec<ServerConfig> {
+        self.slots
+            .iter()
+            .map(|s| s.client.config().clone())
+            .collect()
+    }
+
     pub(crate) fn client(&self, name: &str) -> Option<Arc<Client>> {
         self.slot(name).map(|s| Arc::clone(&s.client))
     }
@@ -303,7 +311,8 @@ impl Inner {
             .into_iter()
             .map(|c| {
                 let tools = match given.get(c.server_name()) {
-                    Some(t) => Ok(t.clone()),
+                    // A list given with the client passes the client's policy too.
+                    Some(t) => Ok(super::policy::allowed(c.config(), t)),
                     None => c.list_tools(),
                 };
                 (c, tools)

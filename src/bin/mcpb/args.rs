@@ -16,7 +16,8 @@ pub(crate) const EXIT_CODES: &str = "\
 Exit status:
   0 ok
   1 the tool returned isError
-  2 usage or config error, or a command the server's capabilities do not offer
+  2 usage or config error, a command the server's capabilities do not offer, or a
+    tool the server's config excludes (excludeTools, disabled_tools, ...)
   3 could not connect (a handshake that times out included)
   4 timed out
   5 the server answered with a JSON-RPC error (or a malformed result; or a task was
@@ -283,6 +284,11 @@ pub(crate) struct ModelArgs {
     /// A template file: the system prompt (its body) and settings (its front matter)
     #[arg(long, value_name = "FILE")]
     pub(crate) template: Option<String>,
+    /// Approve every tool call without asking, also those the config does not auto-approve
+    /// (a tool left out of alwaysAllow or autoApprove is otherwise asked about on the
+    /// terminal, and refused without one)
+    #[arg(long)]
+    pub(crate) yes: bool,
 }
 
 /// `run [OPTIONS] MESSAGE`.

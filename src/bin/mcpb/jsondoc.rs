@@ -11,7 +11,9 @@ Every command, on failure (any exit code but 0 and 1):
              "detail": ["more lines"], ...}}
   kind: usage | config | unsupported | unknown_tool | unknown_prompt | invalid_argument |
         output | connect | timeout | rpc | protocol | closed | unauthorized | interrupted |
-        turn_limit | model | task
+        turn_limit | model | task | tool_not_allowed
+  tool_not_allowed (exit 2: the server's config excludes the tool; nothing was sent) adds
+  "tool", "rule", "key" (the key path, or null) and "file" (or null)
   task adds "reason" (unsupported | cancelled | invalid)
   interrupted (exit 130, Ctrl-C) adds "reason"
   connect adds "reason" (unreachable | auth | timed_out | closed | rejected | protocol | other)

@@ -11,6 +11,7 @@
 //! output, messages, names, stderr lines) is printed with its control characters escaped (see
 //! [`terminal`]), so it cannot drive the terminal.
 
+mod approve;
 mod args;
 mod auth;
 mod interrupt;
@@ -32,7 +33,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_blocking::config::{ConfigError, LoadReport, TransportConfig};
+use mcp_blocking::config::{ConfigError, LoadReport, ToolRefusal, TransportConfig};
 use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::handler::Notification;
 use mcp_blocking::model::{CompletionReference, LoggingLevel, Tool};
@@ -138,6 +139,17 @@ impl FailureInfo {
             }
             Error::Config(_) => (2, "config"),
             Error::InvalidArgument { .. } => (2, "invalid_argument"),
+            // Refused before anything was sent, connected or not.
+            Error::ToolNotAllowed { refusal, .. } => {
+                detail.push(refusal_detail(refusal));
+                extra = json!({
+                    "tool": refusal.tool,
+                    "rule": refusal.rule,
+                    "key": (!refusal.source.key.is_empty()).then_some(&refusal.source.key),
+                    "file": refusal.source.file.as_ref().map(|f| f.display().to_string()),
+                });
+                (2, "tool_not_allowed")
+            }
             Error::Connect(c) => {
                 if c.kind() == ConnectErrorKind::TimedOut {
                     detail.push("use --timeout SECS to wait longer".into());
@@ -248,6 +260,29 @@ impl FailureInfo {
         }
         doc
     }
+}
+
+/// Where the rule refusing a tool was written, and what to change to allow it.
+fn refusal_detail(refusal: &ToolRefusal) -> String {
+    let key = refusal.source.key.rsplit('.').next().unwrap_or_default();
+    match (&refusal.source.file, key.is_empty()) {
+        (Some(file), false) => format!(
+            "the server's `{key}` in {} does not allow it; change the file to call it",
+            file.display()
+        ),
+        (Some(file), true) => format!("{} does not allow it", file.display()),
+        (None, _) => "the server's policy does not allow it".to_owned(),
+    }
+}
+
+/// The refusal of `tool` by the policy of `config`'s server, before anything starts: an
+/// excluded tool is not called, whatever the server offers.
+fn policy_refusal(config: &ServerConfig, tool: &str) -> Option<Error> {
+    let refusal = config.policy().check_tool(tool).err()?;
+    Some(Error::ToolNotAllowed {
+        server: config.name().to_owned(),
+        refusal: Box::new(refusal),
+    })
 }
 
 /// Every string of `value` with the secrets of `config` hidden.
@@ -1053,6 +1088,9 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
         }
         Command::Call(call) => {
             let name = call.tool.as_deref().unwrap_or_default();
+            if let Some(refused) = policy_refusal(client.config(), name) {
+                return Err(fail(refused));
+            }
             require(session, "tools", "tools")?;
             let tool = tool_named(session, name)?;
             if call.help {
@@ -1534,6 +1572,39 @@ mod tests {
                 detail: "d".into(),
             };
             assert_eq!(code(e, connected), 7);
+        }
+    }
+
+    #[test]
+    fn a_tool_the_policy_refuses_exits_2_naming_the_file_and_key() {
+        use mcp_blocking::config::{RuleSource, ServerPolicy};
+        let policy = ServerPolicy::new()
+            .exclude_tools(["crash"])
+            .with_exclude_source(RuleSource::key("mcpServers.gem.excludeTools"))
+            .with_file(std::path::Path::new("settings.json"));
+        let config = ServerConfig::stdio("gem", "x").with_policy(policy);
+        assert!(policy_refusal(&config, "echo").is_none());
+        let refused = policy_refusal(&config, "crash").expect("refused");
+        for connected in [false, true] {
+            let f = FailureInfo::from_error(&refused, connected);
+            assert_eq!((f.exit, f.kind), (2, "tool_not_allowed"));
+            assert_eq!(
+                f.headline,
+                "server `gem`: tool `crash` is excluded by `excludeTools` \
+                 (`mcpServers.gem.excludeTools` in settings.json)"
+            );
+            assert_eq!(
+                f.detail,
+                [
+                    "the server's `excludeTools` in settings.json does not allow it; change the \
+                  file to call it"
+                ]
+            );
+            let doc = f.to_json();
+            assert_eq!(doc["error"]["tool"], "crash");
+            assert_eq!(doc["error"]["key"], "mcpServers.gem.excludeTools");
+            assert_eq!(doc["error"]["file"], "settings.json");
+            assert_eq!(doc["error"]["server"], "gem");
         }
     }
 

@@ -266,7 +266,18 @@ pub(crate) fn call(
         .filter(|s| server.is_none_or(|n| s.name() == n))
         .map(|s| crate::apply_overrides(global, s.clone()))
         .collect::<Result<_, _>>()?;
-    let hub = Hub::new(servers);
+    // A tool the named server's policy refuses is refused before anything starts.
+    if let Some(config) = server.and_then(|_| servers.first()) {
+        if let Some(refused) = crate::policy_refusal(config, tool) {
+            return Err(crate::FailureInfo::from_error(&refused, true).redacted(config));
+        }
+    }
+    // The file's `mcp` options block: how the call is retried.
+    let mut hub = Hub::builder().servers(servers);
+    if let Some(d) = &report.degradation {
+        hub = hub.degradation(d.clone());
+    }
+    let hub = hub.build();
     let result = call_on_hub(global, call, &hub, server, tool);
     hub.disconnect();
     result
@@ -294,6 +305,13 @@ fn call_on_hub(
         [] => {
             if let (Some(s), Some(f)) = (server, failures.first()) {
                 return Err(FailureInfo::new(3, "connect", Some(s), f.reason.clone()));
+            }
+            // Offered by no server: refused when a server's policy excludes it, naming the rule.
+            if let Some((refused, config)) = hub.connected_servers().iter().find_map(|s| {
+                let client = hub.client(s)?;
+                Some((crate::policy_refusal(client.config(), tool)?, client))
+            }) {
+                return Err(FailureInfo::from_error(&refused, true).redacted(config.config()));
             }
             let hint = crate::schema::closest(tool, offered.iter().map(|t| t.tool.name.as_str()))
                 .map(|s| format!(" (did you mean `{s}`?)"))

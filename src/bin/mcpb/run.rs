@@ -8,6 +8,10 @@
 //! `mcpb chat` takes the same options and no MESSAGE: one conversation, a message per line of
 //! stdin. Ctrl-C cancels the run (the tool calls in flight get `notifications/cancelled`) and
 //! exits 130, as for `call`.
+//!
+//! The servers' config files limit the run: an excluded tool is never offered to the model, a
+//! tool the file does not auto-approve is asked about ([`approve`](crate::approve); `--yes`
+//! approves every call), and the file's `mcp` options block sets how calls degrade.
 
 use std::io::Write;
 use std::time::Duration;
@@ -17,9 +21,11 @@ use mcp_blocking::agent::{
     RunOutput,
 };
 use mcp_blocking::config::Template;
+use mcp_blocking::hub::Degradation;
 use mcp_blocking::{ConfigLoader, Hub, ServerConfig};
 use serde_json::{json, Value};
 
+use crate::approve::Approver;
 use crate::args::{ChatArgs, Global, ModelArgs, RunArgs};
 use crate::{interrupt, terminal, Failure, FailureInfo, Output};
 
@@ -76,10 +82,15 @@ fn is_loopback(url: &str) -> bool {
 
 /// The servers: those of the config file (all, or the ones named), then the template's, with
 /// the global options applied (timeout, headers, environment, sign-in).
-fn servers(global: &Global, template: Option<&Template>) -> Result<Vec<ServerConfig>, Failure> {
+fn servers(
+    global: &Global,
+    template: Option<&Template>,
+) -> Result<(Vec<ServerConfig>, Option<Degradation>), Failure> {
     let mut out = Vec::new();
+    let mut degradation = None;
     if let Some(file) = &global.config {
         let report = crate::load_config(file, &global.inputs)?;
+        degradation.clone_from(&report.degradation);
         if global.servers.is_empty() {
             for e in &report.errors {
                 log::warn!("config `{file}`: {e} (left out)");
@@ -94,14 +105,18 @@ fn servers(global: &Global, template: Option<&Template>) -> Result<Vec<ServerCon
     if let Some(t) = template {
         out.extend(t.mcp.iter().cloned());
     }
-    out.into_iter()
+    let servers = out
+        .into_iter()
         .map(|c| crate::apply_overrides(global, c))
-        .collect()
+        .collect::<Result<_, _>>()?;
+    Ok((servers, degradation))
 }
 
 /// What a run or a chat needs: the servers, the model and the template.
 struct Setup {
     servers: Vec<ServerConfig>,
+    /// The config file's `mcp` options block, when it has one.
+    degradation: Option<Degradation>,
     model: Box<dyn mcp_blocking::agent::Model>,
     template: Option<Template>,
 }
@@ -117,7 +132,7 @@ fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
         })?),
         None => None,
     };
-    let servers = servers(global, template.as_ref())?;
+    let (servers, degradation) = servers(global, template.as_ref())?;
     let url = args
         .model_url
         .clone()
@@ -194,6 +209,7 @@ fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
     };
     Ok(Setup {
         servers,
+        degradation,
         model,
         template,
     })
@@ -214,7 +230,8 @@ fn agent<'h>(hub: &'h Hub, setup: Setup, global: &Global, args: &ModelArgs) -> A
     if global.verbose > 0 {
         agent = agent.on_event(show_event);
     }
-    agent
+    let approver = Approver::new(args.yes);
+    agent.approve(move |ask| approver.decide(ask))
 }
 
 /// Connects every server, reports those that failed, and hands the connected ones and the
@@ -225,7 +242,17 @@ fn with_agent<T>(
     f: impl FnOnce(&mut Agent<'_>) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
     let mut setup = prepare(global, args)?;
-    let hub = Hub::new(std::mem::take(&mut setup.servers));
+    let mut hub = Hub::builder().servers(std::mem::take(&mut setup.servers));
+    if let Some(d) = setup.degradation.take() {
+        hub = hub.degradation(d);
+    }
+    let hub = hub.try_build().map_err(|e| {
+        FailureInfo::config(
+            None,
+            format!("config: {}", crate::config_error_text(&e)),
+            vec![],
+        )
+    })?;
     for failed in hub.connect_all() {
         eprintln!(
             "mcpb: server `{}` is unavailable: {}",
