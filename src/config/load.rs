@@ -299,7 +299,11 @@ impl ConfigLoader {
         self.load_doc(doc, None)
     }
 
-    fn load_doc(&self, doc: &Value, base_dir: Option<&Path>) -> Result<LoadReport, ConfigError> {
+    pub(crate) fn load_doc(
+        &self,
+        doc: &Value,
+        base_dir: Option<&Path>,
+    ) -> Result<LoadReport, ConfigError> {
         let vars = self.vars(base_dir);
         let mut walk = Walk {
             loader: self,

@@ -150,6 +150,10 @@ impl HostConfig {
     }
 
     /// The spelling rules of the host's files.
+    #[allow(
+        dead_code,
+        reason = "read once discovery loads each file with its host's flavor"
+    )]
     pub(crate) fn flavor(self) -> Flavor {
         match self {
             HostConfig::ClaudeDesktop => Flavor::ClaudeDesktop,

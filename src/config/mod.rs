@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use remote::RedactedHeaders;
 
+pub mod discover;
 mod entry;
 mod error;
 mod fields;
@@ -37,6 +38,7 @@ mod remote;
 mod renamed;
 mod suggest;
 mod template;
+mod trust;
 mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
@@ -51,6 +53,7 @@ pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
 pub use remote::{ProxyConfig, SseConfig, WebSocketConfig};
 pub use template::Template;
+pub use trust::{FileDigest, TrustStore};
 
 /// The transport type names a configuration may use (`ws` and `http` are aliases).
 pub const VALID_TRANSPORT_TYPES: [&str; 6] =
