@@ -17,7 +17,7 @@ use mcp_blocking::agent::{
     RunOutput,
 };
 use mcp_blocking::config::Template;
-use mcp_blocking::{ConfigLoader, Hub, ServerConfig};
+use mcp_blocking::{Hub, ServerConfig};
 use serde_json::{json, Value};
 
 use crate::args::{ChatArgs, Global, ModelArgs, RunArgs};
@@ -79,7 +79,7 @@ fn is_loopback(url: &str) -> bool {
 fn servers(global: &Global, template: Option<&Template>) -> Result<Vec<ServerConfig>, Failure> {
     let mut out = Vec::new();
     if let Some(file) = &global.config {
-        let report = crate::load_config(file, &global.inputs)?;
+        let report = crate::load_config(global, file)?;
         if global.servers.is_empty() {
             for e in &report.errors {
                 log::warn!("config `{file}`: {e} (left out)");
@@ -108,13 +108,17 @@ struct Setup {
 
 fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
     let template = match &args.template {
-        Some(path) => Some(ConfigLoader::new().load_template(path).map_err(|e| {
-            FailureInfo::config(
-                e.server.as_deref(),
-                format!("template `{path}`: {e}"),
-                Vec::new(),
-            )
-        })?),
+        Some(path) => Some(
+            crate::discovered::loader(global)
+                .load_template(path)
+                .map_err(|e| {
+                    FailureInfo::config(
+                        e.server.as_deref(),
+                        format!("template `{path}`: {e}"),
+                        Vec::new(),
+                    )
+                })?,
+        ),
         None => None,
     };
     let servers = servers(global, template.as_ref())?;
