@@ -15,7 +15,7 @@ use std::path::PathBuf;
 
 use mcp_blocking::config::discover::{Discovery, Origin};
 use mcp_blocking::config::locations::Platform;
-use mcp_blocking::config::{ConfigErrorKind, LoadReport, TrustStore};
+use mcp_blocking::config::{ConfigError, ConfigErrorKind, LoadReport, TrustStore};
 use mcp_blocking::ConfigLoader;
 use serde_json::{json, Value};
 
@@ -104,6 +104,30 @@ pub(crate) fn run(global: &Global, command: &Command) -> Result<Output, Failure>
             "no MCP config file found from this folder (.mcp.json, .vscode/mcp.json, \
              .cursor/mcp.json, .gemini/settings.json, nor the hosts' user files): say which \
              server: --stdio \"CMD ARGS\", --url URL or --config FILE",
+        ));
+    }
+    // Nothing may start: say so once, with what approves them, whatever the command.
+    let waiting = |e: &ConfigError| e.kind == ConfigErrorKind::NotTrusted;
+    if report.servers.is_empty() && !report.errors.is_empty() && report.errors.iter().all(waiting) {
+        let detail = report
+            .errors
+            .iter()
+            .map(|e| {
+                let mut here = e.clone();
+                here.file = None;
+                here.server = None;
+                format!(
+                    "server `{}`: {}",
+                    e.server.as_deref().unwrap_or("?"),
+                    crate::config_error_text(&here)
+                )
+            })
+            .collect();
+        return Err(FailureInfo::config(
+            None,
+            "nothing started: the servers found here are in project config files not approved              yet; review their commands and approve them with `mcpb trust`"
+                .to_owned(),
+            detail,
         ));
     }
     crate::on_report(
