@@ -1,5 +1,7 @@
 //! Server configuration: [`ServerConfig`] and its transport settings, and loading them from the
-//! files MCP hosts read ([`ConfigLoader`]; where each host keeps its file: [`locations`]),
+//! files MCP hosts read ([`ConfigLoader`]; where each host keeps its file: [`locations`]; every
+//! file that applies to a folder, with project files held until approved: [`discover`],
+//! [`TrustStore`]),
 //! templates ([`Template`]) and hosted-MCP tool lists ([`HostedMcpServer`]).
 
 // `ConfigError` is large (it carries a location and a suggestion), but it is returned only on the
