@@ -232,6 +232,15 @@ fn servers_shows_origins_shadowing_and_what_waits_for_trust() {
     // The user's own server starts without approval; the project's do not.
     let mine = p.mcpb(&["--server", "mine", "call", "echo", "text=ok"]);
     assert_exit(&mine, 0);
+    let check = p.mcpb(&["servers", "--check"]);
+    assert_exit(&check, 2);
+    let text = stdout(&check);
+    assert!(text.contains("mine   ok "), "{text}");
+    assert!(
+        text.contains("fx     waiting server `fx`: not started"),
+        "{text}"
+    );
+    assert!(!text.contains("no-such-program"), "{text}");
 }
 
 #[test]
@@ -246,4 +255,19 @@ fn in_the_home_directory_no_file_is_a_project_file() {
         "{}",
         stderr(&o)
     );
+}
+
+#[test]
+fn run_without_config_uses_the_found_files_and_waits_for_trust_too() {
+    let p = Project::new("trust-run");
+    // A loopback model address nothing listens on: the servers are refused before it is used.
+    let o = p.mcpb(&[
+        "run",
+        "--model-url",
+        "http://127.0.0.1:9/v1",
+        "--model",
+        "m",
+        "hello",
+    ]);
+    assert_waits_for_trust(&o);
 }

@@ -98,7 +98,20 @@ pub(crate) fn run(global: &Global, command: &Command) -> Result<Output, Failure>
         }
         return Ok(servers(&found));
     }
-    let report = &found.report;
+    let report = startable(found)?;
+    crate::on_report(
+        global,
+        command,
+        LABEL,
+        global.servers.first().map(String::as_str),
+        &report,
+    )
+}
+
+/// The report of what was found, or why nothing can start: no file found, or only servers
+/// waiting for approval (said once, with what approves them).
+pub(crate) fn startable(found: Found) -> Result<LoadReport, Failure> {
+    let report = found.report;
     if report.servers.is_empty() && report.errors.is_empty() && report.skipped_disabled.is_empty() {
         return Err(FailureInfo::usage(
             "no MCP config file found from this folder (.mcp.json, .vscode/mcp.json, \
@@ -106,7 +119,6 @@ pub(crate) fn run(global: &Global, command: &Command) -> Result<Output, Failure>
              server: --stdio \"CMD ARGS\", --url URL or --config FILE",
         ));
     }
-    // Nothing may start: say so once, with what approves them, whatever the command.
     let waiting = |e: &ConfigError| e.kind == ConfigErrorKind::NotTrusted;
     if report.servers.is_empty() && !report.errors.is_empty() && report.errors.iter().all(waiting) {
         let detail = report
@@ -125,18 +137,13 @@ pub(crate) fn run(global: &Global, command: &Command) -> Result<Output, Failure>
             .collect();
         return Err(FailureInfo::config(
             None,
-            "nothing started: the servers found here are in project config files not approved              yet; review their commands and approve them with `mcpb trust`"
+            "nothing started: the servers found here are in project config files not approved \
+             yet; review their commands and approve them with `mcpb trust`"
                 .to_owned(),
             detail,
         ));
     }
-    crate::on_report(
-        global,
-        command,
-        LABEL,
-        global.servers.first().map(String::as_str),
-        report,
-    )
+    Ok(report)
 }
 
 /// `file (host, scope)`.

@@ -220,8 +220,13 @@ pub(crate) fn check(global: &Global, file: &str, report: &LoadReport) -> Output 
             }
         }
     }
-    for (name, f) in config_failures(report) {
-        let _ = writeln!(text, "{name:width$}  invalid {}", f.headline);
+    for (name, f, waiting) in config_failures(report)
+        .into_iter()
+        .zip(&report.errors)
+        .map(|((n, f), e)| (n, f, e.kind == ConfigErrorKind::NotTrusted))
+    {
+        let state = if waiting { "waiting" } else { "invalid" };
+        let _ = writeln!(text, "{name:width$}  {state} {}", f.headline);
         exit = exit.max(2);
         failed.push(name.clone());
         entries.push(json!({ "server": name, "ok": false, "error": f.to_json()["error"] }));

@@ -32,8 +32,9 @@ pub(crate) const EXIT_MODEL: u8 = 9;
 const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 
-/// Refuses the options `run` and `chat` do not take, and a command line without servers.
-fn check(global: &Global, word: &str, model: &ModelArgs) -> Result<(), Failure> {
+/// Refuses the options `run` and `chat` do not take (their servers come from --config, the
+/// template, or else the config files found from the current folder).
+fn check(global: &Global, word: &str) -> Result<(), Failure> {
     global
         .refuse(
             word,
@@ -47,11 +48,6 @@ fn check(global: &Global, word: &str, model: &ModelArgs) -> Result<(), Failure> 
             "its servers come from --config and --template",
         )
         .map_err(crate::usage)?;
-    if global.config.is_none() && model.template.is_none() {
-        return Err(FailureInfo::usage(format!(
-            "`{word}` needs --config FILE (or --template FILE with `mcp:` servers)"
-        )));
-    }
     Ok(())
 }
 
@@ -78,8 +74,16 @@ fn is_loopback(url: &str) -> bool {
 /// the global options applied (timeout, headers, environment, sign-in).
 fn servers(global: &Global, template: Option<&Template>) -> Result<Vec<ServerConfig>, Failure> {
     let mut out = Vec::new();
-    if let Some(file) = &global.config {
-        let report = crate::load_config(global, file)?;
+    let template_servers = template.is_some_and(|t| !t.mcp.is_empty());
+    let loaded = match &global.config {
+        Some(file) => Some((file.as_str(), crate::load_config(global, file)?)),
+        None if !template_servers => Some((
+            crate::discovered::LABEL,
+            crate::discovered::startable(crate::discovered::discover(global)?)?,
+        )),
+        None => None,
+    };
+    if let Some((file, report)) = loaded {
         if global.servers.is_empty() {
             for e in &report.errors {
                 log::warn!("config `{file}`: {e} (left out)");
@@ -255,7 +259,7 @@ fn with_agent<T>(
 
 /// `mcpb run MESSAGE`: the answer, or a failure.
 pub(crate) fn run(global: &Global, args: &RunArgs) -> Result<Output, Failure> {
-    check(global, "run", &args.model)?;
+    check(global, "run")?;
     if args.message.trim().is_empty() {
         return Err(FailureInfo::usage("the MESSAGE is empty"));
     }
@@ -276,7 +280,7 @@ fn answer(out: &RunOutput) -> Output {
 /// Ctrl-C ends it (exit 130).
 pub(crate) fn chat(global: &Global, args: &ChatArgs) -> Result<Output, Failure> {
     use std::io::BufRead;
-    check(global, "chat", &args.model)?;
+    check(global, "chat")?;
     with_agent(global, &args.model, |agent| {
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };
