@@ -292,8 +292,12 @@ impl ConfigLoader {
         // A project file's approval is of the contents loaded: hashed before and after the
         // load, and not trusted when they differ (it changed while being read).
         let before = (scope == Scope::Project).then(|| FileDigest::of(path).ok());
+        let approved = match &before {
+            None => true,
+            Some(digest) => digest.as_ref().is_some_and(|d| trust.is_trusted(d)),
+        };
         // The host is known here: `load_flavored(path, host.flavor())` reads its own spelling.
-        let loaded = self.load(path);
+        let loaded = self.for_file(approved).load(path);
         let digest = match before {
             Some(Some(d)) => FileDigest::of(path).ok().filter(|after| *after == d),
             _ => None,
@@ -314,6 +318,17 @@ impl ConfigLoader {
                 found.add(origin, LoadReport::default(), None, digest, trusted);
             }
             Err(e) => found.add(origin, LoadReport::default(), Some(e), digest, trusted),
+        }
+    }
+
+    /// The loader of a file: a project file not approved runs none of its commands while it
+    /// is read (a `headersHelper`), whatever the program allowed.
+    fn for_file(&self, approved: bool) -> ConfigLoader {
+        let loader = self.clone();
+        if approved {
+            loader
+        } else {
+            loader.allow_header_commands(false)
         }
     }
 
@@ -419,5 +434,19 @@ impl Found {
             trusted,
             server_names,
         });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_project_file_not_approved_runs_no_header_command_while_it_is_read() {
+        let loader = ConfigLoader::new().allow_header_commands(true);
+        assert!(loader.for_file(true).allow_header_commands);
+        assert!(!loader.for_file(false).allow_header_commands);
+        let denied = ConfigLoader::new();
+        assert!(!denied.for_file(true).allow_header_commands);
     }
 }
