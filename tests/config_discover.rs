@@ -222,9 +222,10 @@ fn settings_files_without_servers_are_not_errors_and_a_broken_file_does_not_stop
         [("home/.cursor/mcp.json".to_string(), ConfigErrorKind::Syntax)]
     );
     assert_eq!(found.files.len(), 5, "{:#?}", found.files);
+    // A file that cannot be read defines no server: the others are what may start.
     let report = found.report();
     assert_eq!(report.servers.len(), 1);
-    assert_eq!(report.errors.len(), 1);
+    assert!(report.errors.is_empty(), "{:?}", report.errors);
 }
 
 #[test]

@@ -155,7 +155,10 @@ impl Discovery {
 
     /// The servers that may start, as one [`LoadReport`]: each server that needs no trust;
     /// for each that does, an error of kind [`ConfigErrorKind::NotTrusted`] naming it and its
-    /// file; and every file's errors, ignored keys and disabled servers.
+    /// file; and every file's bad entries, ignored keys and disabled servers. A file that could
+    /// not be read at all defines no server: its error stays in
+    /// [`files`](DiscoveredFile::error), not here, so that one broken file of a host the
+    /// program does not use leaves the others usable.
     pub fn report(&self) -> LoadReport {
         let mut report = LoadReport::default();
         for s in &self.servers {
@@ -177,7 +180,6 @@ impl Discovery {
         }
         for f in &self.files {
             report.errors.extend(f.report.errors.iter().cloned());
-            report.errors.extend(f.error.iter().cloned());
             report.ignored.extend(f.report.ignored.iter().cloned());
             report
                 .skipped_disabled

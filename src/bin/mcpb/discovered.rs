@@ -67,6 +67,17 @@ pub(crate) fn discover(global: &Global) -> Result<Found, Failure> {
     let discovery = loader(global)
         .discover_with(&cwd, &store)
         .map_err(|e| FailureInfo::config(None, format!("config discovery: {e}"), vec![]))?;
+    for f in &discovery.files {
+        if let Some(e) = &f.error {
+            let mut here = e.clone();
+            here.file = None;
+            log::warn!(
+                "{}: {} (no server of it is used; `mcpb servers` lists the files)",
+                f.origin.file.display(),
+                crate::config_error_text(&here)
+            );
+        }
+    }
     let mut report = discovery.report();
     for e in &mut report.errors {
         if e.kind == ConfigErrorKind::NotTrusted {
@@ -265,7 +276,10 @@ fn servers(found: &Found) -> Output {
         }),
         text,
         exit: if failed > 0 { 2 } else { 0 },
-        note: (failed > 0).then(|| format!("{LABEL}: {failed} errors")),
+        note: (failed > 0).then(|| {
+            let s = if failed == 1 { "" } else { "s" };
+            format!("{LABEL}: {failed} error{s} (listed above)")
+        }),
     }
 }
 
