@@ -187,6 +187,14 @@ fn a_file_named_with_config_is_trusted_as_named() {
     ]);
     assert_exit(&o, 0);
     assert!(stdout(&o).contains("hi"), "{}", stdout(&o));
+    // There is nothing to approve in a file named so.
+    let o = p.mcpb(&["--config", file.to_str().unwrap(), "trust", "--yes"]);
+    assert_exit(&o, 2);
+    assert!(
+        stderr(&o).contains("`trust` does not take --config"),
+        "{}",
+        stderr(&o)
+    );
 }
 
 #[test]

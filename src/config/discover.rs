@@ -10,7 +10,9 @@
 //!
 //! A server of a name already found is *shadowed*: it is kept in [`Discovery::shadowed`], with
 //! the origin of the one that won, and never started. This follows Claude Code's local >
-//! project > user; within the project files, the nearest folder wins.
+//! project > user; within the project files, the nearest folder wins. A project server waiting
+//! for approval shadows a user server of its name all the same: it is the one the hosts would
+//! run there, and running the user's instead would change what the name means by approval.
 //!
 //! Trust: a project file came with the folder, and when the folder was cloned it is someone
 //! else's code. Its servers, stdio and remote alike, need the user's approval of the file as it
