@@ -275,10 +275,13 @@ impl Walk<'_> {
             .collect();
         let mut found = false;
         let mut local: Vec<(String, String)> = Vec::new();
-        if let Some((key, project)) = projects
-            .iter()
-            .find(|(k, _)| wanted.contains(&project_key(k)))
-        {
+        let project = match self.loader.user_scope_only {
+            true => None,
+            false => projects
+                .iter()
+                .find(|(k, _)| wanted.contains(&project_key(k))),
+        };
+        if let Some((key, project)) = project {
             let ppath = join("projects", key);
             let servers = match project {
                 Value::Object(p) => p.get("mcpServers"),

@@ -52,6 +52,11 @@ pub enum ConfigErrorKind {
     /// (e.g. VS Code's `sandboxEnabled: true`): the server does not load, or does not start,
     /// rather than run with less confinement than its file asked for. The message names the key.
     Unenforceable,
+    /// A server of a project file (found by
+    /// [`ConfigLoader::discover`](crate::ConfigLoader::discover) in the current folder or a
+    /// parent) that does not start because the user has not approved that file with its
+    /// current contents (see [`TrustStore`](super::TrustStore)).
+    NotTrusted,
 }
 
 /// A configuration problem, with where it was found and what was meant.

@@ -98,6 +98,9 @@ pub struct ConfigLoader {
     pub(crate) allow_header_commands: bool,
     pub(crate) accept_unenforced: bool,
     pub(crate) project_dir: Option<PathBuf>,
+    /// Reads only the user's servers of a `~/.claude.json`, not a project's (discovery reads
+    /// those itself, as their own scope).
+    pub(crate) user_scope_only: bool,
 }
 
 /// What a lenient load found: the servers that are valid, an error for each one that is not, and
@@ -426,7 +429,7 @@ impl ConfigLoader {
 
     /// Walks `doc`, written by the host of `flavor` (told by its keys when `Generic`);
     /// `settings` for a host's settings file, which may hold no server.
-    fn load_doc(
+    pub(crate) fn load_doc(
         &self,
         doc: &Value,
         base_dir: Option<&Path>,

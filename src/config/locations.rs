@@ -6,6 +6,10 @@
 //! | VS Code (user `mcp.json`) | `%APPDATA%\Code\User\mcp.json` | `~/Library/Application Support/Code/User/mcp.json` | `$XDG_CONFIG_HOME/Code/User/mcp.json` (`~/.config` when unset) |
 //! | Cursor | `%USERPROFILE%\.cursor\mcp.json` | `~/.cursor/mcp.json` | `~/.cursor/mcp.json` |
 //! | Claude Code | `%USERPROFILE%\.claude.json` | `~/.claude.json` | `~/.claude.json` |
+//! | Gemini CLI | `%USERPROFILE%\.gemini\settings.json` | `~/.gemini/settings.json` | `~/.gemini/settings.json` |
+//! | Codex | `%CODEX_HOME%\config.toml`, else `%USERPROFILE%\.codex\config.toml` | `$CODEX_HOME/config.toml`, else `~/.codex/config.toml` | `$CODEX_HOME/config.toml`, else `~/.codex/config.toml` |
+//! | Windsurf | `%USERPROFILE%\.codeium\windsurf\mcp_config.json` | `~/.codeium/windsurf/mcp_config.json` | `~/.codeium/windsurf/mcp_config.json` |
+//! | Zed | `%APPDATA%\Zed\settings.json` | `~/.config/zed/settings.json` | `$XDG_CONFIG_HOME/zed/settings.json` (`~/.config` when unset) |
 //!
 //! `~` is `$HOME` (on Windows `%USERPROFILE%`, else `$HOME`); `%APPDATA%` falls back to
 //! `%USERPROFILE%\AppData\Roaming`. An empty variable counts as unset. These are where the files
@@ -43,6 +47,8 @@
 use std::ffi::OsString;
 use std::path::PathBuf;
 
+use super::fields::Flavor;
+
 /// An MCP host whose user configuration file has a known place.
 #[non_exhaustive]
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -53,8 +59,17 @@ pub enum HostConfig {
     VsCode,
     /// Cursor's global `mcp.json` (`mcpServers`).
     Cursor,
-    /// Claude Code's user file `.claude.json` (`mcpServers`).
+    /// Claude Code's user file `.claude.json` (`mcpServers`, and per project
+    /// `projects[<path>].mcpServers`).
     ClaudeCode,
+    /// Gemini CLI's user `settings.json` (`mcpServers`).
+    Gemini,
+    /// Codex's `config.toml` (`[mcp_servers.NAME]`).
+    Codex,
+    /// Windsurf's `mcp_config.json` (`mcpServers`).
+    Windsurf,
+    /// Zed's user `settings.json` (`context_servers`).
+    Zed,
 }
 
 /// A family of operating systems, as far as where files go.
@@ -109,11 +124,15 @@ impl Platform {
 
 impl HostConfig {
     /// Every host this module knows, in a fixed order.
-    pub const ALL: [HostConfig; 4] = [
+    pub const ALL: [HostConfig; 8] = [
         HostConfig::ClaudeDesktop,
         HostConfig::VsCode,
         HostConfig::Cursor,
         HostConfig::ClaudeCode,
+        HostConfig::Gemini,
+        HostConfig::Codex,
+        HostConfig::Windsurf,
+        HostConfig::Zed,
     ];
 
     /// The host's name, as a person writes it.
@@ -123,6 +142,24 @@ impl HostConfig {
             HostConfig::VsCode => "VS Code",
             HostConfig::Cursor => "Cursor",
             HostConfig::ClaudeCode => "Claude Code",
+            HostConfig::Gemini => "Gemini CLI",
+            HostConfig::Codex => "Codex",
+            HostConfig::Windsurf => "Windsurf",
+            HostConfig::Zed => "Zed",
+        }
+    }
+
+    /// The spelling rules of the host's files.
+    pub(crate) fn flavor(self) -> Flavor {
+        match self {
+            HostConfig::ClaudeDesktop => Flavor::ClaudeDesktop,
+            HostConfig::VsCode => Flavor::VsCode,
+            HostConfig::Cursor => Flavor::Cursor,
+            HostConfig::ClaudeCode => Flavor::ClaudeCode,
+            HostConfig::Gemini => Flavor::Gemini,
+            HostConfig::Codex => Flavor::Codex,
+            HostConfig::Windsurf => Flavor::Windsurf,
+            HostConfig::Zed => Flavor::Zed,
         }
     }
 
@@ -174,6 +211,26 @@ impl HostConfig {
             HostConfig::ClaudeCode => {
                 Some(platform.join(home()?.into_os_string(), &[".claude.json"]))
             }
+            HostConfig::Gemini => {
+                Some(platform.join(home()?.into_os_string(), &[".gemini", "settings.json"]))
+            }
+            HostConfig::Codex => match env("CODEX_HOME") {
+                Some(dir) => Some(platform.join(dir, &["config.toml"])),
+                None => Some(platform.join(home()?.into_os_string(), &[".codex", "config.toml"])),
+            },
+            HostConfig::Windsurf => Some(platform.join(
+                home()?.into_os_string(),
+                &[".codeium", "windsurf", "mcp_config.json"],
+            )),
+            // Zed keeps to ~/.config on macOS too, and spells its folder `Zed` on Windows.
+            HostConfig::Zed => match platform {
+                Platform::Windows => Some(platform.join(app_data()?, &["Zed", "settings.json"])),
+                Platform::MacOs => Some(platform.join(
+                    home()?.into_os_string(),
+                    &[".config", "zed", "settings.json"],
+                )),
+                Platform::Unix => Some(platform.join(app_data()?, &["zed", "settings.json"])),
+            },
         }
     }
 
@@ -237,6 +294,10 @@ mod tests {
                 Some(r"C:\Users\alex\AppData\Roaming\Code\User\mcp.json".into()),
                 Some(r"C:\Users\alex\.cursor\mcp.json".into()),
                 Some(r"C:\Users\alex\.claude.json".into()),
+                Some(r"C:\Users\alex\.gemini\settings.json".into()),
+                Some(r"C:\Users\alex\.codex\config.toml".into()),
+                Some(r"C:\Users\alex\.codeium\windsurf\mcp_config.json".into()),
+                Some(r"C:\Users\alex\AppData\Roaming\Zed\settings.json".into()),
             ]
         );
     }
@@ -266,6 +327,10 @@ mod tests {
                 Some("/Users/alex/Library/Application Support/Code/User/mcp.json".into()),
                 Some("/Users/alex/.cursor/mcp.json".into()),
                 Some("/Users/alex/.claude.json".into()),
+                Some("/Users/alex/.gemini/settings.json".into()),
+                Some("/Users/alex/.codex/config.toml".into()),
+                Some("/Users/alex/.codeium/windsurf/mcp_config.json".into()),
+                Some("/Users/alex/.config/zed/settings.json".into()),
             ]
         );
     }
@@ -280,6 +345,10 @@ mod tests {
                 Some("/home/alex/.config/Code/User/mcp.json".into()),
                 Some("/home/alex/.cursor/mcp.json".into()),
                 Some("/home/alex/.claude.json".into()),
+                Some("/home/alex/.gemini/settings.json".into()),
+                Some("/home/alex/.codex/config.toml".into()),
+                Some("/home/alex/.codeium/windsurf/mcp_config.json".into()),
+                Some("/home/alex/.config/zed/settings.json".into()),
             ]
         );
         let env = &[("HOME", "/home/alex"), ("XDG_CONFIG_HOME", "/cfg")];
@@ -290,15 +359,16 @@ mod tests {
                 Some("/cfg/Code/User/mcp.json".into()),
             ]
         );
+        assert_eq!(
+            all(Platform::Unix, env)[7],
+            Some("/cfg/zed/settings.json".into())
+        );
     }
 
     #[test]
     fn no_home_no_path() {
-        assert_eq!(
-            all(Platform::Unix, &[("HOME", "")]),
-            [None, None, None, None]
-        );
-        assert_eq!(all(Platform::Windows, &[]), [None, None, None, None]);
+        assert_eq!(all(Platform::Unix, &[("HOME", "")]), vec![None; 8]);
+        assert_eq!(all(Platform::Windows, &[]), vec![None; 8]);
         // With APPDATA alone, the files under it are known, the ones in the profile are not.
         assert_eq!(
             all(Platform::Windows, &[("APPDATA", r"C:\R")]),
@@ -307,8 +377,57 @@ mod tests {
                 Some(r"C:\R\Code\User\mcp.json".into()),
                 None,
                 None,
+                None,
+                None,
+                None,
+                Some(r"C:\R\Zed\settings.json".into()),
             ]
         );
+    }
+
+    #[test]
+    fn codex_home_moves_codex_s_file_on_every_system() {
+        let on = |platform, env| {
+            HostConfig::Codex
+                .path_in(platform, env_of(env))
+                .map(|p| p.to_string_lossy().into_owned())
+        };
+        let unix = &[("HOME", "/home/alex"), ("CODEX_HOME", "/srv/codex")];
+        assert_eq!(
+            on(Platform::Unix, unix),
+            Some("/srv/codex/config.toml".into())
+        );
+        assert_eq!(
+            on(Platform::MacOs, unix),
+            Some("/srv/codex/config.toml".into())
+        );
+        let windows = &[("USERPROFILE", r"C:\Users\a"), ("CODEX_HOME", r"D:\codex")];
+        assert_eq!(
+            on(Platform::Windows, windows),
+            Some(r"D:\codex\config.toml".into())
+        );
+        // An empty CODEX_HOME counts as unset; it needs no home directory when set.
+        let empty = &[("HOME", "/h"), ("CODEX_HOME", "")];
+        assert_eq!(
+            on(Platform::Unix, empty),
+            Some("/h/.codex/config.toml".into())
+        );
+        assert_eq!(
+            on(Platform::Unix, &[("CODEX_HOME", "/c")]),
+            Some("/c/config.toml".into())
+        );
+    }
+
+    #[test]
+    fn each_host_reads_its_own_spelling() {
+        assert_eq!(HostConfig::Gemini.flavor(), Flavor::Gemini);
+        assert_eq!(HostConfig::Codex.flavor(), Flavor::Codex);
+        assert_eq!(HostConfig::Zed.flavor(), Flavor::Zed);
+        assert_eq!(HostConfig::Windsurf.flavor(), Flavor::Windsurf);
+        assert_eq!(HostConfig::ClaudeCode.flavor(), Flavor::ClaudeCode);
+        let names: std::collections::HashSet<_> =
+            HostConfig::ALL.iter().map(|h| h.name()).collect();
+        assert_eq!(names.len(), HostConfig::ALL.len());
     }
 
     #[test]

@@ -1,5 +1,7 @@
 //! Server configuration: [`ServerConfig`] and its transport settings, and loading them from the
-//! files MCP hosts read ([`ConfigLoader`]; where each host keeps its file: [`locations`]),
+//! files MCP hosts read ([`ConfigLoader`]; where each host keeps its file: [`locations`]; every
+//! file that applies to a folder, with project files held until approved: [`discover`],
+//! [`TrustStore`]),
 //! templates ([`Template`]) and hosted-MCP tool lists ([`HostedMcpServer`]).
 
 // `ConfigError` is large (it carries a location and a suggestion), but it is returned only on the
@@ -14,6 +16,7 @@ use std::time::Duration;
 
 use remote::RedactedHeaders;
 
+pub mod discover;
 mod documents;
 mod entry;
 mod error;
@@ -43,6 +46,7 @@ mod renamed;
 mod suggest;
 mod template;
 mod toml_doc;
+mod trust;
 mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
@@ -57,6 +61,7 @@ pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
 pub use remote::{ProxyConfig, SseConfig, WebSocketConfig};
 pub use template::Template;
+pub use trust::{FileDigest, TrustStore};
 
 /// The transport type names a configuration may use (`ws` and `http` are aliases).
 pub const VALID_TRANSPORT_TYPES: [&str; 6] =

@@ -35,6 +35,8 @@ Examples:
   mcpb --config .mcp.json servers --check
   mcpb --config .mcp.json tools                  (every server, in parallel)
   mcpb --config .mcp.json call fs/read_file path=/tmp/notes.txt
+  mcpb servers                                   (the config files found from here)
+  mcpb trust                                     (approve this project's config files)
   mcpb help json                                 (the --json output of each command)";
 
 /// mcpb: talk to Model Context Protocol servers from the command line.
@@ -68,8 +70,11 @@ pub(crate) struct Global {
     /// The transport of --url, when its scheme does not say
     #[arg(long, value_enum, global = true, help_heading = "Server")]
     pub(crate) transport: Option<UrlTransport>,
-    /// A host config file (.mcp.json, Claude Desktop, VS Code, YAML list); without --server,
-    /// tools, resources, templates, prompts and `servers --check` cover every server in it
+    /// A host config file (.mcp.json, Claude Desktop, VS Code, YAML list), trusted as named;
+    /// without --server, tools, resources, templates, prompts and `servers --check` cover
+    /// every server in it. Without --stdio, --url and --config: the files the hosts read,
+    /// found from the current folder (`mcpb servers` lists them; `mcpb trust` approves a
+    /// project's)
     #[arg(long, value_name = "FILE", global = true, help_heading = "Server")]
     pub(crate) config: Option<String>,
     /// The server of --config to use (run and chat: repeatable, all the file's servers when
@@ -86,6 +91,14 @@ pub(crate) struct Global {
     #[arg(long = "input", value_name = "ID=VALUE", global = true, value_parser = key_value,
           help_heading = "Server")]
     pub(crate) inputs: Vec<(String, String)>,
+    /// Let a config's `headersHelper` run: a command whose output supplies a remote server's
+    /// headers (otherwise it is reported by `servers`, not run)
+    #[arg(long, global = true, help_heading = "Server")]
+    pub(crate) allow_header_commands: bool,
+    /// Load a server whose config asks for a limit mcpb cannot enforce (VS Code's
+    /// `sandboxEnabled`), without that limit; otherwise the server does not load
+    #[arg(long, global = true, help_heading = "Server")]
+    pub(crate) accept_unenforced: bool,
 
     /// Per-request timeout in seconds, handshake included (`run`, `chat`: the model's requests
     /// too, which otherwise get 120); more than 0, at most 86400 [default: the config's, else 15]
@@ -217,12 +230,22 @@ pub(crate) enum Command {
     },
     /// Ping the server
     Ping,
-    /// With --config: every server in the file, its transport and any error
+    /// Every server of --config, or of the files found from here (with its origin, the
+    /// servers it shadows, whether it waits for `trust`), its transport, ignored keys and any
+    /// error
     Servers {
         /// Connect to each server (in parallel) and show its status, version, tool count and
         /// latency, or its error
         #[arg(long)]
         check: bool,
+    },
+    /// Show the commands of this folder's project config files (.mcp.json, .vscode/mcp.json,
+    /// .cursor/mcp.json, .gemini/settings.json, here and in the parent folders) and approve
+    /// them, so that their servers start; a file that changes needs approval again
+    Trust {
+        /// Approve without asking (needed when stdin is not a terminal)
+        #[arg(long)]
+        yes: bool,
     },
     /// One session, commands typed line by line (history: `history`, `!N`; `exit` to leave)
     Shell,
@@ -379,6 +402,7 @@ impl Command {
             Command::TaskCancel { .. } => "task-cancel",
             Command::Ping => "ping",
             Command::Servers { .. } => "servers",
+            Command::Trust { .. } => "trust",
             Command::Shell => "shell",
             Command::Completions { .. } => "completions",
             Command::Man => "man",
@@ -485,6 +509,12 @@ pub(crate) fn clap_usage(e: &clap::Error) -> UsageError {
 }
 
 impl Global {
+    /// Whether no server is named (no --stdio, --url nor --config): the config files found
+    /// from the current folder are used.
+    pub(crate) fn discovers(&self) -> bool {
+        self.stdio.is_none() && self.url.is_none() && self.config.is_none()
+    }
+
     /// The server the options name, checked: exactly one of --stdio, --url, --config, and
     /// the options that go with it.
     pub(crate) fn target(&self) -> Result<Target, UsageError> {

@@ -126,7 +126,7 @@ fn remote(global: &Global, word: &str) -> Result<Remote, Failure> {
             })
         }
         Target::Config(file, wanted) => {
-            let report = crate::load_config(&file, &global.inputs)?;
+            let report = crate::load_config(global, &file)?;
             let config = crate::pick_server(&file, wanted.as_deref(), &report, word)?;
             let Some(url) = url_of(&config) else {
                 let name = config.name();
@@ -157,7 +157,7 @@ pub(crate) fn store_path() -> PathBuf {
 
 /// The token file on `platform`, with environment variables looked up by `env` (see the module
 /// docs).
-fn store_path_in(platform: Platform, env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
+pub(crate) fn store_path_in(platform: Platform, env: impl Fn(&str) -> Option<OsString>) -> PathBuf {
     if let Some(p) = env("MCPB_TOKEN_FILE").filter(|p| !p.is_empty()) {
         return PathBuf::from(p);
     }

@@ -40,7 +40,13 @@ prompt     GetPromptResult: {"description"?, "messages": [...]}
 complete   CompleteResult: {"completion": {"values": [...], "total"?, "hasMore"?}}
 ping       {"server": NAME, "ok": true, "elapsedMs": MS}
 servers    {"file", "servers": [{"name", "transport", "target", "timeout", "description"?}],
-            "errors": [{"server", "path", "message", "suggestion"}], "disabled": [NAME]}
+            "errors": [{"server", "path", "message", "suggestion"}], "disabled": [NAME],
+            "ignored": [Ignored]}
+  without --config (the files found from here):
+           {"discovered": true, "servers": [{"name", "transport", "target", "origin": Origin,
+            "needsTrust", "shadowed": [Origin]}], "errors": [{"file", "server", "path",
+            "message"}], "ignored": [Ignored], "files": [{...Origin, "trusted",
+            "servers": [NAME]}], "trustFile"}
 servers --check
            {"file", "servers": [{"server", "ok": true, "latencyMs", "serverInfo": {"name",
             "version"}, "protocolVersion", "tools": N|null}
@@ -61,11 +67,17 @@ login      {"signed_in": true, "server": URL, "tokens": [Tokens]}; a refused sig
 logout     {"signed_in": false, "server": URL, "removed": N}
 auth status
            {"signed_in": BOOL, "server": URL, "tokens": [Tokens]}
+trust      {"approved": [Waiting], "declined": [Waiting]}; nothing waiting:
+           {"approved": [], "waiting": []}; without a terminal or --yes: kind config (exit 2)
+           with "waiting": [Waiting]
 shell      each command prints its own document, as above
 help, completions, man
            {"help"|"script"|"man": TEXT}
 
 Saved: {"path": FILE, "bytes": N, "mimeType": TYPE}
+Origin: {"file", "host", "scope": "local" | "project" | "user"}
+Ignored: {"file", "server", "key", "reason"}
+Waiting: {"file", "host", "sha256", "servers": [{"name", "transport", "target"}]}
 Tokens: {"issuer", "resource", "client_id", "scope", "expires_at", "refreshable"} (never the
         tokens themselves)
 "#;

@@ -14,6 +14,7 @@
 mod approve;
 mod args;
 mod auth;
+mod discovered;
 mod interrupt;
 mod jsondoc;
 mod multi;
@@ -25,6 +26,7 @@ mod schema;
 mod shell;
 mod tasks;
 mod terminal;
+mod trust;
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -33,11 +35,13 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
-use mcp_blocking::config::{ConfigError, LoadReport, ToolRefusal, TransportConfig};
+use mcp_blocking::config::{
+    ConfigError, ConfigErrorKind, LoadReport, ToolRefusal, TransportConfig,
+};
 use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::handler::Notification;
 use mcp_blocking::model::{CompletionReference, LoggingLevel, Tool};
-use mcp_blocking::{CallOptions, Client, ConfigLoader, Error, ServerConfig};
+use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
 use serde_json::{json, Map, Value};
 
 use args::{Cli, Command, Global, Parsed, Target, UrlTransport, UsageError};
@@ -483,6 +487,7 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
         }
         Command::Completions { shell } => return Ok(completions(*shell)),
         Command::Man => return man(),
+        Command::Trust { yes } => return trust::command(global, *yes),
         Command::Call(call) if call.tool.is_none() => {
             if call.help {
                 return help(Some("call"));
@@ -504,37 +509,20 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
         }
         _ => {}
     }
+    // Without --stdio, --url or --config: the config files the user's hosts read.
+    if global.discovers() {
+        return discovered::run(global, command);
+    }
     let target = global.target().map_err(usage)?;
     if let Target::Config(file, wanted) = &target {
-        let report = load_config(file, &global.inputs)?;
+        let report = load_config(global, file)?;
         if let Command::Servers { check } = command {
             if *check {
                 return Ok(multi::check(global, file, &report));
             }
             return Ok(render::servers(file, &report));
         }
-        let many = wanted.is_none() && report.servers.len() + report.errors.len() > 1;
-        if many {
-            match command {
-                Command::Tools | Command::Resources | Command::Templates | Command::Prompts => {
-                    return Ok(multi::list(global, command, &report));
-                }
-                Command::Call(call) => return multi::call(global, call, &report),
-                _ => {}
-            }
-        }
-        let config = pick_server(file, wanted.as_deref(), &report, command.name())?;
-        let config = apply_overrides(global, config)?;
-        // `call SERVER/TOOL` names the one server too.
-        if let Command::Call(call) = command {
-            let prefix = format!("{}/", config.name());
-            if let Some(tool) = call.tool.as_deref().and_then(|t| t.strip_prefix(&prefix)) {
-                let mut call = call.clone();
-                call.tool = Some(tool.to_owned());
-                return connect_and_run(global, config, Named::Config, &Command::Call(call));
-            }
-        }
-        return connect_and_run(global, config, Named::Config, command);
+        return on_report(global, command, file, wanted.as_deref(), &report);
     }
     if let Command::Servers { .. } = command {
         return Err(FailureInfo::usage(
@@ -543,6 +531,39 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
     }
     let config = build_config(global, &target)?;
     connect_and_run(global, config, Named::ByServer, command)
+}
+
+/// A server command on the servers of `report` (loaded from `file`): every server for the
+/// listing commands and `call` without --server, else the one `wanted` (or the only one).
+fn on_report(
+    global: &Global,
+    command: &Command,
+    file: &str,
+    wanted: Option<&str>,
+    report: &LoadReport,
+) -> Result<Output, Failure> {
+    let many = wanted.is_none() && report.servers.len() + report.errors.len() > 1;
+    if many {
+        match command {
+            Command::Tools | Command::Resources | Command::Templates | Command::Prompts => {
+                return Ok(multi::list(global, command, report));
+            }
+            Command::Call(call) => return multi::call(global, call, report),
+            _ => {}
+        }
+    }
+    let config = pick_server(file, wanted, report, command.name())?;
+    let config = apply_overrides(global, config)?;
+    // `call SERVER/TOOL` names the one server too.
+    if let Command::Call(call) = command {
+        let prefix = format!("{}/", config.name());
+        if let Some(tool) = call.tool.as_deref().and_then(|t| t.strip_prefix(&prefix)) {
+            let mut call = call.clone();
+            call.tool = Some(tool.to_owned());
+            return connect_and_run(global, config, Named::Config, &Command::Call(call));
+        }
+    }
+    connect_and_run(global, config, Named::Config, command)
 }
 
 fn help(topic: Option<&str>) -> Result<Output, Failure> {
@@ -595,11 +616,13 @@ fn man() -> Result<Output, Failure> {
 }
 
 /// Loads a config file, asking for `${input:ID}` values on a terminal when they are missing.
-fn load_config(file: &str, given: &[(String, String)]) -> Result<LoadReport, Failure> {
-    let mut inputs: BTreeMap<String, String> = given.iter().cloned().collect();
+fn load_config(global: &Global, file: &str) -> Result<LoadReport, Failure> {
+    let mut inputs: BTreeMap<String, String> = global.inputs.iter().cloned().collect();
     let interactive = std::io::stdin().is_terminal();
     loop {
-        let loaded = ConfigLoader::new().with_inputs(inputs.clone()).load(file);
+        let loaded = discovered::loader(global)
+            .with_inputs(inputs.clone())
+            .load(file);
         let missing: Vec<String> = match &loaded {
             Ok(report) => report.errors.iter().filter_map(missing_input).collect(),
             Err(e) => missing_input(e).into_iter().collect(),
@@ -711,6 +734,13 @@ fn pick_server(
         let mut here = e.clone();
         here.file = None;
         here.server = None;
+        if e.kind == ConfigErrorKind::NotTrusted {
+            return Err(FailureInfo::config(
+                Some(&name),
+                format!("server `{name}`: {}", config_error_text(&here)),
+                vec![],
+            ));
+        }
         return Err(FailureInfo::config(
             Some(&name),
             format!("server `{name}`: invalid configuration in `{file}`"),
@@ -1196,6 +1226,7 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
             )
         }
         Command::Servers { .. }
+        | Command::Trust { .. }
         | Command::Shell
         | Command::Completions { .. }
         | Command::Man

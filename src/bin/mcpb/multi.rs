@@ -7,7 +7,7 @@
 use std::fmt::Write;
 use std::time::Instant;
 
-use mcp_blocking::config::LoadReport;
+use mcp_blocking::config::{ConfigErrorKind, LoadReport};
 use mcp_blocking::{Hub, ServerConfig};
 use serde_json::{json, Value};
 
@@ -82,12 +82,15 @@ fn config_failures(report: &LoadReport) -> Vec<(String, Failure)> {
             let mut here = e.clone();
             here.file = None;
             here.server = None;
+            // A server waiting for approval is not invalid: it is not started yet.
+            let what = if e.kind == ConfigErrorKind::NotTrusted {
+                ""
+            } else {
+                "invalid configuration: "
+            };
             let f = FailureInfo::config(
                 Some(&name),
-                format!(
-                    "server `{name}`: invalid configuration: {}",
-                    crate::config_error_text(&here)
-                ),
+                format!("server `{name}`: {what}{}", crate::config_error_text(&here)),
                 vec![],
             );
             (name, f)
@@ -217,8 +220,13 @@ pub(crate) fn check(global: &Global, file: &str, report: &LoadReport) -> Output 
             }
         }
     }
-    for (name, f) in config_failures(report) {
-        let _ = writeln!(text, "{name:width$}  invalid {}", f.headline);
+    for (name, f, waiting) in config_failures(report)
+        .into_iter()
+        .zip(&report.errors)
+        .map(|((n, f), e)| (n, f, e.kind == ConfigErrorKind::NotTrusted))
+    {
+        let state = if waiting { "waiting" } else { "invalid" };
+        let _ = writeln!(text, "{name:width$}  {state} {}", f.headline);
         exit = exit.max(2);
         failed.push(name.clone());
         entries.push(json!({ "server": name, "ok": false, "error": f.to_json()["error"] }));

@@ -92,6 +92,7 @@ pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
     for name in &report.skipped_disabled {
         let _ = writeln!(text, "{name:width$}  {:15}", "disabled");
     }
+    let ignored = ignored(report, &mut text);
     if report.servers.is_empty() && report.errors.is_empty() && report.skipped_disabled.is_empty() {
         text.push_str("(no servers)\n");
     }
@@ -102,6 +103,7 @@ pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
             "servers": servers,
             "errors": errors,
             "disabled": report.skipped_disabled,
+            "ignored": ignored,
         }),
         text,
         exit: if failed { 2 } else { 0 },
@@ -113,6 +115,24 @@ pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
             )
         }),
     }
+}
+
+/// The keys of `report` the loader read and did not act on, a line each in `text` (`ignored:
+/// FILE: server `x`: KEY: ignored: WHY`), and as JSON.
+pub(crate) fn ignored(report: &LoadReport, text: &mut String) -> Vec<Value> {
+    report
+        .ignored
+        .iter()
+        .map(|k| {
+            let _ = writeln!(text, "{k}");
+            json!({
+                "file": k.file.as_ref().map(|f| f.display().to_string()),
+                "server": k.server,
+                "key": k.key,
+                "reason": k.reason,
+            })
+        })
+        .collect()
 }
 
 pub(crate) fn info(client: &Client, shown: &str, target: &str) -> Output {

@@ -22,7 +22,7 @@ use mcp_blocking::agent::{
 };
 use mcp_blocking::config::Template;
 use mcp_blocking::hub::Degradation;
-use mcp_blocking::{ConfigLoader, Hub, ServerConfig};
+use mcp_blocking::{Hub, ServerConfig};
 use serde_json::{json, Value};
 
 use crate::approve::Approver;
@@ -38,8 +38,9 @@ pub(crate) const EXIT_MODEL: u8 = 9;
 const DEFAULT_OPENAI_MODEL: &str = "gpt-4o-mini";
 const DEFAULT_ANTHROPIC_MODEL: &str = "claude-sonnet-4-5";
 
-/// Refuses the options `run` and `chat` do not take, and a command line without servers.
-fn check(global: &Global, word: &str, model: &ModelArgs) -> Result<(), Failure> {
+/// Refuses the options `run` and `chat` do not take (their servers come from --config, the
+/// template, or else the config files found from the current folder).
+fn check(global: &Global, word: &str) -> Result<(), Failure> {
     global
         .refuse(
             word,
@@ -53,11 +54,6 @@ fn check(global: &Global, word: &str, model: &ModelArgs) -> Result<(), Failure> 
             "its servers come from --config and --template",
         )
         .map_err(crate::usage)?;
-    if global.config.is_none() && model.template.is_none() {
-        return Err(FailureInfo::usage(format!(
-            "`{word}` needs --config FILE (or --template FILE with `mcp:` servers)"
-        )));
-    }
     Ok(())
 }
 
@@ -88,8 +84,16 @@ fn servers(
 ) -> Result<(Vec<ServerConfig>, Option<Degradation>), Failure> {
     let mut out = Vec::new();
     let mut degradation = None;
-    if let Some(file) = &global.config {
-        let report = crate::load_config(file, &global.inputs)?;
+    let template_servers = template.is_some_and(|t| !t.mcp.is_empty());
+    let loaded = match &global.config {
+        Some(file) => Some((file.as_str(), crate::load_config(global, file)?)),
+        None if !template_servers => Some((
+            crate::discovered::LABEL,
+            crate::discovered::startable(crate::discovered::discover(global)?)?,
+        )),
+        None => None,
+    };
+    if let Some((file, report)) = loaded {
         degradation.clone_from(&report.degradation);
         if global.servers.is_empty() {
             for e in &report.errors {
@@ -123,13 +127,17 @@ struct Setup {
 
 fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
     let template = match &args.template {
-        Some(path) => Some(ConfigLoader::new().load_template(path).map_err(|e| {
-            FailureInfo::config(
-                e.server.as_deref(),
-                format!("template `{path}`: {e}"),
-                Vec::new(),
-            )
-        })?),
+        Some(path) => Some(
+            crate::discovered::loader(global)
+                .load_template(path)
+                .map_err(|e| {
+                    FailureInfo::config(
+                        e.server.as_deref(),
+                        format!("template `{path}`: {e}"),
+                        Vec::new(),
+                    )
+                })?,
+        ),
         None => None,
     };
     let (servers, degradation) = servers(global, template.as_ref())?;
@@ -278,7 +286,7 @@ fn with_agent<T>(
 
 /// `mcpb run MESSAGE`: the answer, or a failure.
 pub(crate) fn run(global: &Global, args: &RunArgs) -> Result<Output, Failure> {
-    check(global, "run", &args.model)?;
+    check(global, "run")?;
     if args.message.trim().is_empty() {
         return Err(FailureInfo::usage("the MESSAGE is empty"));
     }
@@ -299,7 +307,7 @@ fn answer(out: &RunOutput) -> Output {
 /// Ctrl-C ends it (exit 130).
 pub(crate) fn chat(global: &Global, args: &ChatArgs) -> Result<Output, Failure> {
     use std::io::BufRead;
-    check(global, "chat", &args.model)?;
+    check(global, "chat")?;
     with_agent(global, &args.model, |agent| {
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };

@@ -27,6 +27,7 @@ pub use key::{JwtAlgorithm, SigningKey};
 pub(crate) use redirect::Kind as RedirectKind;
 pub use redirect::{RedirectHandler, DEFAULT_LOGIN_TIMEOUT};
 pub(crate) use store::expiry;
+pub(crate) use store::private_file;
 pub use store::{
     FileTokenStore, MemoryTokenStore, Secret, StoredClient, StoredTokens, TokenStore,
     MAX_TOKEN_LIFETIME,

@@ -15,7 +15,7 @@ use crate::url::covers;
 #[cfg(windows)]
 mod acl;
 mod file;
-mod private_file;
+pub(crate) mod private_file;
 pub use file::FileTokenStore;
 
 /// A secret string (token, code, verifier, client secret): `Debug` and `Display` show

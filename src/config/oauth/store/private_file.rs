@@ -24,7 +24,7 @@ const MAX_PAUSE: Duration = Duration::from_millis(100);
 /// # Errors
 /// The system's error (an existing file is [`io::ErrorKind::AlreadyExists`]).
 #[cfg(unix)]
-pub(super) fn create(path: &Path) -> io::Result<File> {
+pub(crate) fn create(path: &Path) -> io::Result<File> {
     use std::os::unix::fs::OpenOptionsExt;
     std::fs::OpenOptions::new()
         .write(true)
@@ -38,7 +38,7 @@ pub(super) fn create(path: &Path) -> io::Result<File> {
 /// # Errors
 /// The system's error (an existing file is [`io::ErrorKind::AlreadyExists`]).
 #[cfg(windows)]
-pub(super) fn create(path: &Path) -> io::Result<File> {
+pub(crate) fn create(path: &Path) -> io::Result<File> {
     super::acl::create_private(path)
 }
 
@@ -47,7 +47,7 @@ pub(super) fn create(path: &Path) -> io::Result<File> {
 ///
 /// # Errors
 /// The system's error of the last try.
-pub(super) fn replace(from: &Path, to: &Path) -> io::Result<()> {
+pub(crate) fn replace(from: &Path, to: &Path) -> io::Result<()> {
     let deadline = crate::deadline::after(REPLACE_RETRY);
     retry_while(|| std::fs::rename(from, to), is_transient, deadline)
 }

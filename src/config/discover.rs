@@ -1,0 +1,463 @@
+//! Finding the config files the user's hosts read, in their places and precedence
+//! ([`ConfigLoader::discover`]), each server with the file it came from and whether that file
+//! must be approved before its servers start.
+//!
+//! | order | scope | files |
+//! |---|---|---|
+//! | 1 | [`Scope::Local`] | `~/.claude.json`'s `projects[<cwd>].mcpServers` (Claude Code's local scope) |
+//! | 2 | [`Scope::Project`] | in the current folder, then each parent up to (not including) the home directory: `.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`, `.gemini/settings.json` |
+//! | 3 | [`Scope::User`] | `~/.claude.json`, Claude Desktop's file, Codex's `config.toml`, Gemini CLI's and Cursor's user files, Zed's settings, VS Code's user `mcp.json`, Windsurf's `mcp_config.json` (their places: [`locations`](super::locations)) |
+//!
+//! A server of a name already found is *shadowed*: it is kept in [`Discovery::shadowed`], with
+//! the origin of the one that won, and never started. This follows Claude Code's local >
+//! project > user; within the project files, the nearest folder wins. A project server waiting
+//! for approval shadows a user server of its name all the same: it is the one the hosts would
+//! run there, and running the user's instead would change what the name means by approval.
+//!
+//! Trust: a project file came with the folder, and when the folder was cloned it is someone
+//! else's code. Its servers, stdio and remote alike, need the user's approval of the file as it
+//! is now ([`DiscoveredServer::needs_trust`], decided by a [`TrustStore`]): a stdio server is a
+//! command run as the user, and a remote one is sent the headers the file builds, which may
+//! expand the user's `${VARS}` (a token) towards an address the file chose. Claude Code asks
+//! for every project server too. Files in the home directory are the user's own: trusted.
+
+use std::path::{Path, PathBuf};
+
+use serde_json::json;
+
+use super::locations::{home_dir_in, HostConfig, Platform};
+use super::trust::{FileDigest, TrustStore};
+use super::{jsonc, ConfigError, ConfigErrorKind, ConfigLoader, LoadReport, ServerConfig};
+
+/// The project files looked for in each folder, in their precedence.
+const PROJECT_FILES: [(&[&str], HostConfig); 4] = [
+    (&[".mcp.json"], HostConfig::ClaudeCode),
+    (&[".vscode", "mcp.json"], HostConfig::VsCode),
+    (&[".cursor", "mcp.json"], HostConfig::Cursor),
+    (&[".gemini", "settings.json"], HostConfig::Gemini),
+];
+
+/// The user files, in their precedence.
+const USER_FILES: [HostConfig; 8] = [
+    HostConfig::ClaudeCode,
+    HostConfig::ClaudeDesktop,
+    HostConfig::Codex,
+    HostConfig::Gemini,
+    HostConfig::Cursor,
+    HostConfig::Zed,
+    HostConfig::VsCode,
+    HostConfig::Windsurf,
+];
+
+/// Whose a config file is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Scope {
+    /// Claude Code's servers for this folder, kept in the user's `~/.claude.json`: the user's.
+    Local,
+    /// A file found in the current folder or a parent: it came with the folder.
+    Project,
+    /// A file in the user's home directory: the user's own.
+    User,
+}
+
+impl Scope {
+    /// The scope's name, as shown: `local`, `project` or `user`.
+    pub fn name(self) -> &'static str {
+        match self {
+            Scope::Local => "local",
+            Scope::Project => "project",
+            Scope::User => "user",
+        }
+    }
+}
+
+/// Where a server was found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct Origin {
+    /// The file.
+    pub file: PathBuf,
+    /// The host whose file it is.
+    pub host: HostConfig,
+    /// Whose it is.
+    pub scope: Scope,
+}
+
+/// A server found by discovery.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DiscoveredServer {
+    /// Its configuration.
+    pub server: ServerConfig,
+    /// Where it was found.
+    pub origin: Origin,
+    /// Whether it must not start: its file is a project file the [`TrustStore`] has no
+    /// approval of with its current contents.
+    pub needs_trust: bool,
+}
+
+/// A server that lost to one of the same name found earlier.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Shadowed {
+    /// Its configuration (never started).
+    pub server: ServerConfig,
+    /// Where it was found.
+    pub origin: Origin,
+    /// Where the server that won was found.
+    pub by: Origin,
+}
+
+/// A file discovery read.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct DiscoveredFile {
+    /// The file, its host and scope.
+    pub origin: Origin,
+    /// What the loader reported, its servers taken out (they are in [`Discovery::servers`] or
+    /// [`Discovery::shadowed`]): the bad entries, the ignored keys, the disabled servers.
+    pub report: LoadReport,
+    /// Why the file as a whole could not be read, if it could not.
+    pub error: Option<ConfigError>,
+    /// For a project file: its digest as loaded (what an approval records); `None` when it
+    /// could not be read, or changed while it was being loaded.
+    pub digest: Option<FileDigest>,
+    /// Whether its servers may start: a user or local file, or a project file approved with
+    /// its current contents.
+    pub trusted: bool,
+    /// The names of the servers it defines (those shadowed included).
+    pub server_names: Vec<String>,
+}
+
+/// What [`ConfigLoader::discover`] found.
+#[derive(Debug, Clone, Default)]
+#[non_exhaustive]
+pub struct Discovery {
+    /// Each server, under the first name found, in precedence order.
+    pub servers: Vec<DiscoveredServer>,
+    /// The servers that lost to one of the same name.
+    pub shadowed: Vec<Shadowed>,
+    /// Each file read, in precedence order.
+    pub files: Vec<DiscoveredFile>,
+}
+
+impl Discovery {
+    /// The server called `name`.
+    pub fn server(&self, name: &str) -> Option<&DiscoveredServer> {
+        self.servers.iter().find(|s| s.server.name() == name)
+    }
+
+    /// The project files whose servers wait for the user's approval.
+    pub fn untrusted_files(&self) -> impl Iterator<Item = &DiscoveredFile> {
+        self.files
+            .iter()
+            .filter(|f| !f.trusted && !f.server_names.is_empty())
+    }
+
+    /// The servers that may start, as one [`LoadReport`]: each server that needs no trust;
+    /// for each that does, an error of kind [`ConfigErrorKind::NotTrusted`] naming it and its
+    /// file; and every file's bad entries, ignored keys and disabled servers. A file that could
+    /// not be read at all defines no server: its error stays in
+    /// [`files`](DiscoveredFile::error), not here, so that one broken file of a host the
+    /// program does not use leaves the others usable.
+    pub fn report(&self) -> LoadReport {
+        let mut report = LoadReport::default();
+        for s in &self.servers {
+            if s.needs_trust {
+                let mut e = ConfigError::new(
+                    ConfigErrorKind::NotTrusted,
+                    format!(
+                        "not started: the project file {} is not approved (or changed since it \
+                         was)",
+                        s.origin.file.display()
+                    ),
+                )
+                .for_server(Some(s.server.name()));
+                e.file = Some(s.origin.file.clone());
+                report.errors.push(e);
+            } else {
+                report.servers.push(s.server.clone());
+            }
+        }
+        for f in &self.files {
+            report.errors.extend(f.report.errors.iter().cloned());
+            report.ignored.extend(f.report.ignored.iter().cloned());
+            report
+                .skipped_disabled
+                .extend(f.report.skipped_disabled.iter().cloned());
+            if report.degradation.is_none() {
+                report.degradation = f.report.degradation.clone();
+            }
+        }
+        report
+    }
+}
+
+impl ConfigLoader {
+    /// The servers of every config file the user's hosts read from `cwd` (see the
+    /// [module table](crate::config::discover)), with no project file approved: every project
+    /// server [`needs_trust`](DiscoveredServer::needs_trust). See
+    /// [`discover_with`](Self::discover_with).
+    ///
+    /// # Errors
+    /// As [`discover_with`](Self::discover_with).
+    pub fn discover(&self, cwd: impl AsRef<Path>) -> Result<Discovery, ConfigError> {
+        self.discover_with(cwd, &TrustStore::new())
+    }
+
+    /// The servers of every config file the user's hosts read from `cwd`, the project files
+    /// approved in `trust` trusted. The home directory and the hosts' variables (`APPDATA`,
+    /// `XDG_CONFIG_HOME`, `CODEX_HOME`, ...) come from the loader's environment
+    /// ([`with_env`](Self::with_env)), else the process's.
+    ///
+    /// A file that does not exist is skipped; one that cannot be read or parsed is kept with
+    /// its [`error`](DiscoveredFile::error), and the other files still load. A Gemini CLI or
+    /// Zed settings file, or a `~/.claude.json`, without MCP servers is not an error.
+    ///
+    /// ```no_run
+    /// use mcp_blocking::config::TrustStore;
+    /// use mcp_blocking::ConfigLoader;
+    /// let trust = TrustStore::open("/home/me/.config/myapp/trust.json").unwrap();
+    /// let found = ConfigLoader::new().discover_with(std::env::current_dir().unwrap(), &trust)?;
+    /// for s in &found.servers {
+    ///     println!("{} from {} ({}){}", s.server.name(), s.origin.file.display(),
+    ///         s.origin.scope.name(), if s.needs_trust { ": needs approval" } else { "" });
+    /// }
+    /// let startable = found.report(); // the servers that may start, and why the others may not
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`ConfigErrorKind::Io`] when `cwd` cannot be resolved.
+    pub fn discover_with(
+        &self,
+        cwd: impl AsRef<Path>,
+        trust: &TrustStore,
+    ) -> Result<Discovery, ConfigError> {
+        let platform = Platform::current();
+        let env = |name: &str| match &self.env {
+            Some(map) => map.get(name).map(Into::into),
+            None => std::env::var_os(name),
+        };
+        let cwd = std::fs::canonicalize(cwd.as_ref()).map_err(|e| {
+            ConfigError::new(
+                ConfigErrorKind::Io,
+                format!("cannot resolve the folder {}: {e}", cwd.as_ref().display()),
+            )
+        })?;
+        let home = home_dir_in(platform, env).map(|h| std::fs::canonicalize(&h).unwrap_or(h));
+
+        let mut found = Found::default();
+        if let Some(path) = HostConfig::ClaudeCode.path_in(platform, env) {
+            self.local_servers(&path, &cwd, &mut found);
+        }
+        for dir in cwd.ancestors() {
+            // Files in the home directory are the user's, read below as such.
+            if home.as_deref() == Some(dir) {
+                break;
+            }
+            for (parts, host) in PROJECT_FILES {
+                let path = parts.iter().fold(dir.to_path_buf(), |p, part| p.join(part));
+                if path.is_file() {
+                    self.read_file(&path, host, Scope::Project, trust, &mut found);
+                }
+            }
+        }
+        for host in USER_FILES {
+            if let Some(path) = host.path_in(platform, env) {
+                if path.is_file() {
+                    self.read_file(&path, host, Scope::User, trust, &mut found);
+                }
+            }
+        }
+        Ok(found.discovery)
+    }
+
+    /// Loads one file into `found`.
+    fn read_file(
+        &self,
+        path: &Path,
+        host: HostConfig,
+        scope: Scope,
+        trust: &TrustStore,
+        found: &mut Found,
+    ) {
+        let canonical = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        if found.seen.contains(&canonical) {
+            return;
+        }
+        found.seen.push(canonical);
+        let origin = Origin {
+            file: path.to_path_buf(),
+            host,
+            scope,
+        };
+        // A project file's approval is of the contents loaded: hashed before and after the
+        // load, and not trusted when they differ (it changed while being read).
+        let before = (scope == Scope::Project).then(|| FileDigest::of(path).ok());
+        let approved = match &before {
+            None => true,
+            Some(digest) => digest.as_ref().is_some_and(|d| trust.is_trusted(d)),
+        };
+        let mut loader = self.for_file(approved);
+        // The local scope of `~/.claude.json` was read first, as its own.
+        loader.user_scope_only = host == HostConfig::ClaudeCode && scope == Scope::User;
+        let loaded = loader.load_flavored(path, host.flavor());
+        let digest = match before {
+            Some(Some(d)) => FileDigest::of(path).ok().filter(|after| *after == d),
+            _ => None,
+        };
+        let trusted =
+            scope != Scope::Project || digest.as_ref().is_some_and(|d| trust.is_trusted(d));
+        match loaded {
+            Ok(report) => found.add(origin, report, None, digest, trusted),
+            // Settings files hold much else, and MCP servers only when the user added some.
+            Err(e)
+                if e.kind == ConfigErrorKind::UnknownFormat
+                    && matches!(
+                        host,
+                        HostConfig::Gemini | HostConfig::Zed | HostConfig::ClaudeCode
+                    )
+                    && !(scope == Scope::Project && host == HostConfig::ClaudeCode) =>
+            {
+                found.add(origin, LoadReport::default(), None, digest, trusted);
+            }
+            Err(e) => found.add(origin, LoadReport::default(), Some(e), digest, trusted),
+        }
+    }
+
+    /// The loader of a file: a project file not approved runs none of its commands while it
+    /// is read (a `headersHelper`), whatever the program allowed.
+    fn for_file(&self, approved: bool) -> ConfigLoader {
+        let loader = self.clone();
+        if approved {
+            loader
+        } else {
+            loader.allow_header_commands(false)
+        }
+    }
+
+    /// Claude Code's local scope: the servers `~/.claude.json` keeps for the folder `cwd`
+    /// (`projects[<cwd>].mcpServers`). A file that cannot be read here is left to the user
+    /// file's own reading, which reports it.
+    fn local_servers(&self, path: &Path, cwd: &Path, found: &mut Found) {
+        let Ok(text) = self.limits.read(path, "file", ConfigErrorKind::Io) else {
+            return;
+        };
+        let Ok(doc) = jsonc::parse(&text, &self.limits) else {
+            return;
+        };
+        // Claude Code keys a project by its folder's path as the system writes it: on Windows
+        // without the `\\?\` prefix that resolving a path adds.
+        let shown = cwd.to_string_lossy();
+        let key = shown.strip_prefix(r"\\?\").unwrap_or(&shown);
+        let Some(servers) = doc
+            .get("projects")
+            .and_then(|p| p.get(key))
+            .and_then(|p| p.get("mcpServers"))
+            .filter(|s| s.as_object().is_some_and(|m| !m.is_empty()))
+        else {
+            return;
+        };
+        let origin = Origin {
+            file: path.to_path_buf(),
+            host: HostConfig::ClaudeCode,
+            scope: Scope::Local,
+        };
+        let prefix = format!("projects.{key}.");
+        let base_dir = path.parent();
+        let (report, error) = match self.load_doc(
+            &json!({ "mcpServers": servers }),
+            base_dir,
+            super::fields::Flavor::ClaudeCode,
+            false,
+        ) {
+            Ok(mut r) => {
+                for e in &mut r.errors {
+                    e.file = Some(path.to_path_buf());
+                    e.path.insert_str(0, &prefix);
+                }
+                for k in &mut r.ignored {
+                    k.file = Some(path.to_path_buf());
+                    k.key.insert_str(0, &prefix);
+                }
+                for s in &mut r.servers {
+                    s.policy = std::mem::take(&mut s.policy).with_file(path);
+                }
+                (r, None)
+            }
+            Err(mut e) => {
+                e.file = Some(path.to_path_buf());
+                (LoadReport::default(), Some(e))
+            }
+        };
+        found.add(origin, report, error, None, true);
+    }
+}
+
+/// Discovery as it goes: what was found, and the files already read.
+#[derive(Default)]
+struct Found {
+    discovery: Discovery,
+    seen: Vec<PathBuf>,
+}
+
+impl Found {
+    fn add(
+        &mut self,
+        origin: Origin,
+        mut report: LoadReport,
+        error: Option<ConfigError>,
+        digest: Option<FileDigest>,
+        trusted: bool,
+    ) {
+        let servers = std::mem::take(&mut report.servers);
+        let server_names = servers.iter().map(|s| s.name().to_owned()).collect();
+        for server in servers {
+            match self.discovery.server(server.name()) {
+                Some(winner) => {
+                    log::debug!(
+                        "config: server `{}` of {} is shadowed by the one of {}",
+                        server.name(),
+                        origin.file.display(),
+                        winner.origin.file.display()
+                    );
+                    let by = winner.origin.clone();
+                    self.discovery.shadowed.push(Shadowed {
+                        server,
+                        origin: origin.clone(),
+                        by,
+                    });
+                }
+                None => self.discovery.servers.push(DiscoveredServer {
+                    server,
+                    origin: origin.clone(),
+                    needs_trust: !trusted,
+                }),
+            }
+        }
+        self.discovery.files.push(DiscoveredFile {
+            origin,
+            report,
+            error,
+            digest,
+            trusted,
+            server_names,
+        });
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_project_file_not_approved_runs_no_header_command_while_it_is_read() {
+        let loader = ConfigLoader::new().allow_header_commands(true);
+        assert!(loader.for_file(true).allow_header_commands);
+        assert!(!loader.for_file(false).allow_header_commands);
+        let denied = ConfigLoader::new();
+        assert!(!denied.for_file(true).allow_header_commands);
+    }
+}
