@@ -50,13 +50,30 @@ impl Tree {
         path
     }
 
-    /// A loader whose environment is the tree's home alone.
-    fn loader(&self) -> ConfigLoader {
+    /// The environment of the loader: the tree's home alone.
+    fn env(&self) -> BTreeMap<String, String> {
         let home = self.home().to_string_lossy().into_owned();
-        ConfigLoader::new().with_env(BTreeMap::from([
+        BTreeMap::from([
             ("HOME".to_string(), home.clone()),
             ("USERPROFILE".to_string(), home),
-        ]))
+        ])
+    }
+
+    /// A loader whose environment is the tree's home alone.
+    fn loader(&self) -> ConfigLoader {
+        ConfigLoader::new().with_env(self.env())
+    }
+}
+
+/// A folder as Claude Code writes it among the `projects` of `~/.claude.json`: on Windows with
+/// `/` and without the `\\?\` prefix of a resolved path.
+fn claude_code_key(dir: &Path) -> String {
+    let shown = dir.to_string_lossy();
+    let plain = shown.strip_prefix(r"\\?\").unwrap_or(&shown);
+    if cfg!(windows) {
+        plain.replace('\\', "/")
+    } else {
+        plain.to_owned()
     }
 }
 
@@ -148,6 +165,28 @@ fn local_beats_project_the_nearest_folder_beats_its_parents_and_project_beats_us
             "a@home/.claude.json<local",
         ]
     );
+}
+
+#[test]
+fn the_local_scope_is_found_under_the_folder_as_claude_code_writes_it() {
+    let t = Tree::new("discover-local-key");
+    let cwd = t.dir("home/proj");
+    // Claude Code's own spelling (on Windows `C:/Users/...`), and a trailing `/` besides.
+    for key in [claude_code_key(&cwd), format!("{}/", claude_code_key(&cwd))] {
+        let claude = format!(
+            r#"{{"projects": {{{}: {{"mcpServers": {{"a": {}}}}}}}}}"#,
+            serde_json::to_string(&key).unwrap(),
+            stdio("local-a"),
+        );
+        t.write("home/.claude.json", &claude);
+        let found = t.loader().discover(&cwd).unwrap();
+        assert_eq!(
+            servers(&found, &t.root),
+            ["a@home/.claude.json:local"],
+            "{key}"
+        );
+        assert!(!found.servers[0].needs_trust);
+    }
 }
 
 #[test]

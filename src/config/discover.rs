@@ -23,7 +23,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::locations::{home_dir_in, HostConfig, Platform};
 use super::trust::{FileDigest, TrustStore};
@@ -348,15 +348,15 @@ impl ConfigLoader {
         let Ok(doc) = jsonc::parse(&text, &self.limits) else {
             return;
         };
-        // Claude Code keys a project by its folder's path as the system writes it: on Windows
-        // without the `\\?\` prefix that resolving a path adds.
-        let shown = cwd.to_string_lossy();
-        let key = shown.strip_prefix(r"\\?\").unwrap_or(&shown);
-        let Some(servers) = doc
+        // Claude Code keys a project by its folder's path as it writes it (on Windows with `/`,
+        // and without the `\\?\` prefix that resolving a path adds): matched as the user
+        // file's own reading matches it.
+        let Some((key, servers)) = doc
             .get("projects")
-            .and_then(|p| p.get(key))
-            .and_then(|p| p.get("mcpServers"))
-            .filter(|s| s.as_object().is_some_and(|m| !m.is_empty()))
+            .and_then(Value::as_object)
+            .and_then(|p| super::documents::project_entry(p, cwd))
+            .and_then(|(key, p)| Some((key, p.get("mcpServers")?)))
+            .filter(|(_, s)| s.as_object().is_some_and(|m| !m.is_empty()))
         else {
             return;
         };
