@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use mcp_blocking::config::discover::Discovery;
+use mcp_blocking::config::locations::{HostConfig, Platform};
 use mcp_blocking::config::{ConfigErrorKind, FileDigest, TrustStore};
 use mcp_blocking::ConfigLoader;
 
@@ -62,6 +63,18 @@ impl Tree {
     /// A loader whose environment is the tree's home alone.
     fn loader(&self) -> ConfigLoader {
         ConfigLoader::new().with_env(self.env())
+    }
+
+    /// Writes `host`'s user file, at its place on this platform (Zed's is under `~/.config`
+    /// on Unix, under `%APPDATA%` on Windows).
+    fn write_user_file(&self, host: HostConfig, text: &str) -> PathBuf {
+        let env = self.env();
+        let path = host
+            .path_in(Platform::current(), |k| env.get(k).map(Into::into))
+            .unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
     }
 }
 
@@ -232,10 +245,7 @@ fn settings_files_without_servers_are_not_errors_and_a_broken_file_does_not_stop
     let t = Tree::new("discover-settings");
     let cwd = t.dir("home/proj");
     t.write("home/.gemini/settings.json", r#"{"theme": "GitHub"}"#);
-    t.write(
-        "home/.config/zed/settings.json",
-        "// Zed\n{\"vim_mode\": true}",
-    );
+    t.write_user_file(HostConfig::Zed, "// Zed\n{\"vim_mode\": true}");
     t.write("home/.claude.json", r#"{"numStartups": 3}"#);
     t.write("home/.cursor/mcp.json", r#"{"mcpServers": {"broken": "#);
     t.write(
