@@ -163,6 +163,34 @@ fn trust_without_a_terminal_or_yes_refuses_and_records_nothing() {
 }
 
 #[test]
+fn trust_shows_a_remote_servers_headers_helper_as_a_command_to_approve() {
+    let p = Project::new("trust-helper");
+    std::fs::write(
+        p.config(),
+        r#"{"mcpServers": {"api": {"type": "http", "url": "http://127.0.0.1:9/mcp",
+            "headersHelper": "./get-token.sh"}}}"#,
+    )
+    .unwrap();
+    // Shown whether or not this run allows header commands: a later one may.
+    for args in [&["trust"][..], &["--allow-header-commands", "trust"][..]] {
+        let o = p.mcpb(args);
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains("runs the command at `mcpServers.api.headersHelper` for its headers"),
+            "{args:?}: {err}"
+        );
+    }
+    // Held back until then, and said so in the keys `servers` lists as ignored.
+    let o = p.mcpb(&["--allow-header-commands", "servers"]);
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        out.contains("project file not approved (it runs once the file is approved"),
+        "{out}"
+    );
+}
+
+#[test]
 fn trust_with_nothing_waiting_says_so() {
     let p = Project::new("trust-nothing");
     assert_exit(&p.mcpb(&["trust", "--yes"]), 0);

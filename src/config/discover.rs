@@ -330,12 +330,12 @@ impl ConfigLoader {
     /// The loader of a file: a project file not approved runs none of its commands while it
     /// is read (a `headersHelper`), whatever the program allowed.
     fn for_file(&self, approved: bool) -> ConfigLoader {
-        let loader = self.clone();
-        if approved {
-            loader
-        } else {
-            loader.allow_header_commands(false)
+        let mut loader = self.clone();
+        if !approved {
+            loader.header_commands_held = loader.allow_header_commands;
+            loader.allow_header_commands = false;
         }
+        loader
     }
 
     /// Claude Code's local scope: the servers `~/.claude.json` keeps for the folder `cwd`
@@ -457,7 +457,11 @@ mod tests {
         let loader = ConfigLoader::new().allow_header_commands(true);
         assert!(loader.for_file(true).allow_header_commands);
         assert!(!loader.for_file(false).allow_header_commands);
+        // Held, not refused: the ignored key says it runs once the file is approved.
+        assert!(loader.for_file(false).header_commands_held);
+        assert!(!loader.for_file(true).header_commands_held);
         let denied = ConfigLoader::new();
         assert!(!denied.for_file(true).allow_header_commands);
+        assert!(!denied.for_file(false).header_commands_held);
     }
 }

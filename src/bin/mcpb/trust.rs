@@ -144,6 +144,19 @@ fn describe(f: &DiscoveredFile, d: &mcp_blocking::config::discover::Discovery) -
                 let _ = writeln!(text, "      with variables {}", names.join(", "));
             }
         }
+        // A remote server's `headersHelper` is a command too, run once the file is approved
+        // (with --allow-header-commands): the user is shown where it is written.
+        for k in
+            f.report.ignored.iter().filter(|k| {
+                k.server.as_deref() == Some(s.name()) && k.key.ends_with(".headersHelper")
+            })
+        {
+            let _ = writeln!(
+                text,
+                "      and runs the command at `{}` for its headers (with --allow-header-commands)",
+                k.key
+            );
+        }
         list.push(json!({
             "name": s.name(),
             "transport": s.transport_type(),
