@@ -286,15 +286,7 @@ fn servers(found: &Found) -> Output {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env_of<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| OsString::from(v))
-        }
-    }
+    use crate::auth::tests::env_of;
 
     #[cfg(unix)]
     #[test]
