@@ -61,6 +61,17 @@ impl Project {
         self.mcpb_in(&self.proj, args)
     }
 
+    /// `mcpb ARGS` in the project folder, its trust file at `store`.
+    fn mcpb_with_store(&self, args: &[&str], store: &Path) -> Output {
+        let mut c: Command = command(args);
+        c.current_dir(&self.proj)
+            .env("HOME", &self.home)
+            .env("USERPROFILE", &self.home)
+            .env("MCPB_TRUST_FILE", store);
+        let (out, _) = output_within(c, "mcpb", Duration::from_secs(60));
+        out
+    }
+
     fn mcpb_in(&self, dir: &Path, args: &[&str]) -> Output {
         let mut c: Command = command(args);
         c.current_dir(dir)
@@ -187,6 +198,25 @@ fn trust_shows_a_remote_servers_headers_helper_as_a_command_to_approve() {
     assert!(
         out.contains("project file not approved (it runs once the file is approved"),
         "{out}"
+    );
+}
+
+#[test]
+fn a_broken_trust_file_is_named_once_and_starts_nothing() {
+    let p = Project::new("trust-broken-store");
+    let store = p.home.join(".config").join("mcpb").join("trust.json");
+    std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+    std::fs::write(&store, r#"{"approved": ["#).unwrap();
+    for args in [&["tools"][..], &["trust", "--yes"][..]] {
+        let o = p.mcpb_with_store(args, &store);
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(err.contains("is not valid"), "{args:?}: {err}");
+        assert_eq!(err.matches("trust file").count(), 1, "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&store).unwrap(),
+        r#"{"approved": ["#
     );
 }
 

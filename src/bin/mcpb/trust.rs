@@ -102,9 +102,11 @@ pub(crate) fn command(global: &Global, yes: bool) -> Result<Output, Failure> {
         }
     }
     if !approved.is_empty() {
-        found.store.save().map_err(|e| {
-            FailureInfo::config(None, format!("trust file: cannot save: {e}"), vec![])
-        })?;
+        // The message names the trust file.
+        found
+            .store
+            .save()
+            .map_err(|e| FailureInfo::config(None, e.to_string(), vec![]))?;
     }
     let body = if yes { format!("{shown}{text}") } else { text };
     Ok(Output::ok(
