@@ -63,16 +63,20 @@ impl Project {
 
     /// `mcpb ARGS` in the project folder, its trust file at `store`.
     fn mcpb_with_store(&self, args: &[&str], store: &Path) -> Output {
-        let mut c: Command = command(args);
-        c.current_dir(&self.proj)
-            .env("HOME", &self.home)
-            .env("USERPROFILE", &self.home)
-            .env("MCPB_TRUST_FILE", store);
+        let mut c = self.command_in(&self.proj, args);
+        c.env("MCPB_TRUST_FILE", store);
         let (out, _) = output_within(c, "mcpb", Duration::from_secs(60));
         out
     }
 
     fn mcpb_in(&self, dir: &Path, args: &[&str]) -> Output {
+        let c = self.command_in(dir, args);
+        let (out, _) = output_within(c, "mcpb", Duration::from_secs(60));
+        out
+    }
+
+    /// `mcpb ARGS` in `dir`, with the test's home and nothing else of the user's.
+    fn command_in(&self, dir: &Path, args: &[&str]) -> Command {
         let mut c: Command = command(args);
         c.current_dir(dir)
             .env("HOME", &self.home)
@@ -82,8 +86,7 @@ impl Project {
             .env_remove("CODEX_HOME")
             .env_remove("MCPB_TRUST_FILE")
             .env_remove("MCPB_TOKEN_FILE");
-        let (out, _) = output_within(c, "mcpb", Duration::from_secs(60));
-        out
+        c
     }
 }
 
