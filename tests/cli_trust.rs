@@ -61,7 +61,22 @@ impl Project {
         self.mcpb_in(&self.proj, args)
     }
 
+    /// `mcpb ARGS` in the project folder, its trust file at `store`.
+    fn mcpb_with_store(&self, args: &[&str], store: &Path) -> Output {
+        let mut c = self.command_in(&self.proj, args);
+        c.env("MCPB_TRUST_FILE", store);
+        let (out, _) = output_within(c, "mcpb", Duration::from_secs(60));
+        out
+    }
+
     fn mcpb_in(&self, dir: &Path, args: &[&str]) -> Output {
+        let c = self.command_in(dir, args);
+        let (out, _) = output_within(c, "mcpb", Duration::from_secs(60));
+        out
+    }
+
+    /// `mcpb ARGS` in `dir`, with the test's home and nothing else of the user's.
+    fn command_in(&self, dir: &Path, args: &[&str]) -> Command {
         let mut c: Command = command(args);
         c.current_dir(dir)
             .env("HOME", &self.home)
@@ -71,8 +86,7 @@ impl Project {
             .env_remove("CODEX_HOME")
             .env_remove("MCPB_TRUST_FILE")
             .env_remove("MCPB_TOKEN_FILE");
-        let (out, _) = output_within(c, "mcpb", Duration::from_secs(60));
-        out
+        c
     }
 }
 
@@ -160,6 +174,53 @@ fn trust_without_a_terminal_or_yes_refuses_and_records_nothing() {
     // It showed what it would have approved.
     assert!(err.contains(common::fixture::path()), "{err}");
     assert_waits_for_trust(&p.mcpb(&["tools"]));
+}
+
+#[test]
+fn trust_shows_a_remote_servers_headers_helper_as_a_command_to_approve() {
+    let p = Project::new("trust-helper");
+    std::fs::write(
+        p.config(),
+        r#"{"mcpServers": {"api": {"type": "http", "url": "http://127.0.0.1:9/mcp",
+            "headersHelper": "./get-token.sh"}}}"#,
+    )
+    .unwrap();
+    // Shown whether or not this run allows header commands: a later one may.
+    for args in [&["trust"][..], &["--allow-header-commands", "trust"][..]] {
+        let o = p.mcpb(args);
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(
+            err.contains("runs the command at `mcpServers.api.headersHelper` for its headers"),
+            "{args:?}: {err}"
+        );
+    }
+    // Held back until then, and said so in the keys `servers` lists as ignored.
+    let o = p.mcpb(&["--allow-header-commands", "servers"]);
+    let out = format!("{}{}", stdout(&o), stderr(&o));
+    assert!(
+        out.contains("project file not approved (it runs once the file is approved"),
+        "{out}"
+    );
+}
+
+#[test]
+fn a_broken_trust_file_is_named_once_and_starts_nothing() {
+    let p = Project::new("trust-broken-store");
+    let store = p.home.join(".config").join("mcpb").join("trust.json");
+    std::fs::create_dir_all(store.parent().unwrap()).unwrap();
+    std::fs::write(&store, r#"{"approved": ["#).unwrap();
+    for args in [&["tools"][..], &["trust", "--yes"][..]] {
+        let o = p.mcpb_with_store(args, &store);
+        assert_exit(&o, 2);
+        let err = stderr(&o);
+        assert!(err.contains("is not valid"), "{args:?}: {err}");
+        assert_eq!(err.matches("trust file").count(), 1, "{args:?}: {err}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(&store).unwrap(),
+        r#"{"approved": ["#
+    );
 }
 
 #[test]

@@ -7,6 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use mcp_blocking::config::discover::Discovery;
+use mcp_blocking::config::locations::{HostConfig, Platform};
 use mcp_blocking::config::{ConfigErrorKind, FileDigest, TrustStore};
 use mcp_blocking::ConfigLoader;
 
@@ -50,13 +51,42 @@ impl Tree {
         path
     }
 
-    /// A loader whose environment is the tree's home alone.
-    fn loader(&self) -> ConfigLoader {
+    /// The environment of the loader: the tree's home alone.
+    fn env(&self) -> BTreeMap<String, String> {
         let home = self.home().to_string_lossy().into_owned();
-        ConfigLoader::new().with_env(BTreeMap::from([
+        BTreeMap::from([
             ("HOME".to_string(), home.clone()),
             ("USERPROFILE".to_string(), home),
-        ]))
+        ])
+    }
+
+    /// A loader whose environment is the tree's home alone.
+    fn loader(&self) -> ConfigLoader {
+        ConfigLoader::new().with_env(self.env())
+    }
+
+    /// Writes `host`'s user file, at its place on this platform (Zed's is under `~/.config`
+    /// on Unix, under `%APPDATA%` on Windows).
+    fn write_user_file(&self, host: HostConfig, text: &str) -> PathBuf {
+        let env = self.env();
+        let path = host
+            .path_in(Platform::current(), |k| env.get(k).map(Into::into))
+            .unwrap();
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        path
+    }
+}
+
+/// A folder as Claude Code writes it among the `projects` of `~/.claude.json`: on Windows with
+/// `/` and without the `\\?\` prefix of a resolved path.
+fn claude_code_key(dir: &Path) -> String {
+    let shown = dir.to_string_lossy();
+    let plain = shown.strip_prefix(r"\\?\").unwrap_or(&shown);
+    if cfg!(windows) {
+        plain.replace('\\', "/")
+    } else {
+        plain.to_owned()
     }
 }
 
@@ -151,6 +181,28 @@ fn local_beats_project_the_nearest_folder_beats_its_parents_and_project_beats_us
 }
 
 #[test]
+fn the_local_scope_is_found_under_the_folder_as_claude_code_writes_it() {
+    let t = Tree::new("discover-local-key");
+    let cwd = t.dir("home/proj");
+    // Claude Code's own spelling (on Windows `C:/Users/...`), and a trailing `/` besides.
+    for key in [claude_code_key(&cwd), format!("{}/", claude_code_key(&cwd))] {
+        let claude = format!(
+            r#"{{"projects": {{{}: {{"mcpServers": {{"a": {}}}}}}}}}"#,
+            serde_json::to_string(&key).unwrap(),
+            stdio("local-a"),
+        );
+        t.write("home/.claude.json", &claude);
+        let found = t.loader().discover(&cwd).unwrap();
+        assert_eq!(
+            servers(&found, &t.root),
+            ["a@home/.claude.json:local"],
+            "{key}"
+        );
+        assert!(!found.servers[0].needs_trust);
+    }
+}
+
+#[test]
 fn files_in_the_home_directory_are_user_files_not_project_files() {
     let t = Tree::new("discover-home");
     let cwd = t.dir("home/proj");
@@ -193,10 +245,7 @@ fn settings_files_without_servers_are_not_errors_and_a_broken_file_does_not_stop
     let t = Tree::new("discover-settings");
     let cwd = t.dir("home/proj");
     t.write("home/.gemini/settings.json", r#"{"theme": "GitHub"}"#);
-    t.write(
-        "home/.config/zed/settings.json",
-        "// Zed\n{\"vim_mode\": true}",
-    );
+    t.write_user_file(HostConfig::Zed, "// Zed\n{\"vim_mode\": true}");
     t.write("home/.claude.json", r#"{"numStartups": 3}"#);
     t.write("home/.cursor/mcp.json", r#"{"mcpServers": {"broken": "#);
     t.write(

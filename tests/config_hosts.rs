@@ -285,6 +285,38 @@ fn codex_broken_files_name_the_place() {
             "{e}"
         );
     }
+    // A timeout past 24 h is told in the key's own unit, as written.
+    for (line, want) in [
+        (
+            "startup_timeout_sec = 1e300",
+            "`startup_timeout_sec` is at most 86400 seconds (24 h), found 1e+300",
+        ),
+        (
+            "tool_timeout_sec = 86401",
+            "`tool_timeout_sec` is at most 86400 seconds (24 h), found 86401",
+        ),
+        (
+            "startup_timeout_ms = 86400001",
+            "`startup_timeout_ms` is at most 86400000 milliseconds (24 h), found 86400001",
+        ),
+    ] {
+        let path = write(
+            &dir,
+            "timeouts.toml",
+            &format!("[mcp_servers.x]\ncommand = \"npx\"\n{line}\n"),
+        );
+        let r = ConfigLoader::new().load(&path).unwrap();
+        let e = only_error(&r, "x");
+        assert_eq!(e.kind, ConfigErrorKind::InvalidValue, "{e}");
+        assert!(e.message.contains(want), "{e}");
+    }
+    // 24 h itself is allowed.
+    let path = write(
+        &dir,
+        "timeouts.toml",
+        "[mcp_servers.x]\ncommand = \"npx\"\ntool_timeout_sec = 86400\n",
+    );
+    assert!(ConfigLoader::new().load(&path).unwrap().errors.is_empty());
     let path = write(
         &dir,
         "headers.toml",

@@ -7,9 +7,7 @@ use std::collections::BTreeMap;
 use std::path::PathBuf;
 
 use mcp_blocking::config::{Approval, ConfigErrorKind, LoadReport, ServerPolicy};
-use mcp_blocking::model::{CallToolResult, Content, Tool};
-use mcp_blocking::testing::TestServer;
-use mcp_blocking::{ConfigLoader, Error, ServerConfig};
+use mcp_blocking::{ConfigLoader, ServerConfig};
 use serde_json::json;
 
 fn load(text: &str) -> LoadReport {
@@ -310,8 +308,13 @@ fn the_file_is_named_in_every_rule_and_ignored_key() {
     assert_eq!(r.ignored[0].file.as_deref(), Some(f.0.as_path()));
 }
 
+// The in-process server is the `testing` feature's.
+#[cfg(feature = "testing")]
 #[test]
 fn a_file_that_excludes_a_tool_gives_a_client_that_cannot_list_or_call_it() {
+    use mcp_blocking::model::{CallToolResult, Content, Tool};
+    use mcp_blocking::testing::TestServer;
+    use mcp_blocking::Error;
     let r = load(r#"{"mcpServers": {"gem": {"command": "node", "excludeTools": ["crash"]}}}"#);
     let config = r.server("gem").unwrap().clone();
     let ok = |_: &mcp_blocking::testing::ToolCall<'_>| {

@@ -6,14 +6,12 @@
 mod common;
 mod hub_support;
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use hub_support::fixture;
 use mcp_blocking::config::{LoadReport, RuleSource, ServerPolicy, Template};
 use mcp_blocking::hub::{Degradation, Run};
-use mcp_blocking::model::{CallToolResult, Content, Tool};
-use mcp_blocking::testing::TestServer;
+use mcp_blocking::model::CallToolResult;
 use mcp_blocking::{Error, Hub, ServerConfig};
 use serde_json::json;
 
@@ -83,8 +81,13 @@ fn a_call_of_an_excluded_tool_is_refused_naming_its_server() {
     assert!(hub.server_policy("other").is_none());
 }
 
+// The in-process server is the `testing` feature's.
+#[cfg(feature = "testing")]
 #[test]
 fn an_injected_tool_list_passes_the_clients_policy() {
+    use mcp_blocking::model::{Content, Tool};
+    use mcp_blocking::testing::TestServer;
+    use std::sync::Arc;
     let ok = |_: &mcp_blocking::testing::ToolCall<'_>| {
         Ok(CallToolResult::success(vec![Content::text("ran")]))
     };

@@ -23,7 +23,7 @@
 
 use std::path::{Path, PathBuf};
 
-use serde_json::json;
+use serde_json::{json, Value};
 
 use super::locations::{home_dir_in, HostConfig, Platform};
 use super::trust::{FileDigest, TrustStore};
@@ -330,12 +330,12 @@ impl ConfigLoader {
     /// The loader of a file: a project file not approved runs none of its commands while it
     /// is read (a `headersHelper`), whatever the program allowed.
     fn for_file(&self, approved: bool) -> ConfigLoader {
-        let loader = self.clone();
-        if approved {
-            loader
-        } else {
-            loader.allow_header_commands(false)
+        let mut loader = self.clone();
+        if !approved {
+            loader.header_commands_held = loader.allow_header_commands;
+            loader.allow_header_commands = false;
         }
+        loader
     }
 
     /// Claude Code's local scope: the servers `~/.claude.json` keeps for the folder `cwd`
@@ -348,15 +348,15 @@ impl ConfigLoader {
         let Ok(doc) = jsonc::parse(&text, &self.limits) else {
             return;
         };
-        // Claude Code keys a project by its folder's path as the system writes it: on Windows
-        // without the `\\?\` prefix that resolving a path adds.
-        let shown = cwd.to_string_lossy();
-        let key = shown.strip_prefix(r"\\?\").unwrap_or(&shown);
-        let Some(servers) = doc
+        // Claude Code keys a project by its folder's path as it writes it (on Windows with `/`,
+        // and without the `\\?\` prefix that resolving a path adds): matched as the user
+        // file's own reading matches it.
+        let Some((key, servers)) = doc
             .get("projects")
-            .and_then(|p| p.get(key))
-            .and_then(|p| p.get("mcpServers"))
-            .filter(|s| s.as_object().is_some_and(|m| !m.is_empty()))
+            .and_then(Value::as_object)
+            .and_then(|p| super::documents::project_entry(p, cwd))
+            .and_then(|(key, p)| Some((key, p.get("mcpServers")?)))
+            .filter(|(_, s)| s.as_object().is_some_and(|m| !m.is_empty()))
         else {
             return;
         };
@@ -457,7 +457,11 @@ mod tests {
         let loader = ConfigLoader::new().allow_header_commands(true);
         assert!(loader.for_file(true).allow_header_commands);
         assert!(!loader.for_file(false).allow_header_commands);
+        // Held, not refused: the ignored key says it runs once the file is approved.
+        assert!(loader.for_file(false).header_commands_held);
+        assert!(!loader.for_file(true).header_commands_held);
         let denied = ConfigLoader::new();
         assert!(!denied.for_file(true).allow_header_commands);
+        assert!(!denied.for_file(false).header_commands_held);
     }
 }

@@ -68,8 +68,10 @@ pub(crate) fn is_settings_file(path: &Path, flavor: Flavor) -> bool {
 }
 
 /// `path` as `~/.claude.json` spells its project keys: `/` between components, no trailing
-/// one; on Windows without regard to case.
+/// one, no `\\?\` prefix (which resolving a path adds on Windows); on Windows without regard
+/// to case.
 fn project_key(path: &str) -> String {
+    let path = path.strip_prefix(r"\\?\").unwrap_or(path);
     let mut s = path.replace('\\', "/");
     while s.len() > 1 && s.ends_with('/') {
         s.pop();
@@ -78,6 +80,22 @@ fn project_key(path: &str) -> String {
         s.make_ascii_lowercase();
     }
     s
+}
+
+/// The entry of `projects` (`~/.claude.json`'s map of project directories) for the folder
+/// `dir`, as given or resolved, with its key as written.
+pub(crate) fn project_entry<'a>(
+    projects: &'a Map<String, Value>,
+    dir: &Path,
+) -> Option<(&'a String, &'a Value)> {
+    let wanted: Vec<String> = [Some(dir.to_path_buf()), std::fs::canonicalize(dir).ok()]
+        .into_iter()
+        .flatten()
+        .filter_map(|d| d.to_str().map(project_key))
+        .collect();
+    projects
+        .iter()
+        .find(|(k, _)| wanted.contains(&project_key(k)))
 }
 
 impl Walk<'_> {
@@ -266,20 +284,11 @@ impl Walk<'_> {
                 ))
             }
         };
-        let dir = self.loader.project_dir();
-        let wanted: Vec<String> = dir
-            .iter()
-            .flat_map(|d| [Some(d.clone()), std::fs::canonicalize(d).ok()])
-            .flatten()
-            .filter_map(|d| d.to_str().map(project_key))
-            .collect();
         let mut found = false;
         let mut local: Vec<(String, String)> = Vec::new();
-        let project = match self.loader.user_scope_only {
-            true => None,
-            false => projects
-                .iter()
-                .find(|(k, _)| wanted.contains(&project_key(k))),
+        let project = match (self.loader.user_scope_only, self.loader.project_dir()) {
+            (false, Some(dir)) => project_entry(projects, &dir),
+            _ => None,
         };
         if let Some((key, project)) = project {
             let ppath = join("projects", key);
@@ -381,6 +390,11 @@ mod tests {
         assert_eq!(project_key("/"), "/");
         assert_eq!(
             project_key("C:\\Users\\u\\app"),
+            project_key("C:/Users/u/app")
+        );
+        // A resolved path on Windows is verbatim; Claude Code writes the plain one.
+        assert_eq!(
+            project_key(r"\\?\C:\Users\u\app"),
             project_key("C:/Users/u/app")
         );
     }

@@ -38,10 +38,19 @@ pub(crate) struct Ctx<'a> {
     pub(crate) flavor: Flavor,
     /// Whether a `headersHelper` command may be run (see `ConfigLoader::allow_header_commands`).
     pub(crate) allow_header_commands: bool,
+    /// Whether header commands are allowed by the program but held back for this file, a
+    /// project file not approved yet.
+    pub(crate) header_commands_held: bool,
     /// Whether a key that limits a server but is not enforced is ignored (and reported) rather
     /// than an error (see `ConfigLoader::accept_unenforced`).
     pub(crate) accept_unenforced: bool,
 }
+
+/// Why a `headersHelper` of a project file not approved yet was not run, though the program
+/// allows header commands: it runs once the file is approved.
+pub(crate) const HELPER_HELD: &str =
+    "not run yet: it is a command of a project file not approved (it runs once the file is \
+     approved, `mcpb trust`)";
 
 /// A parsed entry.
 pub(crate) enum Entry {
@@ -529,13 +538,14 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
                     headers.retain(|(k, _)| !found.iter().any(|(f, _)| f.eq_ignore_ascii_case(k)));
                     headers.extend(found);
                 } else {
-                    ignored.push(super::IgnoredKey::new(
-                        Some(&name),
-                        hpath,
+                    let reason = if ctx.header_commands_held {
+                        HELPER_HELD
+                    } else {
                         "not run: running a command from a config file is the program's \
                          decision (allow it with `ConfigLoader::allow_header_commands(true)` or \
-                         `mcpb --allow-header-commands`)",
-                    ));
+                         `mcpb --allow-header-commands`)"
+                    };
+                    ignored.push(super::IgnoredKey::new(Some(&name), hpath, reason));
                 }
             }
             match kind {

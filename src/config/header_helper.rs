@@ -360,6 +360,23 @@ mod tests {
     }
 
     #[test]
+    fn a_flood_on_standard_error_keeps_only_its_tail() {
+        // 1 MB on stderr, then a last line: only the last STDERR_CAP bytes are kept, and the
+        // error quotes the last line, cut.
+        let e = run(
+            "yes 0123456789 | head -c 1000000 >&2; echo >&2; printf 'last %0300d' 0 >&2; exit 1",
+            "s",
+            "http://h",
+            None,
+        )
+        .unwrap_err();
+        assert!(e.contains("its last error line: last 000"), "{e}");
+        assert!(e.len() < 600, "{} bytes: {e}", e.len());
+        let tail = read_tail(&mut &[b'x'; 10_000][..], 100).unwrap();
+        assert_eq!(tail.len(), 100);
+    }
+
+    #[test]
     fn output_that_is_not_an_object_of_strings_is_an_error() {
         for (cmd, want) in [
             ("echo not json", "its output is not JSON"),

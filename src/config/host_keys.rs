@@ -471,6 +471,21 @@ impl Rewrite<'_> {
                     .found_expected(super::error::json_type_name(&v), "a positive number"))
                 }
             };
+            // Past the longest timeout, said in the key's own unit: our `timeout`'s rule
+            // (seconds below 1000, milliseconds from 1000) is not what the file wrote.
+            let max_secs = super::MAX_TIMEOUT.as_secs_f64();
+            if secs > max_secs {
+                let (max, unit) = match key {
+                    "startup_timeout_ms" => (max_secs * 1000.0, "milliseconds"),
+                    _ => (max_secs, "seconds"),
+                };
+                return Err(ConfigError::new(
+                    ConfigErrorKind::InvalidValue,
+                    format!("`{key}` is at most {max} {unit} (24 h), found {v}"),
+                )
+                .at(self.at(key))
+                .found_expected(v.to_string(), format!("at most {max}")));
+            }
             if longest.is_none_or(|(l, _)| secs > l) {
                 longest = Some((secs, key));
             }

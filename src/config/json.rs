@@ -57,6 +57,7 @@ impl ServerConfig {
             limits: InputLimits::default(),
             flavor: super::entry::Flavor::Generic,
             allow_header_commands: false,
+            header_commands_held: false,
             accept_unenforced: false,
         };
         match parse_entry(value, &ctx)? {

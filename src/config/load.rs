@@ -96,6 +96,9 @@ pub struct ConfigLoader {
     pub(crate) strict: bool,
     pub(crate) limits: InputLimits,
     pub(crate) allow_header_commands: bool,
+    /// The program allows header commands, but not for this file: a project file not approved
+    /// yet (discovery reads it with commands off, and says why in the ignored keys).
+    pub(crate) header_commands_held: bool,
     pub(crate) accept_unenforced: bool,
     pub(crate) project_dir: Option<PathBuf>,
     /// Reads only the user's servers of a `~/.claude.json`, not a project's (discovery reads
@@ -541,6 +544,7 @@ impl Walk<'_> {
             limits: self.loader.limits,
             flavor: self.flavor,
             allow_header_commands: self.loader.allow_header_commands,
+            header_commands_held: self.loader.header_commands_held,
             accept_unenforced: self.loader.accept_unenforced,
         };
         let result = parse_entry(v, &ctx).and_then(|e| match e {

@@ -53,21 +53,24 @@ impl ToolPattern {
     /// assert!(!ToolPattern::new("get").matches("get_issue"));
     /// ```
     pub fn matches(&self, name: &str) -> bool {
-        glob(self.0.as_bytes(), name.as_bytes())
+        // By character, not byte: `?` is one character, whatever its length in UTF-8.
+        let pattern: Vec<char> = self.0.chars().collect();
+        let name: Vec<char> = name.chars().collect();
+        glob(&pattern, &name)
     }
 }
 
 /// `*` and `?` matching without recursion: linear backtracking to the last `*`.
-fn glob(pattern: &[u8], name: &[u8]) -> bool {
+fn glob(pattern: &[char], name: &[char]) -> bool {
     let (mut p, mut n) = (0, 0);
     let mut star: Option<(usize, usize)> = None;
     while n < name.len() {
         match pattern.get(p) {
-            Some(b'*') => {
+            Some('*') => {
                 star = Some((p, n));
                 p += 1;
             }
-            Some(&c) if c == b'?' || c == name[n] => {
+            Some(&c) if c == '?' || c == name[n] => {
                 p += 1;
                 n += 1;
             }
@@ -81,7 +84,7 @@ fn glob(pattern: &[u8], name: &[u8]) -> bool {
             },
         }
     }
-    pattern[p..].iter().all(|&c| c == b'*')
+    pattern[p..].iter().all(|&c| c == '*')
 }
 
 /// Where a rule was written: the file (when it came from one) and the key path in it.
@@ -414,6 +417,11 @@ mod tests {
             ("?", "", false),
             ("r?n", "run", true),
             ("**x", "abx", true),
+            // `?` is one character, however many bytes it takes.
+            ("r?n", "rün", true),
+            ("?", "é", true),
+            ("??", "é", false),
+            ("gr*n", "grün", true),
         ] {
             assert_eq!(ToolPattern::new(p).matches(n), m, "{p} vs {n}");
         }

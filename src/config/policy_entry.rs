@@ -170,7 +170,7 @@ pub(crate) fn parse(
                 ConfigErrorKind::Unenforceable,
                 "`sandboxEnabled` asks for a sandbox, and no sandbox is available to this \
                  client: the server is not started unconfined (a program may accept the risk \
-                 with `ConfigLoader::accept_unenforced`)",
+                 with `ConfigLoader::accept_unenforced(true)` or `mcpb --accept-unenforced`)",
             )
             .at(sandbox_key));
         }

@@ -149,8 +149,8 @@ impl TrustStore {
     /// with its directory, by [`save`](Self::save)).
     ///
     /// # Errors
-    /// The system's error for a file that cannot be read, and [`io::ErrorKind::InvalidData`]
-    /// for one over [`MAX_FILE_BYTES`](Self::MAX_FILE_BYTES) or
+    /// The system's error (its kind kept) for a file that cannot be read, and
+    /// [`io::ErrorKind::InvalidData`] for one over [`MAX_FILE_BYTES`](Self::MAX_FILE_BYTES) or
     /// [`MAX_ENTRIES`](Self::MAX_ENTRIES), or not a store file; the message names the file.
     pub fn open(path: impl Into<PathBuf>) -> io::Result<TrustStore> {
         let path = path.into();
@@ -200,7 +200,7 @@ impl TrustStore {
     ///
     /// # Errors
     /// As [`open`](Self::open) for the file read again (a file that cannot be read is never
-    /// overwritten), or the system's error writing it.
+    /// overwritten), or the system's error writing it; the message names the file.
     pub fn save(&self) -> io::Result<()> {
         let Some(path) = &self.path else {
             return Ok(());
@@ -226,7 +226,12 @@ impl TrustStore {
                 ),
             ));
         }
-        write_private(path, text.as_bytes())
+        write_private(path, text.as_bytes()).map_err(|e| {
+            io::Error::new(
+                e.kind(),
+                format!("cannot write the trust file {}: {e}", path.display()),
+            )
+        })
     }
 }
 
@@ -260,7 +265,10 @@ fn read(path: &Path) -> io::Result<FileContents> {
     };
     let mut bytes = Vec::new();
     file.take(TrustStore::MAX_FILE_BYTES + 1)
-        .read_to_end(&mut bytes)?;
+        .read_to_end(&mut bytes)
+        .map_err(|e| {
+            io::Error::new(e.kind(), format!("cannot read the trust file {shown}: {e}"))
+        })?;
     if bytes.len() as u64 > TrustStore::MAX_FILE_BYTES {
         return Err(invalid(format!(
             "the trust file {shown} is larger than {} MiB (TrustStore::MAX_FILE_BYTES); it is \
@@ -422,6 +430,28 @@ mod tests {
         assert_eq!(
             std::fs::read_to_string(&broken).unwrap(),
             r#"{"approved": [{"path": "/x""#
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    // A dangling symbolic link as the store's folder: nothing to read, and no folder to create.
+    #[cfg(unix)]
+    #[test]
+    fn a_store_that_cannot_be_written_says_which_file() {
+        let dir = temp_dir("unwritable");
+        let dangling = dir.join("dangling");
+        std::os::unix::fs::symlink(dir.join("nowhere"), &dangling).unwrap();
+        let path = dangling.join("trust.json");
+        let mut store = TrustStore {
+            path: Some(path.clone()),
+            approved: BTreeMap::new(),
+        };
+        store.approve(&FileDigest::of_bytes(PathBuf::from("/y"), b"y"));
+        let e = store.save().unwrap_err();
+        assert!(
+            e.to_string()
+                .starts_with(&format!("cannot write the trust file {}: ", path.display())),
+            "{e}"
         );
         std::fs::remove_dir_all(&dir).unwrap();
     }

@@ -497,10 +497,13 @@ fn open_browser(url: &str) -> Option<Child> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
-    fn env_of<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
+    /// An environment of `pairs` alone, for the paths mcpb's files take.
+    pub(crate) fn env_of<'a>(
+        pairs: &'a [(&'a str, &'a str)],
+    ) -> impl Fn(&str) -> Option<OsString> + 'a {
         move |name| {
             pairs
                 .iter()

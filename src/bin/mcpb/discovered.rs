@@ -59,8 +59,8 @@ pub(crate) struct Found {
 /// Discovers from the current folder, with the approvals of the trust file.
 pub(crate) fn discover(global: &Global) -> Result<Found, Failure> {
     let path = trust_path();
-    let store = TrustStore::open(&path)
-        .map_err(|e| FailureInfo::config(None, format!("trust file: {e}"), vec![]))?;
+    let store =
+        TrustStore::open(&path).map_err(|e| FailureInfo::config(None, e.to_string(), vec![]))?;
     let cwd = std::env::current_dir().map_err(|e| {
         FailureInfo::config(None, format!("cannot read the current folder: {e}"), vec![])
     })?;
@@ -286,15 +286,7 @@ fn servers(found: &Found) -> Output {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn env_of<'a>(pairs: &'a [(&'a str, &'a str)]) -> impl Fn(&str) -> Option<OsString> + 'a {
-        move |name| {
-            pairs
-                .iter()
-                .find(|(k, _)| *k == name)
-                .map(|(_, v)| OsString::from(v))
-        }
-    }
+    use crate::auth::tests::env_of;
 
     #[cfg(unix)]
     #[test]

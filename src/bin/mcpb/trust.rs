@@ -102,9 +102,11 @@ pub(crate) fn command(global: &Global, yes: bool) -> Result<Output, Failure> {
         }
     }
     if !approved.is_empty() {
-        found.store.save().map_err(|e| {
-            FailureInfo::config(None, format!("trust file: cannot save: {e}"), vec![])
-        })?;
+        // The message names the trust file.
+        found
+            .store
+            .save()
+            .map_err(|e| FailureInfo::config(None, e.to_string(), vec![]))?;
     }
     let body = if yes { format!("{shown}{text}") } else { text };
     Ok(Output::ok(
@@ -143,6 +145,19 @@ fn describe(f: &DiscoveredFile, d: &mcp_blocking::config::discover::Discovery) -
                 let names: Vec<&str> = stdio.env.keys().map(String::as_str).collect();
                 let _ = writeln!(text, "      with variables {}", names.join(", "));
             }
+        }
+        // A remote server's `headersHelper` is a command too, run once the file is approved
+        // (with --allow-header-commands): the user is shown where it is written.
+        for k in
+            f.report.ignored.iter().filter(|k| {
+                k.server.as_deref() == Some(s.name()) && k.key.ends_with(".headersHelper")
+            })
+        {
+            let _ = writeln!(
+                text,
+                "      and runs the command at `{}` for its headers (with --allow-header-commands)",
+                k.key
+            );
         }
         list.push(json!({
             "name": s.name(),
