@@ -185,6 +185,19 @@ fn policy_json(policy: &ServerPolicy, out: &mut Map<String, Value>) {
         Approval::Tools(tools) => {
             out.insert("alwaysAllow".into(), json!(tools));
         }
+        // Codex's spelling, the one that says "all but these": every tool approved, these
+        // asked about. With none listed it is `All`, and reloads as such.
+        Approval::AllExcept(tools) if tools.is_empty() => {
+            out.insert("trust".into(), true.into());
+        }
+        Approval::AllExcept(tools) => {
+            out.insert("default_tools_approval_mode".into(), "approve".into());
+            let asked: Map<String, Value> = tools
+                .iter()
+                .map(|t| (t.clone(), json!({"approval_mode": "prompt"})))
+                .collect();
+            out.insert("tools".into(), Value::Object(asked));
+        }
         // `Unset` says nothing, and so does the file.
         _ => {}
     }

@@ -128,6 +128,9 @@ pub enum Approval {
     /// These tools run without asking; every other tool of the server needs approval (Cline's
     /// and Roo's `alwaysAllow`, `autoApprove`).
     Tools(Vec<String>),
+    /// Every tool runs without asking except these, which need approval (Codex's
+    /// `approval_mode = "prompt"` on a tool of a server whose default is not `prompt`).
+    AllExcept(Vec<String>),
 }
 
 /// The sandbox a file asked for (VS Code's `sandboxEnabled` and `sandbox`), as written.
@@ -375,15 +378,23 @@ impl ServerPolicy {
     }
 
     /// Whether calling `name` needs the user's approval: `false` when the file says nothing
-    /// about approvals ([`Approval::Unset`]) or auto-approves the tool.
+    /// about approvals ([`Approval::Unset`]) or auto-approves the tool; `true` when it lists the
+    /// tool among those that need it ([`Approval::AllExcept`]) or leaves it out of those that do
+    /// not ([`Approval::Tools`]).
     pub fn needs_approval(&self, name: &str) -> bool {
         match &self.approval {
             Approval::Unset | Approval::All => false,
-            Approval::Tools(tools) => !tools
-                .iter()
-                .any(|t| ToolPattern::new(t.as_str()).matches(name)),
+            Approval::Tools(tools) => !any_matches(tools, name),
+            Approval::AllExcept(tools) => any_matches(tools, name),
         }
     }
+}
+
+/// Whether one of `patterns` matches `name`.
+fn any_matches(patterns: &[String], name: &str) -> bool {
+    patterns
+        .iter()
+        .any(|t| ToolPattern::new(t.as_str()).matches(name))
 }
 
 /// The last part of a rule's key path (`excludeTools`), quoted, or `fallback`.
@@ -481,5 +492,9 @@ mod tests {
         assert!(some.needs_approval("write_file"));
         assert!(!some.is_unrestricted());
         assert!(unset.is_unrestricted());
+        let but = ServerPolicy::new().with_approval(Approval::AllExcept(vec!["write_*".into()]));
+        assert!(!but.needs_approval("read_file"));
+        assert!(but.needs_approval("write_file"));
+        assert!(!but.is_unrestricted());
     }
 }
