@@ -284,6 +284,63 @@ fn a_project_file_is_trusted_for_the_contents_approved_and_needs_approval_again_
 }
 
 #[test]
+fn a_codex_project_file_is_a_project_file_waiting_for_approval_over_the_user_one() {
+    let t = Tree::new("discover-codex");
+    let cwd = t.dir("home/proj/sub");
+    t.write(
+        "home/proj/.codex/config.toml",
+        "model = \"o3\"\n[mcp_servers.docs]\ncommand = \"proj-docs\"\n\
+         default_tools_approval_mode = \"prompt\"\n[mcp_servers.docs.tools.search]\napproval_mode = \"approve\"\n",
+    );
+    // The nearer folder's file wins over its parent's; a file without servers is no error.
+    t.write("home/proj/sub/.codex/config.toml", "model = \"o3\"\n");
+    t.write(
+        "home/.codex/config.toml",
+        "[mcp_servers.docs]\ncommand = \"user-docs\"\n[mcp_servers.mine]\ncommand = \"m\"\n",
+    );
+    // A project's other hosts' files come first.
+    t.write(
+        "home/proj/.mcp.json",
+        &format!(r#"{{"mcpServers": {{"docs": {}}}}}"#, stdio("claude-docs")),
+    );
+    let found = t.loader().discover(&cwd).unwrap();
+    assert_eq!(
+        servers(&found, &t.root),
+        [
+            "docs@home/proj/.mcp.json:project",
+            "mine@home/.codex/config.toml:user"
+        ]
+    );
+    std::fs::remove_file(t.root.join("home/proj/.mcp.json")).unwrap();
+    let found = t.loader().discover(&cwd).unwrap();
+    assert_eq!(
+        servers(&found, &t.root),
+        [
+            "docs@home/proj/.codex/config.toml:project",
+            "mine@home/.codex/config.toml:user"
+        ]
+    );
+    let docs = found.server("docs").unwrap();
+    assert!(docs.needs_trust);
+    assert_eq!(
+        docs.origin.host,
+        mcp_blocking::config::locations::HostConfig::Codex
+    );
+    let policy = docs.server.policy();
+    assert!(policy.needs_approval("fetch") && !policy.needs_approval("search"));
+    assert!(
+        found.files.iter().all(|f| f.error.is_none()),
+        "{:#?}",
+        found.files
+    );
+    // Not approved, it starts nothing and shadows the user's `docs` all the same.
+    let report = found.report();
+    assert_eq!(report.servers.len(), 1);
+    assert_eq!(report.servers[0].name(), "mine");
+    assert_eq!(report.errors[0].kind, ConfigErrorKind::NotTrusted);
+}
+
+#[test]
 fn a_folder_that_does_not_exist_is_an_io_error() {
     let t = Tree::new("discover-missing");
     let e = t.loader().discover(t.root.join("nowhere")).unwrap_err();

@@ -5,7 +5,7 @@
 //! | order | scope | files |
 //! |---|---|---|
 //! | 1 | [`Scope::Local`] | `~/.claude.json`'s `projects[<cwd>].mcpServers` (Claude Code's local scope) |
-//! | 2 | [`Scope::Project`] | in the current folder, then each parent up to (not including) the home directory: `.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`, `.gemini/settings.json` |
+//! | 2 | [`Scope::Project`] | in the current folder, then each parent up to (not including) the home directory: `.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`, `.gemini/settings.json`, `.codex/config.toml` |
 //! | 3 | [`Scope::User`] | `~/.claude.json`, Claude Desktop's file, Codex's `config.toml`, Gemini CLI's and Cursor's user files, Zed's settings, VS Code's user `mcp.json`, Windsurf's `mcp_config.json` (their places: [`locations`](super::locations)) |
 //!
 //! A server of a name already found is *shadowed*: it is kept in [`Discovery::shadowed`], with
@@ -29,12 +29,15 @@ use super::locations::{home_dir_in, HostConfig, Platform};
 use super::trust::{FileDigest, TrustStore};
 use super::{jsonc, ConfigError, ConfigErrorKind, ConfigLoader, LoadReport, ServerConfig};
 
-/// The project files looked for in each folder, in their precedence.
-const PROJECT_FILES: [(&[&str], HostConfig); 4] = [
+/// The project files looked for in each folder, in their precedence. Codex reads its
+/// project's `.codex/config.toml` files over the user's (the folder nearest the current one
+/// first), and only in a project the user trusts: here, as every project file, once approved.
+const PROJECT_FILES: [(&[&str], HostConfig); 5] = [
     (&[".mcp.json"], HostConfig::ClaudeCode),
     (&[".vscode", "mcp.json"], HostConfig::VsCode),
     (&[".cursor", "mcp.json"], HostConfig::Cursor),
     (&[".gemini", "settings.json"], HostConfig::Gemini),
+    (&[".codex", "config.toml"], HostConfig::Codex),
 ];
 
 /// The user files, in their precedence.

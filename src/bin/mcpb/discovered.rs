@@ -126,8 +126,8 @@ pub(crate) fn startable(found: Found) -> Result<LoadReport, Failure> {
     if report.servers.is_empty() && report.errors.is_empty() && report.skipped_disabled.is_empty() {
         return Err(FailureInfo::usage(
             "no MCP config file found from this folder (.mcp.json, .vscode/mcp.json, \
-             .cursor/mcp.json, .gemini/settings.json, nor the hosts' user files): say which \
-             server: --stdio \"CMD ARGS\", --url URL or --config FILE",
+             .cursor/mcp.json, .gemini/settings.json, .codex/config.toml, nor the hosts' user \
+             files): say which server: --stdio \"CMD ARGS\", --url URL or --config FILE",
         ));
     }
     let waiting = |e: &ConfigError| e.kind == ConfigErrorKind::NotTrusted;
