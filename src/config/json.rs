@@ -175,8 +175,16 @@ fn policy_json(policy: &ServerPolicy, out: &mut Map<String, Value>) {
     if let Some(include) = policy.included() {
         out.insert("includeTools".into(), names(include));
     }
-    if !policy.excluded().is_empty() {
-        out.insert("excludeTools".into(), names(policy.excluded()));
+    // The exclusions written apart from the entry (a host's settings) are exclusions all the
+    // same: saved, they are the entry's.
+    let excluded: Vec<ToolPattern> = policy
+        .excluded()
+        .iter()
+        .chain(policy.denied().iter().map(|r| &r.pattern))
+        .cloned()
+        .collect();
+    if !excluded.is_empty() {
+        out.insert("excludeTools".into(), names(&excluded));
     }
     match policy.approval() {
         Approval::All => {

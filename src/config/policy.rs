@@ -165,6 +165,30 @@ impl SandboxSettings {
     }
 }
 
+/// A rule about a server's tools written apart from its entry (Claude Code's `permissions` in
+/// its settings files): the tools it names, the rule as written, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolRule {
+    /// The tools it names, by name or pattern.
+    pub pattern: ToolPattern,
+    /// The rule as its file wrote it, e.g. `mcp__github__delete_repo`.
+    pub written: String,
+    /// Where it was written.
+    pub source: RuleSource,
+}
+
+impl ToolRule {
+    /// A rule naming the tools of `pattern`, written as `written` at `source`.
+    pub fn new(pattern: impl Into<String>, written: impl Into<String>, source: RuleSource) -> Self {
+        ToolRule {
+            pattern: ToolPattern::new(pattern),
+            written: written.into(),
+            source,
+        }
+    }
+}
+
 /// Why a tool is refused: the rule and where it was written.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ToolRefusal {
@@ -201,6 +225,8 @@ pub struct ServerPolicy {
     approval: Approval,
     approval_source: RuleSource,
     sandbox: Option<SandboxSettings>,
+    /// Exclusions written apart from the entry, each naming its own rule and file.
+    denied: Vec<ToolRule>,
 }
 
 impl PartialEq for ServerPolicy {
@@ -214,8 +240,17 @@ impl PartialEq for ServerPolicy {
                 s.denied_domains.clone(),
             )
         };
+        // An exclusion is one whether the entry or another file wrote it (`to_json` writes
+        // them all as the entry's).
+        let excluded = |p: &Self| {
+            p.exclude
+                .iter()
+                .chain(p.denied.iter().map(|r| &r.pattern))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
         self.include == other.include
-            && self.exclude == other.exclude
+            && excluded(self) == excluded(other)
             && self.approval == other.approval
             && self.sandbox.as_ref().map(sandbox_rules) == other.sandbox.as_ref().map(sandbox_rules)
     }
@@ -251,6 +286,14 @@ impl ServerPolicy {
     {
         self.exclude
             .extend(patterns.into_iter().map(|p| ToolPattern::new(p)));
+        self
+    }
+
+    /// Never offers or calls the tools of `rule`, refused naming the rule as written and its
+    /// own file: an exclusion written apart from the server's entry, such as a `deny` of
+    /// Claude Code's settings. It adds to the entry's exclusions.
+    pub fn deny_tool(mut self, rule: ToolRule) -> Self {
+        self.denied.push(rule);
         self
     }
 
@@ -304,9 +347,14 @@ impl ServerPolicy {
         self.include.as_deref()
     }
 
-    /// The exclusion list.
+    /// The exclusion list of the entry.
     pub fn excluded(&self) -> &[ToolPattern] {
         &self.exclude
+    }
+
+    /// The exclusions written apart from the entry ([`deny_tool`](Self::deny_tool)).
+    pub fn denied(&self) -> &[ToolRule] {
+        &self.denied
     }
 
     /// Which tools run without asking.
@@ -332,6 +380,7 @@ impl ServerPolicy {
             && self.exclude.is_empty()
             && self.approval == Approval::Unset
             && self.sandbox.is_none()
+            && self.denied.is_empty()
     }
 
     /// Whether the tool `name` may be offered and called.
@@ -360,6 +409,13 @@ impl ServerPolicy {
                 tool: name.to_owned(),
                 rule,
                 source: self.exclude_source.clone(),
+            });
+        }
+        if let Some(r) = self.denied.iter().find(|r| r.pattern.matches(name)) {
+            return Err(ToolRefusal {
+                tool: name.to_owned(),
+                rule: format!("denied by `{}`", r.written),
+                source: r.source.clone(),
             });
         }
         if let Some(include) = &self.include {
@@ -444,6 +500,26 @@ mod tests {
             "tool `crash` is excluded by `excludeTools` (`mcpServers.g.excludeTools` in /p/settings.json)"
         );
         assert!(p.allows_tool("echo"));
+    }
+
+    #[test]
+    fn a_rule_denied_apart_from_the_entry_names_itself_and_its_file() {
+        let mut source = RuleSource::key("permissions.deny[1]");
+        source.file = Some(PathBuf::from("/h/.claude/settings.json"));
+        let p = ServerPolicy::new()
+            .exclude_tools(["crash"])
+            .deny_tool(ToolRule::new("delete_*", "mcp__gh__delete_*", source))
+            .with_file(Path::new("/p/.mcp.json"));
+        assert!(p.allows_tool("get_issue") && !p.allows_tool("crash"));
+        let e = p.check_tool("delete_repo").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tool `delete_repo` is denied by `mcp__gh__delete_*` (`permissions.deny[1]` in \
+             /h/.claude/settings.json)"
+        );
+        assert!(!p.is_unrestricted());
+        // As an exclusion it is one, wherever it was written.
+        assert_eq!(p, ServerPolicy::new().exclude_tools(["crash", "delete_*"]));
     }
 
     #[test]
