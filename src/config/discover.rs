@@ -15,10 +15,29 @@
 //! run there, and running the user's instead would change what the name means by approval.
 //!
 //! Claude Code limits the servers of its files (`.mcp.json`, `~/.claude.json`) in its settings
-//! files, which are read too (see [`claude_settings`](super::claude_settings)): a server their
-//! `permissions.deny` or `disabledMcpjsonServers` turns off is kept in [`Discovery::denied`],
-//! never started; a tool they deny is excluded from the server's policy, naming the settings
-//! file; their `allow` and `ask` rules feed its approvals.
+//! files, which are read too: `~/.claude/settings.json` (the user's), `.claude/settings.json`
+//! and `.claude/settings.local.json` in the current folder and its parents up to the home
+//! directory (the project's), and `~/.claude.json`'s `projects[<cwd>]`. They apply to the
+//! servers of Claude Code's files only; `S` and `T` may hold `*` and `?`, and a server's name
+//! is matched as Claude Code writes it in a rule (each character other than a letter, a digit,
+//! `_` or `-` as `_`).
+//!
+//! | key | effect |
+//! |---|---|
+//! | `permissions.deny`: `mcp__S`, `mcp__S__*` | the server is not started: kept in [`Discovery::denied`] with the rule and its file |
+//! | `permissions.deny`: `mcp__S__T` | the tool is excluded ([`ServerPolicy::deny_tool`](super::ServerPolicy::deny_tool)), refused naming the rule and its file |
+//! | `permissions.ask`: `mcp__S`, `mcp__S__T` | every call of the server's tools (or of `T`) needs approval |
+//! | `permissions.allow`: `mcp__S`, `mcp__S__T` (the user's files only) | the server's tools (or `T`) run without asking, and then its other tools need approval, as in Claude Code |
+//! | `disabledMcpjsonServers` | that `.mcp.json` server is not started ([`Discovery::denied`]) |
+//! | `enabledMcpjsonServers`, `enableAllProjectMcpServers` | Claude Code's own approval of a project's `.mcp.json`, not ours (which is of the file's contents): listed as ignored |
+//!
+//! Deny comes first, then ask, then allow, as in Claude Code: an `allow` never widens what a
+//! deny, an exclusion or an `ask` refuses or asks about. A project's settings file came with
+//! the folder: it may deny or ask, never approve (its `allow` rules are listed as ignored,
+//! approved project or not, since an approval is of the files that define servers and would
+//! not cover a settings file changed since). A settings file that cannot be read holds every
+//! server of Claude Code's files back, its error naming the place. Enterprise managed settings
+//! are not read.
 //!
 //! Trust: a project file came with the folder, and when the folder was cloned it is someone
 //! else's code. Its servers, stdio and remote alike, need the user's approval of the file as it
