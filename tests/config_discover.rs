@@ -435,7 +435,7 @@ fn claude_code_settings_deny_a_server_and_it_does_not_start() {
 }
 
 #[test]
-fn claude_code_disabled_mcpjson_servers_do_not_start_and_its_approvals_are_not_ours() {
+fn claude_code_disabled_servers_do_not_start_and_its_approvals_are_not_ours() {
     let (t, cwd) = claude_tree("claude-disabled");
     // In `~/.claude.json`, for this folder, beside the user's servers.
     let key = serde_json::to_string(&cwd.to_string_lossy()).unwrap();
@@ -444,6 +444,7 @@ fn claude_code_disabled_mcpjson_servers_do_not_start_and_its_approvals_are_not_o
         &format!(
             r#"{{"mcpServers": {{"fs": {}}},
                 "projects": {{{key}: {{"disabledMcpjsonServers": ["db"],
+                                      "disabledMcpServers": ["fs"],
                                       "enabledMcpjsonServers": ["gh"],
                                       "enableAllProjectMcpServers": true}}}}}}"#,
             stdio("fs")
@@ -455,7 +456,13 @@ fn claude_code_disabled_mcpjson_servers_do_not_start_and_its_approvals_are_not_o
         .iter()
         .map(|d| (d.server.name(), d.reason.as_str()))
         .collect();
-    assert_eq!(denied, [("db", "disabled by `disabledMcpjsonServers`")]);
+    assert_eq!(
+        denied,
+        [
+            ("db", "disabled by `disabledMcpjsonServers`"),
+            ("fs", "disabled by `disabledMcpServers`")
+        ]
+    );
     assert_eq!(
         found.denied[0].source.key,
         format!(

@@ -16,6 +16,7 @@
 //! | `permissions.ask`: `mcp__S`, `mcp__S__T` | every call of the server's tools (or of `T`) needs approval |
 //! | `permissions.allow`: `mcp__S`, `mcp__S__T` (the user's files only) | the server's tools (or `T`) run without asking; the others of `S` then need approval, as in Claude Code |
 //! | `disabledMcpjsonServers` | that `.mcp.json` server is not started |
+//! | `disabledMcpServers` (what Claude Code's `/mcp` writes in `~/.claude.json`'s entry for the folder) | that server, of any of Claude Code's files, is not started |
 //! | `enabledMcpjsonServers`, `enableAllProjectMcpServers` | Claude Code's own approval of a project's `.mcp.json`; not ours, which is of the file's contents ([`TrustStore`](super::TrustStore)): listed as ignored |
 //!
 //! `S` and `T` may hold `*` (any run of characters) and `?`. A server's name is matched as
@@ -120,6 +121,8 @@ pub(crate) struct Settings {
     pub(crate) rules: Vec<McpRule>,
     /// `disabledMcpjsonServers`: names, each with where.
     pub(crate) disabled: Vec<(String, RuleSource)>,
+    /// `disabledMcpServers`: names of servers of any scope, each with where.
+    pub(crate) disabled_any: Vec<(String, RuleSource)>,
     pub(crate) ignored: Vec<IgnoredKey>,
 }
 
@@ -130,6 +133,7 @@ impl Settings {
             scope,
             rules: Vec::new(),
             disabled: Vec::new(),
+            disabled_any: Vec::new(),
             ignored: Vec::new(),
         }
     }
@@ -218,8 +222,9 @@ pub(crate) fn read_claude_json(
     Ok(Some(s))
 }
 
-/// The keys about a project's `.mcp.json` servers.
-const MCPJSON_KEYS: [&str; 3] = [
+/// The keys about a project's servers.
+const MCPJSON_KEYS: [&str; 4] = [
+    "disabledMcpServers",
     "disabledMcpjsonServers",
     "enabledMcpjsonServers",
     "enableAllProjectMcpServers",
@@ -251,6 +256,14 @@ fn read_keys(s: &mut Settings, m: &Map<String, Value>, prefix: &str) -> Result<(
     {
         let source = s.source(format!("{dpath}[{i}]"));
         s.disabled.push((name, source));
+    }
+    let npath = join(prefix, "disabledMcpServers");
+    for (i, name) in strings(m.get("disabledMcpServers"), &npath)?
+        .into_iter()
+        .enumerate()
+    {
+        let source = s.source(format!("{npath}[{i}]"));
+        s.disabled_any.push((name, source));
     }
     let epath = join(prefix, "enabledMcpjsonServers");
     if !strings(m.get("enabledMcpjsonServers"), &epath)?.is_empty() {
@@ -362,6 +375,16 @@ pub(crate) fn apply(
                 source: source.clone(),
             });
         }
+    }
+    if let Some((_, source)) = settings
+        .iter()
+        .flat_map(|s| &s.disabled_any)
+        .find(|(n, _)| n == name)
+    {
+        return Err(Refused {
+            reason: "disabled by `disabledMcpServers`".into(),
+            source: source.clone(),
+        });
     }
     if let Some(r) = rules().find(|r| r.verdict == Verdict::Deny && r.tool.is_none()) {
         return Err(Refused {
@@ -533,6 +556,14 @@ mod tests {
         assert_eq!(refused.reason, "disabled by `disabledMcpjsonServers`");
         assert_eq!(refused.source.key, "disabledMcpjsonServers[0]");
         assert!(apply(&s, "db", false, ServerPolicy::new()).is_ok());
+        // What `/mcp` writes turns off a server of any scope.
+        let s = [settings(
+            Scope::Local,
+            json!({"disabledMcpServers": ["fs"]}),
+        )];
+        let refused = apply(&s, "fs", false, ServerPolicy::new()).unwrap_err();
+        assert_eq!(refused.reason, "disabled by `disabledMcpServers`");
+        assert_eq!(refused.source.key, "disabledMcpServers[0]");
     }
 
     #[test]

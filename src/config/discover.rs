@@ -29,6 +29,7 @@
 //! | `permissions.ask`: `mcp__S`, `mcp__S__T` | every call of the server's tools (or of `T`) needs approval |
 //! | `permissions.allow`: `mcp__S`, `mcp__S__T` (the user's files only) | the server's tools (or `T`) run without asking, and then its other tools need approval, as in Claude Code |
 //! | `disabledMcpjsonServers` | that `.mcp.json` server is not started ([`Discovery::denied`]) |
+//! | `disabledMcpServers` (`~/.claude.json`'s entry for the folder, written by Claude Code's `/mcp`) | that server, of any of Claude Code's files, is not started ([`Discovery::denied`]) |
 //! | `enabledMcpjsonServers`, `enableAllProjectMcpServers` | Claude Code's own approval of a project's `.mcp.json`, not ours (which is of the file's contents): listed as ignored |
 //!
 //! Deny comes first, then ask, then allow, as in Claude Code: an `allow` never widens what a
@@ -141,7 +142,7 @@ pub struct Shadowed {
 }
 
 /// A server the user's host settings turn off (Claude Code's `permissions.deny` of the whole
-/// server, `disabledMcpjsonServers`): never started.
+/// server, `disabledMcpjsonServers`, `disabledMcpServers`): never started.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
 pub struct Denied {

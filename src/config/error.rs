@@ -59,8 +59,8 @@ pub enum ConfigErrorKind {
     NotTrusted,
     /// A server found by [`ConfigLoader::discover`](crate::ConfigLoader::discover) that does
     /// not start because the user's host settings say so: Claude Code's `permissions.deny` of
-    /// the whole server (`mcp__NAME`) or its `disabledMcpjsonServers`. The message names the
-    /// rule, and the error's file is the settings file.
+    /// the whole server (`mcp__NAME`), its `disabledMcpjsonServers` or `disabledMcpServers`. The
+    /// message names the rule, and the error's file is the settings file.
     Denied,
 }
 
