@@ -428,13 +428,11 @@ pub(crate) fn apply(
 }
 
 /// `approval` with the tool `tool` (`None`: every tool of the server) approved by the user.
-/// What the server's own file asks about stays asked.
+/// The tools the server's own file names as needing approval ([`Approval::AllExcept`]) stay
+/// asked about: an `allow` widens what is unsaid, not what a file said.
 fn allow(approval: &Approval, tool: Option<&str>) -> Approval {
     match (approval, tool) {
-        (Approval::AllExcept(asked), Some(tool)) => {
-            Approval::AllExcept(asked.iter().filter(|a| *a != tool).cloned().collect())
-        }
-        (Approval::AllExcept(asked), None) => Approval::AllExcept(asked.clone()),
+        (Approval::AllExcept(asked), _) => Approval::AllExcept(asked.clone()),
         (_, None) | (Approval::All, _) => Approval::All,
         (Approval::Tools(listed), Some(tool)) => {
             let mut listed = listed.clone();
@@ -583,11 +581,11 @@ mod tests {
         let all = apply(&s, "all", false, ServerPolicy::new()).unwrap();
         assert_eq!(all.approval(), &Approval::AllExcept(vec!["push".into()]));
         assert_eq!(all.approval_source().key, "permissions.ask[0]");
-        // The server's own file asks about `push`: still asked when the user allows it all.
+        // The server's own file asks about `rm`: still asked when the user allows it.
         let own = ServerPolicy::new().with_approval(Approval::AllExcept(vec!["rm".into()]));
         let s = [settings(
             Scope::User,
-            json!({"permissions": {"allow": ["mcp__x"]}}),
+            json!({"permissions": {"allow": ["mcp__x", "mcp__x__rm"]}}),
         )];
         let p = apply(&s, "x", false, own).unwrap();
         assert!(p.needs_approval("rm") && !p.needs_approval("ls"));
