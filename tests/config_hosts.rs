@@ -392,6 +392,26 @@ fn codex_approval_modes_and_other_keys_broken_or_unenforceable() {
         );
         assert_eq!(e.file.as_deref(), Some(path.as_path()));
     }
+    // Codex's OAuth callback port is ours as `redirect_port`, reported at its own name.
+    let path = write(
+        &dir,
+        "config.toml",
+        "[mcp_servers.x]\nurl = \"https://h/mcp\"\n[mcp_servers.x.oauth]\nclient_id = \"c\"\n\
+         callback_port = \"no\"\ncallback_url = \"http://127.0.0.1:5555/cb\"\n",
+    );
+    let r = ConfigLoader::new().load(&path).unwrap();
+    let e = only_error(&r, "x");
+    assert_eq!(e.path, "mcp_servers.x.oauth.callback_port", "{e}");
+    let path = write(
+        &dir,
+        "config.toml",
+        "[mcp_servers.x]\nurl = \"https://h/mcp\"\n[mcp_servers.x.oauth]\nclient_id = \"c\"\n\
+         callback_port = 5555\ncallback_url = \"http://127.0.0.1:5555/cb\"\n",
+    );
+    let r = ConfigLoader::new().load(&path).unwrap();
+    assert!(r.is_ok(), "{:?}", r.errors);
+    let keys: Vec<&str> = r.ignored.iter().map(|k| k.key.as_str()).collect();
+    assert_eq!(keys, ["mcp_servers.x.oauth.callback_url"]);
     // Accepted, an unenforceable key is listed instead.
     let path = write(
         &dir,

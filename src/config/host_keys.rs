@@ -16,7 +16,8 @@
 //! | Codex | `env_vars = ["VAR", {name = "W"}]` | `env.VAR: "${VAR}"` when `VAR` is set (an explicit `env.VAR` wins; a `source = "remote"` one is reported, not passed) |
 //! | Codex | `startup_timeout_sec`, `startup_timeout_ms`, `tool_timeout_sec` | `timeout`: the longest of them, since one timeout bounds both connecting and each call |
 //! | Codex | `required` | (nothing: reported in `LoadReport::ignored`) |
-//! | Codex (its files only) | `supports_parallel_tool_calls`, `scopes`, `oauth_resource`, `auth`, `name` | (nothing: reported in `LoadReport::ignored`, each with why) |
+//! | Codex (its files only) | `supports_parallel_tool_calls`, `scopes`, `oauth_resource`, `auth`, `name`, `oauth.callback_url` | (nothing: reported in `LoadReport::ignored`, each with why) |
+//! | Codex (its files only) | `oauth.callback_port` | `oauth.redirect_port` |
 //! | Codex (its files only) | `environment_id` or `experimental_environment` other than `local`, `omit_tools_from` | an error of kind `Unenforceable` at the key: the server is meant to run elsewhere, or its tools to be kept from the model, and neither happens here (accepted with `ConfigLoader::accept_unenforced`: reported instead) |
 //!
 //! A rewrite happens in host files only (not in RobotLab's nested entries), and the rewritten
@@ -575,6 +576,43 @@ impl Rewrite<'_> {
                 ));
                 self.changed = true;
             }
+        }
+        // Codex's `oauth` block: `client_id` is ours too; its callback settings are spelt
+        // differently.
+        let codex_oauth =
+            |v: &Value| v.get("callback_port").is_some() || v.get("callback_url").is_some();
+        // Only a block holding them is rewritten: the rewritten entry is read again.
+        if let Some(Value::Object(mut oauth)) =
+            self.obj.get("oauth").filter(|v| codex_oauth(v)).cloned()
+        {
+            if let Some(port) = oauth.remove("callback_port") {
+                if oauth.contains_key("redirect_port") {
+                    return Err(ConfigError::new(
+                        ConfigErrorKind::InvalidValue,
+                        "both `callback_port` and `redirect_port` given; write one of them",
+                    )
+                    .at(self.at("oauth.callback_port")));
+                }
+                oauth.insert("redirect_port".into(), port);
+                self.moved("oauth.redirect_port", "oauth.callback_port");
+            }
+            if let Some(url) = oauth.remove("callback_url") {
+                if !url.is_string() {
+                    return Err(ConfigError::wrong_type(
+                        &self.at("oauth.callback_url"),
+                        "a string",
+                        &url,
+                    ));
+                }
+                self.ignored.push(IgnoredKey::new(
+                    self.ctx.key_name,
+                    self.at("oauth.callback_url"),
+                    "Codex's registered callback URL; here the redirect is the loopback \
+                     listener's own (`oauth.redirect_port` fixes its port)",
+                ));
+            }
+            self.obj.insert("oauth".into(), Value::Object(oauth));
+            self.changed = true;
         }
         for key in ["environment_id", "experimental_environment"] {
             let Some(v) = self.obj.remove(key) else {
