@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 
 use mcp_blocking::config::discover::Discovery;
 use mcp_blocking::config::locations::{HostConfig, Platform};
-use mcp_blocking::config::{ConfigErrorKind, FileDigest, TrustStore};
+use mcp_blocking::config::{Approval, ConfigErrorKind, FileDigest, TrustStore};
 use mcp_blocking::ConfigLoader;
 
 mod common;
@@ -330,6 +330,273 @@ fn a_project_file_is_trusted_for_the_contents_approved_and_needs_approval_again_
     let found = loader.discover_with(&cwd, &store).unwrap();
     assert!(found.servers[0].needs_trust);
     assert!(found.report().servers.is_empty());
+}
+
+#[test]
+fn a_codex_project_file_is_a_project_file_waiting_for_approval_over_the_user_one() {
+    let t = Tree::new("discover-codex");
+    let cwd = t.dir("home/proj/sub");
+    t.write(
+        "home/proj/.codex/config.toml",
+        "model = \"o3\"\n[mcp_servers.docs]\ncommand = \"proj-docs\"\n\
+         default_tools_approval_mode = \"prompt\"\n[mcp_servers.docs.tools.search]\napproval_mode = \"approve\"\n",
+    );
+    // The nearer folder's file wins over its parent's; a file without servers is no error.
+    t.write("home/proj/sub/.codex/config.toml", "model = \"o3\"\n");
+    t.write(
+        "home/.codex/config.toml",
+        "[mcp_servers.docs]\ncommand = \"user-docs\"\n[mcp_servers.mine]\ncommand = \"m\"\n",
+    );
+    // A project's other hosts' files come first.
+    t.write(
+        "home/proj/.mcp.json",
+        &format!(r#"{{"mcpServers": {{"docs": {}}}}}"#, stdio("claude-docs")),
+    );
+    let found = t.loader().discover(&cwd).unwrap();
+    assert_eq!(
+        servers(&found, &t.root),
+        [
+            "docs@home/proj/.mcp.json:project",
+            "mine@home/.codex/config.toml:user"
+        ]
+    );
+    std::fs::remove_file(t.root.join("home/proj/.mcp.json")).unwrap();
+    let found = t.loader().discover(&cwd).unwrap();
+    assert_eq!(
+        servers(&found, &t.root),
+        [
+            "docs@home/proj/.codex/config.toml:project",
+            "mine@home/.codex/config.toml:user"
+        ]
+    );
+    let docs = found.server("docs").unwrap();
+    assert!(docs.needs_trust);
+    assert_eq!(
+        docs.origin.host,
+        mcp_blocking::config::locations::HostConfig::Codex
+    );
+    let policy = docs.server.policy();
+    assert!(policy.needs_approval("fetch") && !policy.needs_approval("search"));
+    assert!(
+        found.files.iter().all(|f| f.error.is_none()),
+        "{:#?}",
+        found.files
+    );
+    // Not approved, it starts nothing and shadows the user's `docs` all the same.
+    let report = found.report();
+    assert_eq!(report.servers.len(), 1);
+    assert_eq!(report.servers[0].name(), "mine");
+    assert_eq!(report.errors[0].kind, ConfigErrorKind::NotTrusted);
+}
+
+/// A tree with a `.mcp.json` of `gh` and `db` in `home/proj`, and `~/.claude.json` with the
+/// user's `fs`; and the folder.
+fn claude_tree(tag: &str) -> (Tree, PathBuf) {
+    let t = Tree::new(tag);
+    let cwd = t.dir("home/proj");
+    t.write(
+        "home/proj/.mcp.json",
+        &format!(
+            r#"{{"mcpServers": {{"gh": {}, "db": {}}}}}"#,
+            stdio("gh"),
+            stdio("db")
+        ),
+    );
+    t.write(
+        "home/.claude.json",
+        &format!(r#"{{"mcpServers": {{"fs": {}}}}}"#, stdio("fs")),
+    );
+    (t, cwd)
+}
+
+#[test]
+fn claude_code_settings_deny_a_tool_naming_the_settings_file() {
+    let (t, cwd) = claude_tree("claude-deny-tool");
+    let settings = t.write(
+        "home/.claude/settings.json",
+        r#"{"permissions": {"deny": ["Bash(rm -rf *)", "mcp__fs__write_*"]}}"#,
+    );
+    let found = t.loader().discover(&cwd).unwrap();
+    let fs = found.server("fs").unwrap();
+    let refusal = fs.server.policy().check_tool("write_file").unwrap_err();
+    assert_eq!(refusal.rule, "denied by `mcp__fs__write_*`");
+    assert_eq!(refusal.source.key, "permissions.deny[1]");
+    assert_eq!(refusal.source.file.as_deref(), Some(settings.as_path()));
+    assert!(fs.server.policy().allows_tool("read_file"));
+    // The settings file is listed among the files read, defining no server.
+    let listed = found
+        .files
+        .iter()
+        .find(|f| f.origin.file == settings)
+        .expect("the settings file is listed");
+    assert!(listed.server_names.is_empty() && listed.error.is_none());
+    // Another host's server of the same name is not Claude Code's to limit.
+    let t2 = Tree::new("claude-deny-other-host");
+    let cwd2 = t2.dir("home/proj");
+    t2.write(
+        "home/.cursor/mcp.json",
+        &format!(r#"{{"mcpServers": {{"fs": {}}}}}"#, stdio("fs")),
+    );
+    t2.write(
+        "home/.claude/settings.json",
+        r#"{"permissions": {"deny": ["mcp__fs"]}}"#,
+    );
+    let found = t2.loader().discover(&cwd2).unwrap();
+    assert!(found
+        .server("fs")
+        .unwrap()
+        .server
+        .policy()
+        .is_unrestricted());
+}
+
+#[test]
+fn claude_code_settings_deny_a_server_and_it_does_not_start() {
+    let (t, cwd) = claude_tree("claude-deny-server");
+    let settings = t.write(
+        "home/proj/.claude/settings.json",
+        r#"{"permissions": {"deny": ["mcp__gh"]}}"#,
+    );
+    let found = t.loader().discover(&cwd).unwrap();
+    assert!(found.server("gh").is_none());
+    assert_eq!(found.denied.len(), 1);
+    let gh = &found.denied[0];
+    assert_eq!(gh.server.name(), "gh");
+    assert_eq!(gh.reason, "denied by `mcp__gh`");
+    assert_eq!(gh.source.key, "permissions.deny[0]");
+    assert_eq!(gh.source.file.as_deref(), Some(settings.as_path()));
+    // Nor once its project file is approved: a deny is the user's (or the project's) word.
+    let mut store = TrustStore::new();
+    for f in found.untrusted_files() {
+        store.approve(f.digest.as_ref().unwrap());
+    }
+    let report = t.loader().discover_with(&cwd, &store).unwrap().report();
+    let names: Vec<&str> = report.servers.iter().map(|s| s.name()).collect();
+    assert_eq!(names, ["db", "fs"]);
+    let e = report
+        .errors
+        .iter()
+        .find(|e| e.server.as_deref() == Some("gh"))
+        .unwrap();
+    assert_eq!(e.kind, ConfigErrorKind::Denied);
+    assert_eq!(e.file.as_deref(), Some(settings.as_path()));
+    assert!(e.message.contains("denied by `mcp__gh`"), "{e}");
+}
+
+#[test]
+fn claude_code_disabled_servers_do_not_start_and_its_approvals_are_not_ours() {
+    let (t, cwd) = claude_tree("claude-disabled");
+    // In `~/.claude.json`, for this folder, beside the user's servers.
+    let key = serde_json::to_string(&cwd.to_string_lossy()).unwrap();
+    let claude = t.write(
+        "home/.claude.json",
+        &format!(
+            r#"{{"mcpServers": {{"fs": {}}},
+                "projects": {{{key}: {{"disabledMcpjsonServers": ["db"],
+                                      "disabledMcpServers": ["fs"],
+                                      "enabledMcpjsonServers": ["gh"],
+                                      "enableAllProjectMcpServers": true}}}}}}"#,
+            stdio("fs")
+        ),
+    );
+    let found = t.loader().discover(&cwd).unwrap();
+    let denied: Vec<(&str, &str)> = found
+        .denied
+        .iter()
+        .map(|d| (d.server.name(), d.reason.as_str()))
+        .collect();
+    assert_eq!(
+        denied,
+        [
+            ("db", "disabled by `disabledMcpjsonServers`"),
+            ("fs", "disabled by `disabledMcpServers`")
+        ]
+    );
+    assert_eq!(
+        found.denied[0].source.key,
+        format!(
+            "projects.{}.disabledMcpjsonServers[0]",
+            cwd.to_string_lossy()
+        )
+    );
+    assert_eq!(
+        found.denied[0].source.file.as_deref(),
+        Some(claude.as_path())
+    );
+    // Claude Code's own approval of the project is listed, and `gh` still waits for ours.
+    assert!(found.server("gh").unwrap().needs_trust);
+    let ignored: Vec<String> = found
+        .report()
+        .ignored
+        .iter()
+        .map(|k| k.key.rsplit('.').next().unwrap().to_owned())
+        .collect();
+    assert_eq!(
+        ignored,
+        ["enabledMcpjsonServers", "enableAllProjectMcpServers"]
+    );
+}
+
+#[test]
+fn claude_code_user_settings_allow_auto_approves_and_a_project_s_allow_does_not() {
+    let (t, cwd) = claude_tree("claude-allow");
+    t.write(
+        "home/.claude/settings.json",
+        r#"{"permissions": {"allow": ["mcp__fs__read_file", "mcp__gh"]}}"#,
+    );
+    t.write(
+        "home/proj/.claude/settings.local.json",
+        r#"{"permissions": {"allow": ["mcp__db"], "ask": ["mcp__gh__push"]}}"#,
+    );
+    let found = t.loader().discover(&cwd).unwrap();
+    let fs = found.server("fs").unwrap().server.policy();
+    assert!(!fs.needs_approval("read_file") && fs.needs_approval("write_file"));
+    assert_eq!(fs.approval_source().key, "permissions.allow[0]");
+    // The project's settings may ask, never approve.
+    let gh = found.server("gh").unwrap().server.policy();
+    assert!(!gh.needs_approval("list") && gh.needs_approval("push"));
+    let db = found.server("db").unwrap().server.policy();
+    assert_eq!(db.approval(), &Approval::Unset);
+    let ignored = found.report().ignored;
+    assert_eq!(ignored.len(), 1, "{ignored:?}");
+    assert_eq!(ignored[0].key, "permissions.allow[0]");
+    assert!(
+        ignored[0].reason.contains("never approve"),
+        "{}",
+        ignored[0]
+    );
+}
+
+#[test]
+fn a_claude_code_settings_file_that_cannot_be_read_holds_its_servers_back() {
+    let (t, cwd) = claude_tree("claude-broken-settings");
+    let settings = t.write(
+        "home/proj/.claude/settings.json",
+        r#"{"permissions": {"deny": "mcp__gh"}}"#,
+    );
+    t.write(
+        "home/.cursor/mcp.json",
+        &format!(r#"{{"mcpServers": {{"cur": {}}}}}"#, stdio("cur")),
+    );
+    let found = t.loader().discover(&cwd).unwrap();
+    let held: Vec<&str> = found.denied.iter().map(|d| d.server.name()).collect();
+    assert_eq!(held, ["gh", "db", "fs"]);
+    assert!(found
+        .denied
+        .iter()
+        .all(|d| d.source.file.as_deref() == Some(settings.as_path())));
+    // Another host's servers are not Claude Code's.
+    assert!(found.server("cur").is_some());
+    let e = found
+        .files
+        .iter()
+        .find(|f| f.origin.file == settings)
+        .and_then(|f| f.error.clone())
+        .unwrap();
+    assert_eq!(
+        (e.kind, e.path.as_str()),
+        (ConfigErrorKind::WrongType, "permissions.deny")
+    );
 }
 
 #[test]

@@ -334,6 +334,132 @@ fn codex_broken_files_name_the_place() {
     assert!(ConfigLoader::new().load(&path).unwrap().servers.is_empty());
 }
 
+#[test]
+fn codex_approval_modes_documented_example() {
+    let r = loader(&[]).load(fixture("codex/approvals.toml")).unwrap();
+    assert!(r.is_ok(), "{:?}", r.errors);
+    assert_eq!(names(&r), ["docs", "linear", "notes"]);
+
+    // Asked about by default; `search` approved on its own.
+    let docs = server(&r, "docs").policy();
+    assert_eq!(docs.approval(), &Approval::Tools(vec!["search".into()]));
+    assert!(!docs.needs_approval("search") && docs.needs_approval("fetch"));
+    assert_eq!(
+        docs.approval_source().key,
+        "mcp_servers.docs.default_tools_approval_mode"
+    );
+    // Approved by default; `create_issue` asked about on its own.
+    let linear = server(&r, "linear").policy();
+    assert_eq!(
+        linear.approval(),
+        &Approval::AllExcept(vec!["create_issue".into()])
+    );
+    assert!(linear.needs_approval("create_issue") && !linear.needs_approval("list_issues"));
+    assert_eq!(linear.approval_source().key, "mcp_servers.linear.tools");
+    // `auto` by default, and a tool approved: nothing asked, as a file without approvals.
+    let notes = server(&r, "notes").policy();
+    assert_eq!(notes.approval(), &Approval::Unset);
+    assert!(notes.is_unrestricted());
+
+    let ignored: Vec<&str> = r.ignored.iter().map(|k| k.key.as_str()).collect();
+    assert_eq!(
+        ignored,
+        [
+            "mcp_servers.docs.supports_parallel_tool_calls",
+            "mcp_servers.linear.scopes",
+            "mcp_servers.linear.oauth_resource",
+            "mcp_servers.notes.environment_id",
+        ]
+    );
+    assert!(r.ignored.iter().all(|k| !k.reason.is_empty()));
+}
+
+#[test]
+fn codex_approval_modes_and_other_keys_broken_or_unenforceable() {
+    let dir = TempDir::new("codex-approvals");
+    for (lines, key, kind) in [
+        (
+            "default_tools_approval_mode = \"sometimes\"",
+            "default_tools_approval_mode",
+            ConfigErrorKind::InvalidValue,
+        ),
+        (
+            "[mcp_servers.x.tools.search]\napproval_mode = \"never\"",
+            "tools.search.approval_mode",
+            ConfigErrorKind::InvalidValue,
+        ),
+        (
+            "[mcp_servers.x.tools.search]\napproval = \"approve\"",
+            "tools.search.approval",
+            ConfigErrorKind::UnknownKey,
+        ),
+        (
+            "supports_parallel_tool_calls = \"yes\"",
+            "supports_parallel_tool_calls",
+            ConfigErrorKind::WrongType,
+        ),
+        // Run elsewhere by Codex, or kept from the model: not here, so not at all.
+        (
+            "environment_id = \"remote-box\"",
+            "environment_id",
+            ConfigErrorKind::Unenforceable,
+        ),
+        (
+            "omit_tools_from = [\"code_mode\"]",
+            "omit_tools_from",
+            ConfigErrorKind::Unenforceable,
+        ),
+    ] {
+        let path = write(
+            &dir,
+            "config.toml",
+            &format!("[mcp_servers.x]\ncommand = \"npx\"\n{lines}\n"),
+        );
+        let r = ConfigLoader::new().load(&path).unwrap();
+        let e = only_error(&r, "x");
+        assert_eq!(
+            (e.kind, e.path.as_str()),
+            (kind, format!("mcp_servers.x.{key}").as_str()),
+            "{e}"
+        );
+        assert_eq!(e.file.as_deref(), Some(path.as_path()));
+    }
+    // Codex's OAuth callback port is ours as `redirect_port`, reported at its own name.
+    let path = write(
+        &dir,
+        "config.toml",
+        "[mcp_servers.x]\nurl = \"https://h/mcp\"\n[mcp_servers.x.oauth]\nclient_id = \"c\"\n\
+         callback_port = \"no\"\ncallback_url = \"http://127.0.0.1:5555/cb\"\n",
+    );
+    let r = ConfigLoader::new().load(&path).unwrap();
+    let e = only_error(&r, "x");
+    assert_eq!(e.path, "mcp_servers.x.oauth.callback_port", "{e}");
+    let path = write(
+        &dir,
+        "config.toml",
+        "[mcp_servers.x]\nurl = \"https://h/mcp\"\n[mcp_servers.x.oauth]\nclient_id = \"c\"\n\
+         callback_port = 5555\ncallback_url = \"http://127.0.0.1:5555/cb\"\n",
+    );
+    let r = ConfigLoader::new().load(&path).unwrap();
+    assert!(r.is_ok(), "{:?}", r.errors);
+    let keys: Vec<&str> = r.ignored.iter().map(|k| k.key.as_str()).collect();
+    assert_eq!(keys, ["mcp_servers.x.oauth.callback_url"]);
+    // Accepted, an unenforceable key is listed instead.
+    let path = write(
+        &dir,
+        "config.toml",
+        "[mcp_servers.x]\ncommand = \"npx\"\nenvironment_id = \"remote-box\"\n",
+    );
+    let r = ConfigLoader::new()
+        .accept_unenforced(true)
+        .load(&path)
+        .unwrap();
+    assert!(r.is_ok(), "{:?}", r.errors);
+    assert_eq!(r.ignored.len(), 1);
+    assert_eq!(r.ignored[0].key, "mcp_servers.x.environment_id");
+    assert!(r.ignored[0].reason.contains("accepted"), "{}", r.ignored[0]);
+}
+
 // --- Gemini CLI ----------------------------------------------------------------------------
 
 fn gemini_env() -> ConfigLoader {

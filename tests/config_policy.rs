@@ -290,6 +290,40 @@ fn a_policy_saves_and_reloads_equal() {
 }
 
 #[test]
+fn codex_approval_modes_save_and_reload_equal() {
+    let r = load(
+        r#"{"mcpServers": {
+            "asked": {"command": "x", "default_tools_approval_mode": "prompt",
+                      "tools": {"search": {"approval_mode": "approve"}}},
+            "all_but": {"command": "x", "tools": {"push": {"approval_mode": "prompt"}}}
+        }}"#,
+    );
+    assert!(r.is_ok(), "{:?}", r.errors);
+    let all_but = r.server("all_but").unwrap();
+    assert_eq!(
+        all_but.policy().approval(),
+        &Approval::AllExcept(vec!["push".into()])
+    );
+    for s in &r.servers {
+        let again = ServerConfig::from_value(&s.to_json()).unwrap();
+        assert_eq!(&again, s, "{}", s.to_json());
+    }
+    let v = all_but.to_json();
+    assert_eq!(
+        (&v["default_tools_approval_mode"], &v["tools"]),
+        (
+            &json!("approve"),
+            &json!({"push": {"approval_mode": "prompt"}})
+        )
+    );
+    // None asked about is every tool approved.
+    let none = ServerConfig::stdio("n", "x")
+        .with_policy(ServerPolicy::new().with_approval(Approval::AllExcept(Vec::new())));
+    let again = ServerConfig::from_value(&none.to_json()).unwrap();
+    assert_eq!(again.policy().approval(), &Approval::All);
+}
+
+#[test]
 fn the_file_is_named_in_every_rule_and_ignored_key() {
     let f = TempFile::new(
         "settings.json",

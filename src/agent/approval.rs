@@ -31,8 +31,9 @@ pub struct ToolApproval {
     pub hosted: bool,
     /// Whether the call needs the user's approval: the server's
     /// [policy](crate::config::ServerPolicy) lists the tools that run without asking (Cline's
-    /// `alwaysAllow`, `autoApprove`) and this one is not among them, or a hosted server asked
-    /// for approval. `false` when the policy says nothing about approvals, trusts the server
+    /// `alwaysAllow`, `autoApprove`) and this one is not among them, or lists it among those
+    /// that need approval (Codex's `approval_mode = "prompt"`), or a hosted server asked for
+    /// approval. `false` when the policy says nothing about approvals, trusts the server
     /// (Gemini's `trust: true`) or lists the tool: a program that only asks when the file asks
     /// approves those at once.
     pub required: bool,

@@ -5,7 +5,7 @@
 //! | order | scope | files |
 //! |---|---|---|
 //! | 1 | [`Scope::Local`] | `~/.claude.json`'s `projects[<cwd>].mcpServers` (Claude Code's local scope) |
-//! | 2 | [`Scope::Project`] | in the current folder, then each parent up to (not including) the home directory: `.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`, `.gemini/settings.json` |
+//! | 2 | [`Scope::Project`] | in the current folder, then each parent up to (not including) the home directory: `.mcp.json`, `.vscode/mcp.json`, `.cursor/mcp.json`, `.gemini/settings.json`, `.codex/config.toml` |
 //! | 3 | [`Scope::User`] | `~/.claude.json`, Claude Desktop's file, Codex's `config.toml`, Gemini CLI's and Cursor's user files, Zed's settings, VS Code's user `mcp.json`, Windsurf's `mcp_config.json` (their places: [`locations`](super::locations)) |
 //!
 //! A server of a name already found is *shadowed*: it is kept in [`Discovery::shadowed`], with
@@ -13,6 +13,32 @@
 //! project > user; within the project files, the nearest folder wins. A project server waiting
 //! for approval shadows a user server of its name all the same: it is the one the hosts would
 //! run there, and running the user's instead would change what the name means by approval.
+//!
+//! Claude Code limits the servers of its files (`.mcp.json`, `~/.claude.json`) in its settings
+//! files, which are read too: `~/.claude/settings.json` (the user's), `.claude/settings.json`
+//! and `.claude/settings.local.json` in the current folder and its parents up to the home
+//! directory (the project's), and `~/.claude.json`'s `projects[<cwd>]`. They apply to the
+//! servers of Claude Code's files only; `S` and `T` may hold `*` and `?`, and a server's name
+//! is matched as Claude Code writes it in a rule (each character other than a letter, a digit,
+//! `_` or `-` as `_`).
+//!
+//! | key | effect |
+//! |---|---|
+//! | `permissions.deny`: `mcp__S`, `mcp__S__*` | the server is not started: kept in [`Discovery::denied`] with the rule and its file |
+//! | `permissions.deny`: `mcp__S__T` | the tool is excluded ([`ServerPolicy::deny_tool`](super::ServerPolicy::deny_tool)), refused naming the rule and its file |
+//! | `permissions.ask`: `mcp__S`, `mcp__S__T` | every call of the server's tools (or of `T`) needs approval |
+//! | `permissions.allow`: `mcp__S`, `mcp__S__T` (the user's files only) | the server's tools (or `T`) run without asking, and then its other tools need approval, as in Claude Code |
+//! | `disabledMcpjsonServers` | that `.mcp.json` server is not started ([`Discovery::denied`]) |
+//! | `disabledMcpServers` (`~/.claude.json`'s entry for the folder, written by Claude Code's `/mcp`) | that server, of any of Claude Code's files, is not started ([`Discovery::denied`]) |
+//! | `enabledMcpjsonServers`, `enableAllProjectMcpServers` | Claude Code's own approval of a project's `.mcp.json`, not ours (which is of the file's contents): listed as ignored |
+//!
+//! Deny comes first, then ask, then allow, as in Claude Code: an `allow` never widens what a
+//! deny, an exclusion or an `ask` refuses or asks about. A project's settings file came with
+//! the folder: it may deny or ask, never approve (its `allow` rules are listed as ignored,
+//! approved project or not, since an approval is of the files that define servers and would
+//! not cover a settings file changed since). A settings file that cannot be read holds every
+//! server of Claude Code's files back, its error naming the place. Enterprise managed settings
+//! are not read.
 //!
 //! Trust: a project file came with the folder, and when the folder was cloned it is someone
 //! else's code. Its servers, stdio and remote alike, need the user's approval of the file as it
@@ -25,16 +51,22 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{json, Value};
 
+use super::claude_settings::{self, Settings};
 use super::locations::{home_dir_in, HostConfig, Platform};
 use super::trust::{FileDigest, TrustStore};
-use super::{jsonc, ConfigError, ConfigErrorKind, ConfigLoader, LoadReport, ServerConfig};
+use super::{
+    jsonc, ConfigError, ConfigErrorKind, ConfigLoader, LoadReport, RuleSource, ServerConfig,
+};
 
-/// The project files looked for in each folder, in their precedence.
-const PROJECT_FILES: [(&[&str], HostConfig); 4] = [
+/// The project files looked for in each folder, in their precedence. Codex reads its
+/// project's `.codex/config.toml` files over the user's (the folder nearest the current one
+/// first), and only in a project the user trusts: here, as every project file, once approved.
+const PROJECT_FILES: [(&[&str], HostConfig); 5] = [
     (&[".mcp.json"], HostConfig::ClaudeCode),
     (&[".vscode", "mcp.json"], HostConfig::VsCode),
     (&[".cursor", "mcp.json"], HostConfig::Cursor),
     (&[".gemini", "settings.json"], HostConfig::Gemini),
+    (&[".codex", "config.toml"], HostConfig::Codex),
 ];
 
 /// The user files, in their precedence.
@@ -109,6 +141,21 @@ pub struct Shadowed {
     pub by: Origin,
 }
 
+/// A server the user's host settings turn off (Claude Code's `permissions.deny` of the whole
+/// server, `disabledMcpjsonServers`, `disabledMcpServers`): never started.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct Denied {
+    /// Its configuration.
+    pub server: ServerConfig,
+    /// Where it was found.
+    pub origin: Origin,
+    /// Why, in words: "denied by `mcp__github`".
+    pub reason: String,
+    /// Where the rule was written (the settings file and key path).
+    pub source: RuleSource,
+}
+
 /// A file discovery read.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
@@ -138,6 +185,8 @@ pub struct Discovery {
     pub servers: Vec<DiscoveredServer>,
     /// The servers that lost to one of the same name.
     pub shadowed: Vec<Shadowed>,
+    /// The servers the user's host settings turn off, each with the rule.
+    pub denied: Vec<Denied>,
     /// Each file read, in precedence order.
     pub files: Vec<DiscoveredFile>,
 }
@@ -157,7 +206,8 @@ impl Discovery {
 
     /// The servers that may start, as one [`LoadReport`]: each server that needs no trust;
     /// for each that does, an error of kind [`ConfigErrorKind::NotTrusted`] naming it and its
-    /// file; and every file's bad entries, ignored keys and disabled servers. A file that could
+    /// file; for each [denied](Discovery::denied) one, an error of kind
+    /// [`ConfigErrorKind::Denied`] naming the rule and its file; and every file's bad entries, ignored keys and disabled servers. A file that could
     /// not be read at all defines no server: its error stays in
     /// [`files`](DiscoveredFile::error), not here, so that one broken file of a host the
     /// program does not use leaves the others usable.
@@ -179,6 +229,15 @@ impl Discovery {
             } else {
                 report.servers.push(s.server.clone());
             }
+        }
+        for d in &self.denied {
+            let mut e = ConfigError::new(
+                ConfigErrorKind::Denied,
+                format!("not started: {} ({})", d.reason, d.source),
+            )
+            .for_server(Some(d.server.name()));
+            e.file = d.source.file.clone();
+            report.errors.push(e);
         }
         for f in &self.files {
             report.errors.extend(f.report.errors.iter().cloned());
@@ -271,7 +330,96 @@ impl ConfigLoader {
                 }
             }
         }
+        let settings = self.claude_settings(
+            &cwd,
+            home.as_deref(),
+            HostConfig::ClaudeCode.path_in(platform, env).as_deref(),
+            &mut found,
+        );
+        found.apply_claude_settings(settings);
         Ok(found.discovery)
+    }
+
+    /// Claude Code's settings files from `cwd` (the user's, the project's, and `~/.claude.json`'s
+    /// entry for the folder), each listed among the files read; `Err` with the first that could
+    /// not be read, so that nothing it may deny starts.
+    fn claude_settings(
+        &self,
+        cwd: &Path,
+        home: Option<&Path>,
+        claude_json: Option<&Path>,
+        found: &mut Found,
+    ) -> Result<Vec<Settings>, PathBuf> {
+        let mut read: Vec<(PathBuf, Scope, Result<Option<Settings>, ConfigError>)> = Vec::new();
+        for dir in cwd.ancestors() {
+            if home == Some(dir) {
+                break;
+            }
+            for name in ["settings.local.json", "settings.json"] {
+                let path = dir.join(".claude").join(name);
+                let r = claude_settings::read(&path, Scope::Project, &self.limits);
+                read.push((path, Scope::Project, r));
+            }
+        }
+        if let Some(home) = home {
+            let path = home.join(".claude").join("settings.json");
+            let r = claude_settings::read(&path, Scope::User, &self.limits);
+            read.push((path, Scope::User, r));
+        }
+        if let Some(path) = claude_json {
+            let r = claude_settings::read_claude_json(path, &project_key(cwd), &self.limits);
+            read.push((path.to_path_buf(), Scope::Local, r));
+        }
+        let mut settings = Vec::new();
+        let mut failed = None;
+        for (path, scope, r) in read {
+            let (report, error) = match r {
+                Ok(None) => continue,
+                Ok(Some(s)) => {
+                    let report = LoadReport {
+                        ignored: s.ignored.clone(),
+                        ..LoadReport::default()
+                    };
+                    settings.push(s);
+                    (report, None)
+                }
+                Err(e) => {
+                    failed.get_or_insert_with(|| path.clone());
+                    (LoadReport::default(), Some(e))
+                }
+            };
+            // `~/.claude.json` is listed already, as the file of the user's servers.
+            if scope == Scope::Local {
+                if let Some(f) = found
+                    .discovery
+                    .files
+                    .iter_mut()
+                    .find(|f| f.origin.file == path)
+                {
+                    f.report.ignored.extend(report.ignored);
+                    if f.error.is_none() {
+                        f.error = error;
+                    }
+                    continue;
+                }
+            }
+            found.discovery.files.push(DiscoveredFile {
+                origin: Origin {
+                    file: path,
+                    host: HostConfig::ClaudeCode,
+                    scope,
+                },
+                report,
+                error,
+                digest: None,
+                trusted: true,
+                server_names: Vec::new(),
+            });
+        }
+        match failed {
+            Some(path) => Err(path),
+            None => Ok(settings),
+        }
     }
 
     /// Loads one file into `found`.
@@ -396,6 +544,13 @@ impl ConfigLoader {
     }
 }
 
+/// The key of the folder `cwd` in `~/.claude.json`'s `projects`: its path as the system writes
+/// it, on Windows without the `\\?\` prefix that resolving a path adds.
+fn project_key(cwd: &Path) -> String {
+    let shown = cwd.to_string_lossy();
+    shown.strip_prefix(r"\\?\").unwrap_or(&shown).to_owned()
+}
+
 /// Discovery as it goes: what was found, and the files already read.
 #[derive(Default)]
 struct Found {
@@ -404,6 +559,57 @@ struct Found {
 }
 
 impl Found {
+    /// Claude Code's `settings` on the servers of its files: the denied ones taken out, the
+    /// others' policies narrowed (or their approvals widened by the user's own settings).
+    /// When a settings file could not be read (`Err`, naming it), every such server is held
+    /// back.
+    fn apply_claude_settings(&mut self, settings: Result<Vec<Settings>, PathBuf>) {
+        let servers = std::mem::take(&mut self.discovery.servers);
+        for mut s in servers {
+            if s.origin.host != HostConfig::ClaudeCode {
+                self.discovery.servers.push(s);
+                continue;
+            }
+            let settings = match &settings {
+                Ok(settings) => settings,
+                Err(file) => {
+                    let reason = "held back: a Claude Code settings file that may deny it \
+                                  cannot be read (see its error)"
+                        .to_owned();
+                    let source = RuleSource {
+                        file: Some(file.clone()),
+                        key: String::new(),
+                    };
+                    self.deny(s, reason, source);
+                    continue;
+                }
+            };
+            let mcpjson = s.origin.scope == Scope::Project;
+            let policy = std::mem::take(&mut s.server.policy);
+            match claude_settings::apply(settings, s.server.name(), mcpjson, policy) {
+                Ok(policy) => {
+                    s.server.policy = policy;
+                    self.discovery.servers.push(s);
+                }
+                Err(refused) => self.deny(s, refused.reason, refused.source),
+            }
+        }
+    }
+
+    fn deny(&mut self, s: DiscoveredServer, reason: String, source: RuleSource) {
+        log::info!(
+            "config: server `{}` of {} is not started: {reason}",
+            s.server.name(),
+            s.origin.file.display()
+        );
+        self.discovery.denied.push(Denied {
+            server: s.server,
+            origin: s.origin,
+            reason,
+            source,
+        });
+    }
+
     fn add(
         &mut self,
         origin: Origin,

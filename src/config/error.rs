@@ -57,6 +57,11 @@ pub enum ConfigErrorKind {
     /// parent) that does not start because the user has not approved that file with its
     /// current contents (see [`TrustStore`](super::TrustStore)).
     NotTrusted,
+    /// A server found by [`ConfigLoader::discover`](crate::ConfigLoader::discover) that does
+    /// not start because the user's host settings say so: Claude Code's `permissions.deny` of
+    /// the whole server (`mcp__NAME`), its `disabledMcpjsonServers` or `disabledMcpServers`. The
+    /// message names the rule, and the error's file is the settings file.
+    Denied,
 }
 
 /// A configuration problem, with where it was found and what was meant.

@@ -16,6 +16,9 @@
 //! | Codex | `env_vars = ["VAR", {name = "W"}]` | `env.VAR: "${VAR}"` when `VAR` is set (an explicit `env.VAR` wins; a `source = "remote"` one is reported, not passed) |
 //! | Codex | `startup_timeout_sec`, `startup_timeout_ms`, `tool_timeout_sec` | `timeout`: the longest of them, since one timeout bounds both connecting and each call |
 //! | Codex | `required` | (nothing: reported in `LoadReport::ignored`) |
+//! | Codex (its files only) | `supports_parallel_tool_calls`, `scopes`, `oauth_resource`, `auth`, `name`, `oauth.callback_url` | (nothing: reported in `LoadReport::ignored`, each with why) |
+//! | Codex (its files only) | `oauth.callback_port` | `oauth.redirect_port` |
+//! | Codex (its files only) | `environment_id` or `experimental_environment` other than `local`, `omit_tools_from` | an error of kind `Unenforceable` at the key: the server is meant to run elsewhere, or its tools to be kept from the model, and neither happens here (accepted with `ConfigLoader::accept_unenforced`: reported instead) |
 //!
 //! A rewrite happens in host files only (not in RobotLab's nested entries), and the rewritten
 //! entry holds none of these spellings, so it is read once more as written in ours.
@@ -110,6 +113,10 @@ pub(crate) fn normalize(v: &Value, ctx: &Ctx<'_>) -> Result<Option<Normalized>, 
     n.codex_env()?;
     n.codex_timeouts()?;
     n.codex_required()?;
+    // Names as plain as `auth` and `name` are Codex's only in its own files.
+    if ctx.flavor == Flavor::Codex {
+        n.codex_other()?;
+    }
     if ctx.flavor == Flavor::Gemini {
         n.gemini()?;
     }
@@ -520,6 +527,179 @@ impl Rewrite<'_> {
              start is reported on its own, and the program decides",
         ));
         self.changed = true;
+        Ok(())
+    }
+
+    /// Codex's keys that mean nothing here, each reported with why; and those that limit the
+    /// server in a way this library cannot, which fail closed.
+    fn codex_other(&mut self) -> Result<(), ConfigError> {
+        // (key, what a value must be, why it is not used)
+        const INERT: [(&str, &str, &str); 4] = [
+            (
+                "supports_parallel_tool_calls",
+                "a boolean",
+                "Codex lets its model call this server's tools at once; here the program \
+                 decides how many calls it makes at a time",
+            ),
+            (
+                "scopes",
+                "a list of strings",
+                "Codex's OAuth scopes for its login; here they are given as `oauth.scopes`, \
+                 else taken from the server's challenge",
+            ),
+            (
+                "oauth_resource",
+                "a string",
+                "Codex's OAuth resource parameter; here the resource is the server's own URL, \
+                 as the MCP authorization spec asks",
+            ),
+            (
+                "auth",
+                "a string",
+                "Codex's choice between its stored OAuth login and its ChatGPT session; here \
+                 a server is authorized by its `headers` or its `oauth` block",
+            ),
+        ];
+        for (key, expected, reason) in INERT {
+            let Some(v) = self.obj.remove(key) else {
+                continue;
+            };
+            let fits = match expected {
+                "a boolean" => v.is_boolean(),
+                "a string" => v.is_string(),
+                _ => v
+                    .as_array()
+                    .is_some_and(|items| items.iter().all(Value::is_string)),
+            };
+            if !fits && !v.is_null() {
+                return Err(ConfigError::wrong_type(&self.at(key), expected, &v));
+            }
+            self.ignored
+                .push(IgnoredKey::new(self.ctx.key_name, self.at(key), reason));
+            self.changed = true;
+        }
+        // A display name Codex still accepts; the server's name here is its table's.
+        if self.ctx.key_name.is_some() {
+            if let Some(v) = self.obj.remove("name") {
+                if !v.is_string() {
+                    return Err(ConfigError::wrong_type(&self.at("name"), "a string", &v));
+                }
+                self.ignored.push(IgnoredKey::new(
+                    self.ctx.key_name,
+                    self.at("name"),
+                    "Codex's former display name; the server is named by its table",
+                ));
+                self.changed = true;
+            }
+        }
+        // Codex's `oauth` block: `client_id` is ours too; its callback settings are spelt
+        // differently.
+        let codex_oauth =
+            |v: &Value| v.get("callback_port").is_some() || v.get("callback_url").is_some();
+        // Only a block holding them is rewritten: the rewritten entry is read again.
+        if let Some(Value::Object(mut oauth)) =
+            self.obj.get("oauth").filter(|v| codex_oauth(v)).cloned()
+        {
+            if let Some(port) = oauth.remove("callback_port") {
+                if oauth.contains_key("redirect_port") {
+                    return Err(ConfigError::new(
+                        ConfigErrorKind::InvalidValue,
+                        "both `callback_port` and `redirect_port` given; write one of them",
+                    )
+                    .at(self.at("oauth.callback_port")));
+                }
+                oauth.insert("redirect_port".into(), port);
+                self.moved("oauth.redirect_port", "oauth.callback_port");
+            }
+            if let Some(url) = oauth.remove("callback_url") {
+                if !url.is_string() {
+                    return Err(ConfigError::wrong_type(
+                        &self.at("oauth.callback_url"),
+                        "a string",
+                        &url,
+                    ));
+                }
+                self.ignored.push(IgnoredKey::new(
+                    self.ctx.key_name,
+                    self.at("oauth.callback_url"),
+                    "Codex's registered callback URL; here the redirect is the loopback \
+                     listener's own (`oauth.redirect_port` fixes its port)",
+                ));
+            }
+            self.obj.insert("oauth".into(), Value::Object(oauth));
+            self.changed = true;
+        }
+        for key in ["environment_id", "experimental_environment"] {
+            let Some(v) = self.obj.remove(key) else {
+                continue;
+            };
+            self.changed = true;
+            let Value::String(env) = &v else {
+                return Err(ConfigError::wrong_type(&self.at(key), "a string", &v));
+            };
+            if env == "local" {
+                self.ignored.push(IgnoredKey::new(
+                    self.ctx.key_name,
+                    self.at(key),
+                    "`local`, where the server runs here too",
+                ));
+                continue;
+            }
+            let shown = super::echo(env, 64);
+            self.unenforced(
+                key,
+                format!(
+                    "Codex starts this server in its environment `{shown}`, not on this \
+                     machine; here it would run locally, outside what that environment allows"
+                ),
+            )?;
+        }
+        if let Some(v) = self.obj.remove("omit_tools_from") {
+            self.changed = true;
+            let Value::Array(surfaces) = &v else {
+                return Err(ConfigError::wrong_type(
+                    &self.at("omit_tools_from"),
+                    "a list of strings",
+                    &v,
+                ));
+            };
+            if surfaces.is_empty() {
+                self.ignored.push(IgnoredKey::new(
+                    self.ctx.key_name,
+                    self.at("omit_tools_from"),
+                    "empty: no tool is kept from the model",
+                ));
+            } else {
+                self.unenforced(
+                    "omit_tools_from",
+                    "Codex keeps this server's tools from some of the model's surfaces; here \
+                     every tool not excluded is offered"
+                        .into(),
+                )?;
+            }
+        }
+        Ok(())
+    }
+
+    /// A key that limits the server in a way this library cannot: an error of kind
+    /// [`ConfigErrorKind::Unenforceable`] at it, or, when the program accepted that risk, a
+    /// reported key.
+    fn unenforced(&mut self, key: &str, what: String) -> Result<(), ConfigError> {
+        if !self.ctx.accept_unenforced {
+            return Err(ConfigError::new(
+                ConfigErrorKind::Unenforceable,
+                format!(
+                    "{what} (a program may accept the risk with \
+                     `ConfigLoader::accept_unenforced`)"
+                ),
+            )
+            .at(self.at(key)));
+        }
+        self.ignored.push(IgnoredKey::new(
+            self.ctx.key_name,
+            self.at(key),
+            format!("not applied, and the program accepted running the server without it: {what}"),
+        ));
         Ok(())
     }
 

@@ -176,8 +176,16 @@ fn policy_json(policy: &ServerPolicy, out: &mut Map<String, Value>) {
     if let Some(include) = policy.included() {
         out.insert("includeTools".into(), names(include));
     }
-    if !policy.excluded().is_empty() {
-        out.insert("excludeTools".into(), names(policy.excluded()));
+    // The exclusions written apart from the entry (a host's settings) are exclusions all the
+    // same: saved, they are the entry's.
+    let excluded: Vec<ToolPattern> = policy
+        .excluded()
+        .iter()
+        .chain(policy.denied().iter().map(|r| &r.pattern))
+        .cloned()
+        .collect();
+    if !excluded.is_empty() {
+        out.insert("excludeTools".into(), names(&excluded));
     }
     match policy.approval() {
         Approval::All => {
@@ -185,6 +193,19 @@ fn policy_json(policy: &ServerPolicy, out: &mut Map<String, Value>) {
         }
         Approval::Tools(tools) => {
             out.insert("alwaysAllow".into(), json!(tools));
+        }
+        // Codex's spelling, the one that says "all but these": every tool approved, these
+        // asked about. With none listed it is `All`, and reloads as such.
+        Approval::AllExcept(tools) if tools.is_empty() => {
+            out.insert("trust".into(), true.into());
+        }
+        Approval::AllExcept(tools) => {
+            out.insert("default_tools_approval_mode".into(), "approve".into());
+            let asked: Map<String, Value> = tools
+                .iter()
+                .map(|t| (t.clone(), json!({"approval_mode": "prompt"})))
+                .collect();
+            out.insert("tools".into(), Value::Object(asked));
         }
         // `Unset` says nothing, and so does the file.
         _ => {}

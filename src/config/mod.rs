@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use remote::RedactedHeaders;
 
+mod claude_settings;
 pub mod discover;
 mod documents;
 mod entry;
@@ -55,7 +56,9 @@ pub use input::InputLimits;
 pub use limits::Limits;
 pub(crate) use limits::{char_floor, cut_mark, echo, CUT};
 pub use load::{ConfigLoader, IgnoredKey, LoadReport};
-pub use policy::{Approval, RuleSource, SandboxSettings, ServerPolicy, ToolPattern, ToolRefusal};
+pub use policy::{
+    Approval, RuleSource, SandboxSettings, ServerPolicy, ToolPattern, ToolRefusal, ToolRule,
+};
 pub use protocol::{ProtocolEra, ProtocolMode, AUTO_PROBE_TIMEOUT, MODERN_PROTOCOL_VERSION};
 pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;

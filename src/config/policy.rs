@@ -131,6 +131,9 @@ pub enum Approval {
     /// These tools run without asking; every other tool of the server needs approval (Cline's
     /// and Roo's `alwaysAllow`, `autoApprove`).
     Tools(Vec<String>),
+    /// Every tool runs without asking except these, which need approval (Codex's
+    /// `approval_mode = "prompt"` on a tool of a server whose default is not `prompt`).
+    AllExcept(Vec<String>),
 }
 
 /// The sandbox a file asked for (VS Code's `sandboxEnabled` and `sandbox`), as written.
@@ -161,6 +164,30 @@ impl SandboxSettings {
         SandboxSettings {
             source,
             ..Self::default()
+        }
+    }
+}
+
+/// A rule about a server's tools written apart from its entry (Claude Code's `permissions` in
+/// its settings files): the tools it names, the rule as written, and where.
+#[derive(Debug, Clone, PartialEq, Eq)]
+#[non_exhaustive]
+pub struct ToolRule {
+    /// The tools it names, by name or pattern.
+    pub pattern: ToolPattern,
+    /// The rule as its file wrote it, e.g. `mcp__github__delete_repo`.
+    pub written: String,
+    /// Where it was written.
+    pub source: RuleSource,
+}
+
+impl ToolRule {
+    /// A rule naming the tools of `pattern`, written as `written` at `source`.
+    pub fn new(pattern: impl Into<String>, written: impl Into<String>, source: RuleSource) -> Self {
+        ToolRule {
+            pattern: ToolPattern::new(pattern),
+            written: written.into(),
+            source,
         }
     }
 }
@@ -201,6 +228,8 @@ pub struct ServerPolicy {
     approval: Approval,
     approval_source: RuleSource,
     sandbox: Option<SandboxSettings>,
+    /// Exclusions written apart from the entry, each naming its own rule and file.
+    denied: Vec<ToolRule>,
 }
 
 impl PartialEq for ServerPolicy {
@@ -214,8 +243,17 @@ impl PartialEq for ServerPolicy {
                 s.denied_domains.clone(),
             )
         };
+        // An exclusion is one whether the entry or another file wrote it (`to_json` writes
+        // them all as the entry's).
+        let excluded = |p: &Self| {
+            p.exclude
+                .iter()
+                .chain(p.denied.iter().map(|r| &r.pattern))
+                .cloned()
+                .collect::<Vec<_>>()
+        };
         self.include == other.include
-            && self.exclude == other.exclude
+            && excluded(self) == excluded(other)
             && self.approval == other.approval
             && self.sandbox.as_ref().map(sandbox_rules) == other.sandbox.as_ref().map(sandbox_rules)
     }
@@ -251,6 +289,14 @@ impl ServerPolicy {
     {
         self.exclude
             .extend(patterns.into_iter().map(|p| ToolPattern::new(p)));
+        self
+    }
+
+    /// Never offers or calls the tools of `rule`, refused naming the rule as written and its
+    /// own file: an exclusion written apart from the server's entry, such as a `deny` of
+    /// Claude Code's settings. It adds to the entry's exclusions.
+    pub fn deny_tool(mut self, rule: ToolRule) -> Self {
+        self.denied.push(rule);
         self
     }
 
@@ -304,9 +350,14 @@ impl ServerPolicy {
         self.include.as_deref()
     }
 
-    /// The exclusion list.
+    /// The exclusion list of the entry.
     pub fn excluded(&self) -> &[ToolPattern] {
         &self.exclude
+    }
+
+    /// The exclusions written apart from the entry ([`deny_tool`](Self::deny_tool)).
+    pub fn denied(&self) -> &[ToolRule] {
+        &self.denied
     }
 
     /// Which tools run without asking.
@@ -332,6 +383,7 @@ impl ServerPolicy {
             && self.exclude.is_empty()
             && self.approval == Approval::Unset
             && self.sandbox.is_none()
+            && self.denied.is_empty()
     }
 
     /// Whether the tool `name` may be offered and called.
@@ -362,6 +414,13 @@ impl ServerPolicy {
                 source: self.exclude_source.clone(),
             });
         }
+        if let Some(r) = self.denied.iter().find(|r| r.pattern.matches(name)) {
+            return Err(ToolRefusal {
+                tool: name.to_owned(),
+                rule: format!("denied by `{}`", r.written),
+                source: r.source.clone(),
+            });
+        }
         if let Some(include) = &self.include {
             if !include.iter().any(|p| p.matches(name)) {
                 return Err(ToolRefusal {
@@ -378,15 +437,23 @@ impl ServerPolicy {
     }
 
     /// Whether calling `name` needs the user's approval: `false` when the file says nothing
-    /// about approvals ([`Approval::Unset`]) or auto-approves the tool.
+    /// about approvals ([`Approval::Unset`]) or auto-approves the tool; `true` when it lists the
+    /// tool among those that need it ([`Approval::AllExcept`]) or leaves it out of those that do
+    /// not ([`Approval::Tools`]).
     pub fn needs_approval(&self, name: &str) -> bool {
         match &self.approval {
             Approval::Unset | Approval::All => false,
-            Approval::Tools(tools) => !tools
-                .iter()
-                .any(|t| ToolPattern::new(t.as_str()).matches(name)),
+            Approval::Tools(tools) => !any_matches(tools, name),
+            Approval::AllExcept(tools) => any_matches(tools, name),
         }
     }
+}
+
+/// Whether one of `patterns` matches `name`.
+fn any_matches(patterns: &[String], name: &str) -> bool {
+    patterns
+        .iter()
+        .any(|t| ToolPattern::new(t.as_str()).matches(name))
 }
 
 /// The last part of a rule's key path (`excludeTools`), quoted, or `fallback`.
@@ -444,6 +511,26 @@ mod tests {
     }
 
     #[test]
+    fn a_rule_denied_apart_from_the_entry_names_itself_and_its_file() {
+        let mut source = RuleSource::key("permissions.deny[1]");
+        source.file = Some(PathBuf::from("/h/.claude/settings.json"));
+        let p = ServerPolicy::new()
+            .exclude_tools(["crash"])
+            .deny_tool(ToolRule::new("delete_*", "mcp__gh__delete_*", source))
+            .with_file(Path::new("/p/.mcp.json"));
+        assert!(p.allows_tool("get_issue") && !p.allows_tool("crash"));
+        let e = p.check_tool("delete_repo").unwrap_err();
+        assert_eq!(
+            e.to_string(),
+            "tool `delete_repo` is denied by `mcp__gh__delete_*` (`permissions.deny[1]` in \
+             /h/.claude/settings.json)"
+        );
+        assert!(!p.is_unrestricted());
+        // As an exclusion it is one, wherever it was written.
+        assert_eq!(p, ServerPolicy::new().exclude_tools(["crash", "delete_*"]));
+    }
+
+    #[test]
     fn an_inclusion_list_refuses_the_rest() {
         let p = ServerPolicy::new()
             .include_tools(["echo"])
@@ -489,5 +576,9 @@ mod tests {
         assert!(some.needs_approval("write_file"));
         assert!(!some.is_unrestricted());
         assert!(unset.is_unrestricted());
+        let but = ServerPolicy::new().with_approval(Approval::AllExcept(vec!["write_*".into()]));
+        assert!(!but.needs_approval("read_file"));
+        assert!(but.needs_approval("write_file"));
+        assert!(!but.is_unrestricted());
     }
 }

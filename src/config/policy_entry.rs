@@ -8,6 +8,7 @@
 //! | `excludeTools` (Gemini CLI), `disabled_tools` (Codex), `disabledTools` (Roo Code, Windsurf) | these tools are never offered or called |
 //! | `alwaysAllow` (Roo Code), `autoApprove` (Cline) | these tools run without asking; the others need approval |
 //! | `trust: true` (Gemini CLI) | every tool runs without asking |
+//! | `default_tools_approval_mode`, `tools.<tool>.approval_mode` (Codex) | `approve`: runs without asking; `prompt` and `writes`: needs approval; `auto`: as unsaid. A tool's own mode wins over the server's default |
 //! | `enabled: false` (Codex) | the server is skipped, as `disabled: true` |
 //! | `sandboxEnabled: true`, `sandbox` (VS Code) | the server does not load: no sandbox is available |
 //!
@@ -29,8 +30,11 @@ const EXCLUDE_KEYS: [&str; 3] = ["excludeTools", "disabled_tools", "disabledTool
 /// The spellings of an auto-approval list.
 const APPROVE_KEYS: [&str; 2] = ["alwaysAllow", "autoApprove"];
 
+/// Codex's spellings of approvals: a server's default mode and a table of tools' own modes.
+const CODEX_APPROVAL_KEYS: [&str; 2] = ["default_tools_approval_mode", "tools"];
+
 /// Every key this file reads, accepted at an entry's top level in both dialects.
-pub(crate) const POLICY_KEYS: [&str; 11] = [
+pub(crate) const POLICY_KEYS: [&str; 13] = [
     "includeTools",
     "enabled_tools",
     "excludeTools",
@@ -39,6 +43,8 @@ pub(crate) const POLICY_KEYS: [&str; 11] = [
     "alwaysAllow",
     "autoApprove",
     "trust",
+    "default_tools_approval_mode",
+    "tools",
     "enabled",
     "sandboxEnabled",
     "sandbox",
@@ -132,6 +138,27 @@ pub(crate) fn parse(
     }
     let approved = one_list(obj, prefix, &APPROVE_KEYS)?;
     let trust = get_bool(obj, "trust", prefix)? == Some(true);
+    let codex = codex_approval(obj, prefix)?;
+    let first = match (&approved, trust) {
+        (Some((key, _)), _) => Some(*key),
+        (None, true) => Some("trust"),
+        (None, false) => None,
+    };
+    if let (Some(first), Some(codex_key)) = (
+        first,
+        CODEX_APPROVAL_KEYS
+            .iter()
+            .find(|k| present(obj, k).is_some()),
+    ) {
+        return Err(ConfigError::new(
+            ConfigErrorKind::InvalidValue,
+            format!("both `{first}` and `{codex_key}` given; they are one rule, write one"),
+        )
+        .at(join(prefix, codex_key)));
+    }
+    if let Some((approval, source)) = codex {
+        policy = policy.with_approval(approval).with_approval_source(source);
+    }
     match (trust, approved) {
         (true, Some((key, _))) => {
             return Err(ConfigError::new(
@@ -198,6 +225,108 @@ pub(crate) fn parse(
     }
     out.policy = policy;
     Ok(out)
+}
+
+/// A Codex approval mode.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Mode {
+    /// Codex decides from the tool's annotations: here, as a file that says nothing.
+    Auto,
+    /// The user is asked; also Codex's `writes` (asked unless the tool says it only reads),
+    /// since an approval here is by the tool's name, and asking about a tool that only reads
+    /// is the side that never runs a write unasked.
+    Prompt,
+    /// Runs without asking.
+    Approve,
+}
+
+/// The approval mode at `path`.
+fn mode(v: &Value, path: &str) -> Result<Mode, ConfigError> {
+    let Value::String(s) = v else {
+        return Err(ConfigError::wrong_type(
+            path,
+            "a string (auto, prompt or approve)",
+            v,
+        ));
+    };
+    match s.as_str() {
+        "auto" => Ok(Mode::Auto),
+        "prompt" | "writes" => Ok(Mode::Prompt),
+        "approve" => Ok(Mode::Approve),
+        other => {
+            let shown = super::echo(other, 64);
+            Err(ConfigError::new(
+                ConfigErrorKind::InvalidValue,
+                format!(
+                    "an approval mode must be `auto`, `prompt`, `writes` or `approve`, found \
+                     `{shown}`"
+                ),
+            )
+            .at(path)
+            .found_expected(shown.into_owned(), "auto, prompt, writes or approve"))
+        }
+    }
+}
+
+/// Codex's `default_tools_approval_mode` and `[tools.<tool>] approval_mode`, as one approval
+/// rule and where it was written; `None` when they say nothing. A tool's own mode wins over the
+/// server's default, and `auto` (also the default's default) is what a file without approval
+/// keys means here: the program decides, and a tool runs without asking.
+///
+/// # Errors
+/// [`ConfigErrorKind::WrongType`], [`ConfigErrorKind::InvalidValue`] (a mode other than
+/// `auto`, `prompt`, `approve`; an empty tool name) or [`ConfigErrorKind::UnknownKey`] (a key
+/// of a tool's table other than `approval_mode`), at its path.
+fn codex_approval(
+    obj: &Map<String, Value>,
+    prefix: &str,
+) -> Result<Option<(Approval, RuleSource)>, ConfigError> {
+    let default_key = join(prefix, "default_tools_approval_mode");
+    let default = match present(obj, "default_tools_approval_mode") {
+        Some(v) => Some(mode(v, &default_key)?),
+        None => None,
+    };
+    let tools_key = join(prefix, "tools");
+    let mut own: Vec<(String, Mode)> = Vec::new();
+    if let Some(v) = present(obj, "tools") {
+        for (tool, table) in mapping(v, &tools_key)? {
+            let path = join(&tools_key, tool);
+            if tool.trim().is_empty() {
+                return Err(ConfigError::new(
+                    ConfigErrorKind::InvalidValue,
+                    "a tool name is empty",
+                )
+                .at(path));
+            }
+            let table = mapping(table, &path)?;
+            check_known(table, &["approval_mode"], &path)?;
+            if let Some(v) = present(table, "approval_mode") {
+                own.push((tool.clone(), mode(v, &join(&path, "approval_mode"))?));
+            }
+        }
+    }
+    Ok(match default {
+        // Only the tools approved by their own mode (or left to `auto`) run without asking.
+        Some(Mode::Prompt) => {
+            let unasked = own.into_iter().filter(|(_, m)| *m != Mode::Prompt);
+            Some((
+                Approval::Tools(unasked.map(|(t, _)| t).collect()),
+                RuleSource::key(default_key),
+            ))
+        }
+        default => {
+            let asked: Vec<String> = own
+                .into_iter()
+                .filter(|(_, m)| *m == Mode::Prompt)
+                .map(|(t, _)| t)
+                .collect();
+            match (asked.is_empty(), default) {
+                (false, _) => Some((Approval::AllExcept(asked), RuleSource::key(tools_key))),
+                (true, Some(Mode::Approve)) => Some((Approval::All, RuleSource::key(default_key))),
+                (true, _) => None,
+            }
+        }
+    })
 }
 
 /// The one spelling of a list rule present in `obj` (of `keys`), with its tool names.
@@ -554,6 +683,134 @@ mod tests {
             .ignored
             .iter()
             .all(|i| !i.reason.is_empty() && i.server.as_deref() == Some("s")));
+    }
+
+    #[test]
+    fn codex_approval_modes_a_tool_s_own_first_then_the_server_s_default() {
+        let approval = |v: Value| {
+            let k = parse_at(v, false).unwrap();
+            (
+                k.policy.approval().clone(),
+                k.policy.approval_source().key.clone(),
+            )
+        };
+        let tools = |t: &[&str]| t.iter().map(|s| (*s).to_owned()).collect::<Vec<_>>();
+        // Asked about by default: only the tools approved on their own (or left to `auto`)
+        // run without asking.
+        assert_eq!(
+            approval(json!({"default_tools_approval_mode": "prompt",
+                "tools": {"search": {"approval_mode": "approve"},
+                          "fetch": {"approval_mode": "auto"},
+                          "push": {"approval_mode": "prompt"}}})),
+            (
+                Approval::Tools(tools(&["search", "fetch"])),
+                "mcpServers.s.default_tools_approval_mode".into()
+            )
+        );
+        // Approved (or left to `auto`) by default: all but the tools asked about.
+        for default in [json!("approve"), json!("auto"), Value::Null] {
+            let mut v = json!({"tools": {"push": {"approval_mode": "prompt"},
+                                         "search": {"approval_mode": "approve"}}});
+            if !default.is_null() {
+                v["default_tools_approval_mode"] = default.clone();
+            }
+            assert_eq!(
+                approval(v),
+                (
+                    Approval::AllExcept(tools(&["push"])),
+                    "mcpServers.s.tools".into()
+                ),
+                "{default}"
+            );
+        }
+        // `writes` asks about every tool: the approval is by name, not by what a tool says
+        // it does.
+        assert_eq!(
+            approval(json!({"tools": {"read": {"approval_mode": "writes"}}})).0,
+            Approval::AllExcept(tools(&["read"]))
+        );
+        assert_eq!(
+            approval(json!({"default_tools_approval_mode": "writes"})).0,
+            Approval::Tools(Vec::new())
+        );
+        assert_eq!(
+            approval(json!({"default_tools_approval_mode": "approve"})),
+            (
+                Approval::All,
+                "mcpServers.s.default_tools_approval_mode".into()
+            )
+        );
+        // `auto` everywhere says what a file without approval keys says.
+        for v in [
+            json!({"default_tools_approval_mode": "auto"}),
+            json!({"tools": {"search": {"approval_mode": "approve"}}}),
+            json!({"tools": {"search": {}}}),
+        ] {
+            assert_eq!(approval(v.clone()).0, Approval::Unset, "{v}");
+        }
+        let p = parse_at(
+            json!({"tools": {"push": {"approval_mode": "prompt"}}}),
+            false,
+        )
+        .unwrap()
+        .policy;
+        assert!(p.needs_approval("push") && !p.needs_approval("search"));
+    }
+
+    #[test]
+    fn codex_approval_modes_are_checked_at_their_key() {
+        for (v, path, kind) in [
+            (
+                json!({"default_tools_approval_mode": "ask"}),
+                "mcpServers.s.default_tools_approval_mode",
+                ConfigErrorKind::InvalidValue,
+            ),
+            (
+                json!({"default_tools_approval_mode": true}),
+                "mcpServers.s.default_tools_approval_mode",
+                ConfigErrorKind::WrongType,
+            ),
+            (
+                json!({"tools": ["search"]}),
+                "mcpServers.s.tools",
+                ConfigErrorKind::WrongType,
+            ),
+            (
+                json!({"tools": {"search": "approve"}}),
+                "mcpServers.s.tools.search",
+                ConfigErrorKind::WrongType,
+            ),
+            (
+                json!({"tools": {"search": {"approval": "approve"}}}),
+                "mcpServers.s.tools.search.approval",
+                ConfigErrorKind::UnknownKey,
+            ),
+            (
+                json!({"tools": {"search": {"approval_mode": "never"}}}),
+                "mcpServers.s.tools.search.approval_mode",
+                ConfigErrorKind::InvalidValue,
+            ),
+            (
+                json!({"tools": {" ": {"approval_mode": "prompt"}}}),
+                "mcpServers.s.tools. ",
+                ConfigErrorKind::InvalidValue,
+            ),
+            (
+                json!({"alwaysAllow": ["a"], "default_tools_approval_mode": "prompt"}),
+                "mcpServers.s.default_tools_approval_mode",
+                ConfigErrorKind::InvalidValue,
+            ),
+            (
+                json!({"trust": true, "tools": {"a": {"approval_mode": "prompt"}}}),
+                "mcpServers.s.tools",
+                ConfigErrorKind::InvalidValue,
+            ),
+        ] {
+            let e = err(v.clone());
+            assert_eq!((e.path.as_str(), e.kind), (path, kind), "{v}: {e}");
+        }
+        let e = err(json!({"tools": {"search": {"aproval_mode": "approve"}}}));
+        assert_eq!(e.suggestion.as_deref(), Some("approval_mode"));
     }
 
     #[test]

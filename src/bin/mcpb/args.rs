@@ -240,8 +240,9 @@ pub(crate) enum Command {
         check: bool,
     },
     /// Show the commands of this folder's project config files (.mcp.json, .vscode/mcp.json,
-    /// .cursor/mcp.json, .gemini/settings.json, here and in the parent folders) and approve
-    /// them, so that their servers start; a file that changes needs approval again
+    /// .cursor/mcp.json, .gemini/settings.json, .codex/config.toml, here and in the parent
+    /// folders) and approve them, so that their servers start; a file that changes needs
+    /// approval again
     Trust {
         /// Approve without asking (needed when stdin is not a terminal)
         #[arg(long)]

@@ -126,8 +126,8 @@ pub(crate) fn startable(found: Found) -> Result<LoadReport, Failure> {
     if report.servers.is_empty() && report.errors.is_empty() && report.skipped_disabled.is_empty() {
         return Err(FailureInfo::usage(
             "no MCP config file found from this folder (.mcp.json, .vscode/mcp.json, \
-             .cursor/mcp.json, .gemini/settings.json, nor the hosts' user files): say which \
-             server: --stdio \"CMD ARGS\", --url URL or --config FILE",
+             .cursor/mcp.json, .gemini/settings.json, .codex/config.toml, nor the hosts' user \
+             files): say which server: --stdio \"CMD ARGS\", --url URL or --config FILE",
         ));
     }
     let waiting = |e: &ConfigError| e.kind == ConfigErrorKind::NotTrusted;
@@ -176,7 +176,8 @@ fn origin_json(o: &Origin) -> Value {
 }
 
 /// `servers` on the discovered files: each server with its origin, what it shadows and whether
-/// it waits for approval; then the files' errors and ignored keys.
+/// it waits for approval; the servers the user's host settings turn off, with the rule; then
+/// the files' errors and ignored keys.
 fn servers(found: &Found) -> Output {
     let d = &found.discovery;
     let mut text = String::new();
@@ -184,6 +185,7 @@ fn servers(found: &Found) -> Output {
         .servers
         .iter()
         .map(|s| s.server.name().len())
+        .chain(d.denied.iter().map(|x| x.server.name().len()))
         .max()
         .unwrap_or(0);
     let mut servers = Vec::new();
@@ -225,6 +227,31 @@ fn servers(found: &Found) -> Output {
             "shadowed": shadowed.iter().map(|x| origin_json(&x.origin)).collect::<Vec<_>>(),
         }));
     }
+    // Turned off by the user's host settings (Claude Code's `permissions.deny`, ...): the
+    // user's word, not an error of the file.
+    let mut denied = Vec::new();
+    for x in &d.denied {
+        let _ = writeln!(
+            text,
+            "{:width$}  {:15}  {}",
+            x.server.name(),
+            x.server.transport_type(),
+            render::target_of(&x.server)
+        );
+        let _ = writeln!(text, "{:width$}  from {}", "", origin_text(&x.origin));
+        let _ = writeln!(
+            text,
+            "{:width$}  not started: {} ({})",
+            "", x.reason, x.source
+        );
+        denied.push(json!({
+            "name": x.server.name(),
+            "origin": origin_json(&x.origin),
+            "reason": x.reason,
+            "file": x.source.file.as_ref().map(|f| f.display().to_string()),
+            "key": x.source.key,
+        }));
+    }
     let mut errors = Vec::new();
     let mut failed = 0;
     for f in &d.files {
@@ -247,7 +274,7 @@ fn servers(found: &Found) -> Output {
         }
     }
     let ignored = render::ignored(&found.report, &mut text);
-    if d.servers.is_empty() && errors.is_empty() {
+    if d.servers.is_empty() && d.denied.is_empty() && errors.is_empty() {
         text.push_str("(no servers: no MCP config file found from this folder)\n");
     }
     let files: Vec<Value> = d
@@ -271,6 +298,7 @@ fn servers(found: &Found) -> Output {
             "servers": servers,
             "errors": errors,
             "ignored": ignored,
+            "denied": denied,
             "files": files,
             "trustFile": trust_file,
         }),

@@ -45,8 +45,9 @@ servers    {"file", "servers": [{"name", "transport", "target", "timeout", "desc
   without --config (the files found from here):
            {"discovered": true, "servers": [{"name", "transport", "target", "origin": Origin,
             "needsTrust", "shadowed": [Origin]}], "errors": [{"file", "server", "path",
-            "message"}], "ignored": [Ignored], "files": [{...Origin, "trusted",
-            "servers": [NAME]}], "trustFile"}
+            "message"}], "ignored": [Ignored], "denied": [{"name", "origin": Origin,
+            "reason", "file", "key"}], "files": [{...Origin, "trusted", "servers": [NAME]}],
+            "trustFile"}
 servers --check
            {"file", "servers": [{"server", "ok": true, "latencyMs", "serverInfo": {"name",
             "version"}, "protocolVersion", "tools": N|null}

@@ -734,7 +734,11 @@ fn pick_server(
         let mut here = e.clone();
         here.file = None;
         here.server = None;
-        if e.kind == ConfigErrorKind::NotTrusted {
+        // Waiting for approval, or turned off by the user's settings: not invalid.
+        if matches!(
+            e.kind,
+            ConfigErrorKind::NotTrusted | ConfigErrorKind::Denied
+        ) {
             return Err(FailureInfo::config(
                 Some(&name),
                 format!("server `{name}`: {}", config_error_text(&here)),

@@ -82,8 +82,12 @@ fn config_failures(report: &LoadReport) -> Vec<(String, Failure)> {
             let mut here = e.clone();
             here.file = None;
             here.server = None;
-            // A server waiting for approval is not invalid: it is not started yet.
-            let what = if e.kind == ConfigErrorKind::NotTrusted {
+            // A server waiting for approval, or turned off by the user's settings, is not
+            // invalid: it is not started.
+            let what = if matches!(
+                e.kind,
+                ConfigErrorKind::NotTrusted | ConfigErrorKind::Denied
+            ) {
                 ""
             } else {
                 "invalid configuration: "
@@ -220,12 +224,16 @@ pub(crate) fn check(global: &Global, file: &str, report: &LoadReport) -> Output 
             }
         }
     }
-    for (name, f, waiting) in config_failures(report)
+    for (name, f, kind) in config_failures(report)
         .into_iter()
         .zip(&report.errors)
-        .map(|((n, f), e)| (n, f, e.kind == ConfigErrorKind::NotTrusted))
+        .map(|((n, f), e)| (n, f, e.kind))
     {
-        let state = if waiting { "waiting" } else { "invalid" };
+        let state = match kind {
+            ConfigErrorKind::NotTrusted => "waiting",
+            ConfigErrorKind::Denied => "denied",
+            _ => "invalid",
+        };
         let _ = writeln!(text, "{name:width$}  {state} {}", f.headline);
         exit = exit.max(2);
         failed.push(name.clone());
