@@ -605,3 +605,76 @@ fn a_folder_that_does_not_exist_is_an_io_error() {
     let e = t.loader().discover(t.root.join("nowhere")).unwrap_err();
     assert_eq!(e.kind, ConfigErrorKind::Io);
 }
+
+/// A `~/.claude.json` past `max_file_bytes`: Claude Code keeps every project's history in it.
+fn large_claude_json(t: &Tree, cwd: &Path) -> PathBuf {
+    let key = serde_json::to_string(&cwd.to_string_lossy()).unwrap();
+    let history = format!(
+        "[{}]",
+        vec![r#"{"display": "a long prompt of the user's", "pastedContents": {}}"#; 400].join(",")
+    );
+    let others: Vec<String> = (0..20)
+        .map(|i| {
+            format!(
+                r#""/elsewhere/p{i}": {{"history": {history}, "mcpServers": {{"o{i}": {}}}}}"#,
+                stdio("o")
+            )
+        })
+        .collect();
+    t.write(
+        "home/.claude.json",
+        &format!(
+            r#"{{"numStartups": 9, "mcpServers": {{"fs": {}}},
+                "projects": {{{}, {key}: {{"history": {history}, "mcpServers": {{"local": {}}},
+                                            "disabledMcpjsonServers": ["db"]}}}},
+                "cachedChangelog": "{}"}}"#,
+            stdio("fs"),
+            others.join(","),
+            stdio("local"),
+            "x".repeat(50_000)
+        ),
+    )
+}
+
+#[test]
+fn a_claude_json_larger_than_the_file_limit_gives_its_servers_and_rules_all_the_same() {
+    let (t, cwd) = claude_tree("claude-large");
+    let path = large_claude_json(&t, &cwd);
+    let limit = 64 * 1024;
+    assert!(std::fs::metadata(&path).unwrap().len() > 4 * limit as u64);
+    let limits = mcp_blocking::config::InputLimits::default().with_max_file_bytes(limit);
+    let found = t.loader().with_input_limits(limits).discover(&cwd).unwrap();
+    // Nothing about the file itself: only the project file waiting for approval, and `db`.
+    let kinds: Vec<ConfigErrorKind> = found.report().errors.iter().map(|e| e.kind).collect();
+    assert_eq!(
+        kinds,
+        [ConfigErrorKind::NotTrusted, ConfigErrorKind::Denied]
+    );
+    assert_eq!(
+        servers(&found, &t.root),
+        [
+            "local@home/.claude.json:local",
+            "gh@home/proj/.mcp.json:project",
+            "fs@home/.claude.json:user"
+        ]
+    );
+    let denied: Vec<&str> = found.denied.iter().map(|d| d.server.name()).collect();
+    assert_eq!(denied, ["db"]);
+
+    // Loaded as one file, for the folder: the project's servers, then the user's.
+    let report = ConfigLoader::new()
+        .with_input_limits(limits)
+        .with_project_dir(&cwd)
+        .load(&path)
+        .unwrap();
+    let names: Vec<&str> = report.servers.iter().map(|s| s.name()).collect();
+    assert_eq!(names, ["local", "fs"]);
+    // What is kept is still bounded: a node limit below the kept servers refuses the file.
+    let tight = limits.with_max_nodes(5);
+    let err = ConfigLoader::new()
+        .with_input_limits(tight)
+        .with_project_dir(&cwd)
+        .load(&path)
+        .unwrap_err();
+    assert_eq!(err.kind, ConfigErrorKind::TooLarge);
+}

@@ -192,7 +192,7 @@ pub(crate) fn read(
 /// As [`read`]; a file without that entry is `Ok(None)`.
 pub(crate) fn read_claude_json(
     path: &Path,
-    key: &str,
+    dir: &Path,
     limits: &InputLimits,
 ) -> Result<Option<Settings>, ConfigError> {
     if !path.is_file() {
@@ -202,11 +202,13 @@ pub(crate) fn read_claude_json(
         e.file = Some(path.to_path_buf());
         e
     };
-    let text = limits
-        .read(path, "file", ConfigErrorKind::Io)
-        .map_err(with_file)?;
-    let doc = jsonc::parse(&text, limits).map_err(with_file)?;
-    let Some(Value::Object(project)) = doc.get("projects").and_then(|p| p.get(key)) else {
+    let doc = super::claude_json::read(path, Some(dir), limits).map_err(with_file)?;
+    // The folder's entry, matched as the file's own reading matches it.
+    let Some((key, Value::Object(project))) = doc
+        .get("projects")
+        .and_then(Value::as_object)
+        .and_then(|p| super::documents::project_entry(p, dir))
+    else {
         return Ok(None);
     };
     let mut s = Settings::new(path, Scope::Local);

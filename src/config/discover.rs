@@ -54,9 +54,7 @@ use serde_json::{json, Value};
 use super::claude_settings::{self, Settings};
 use super::locations::{home_dir_in, HostConfig, Platform};
 use super::trust::{FileDigest, TrustStore};
-use super::{
-    jsonc, ConfigError, ConfigErrorKind, ConfigLoader, LoadReport, RuleSource, ServerConfig,
-};
+use super::{ConfigError, ConfigErrorKind, ConfigLoader, LoadReport, RuleSource, ServerConfig};
 
 /// The project files looked for in each folder, in their precedence. Codex reads its
 /// project's `.codex/config.toml` files over the user's (the folder nearest the current one
@@ -367,7 +365,7 @@ impl ConfigLoader {
             read.push((path, Scope::User, r));
         }
         if let Some(path) = claude_json {
-            let r = claude_settings::read_claude_json(path, &project_key(cwd), &self.limits);
+            let r = claude_settings::read_claude_json(path, cwd, &self.limits);
             read.push((path.to_path_buf(), Scope::Local, r));
         }
         let mut settings = Vec::new();
@@ -490,10 +488,7 @@ impl ConfigLoader {
     /// (`projects[<cwd>].mcpServers`). A file that cannot be read here is left to the user
     /// file's own reading, which reports it.
     fn local_servers(&self, path: &Path, cwd: &Path, found: &mut Found) {
-        let Ok(text) = self.limits.read(path, "file", ConfigErrorKind::Io) else {
-            return;
-        };
-        let Ok(doc) = jsonc::parse(&text, &self.limits) else {
+        let Ok(doc) = super::claude_json::read(path, Some(cwd), &self.limits) else {
             return;
         };
         // Claude Code keys a project by its folder's path as it writes it (on Windows with `/`,
@@ -542,13 +537,6 @@ impl ConfigLoader {
         };
         found.add(origin, report, error, None, true);
     }
-}
-
-/// The key of the folder `cwd` in `~/.claude.json`'s `projects`: its path as the system writes
-/// it, on Windows without the `\\?\` prefix that resolving a path adds.
-fn project_key(cwd: &Path) -> String {
-    let shown = cwd.to_string_lossy();
-    shown.strip_prefix(r"\\?\").unwrap_or(&shown).to_owned()
 }
 
 /// Discovery as it goes: what was found, and the files already read.

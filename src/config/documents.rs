@@ -88,14 +88,18 @@ pub(crate) fn project_entry<'a>(
     projects: &'a Map<String, Value>,
     dir: &Path,
 ) -> Option<(&'a String, &'a Value)> {
+    let is_project = project_matcher(dir);
+    projects.iter().find(|(k, _)| is_project(k))
+}
+
+/// Whether a key of `~/.claude.json`'s `projects` names the folder `dir`, as given or resolved.
+pub(crate) fn project_matcher(dir: &Path) -> impl Fn(&str) -> bool {
     let wanted: Vec<String> = [Some(dir.to_path_buf()), std::fs::canonicalize(dir).ok()]
         .into_iter()
         .flatten()
         .filter_map(|d| d.to_str().map(project_key))
         .collect();
-    projects
-        .iter()
-        .find(|(k, _)| wanted.contains(&project_key(k)))
+    move |key| wanted.contains(&project_key(key))
 }
 
 impl Walk<'_> {

@@ -363,6 +363,12 @@ impl ConfigLoader {
 
     fn load_file(&self, path: &Path, flavor: Flavor) -> Result<LoadReport, ConfigError> {
         let file = Some(path);
+        if flavor == Flavor::ClaudeCode && super::claude_json::is_large(path, &self.limits) {
+            let dir = self.project_dir();
+            let doc = super::claude_json::read(path, dir.as_deref(), &self.limits)
+                .map_err(|e| e.in_file(file))?;
+            return self.load_parsed(path, &doc, flavor);
+        }
         let text = self
             .limits
             .read(path, "file", ConfigErrorKind::Io)
@@ -379,6 +385,17 @@ impl ConfigLoader {
             _ => parse_any(&text, &self.limits),
         }
         .map_err(|e| e.in_file(file))?;
+        self.load_parsed(path, &doc, flavor)
+    }
+
+    /// Loads the document `doc` read from the file at `path`.
+    fn load_parsed(
+        &self,
+        path: &Path,
+        doc: &Value,
+        flavor: Flavor,
+    ) -> Result<LoadReport, ConfigError> {
+        let file = Some(path);
         let settings = is_settings_file(path, flavor);
         let base_dir = path.parent().map(|p| {
             if p.as_os_str().is_empty() {
@@ -387,7 +404,7 @@ impl ConfigLoader {
                 p.to_path_buf()
             }
         });
-        self.load_doc(&doc, base_dir.as_deref(), flavor, settings)
+        self.load_doc(doc, base_dir.as_deref(), flavor, settings)
             .map_err(|e| e.in_file(file))
             .map(|mut r| {
                 for e in &mut r.errors {

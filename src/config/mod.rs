@@ -16,6 +16,7 @@ use std::time::Duration;
 
 use remote::RedactedHeaders;
 
+mod claude_json;
 mod claude_settings;
 pub mod discover;
 mod documents;
