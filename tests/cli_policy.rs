@@ -310,3 +310,32 @@ fn a_server_that_asked_for_a_sandbox_does_not_start_unless_the_risk_is_accepted(
         "{all}"
     );
 }
+
+#[test]
+fn servers_shows_what_each_servers_policy_limits() {
+    let dir = TempDir::new("cli-policy-servers");
+    let gemini = gemini_file(&dir);
+    let out = mcpb(&["--config", &gemini, "servers"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("excludes: add, slo* (`excludeTools`)"),
+        "{shown}"
+    );
+    let out = mcpb(&["--config", &gemini, "--json", "servers"]);
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        doc["servers"][0]["policy"],
+        json!({"exclude": {"tools": ["add", "slo*"], "key": "mcpServers.gem.excludeTools"}})
+    );
+    // A server the file does not limit has no policy.
+    assert_eq!(doc["servers"][1]["policy"], Value::Null);
+
+    let cline = cline_file(&dir);
+    let out = mcpb(&["--config", &cline, "servers"]);
+    let shown = text(&out.stdout);
+    assert!(
+        shown.contains("asks before every tool but: echo (`autoApprove`)"),
+        "{shown}"
+    );
+}

@@ -350,6 +350,16 @@ impl ServerPolicy {
         self.include.as_deref()
     }
 
+    /// Where the inclusion list was written.
+    pub fn include_source(&self) -> &RuleSource {
+        &self.include_source
+    }
+
+    /// Where the exclusion list was written.
+    pub fn exclude_source(&self) -> &RuleSource {
+        &self.exclude_source
+    }
+
     /// The exclusion list of the entry.
     pub fn excluded(&self) -> &[ToolPattern] {
         &self.exclude

@@ -198,6 +198,10 @@ fn servers(found: &Found) -> Output {
             s.server.transport_type()
         );
         let _ = writeln!(text, "{:width$}  from {}", "", origin_text(&s.origin));
+        let (lines, limits) = render::policy(&s.server);
+        for line in lines {
+            let _ = writeln!(text, "{:width$}  {line}", "");
+        }
         if s.needs_trust {
             let _ = writeln!(
                 text,
@@ -224,6 +228,7 @@ fn servers(found: &Found) -> Output {
             "target": target,
             "origin": origin_json(&s.origin),
             "needsTrust": s.needs_trust,
+            "policy": limits,
             "shadowed": shadowed.iter().map(|x| origin_json(&x.origin)).collect::<Vec<_>>(),
         }));
     }

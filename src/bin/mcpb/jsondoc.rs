@@ -39,12 +39,13 @@ read       ReadResourceResult: {"contents": [...]}; with -o also "saved": [Saved
 prompt     GetPromptResult: {"description"?, "messages": [...]}
 complete   CompleteResult: {"completion": {"values": [...], "total"?, "hasMore"?}}
 ping       {"server": NAME, "ok": true, "elapsedMs": MS}
-servers    {"file", "servers": [{"name", "transport", "target", "timeout", "description"?}],
+servers    {"file", "servers": [{"name", "transport", "target", "timeout", "description"?,
+            "policy": Policy}],
             "errors": [{"server", "path", "message", "suggestion"}], "disabled": [NAME],
             "ignored": [Ignored]}
   without --config (the files found from here):
            {"discovered": true, "servers": [{"name", "transport", "target", "origin": Origin,
-            "needsTrust", "shadowed": [Origin]}], "errors": [{"file", "server", "path",
+            "needsTrust", "policy": Policy, "shadowed": [Origin]}], "errors": [{"file", "server", "path",
             "message"}], "ignored": [Ignored], "denied": [{"name", "origin": Origin,
             "reason", "file", "key"}], "files": [{...Origin, "trusted", "servers": [NAME]}],
             "trustFile"}
@@ -78,6 +79,9 @@ help, completions, man
 Saved: {"path": FILE, "bytes": N, "mimeType": TYPE}
 Origin: {"file", "host", "scope": "local" | "project" | "user"}
 Ignored: {"file", "server", "key", "reason"}
+Policy: null (nothing limited), or {"include"?: {"tools", "key"}, "exclude"?: {"tools", "key"},
+        "denied"?: [{"rule", "key", "file"}], "approval"?: {"mode": "all" | "tools" |
+        "allExcept", "tools", "key"}, "sandbox"?: {"key"}}
 Waiting: {"file", "host", "sha256", "servers": [{"name", "transport", "target"}]}
 Tokens: {"issuer", "resource", "client_id", "scope", "expires_at", "refreshable"} (never the
         tokens themselves)

@@ -5,7 +5,7 @@
 
 use std::fmt::Write;
 
-use mcp_blocking::config::{LoadReport, TransportConfig};
+use mcp_blocking::config::{Approval, LoadReport, RuleSource, ToolPattern, TransportConfig};
 use mcp_blocking::model::{
     CallToolResult, CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource,
     ResourceTemplate, Tool,
@@ -41,6 +41,93 @@ pub(crate) fn target_of(config: &ServerConfig) -> String {
     config.redact(&shown)
 }
 
+/// What the server's policy limits (the tools it offers, those it excludes, those that need
+/// approval, the sandbox asked for), a line each for `servers`, and as JSON (`null` when it
+/// limits nothing).
+pub(crate) fn policy(config: &ServerConfig) -> (Vec<String>, Value) {
+    let p = config.policy();
+    if p.is_unrestricted() && p.denied().is_empty() {
+        return (Vec::new(), Value::Null);
+    }
+    fn names(list: &[ToolPattern]) -> Vec<&str> {
+        list.iter().map(ToolPattern::as_str).collect()
+    }
+    let key = |s: &RuleSource| s.key.rsplit('.').next().unwrap_or_default().to_owned();
+    let mut lines = Vec::new();
+    let mut json = json!({});
+    if let Some(include) = p.included() {
+        lines.push(format!(
+            "offers only: {} (`{}`)",
+            list_text(&names(include)),
+            key(p.include_source())
+        ));
+        json["include"] = json!({ "tools": names(include), "key": p.include_source().key });
+    }
+    if !p.excluded().is_empty() {
+        lines.push(format!(
+            "excludes: {} (`{}`)",
+            list_text(&names(p.excluded())),
+            key(p.exclude_source())
+        ));
+        json["exclude"] = json!({ "tools": names(p.excluded()), "key": p.exclude_source().key });
+    }
+    let mut denied = Vec::new();
+    for rule in p.denied() {
+        lines.push(format!("denies: `{}` ({})", rule.written, rule.source));
+        denied.push(json!({
+            "rule": rule.written,
+            "key": rule.source.key,
+            "file": rule.source.file.as_ref().map(|f| f.display().to_string()),
+        }));
+    }
+    if !denied.is_empty() {
+        json["denied"] = denied.into();
+    }
+    let approval = match p.approval() {
+        Approval::All => Some((
+            "all",
+            Vec::new(),
+            "runs every tool without asking".to_owned(),
+        )),
+        Approval::Tools(t) if t.is_empty() => {
+            Some(("tools", Vec::new(), "asks before every tool".to_owned()))
+        }
+        Approval::Tools(t) => Some((
+            "tools",
+            t.clone(),
+            format!("asks before every tool but: {}", list_text(t)),
+        )),
+        Approval::AllExcept(t) => Some((
+            "allExcept",
+            t.clone(),
+            format!("asks before: {}", list_text(t)),
+        )),
+        _ => None,
+    };
+    if let Some((mode, tools, text)) = approval {
+        lines.push(format!("{text} (`{}`)", key(p.approval_source())));
+        json["approval"] = json!({ "mode": mode, "tools": tools, "key": p.approval_source().key });
+    }
+    if let Some(sandbox) = p.sandbox() {
+        lines.push(format!("asks for a sandbox ({})", sandbox.source));
+        json["sandbox"] = json!({ "key": sandbox.source.key });
+    }
+    (lines, json)
+}
+
+/// `a, b, c`, cut after ten names.
+fn list_text<S: AsRef<str>>(names: &[S]) -> String {
+    let mut shown: Vec<String> = names
+        .iter()
+        .take(10)
+        .map(|n| n.as_ref().to_owned())
+        .collect();
+    if names.len() > 10 {
+        shown.push(format!("and {} more", names.len() - 10));
+    }
+    shown.join(", ")
+}
+
 /// The width of the longest server name: of `names`, and of the file's invalid entries.
 pub(crate) fn name_width<'a>(
     names: impl Iterator<Item = &'a str>,
@@ -62,11 +149,16 @@ pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
             s.name(),
             s.transport_type()
         );
+        let (lines, limits) = policy(s);
+        for line in lines {
+            let _ = writeln!(text, "{:width$}  {line}", "");
+        }
         let mut entry = json!({
             "name": s.name(),
             "transport": s.transport_type(),
             "target": target,
             "timeout": s.timeout().as_secs_f64(),
+            "policy": limits,
         });
         if !s.description().is_empty() {
             entry["description"] = s.description().into();
