@@ -339,3 +339,89 @@ fn servers_shows_what_each_servers_policy_limits() {
         "{shown}"
     );
 }
+
+/// Every host's own spelling of an exclusion, through `mcpb`: Codex's `disabled_tools`,
+/// Windsurf's and Roo Code's `disabledTools`; Zed's file (whose entries hold no tool keys)
+/// offers every tool.
+#[test]
+fn each_hosts_exclusion_is_enforced_by_mcpb() {
+    let dir = TempDir::new("cli-policy-hosts");
+    let fixture = common::fixture::path();
+    let codex = dir.file(
+        "config.toml",
+        &format!("[mcp_servers.fx]\ncommand = '{fixture}'\ndisabled_tools = [\"add\"]\n"),
+    );
+    let windsurf = dir.file(
+        "mcp_config.json",
+        &json!({"mcpServers": {"fx": {"command": fixture, "disabledTools": ["add"]}}}).to_string(),
+    );
+    let roo = dir.file(
+        "mcp_settings.json",
+        &json!({"mcpServers": {"fx": {"command": fixture, "alwaysAllow": ["echo"],
+                                      "disabledTools": ["add"]}}})
+        .to_string(),
+    );
+    let zed = dir.file(
+        "settings.json",
+        &json!({"theme": "One Dark", "context_servers": {
+            "fx": {"source": "custom", "command": fixture, "args": []}}})
+        .to_string(),
+    );
+    for (file, key) in [
+        (&codex, "mcp_servers.fx.disabled_tools"),
+        (&windsurf, "mcpServers.fx.disabledTools"),
+        (&roo, "mcpServers.fx.disabledTools"),
+    ] {
+        let file = file.to_string_lossy();
+        let out = mcpb(&["--config", &file, "--json", "tools"]);
+        assert_eq!(out.status.code(), Some(0), "{file}: {}", text(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let names: Vec<&str> = doc["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(
+            names.contains(&"echo") && !names.contains(&"add"),
+            "{file}: {names:?}"
+        );
+        let out = mcpb(&["--config", &file, "--json", "call", "add", "a=1", "b=2"]);
+        assert_eq!(out.status.code(), Some(2), "{file}: {}", text(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["error"]["kind"], "tool_not_allowed", "{file}");
+        assert_eq!(doc["error"]["key"], key, "{file}");
+        assert_eq!(doc["error"]["file"], file.as_ref(), "{file}");
+    }
+    let zed = zed.to_string_lossy();
+    let out = mcpb(&["--config", &zed, "call", "add", "a=1", "b=2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout).trim(), "3");
+}
+
+/// Codex's approval modes reach `mcpb run`: with `default_tools_approval_mode = "prompt"` and
+/// `echo` set to `approve`, `counter` is refused without a terminal and `echo` runs.
+#[test]
+fn codex_approval_modes_make_run_ask() {
+    let dir = TempDir::new("cli-policy-codex");
+    let fixture = common::fixture::path();
+    let file = dir.file(
+        "config.toml",
+        &format!(
+            "[mcp_servers.fx]\ncommand = '{fixture}'\ndefault_tools_approval_mode = \"prompt\"\n\n\
+             [mcp_servers.fx.tools.echo]\napproval_mode = \"approve\"\n"
+        ),
+    );
+    let model = counter_and_echo();
+    let out = run(&file.to_string_lossy(), &model, &[]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let answer = text(&out.stdout);
+    assert!(
+        answer.starts_with("Not run: the tool `counter` of server `fx` needs the user's approval"),
+        "{answer}"
+    );
+    assert!(answer.trim_end().ends_with("ok"), "{answer}");
+    let model = counter_and_echo();
+    let out = run(&file.to_string_lossy(), &model, &["--yes"]);
+    assert_eq!(text(&out.stdout), "1\nok\n", "{}", text(&out.stderr));
+}
