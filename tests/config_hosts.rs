@@ -986,3 +986,26 @@ fn the_mcp_options_block_is_checked_key_by_key() {
     assert_eq!((names(&r), r.degradation.is_none()), (vec!["a"], true));
     assert_eq!(r.ignored[0].key, "mcp.serverCommand");
 }
+
+/// Gemini CLI's own `mcp` block says whose file it is wherever the file lies: its server lists
+/// apply, and its spelling (`url` is legacy SSE) is read as Gemini's.
+#[test]
+fn gemini_s_mcp_block_makes_any_file_read_as_gemini_s() {
+    let text = r#"{"mcp": {"excluded": ["b"]},
+        "mcpServers": {"a": {"url": "http://127.0.0.1:9/sse", "excludeTools": ["x"]},
+                       "b": {"command": "b-cmd"}}}"#;
+    let r = loader(&[]).load_str(text).unwrap();
+    assert_eq!(names(&r), ["a"]);
+    assert_eq!(server(&r, "a").transport_type(), "sse");
+    assert_eq!(r.skipped_disabled, ["b"]);
+    assert!(r
+        .ignored
+        .iter()
+        .any(|k| k.key == "mcpServers.b" && k.reason.contains("`mcp.excluded`")));
+    // The options block of a Hub is not Gemini's.
+    let r = loader(&[])
+        .load_str(r#"{"mcp": {"extraRetries": 2}, "mcpServers": {"a": {"url": "http://127.0.0.1:9/mcp"}}}"#)
+        .unwrap();
+    assert_eq!(server(&r, "a").transport_type(), "streamable-http");
+    assert_eq!(r.degradation.map(|d| d.extra_retries), Some(2));
+}

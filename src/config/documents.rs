@@ -102,6 +102,28 @@ pub(crate) fn project_matcher(dir: &Path) -> impl Fn(&str) -> bool {
     move |key| wanted.contains(&project_key(key))
 }
 
+/// Whether `m` holds Gemini CLI's `mcp` block: a mapping with its keys and none of the
+/// `mcp` options block's (see `mcp_options`).
+fn has_gemini_block(m: &Map<String, Value>) -> bool {
+    m.get("mcp")
+        .and_then(Value::as_object)
+        .is_some_and(|block| {
+            block
+                .keys()
+                .any(|k| matches!(k.as_str(), "allowed" | "excluded" | "serverCommand"))
+                && !block.keys().any(|k| {
+                    matches!(
+                        k.as_str(),
+                        "servers"
+                            | "gracefulDegradation"
+                            | "extraRetries"
+                            | "baseDelayMs"
+                            | "maxDelayMs"
+                    )
+                })
+        })
+}
+
 impl Walk<'_> {
     /// Walks a mapping document of this walk's flavor; `settings` for a host's settings file.
     pub(crate) fn document(
@@ -109,6 +131,11 @@ impl Walk<'_> {
         m: &Map<String, Value>,
         settings: bool,
     ) -> Result<(), ConfigError> {
+        // Gemini CLI's own `mcp` block (`allowed`, `excluded`, `serverCommand`) says whose
+        // file this is, wherever it lies: read as Gemini's, so that its server lists apply.
+        if self.flavor == Flavor::Generic && has_gemini_block(m) {
+            self.flavor = Flavor::Gemini;
+        }
         let found = match self.flavor {
             Flavor::Codex => self.servers_under(m, "mcp_servers")?,
             Flavor::Zed => self.servers_under(m, "context_servers")?,
