@@ -195,9 +195,7 @@ impl<'de> Visitor<'de> for Top<'_> {
                     out.insert(key, map.next_value::<Value>()?);
                 }
                 "projects" => {
-                    let projects = map.next_value_seed(Projects {
-                        is_project: self.is_project,
-                    })?;
+                    let projects = map.next_value_seed(Filtered::Projects(self.is_project))?;
                     out.insert(key, projects);
                 }
                 _ => {
@@ -209,38 +207,47 @@ impl<'de> Visitor<'de> for Top<'_> {
     }
 }
 
-/// `projects`: the entry of the folder, with its MCP keys only; the others skipped. A
-/// `projects` that is not a mapping is kept as `null` in its place's type error's stead: the
-/// loader reports the wrong type.
-struct Projects<'a> {
-    is_project: &'a dyn Fn(&str) -> bool,
+/// A mapping read with only some of its entries kept: `projects` (the entry of the folder,
+/// with its MCP keys) or one project's entry (its MCP keys; the rest, its history, skipped).
+/// A value that is not a mapping is kept small (a string cut, a list emptied), for the
+/// loader's type error at its place.
+enum Filtered<'a> {
+    /// `projects`: the first entry whose key names the folder.
+    Projects(&'a dyn Fn(&str) -> bool),
+    /// One project's entry: its keys of [`PROJECT_KEYS`].
+    ProjectKeys,
 }
 
-impl<'de> DeserializeSeed<'de> for Projects<'_> {
+impl<'de> DeserializeSeed<'de> for Filtered<'_> {
     type Value = Value;
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         d.deserialize_any(self)
     }
 }
 
-impl<'de> Visitor<'de> for Projects<'_> {
+impl<'de> Visitor<'de> for Filtered<'_> {
     type Value = Value;
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a mapping of project directories")
+        f.write_str("a mapping")
     }
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
         let mut out = Map::new();
         while let Some(key) = map.next_key::<String>()? {
-            if out.is_empty() && (self.is_project)(&key) {
-                let entry = map.next_value_seed(ProjectKeys)?;
-                out.insert(key, entry);
-            } else {
-                map.next_value::<IgnoredAny>()?;
+            match &self {
+                Filtered::Projects(is_project) if out.is_empty() && is_project(&key) => {
+                    let entry = map.next_value_seed(Filtered::ProjectKeys)?;
+                    out.insert(key, entry);
+                }
+                Filtered::ProjectKeys if PROJECT_KEYS.contains(&key.as_str()) => {
+                    out.insert(key, map.next_value::<Value>()?);
+                }
+                _ => {
+                    map.next_value::<IgnoredAny>()?;
+                }
             }
         }
         Ok(Value::Object(out))
     }
-    // Anything else is kept as it is (small: not a mapping), for the loader's type error.
     fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
         Ok(Value::Bool(v))
     }
@@ -258,56 +265,6 @@ impl<'de> Visitor<'de> for Projects<'_> {
     }
     fn visit_unit<E>(self) -> Result<Value, E> {
         Ok(Value::Null)
-    }
-    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(Value::Array(Vec::new()))
-    }
-}
-
-/// One project's entry: its MCP keys kept, the rest (its history) skipped.
-struct ProjectKeys;
-
-impl<'de> DeserializeSeed<'de> for ProjectKeys {
-    type Value = Value;
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
-        d.deserialize_any(self)
-    }
-}
-
-impl<'de> Visitor<'de> for ProjectKeys {
-    type Value = Value;
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("a project's mapping")
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
-        while let Some(key) = map.next_key::<String>()? {
-            if PROJECT_KEYS.contains(&key.as_str()) {
-                out.insert(key, map.next_value::<Value>()?);
-            } else {
-                map.next_value::<IgnoredAny>()?;
-            }
-        }
-        Ok(Value::Object(out))
-    }
-    fn visit_unit<E>(self) -> Result<Value, E> {
-        Ok(Value::Null)
-    }
-    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
-        Ok(Value::Bool(v))
-    }
-    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
-        Ok(Value::from(v))
-    }
-    fn visit_str<E>(self, v: &str) -> Result<Value, E> {
-        Ok(Value::String(v.chars().take(64).collect()))
     }
     fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
         while seq.next_element::<IgnoredAny>()?.is_some() {}
