@@ -1,13 +1,16 @@
 //! Claude Code's `~/.claude.json` when it is larger than
 //! [`InputLimits::max_file_bytes`](super::InputLimits::max_file_bytes): the file is also Claude
-//! Code's store of every project's history, and grows to tens of megabytes. It is read in one
-//! streaming pass that keeps only what MCP needs — the top-level `mcpServers`, and of
-//! `projects` the entry of the folder asked for, with only its MCP keys — and skips the rest
-//! without holding it. What is kept is then bounded by the usual limits (nodes, depth, bytes),
-//! and loaded as any host file is.
+//! Code's store of every project's history, and grows to tens of megabytes. It is parsed in one
+//! pass that builds only what MCP needs — the top-level `mcpServers`, and of `projects` the
+//! entry of the folder asked for, with only its MCP keys — and skips the rest without building
+//! it. What is kept is then bounded by the usual limits (nodes, depth, bytes), and loaded as any
+//! host file is. The file's bytes are read whole first (at most [`MAX_BYTES`], freed once
+//! parsed): parsing from memory is several times faster than from a stream, at the cost of
+//! holding the file while it is parsed (a discovery with a 50 MB file: 0.04 s, 54 MiB at the
+//! peak; streamed, 0.26 s a reading). Discovery reads it once for its three uses.
 //!
 //! ```text
-//!   file ──take(MAX_BYTES + 1)──> serde_json (streaming)
+//!   file ──read, at most MAX_BYTES──> serde_json, skipping
 //!     { "mcpServers": kept,
 //!       "projects": { "<this folder>": { "mcpServers", "enabledMcpjsonServers", ... kept },
 //!                     "<any other>": skipped },
@@ -24,7 +27,7 @@ use serde_json::{Map, Value};
 use super::{ConfigError, ConfigErrorKind, InputLimits};
 
 /// The largest `~/.claude.json` read this way (256 MiB): past it the file is refused as too
-/// large. Nothing of it is held but the MCP keys kept.
+/// large. Its bytes are held while it is parsed; afterwards only the MCP keys kept.
 pub(crate) const MAX_BYTES: u64 = 256 * 1024 * 1024;
 
 /// The keys of a project entry kept: its servers, and Claude Code's choices about them.
@@ -78,21 +81,21 @@ pub(crate) fn read_kept(
 ) -> Result<Value, ConfigError> {
     let file = std::fs::File::open(path)
         .map_err(|e| ConfigError::new(ConfigErrorKind::Io, format!("cannot read: {e}")))?;
-    let mut counted = Counted {
-        inner: std::io::BufReader::new(file).take(MAX_BYTES + 1),
-        read: 0,
-    };
-    let kept = {
-        let mut de = serde_json::Deserializer::from_reader(&mut counted);
-        let kept = Top { is_project }.deserialize(&mut de);
-        kept.and_then(|v| de.end().map(|()| v))
-    };
-    if counted.read > MAX_BYTES {
+    let mut bytes = Vec::new();
+    file.take(MAX_BYTES + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| ConfigError::new(ConfigErrorKind::Io, format!("cannot read: {e}")))?;
+    if bytes.len() as u64 > MAX_BYTES {
         return Err(ConfigError::new(
             ConfigErrorKind::TooLarge,
             format!("the file is larger than {} MiB", MAX_BYTES / (1024 * 1024)),
         ));
     }
+    let kept = {
+        let mut de = serde_json::Deserializer::from_slice(&bytes);
+        let kept = Top { is_project }.deserialize(&mut de);
+        kept.and_then(|v| de.end().map(|()| v))
+    };
     let kept = kept.map_err(|e| {
         let kind = match e.classify() {
             serde_json::error::Category::Io => ConfigErrorKind::Io,
@@ -105,20 +108,6 @@ pub(crate) fn read_kept(
     })?;
     check(&kept, limits)?;
     Ok(kept)
-}
-
-/// A reader that counts what it gave.
-struct Counted<R> {
-    inner: R,
-    read: u64,
-}
-
-impl<R: Read> Read for Counted<R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.read += n as u64;
-        Ok(n)
-    }
 }
 
 /// What was kept, within `limits`: nodes, depth, and the bytes of its strings.

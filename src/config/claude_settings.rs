@@ -185,24 +185,21 @@ pub(crate) fn read(
     Ok(Some(s))
 }
 
-/// Reads `~/.claude.json`'s entry for the folder `key` (`projects[<key>]`): its
+/// Reads the entry for the folder `dir` of `~/.claude.json` (at `path`, read as `doc`): its
 /// `disabledMcpjsonServers` and the approvals Claude Code keeps there.
 ///
 /// # Errors
-/// As [`read`]; a file without that entry is `Ok(None)`.
+/// The file's reading error; as [`read`]. A file without that entry is `Ok(None)`.
 pub(crate) fn read_claude_json(
     path: &Path,
+    doc: &Result<Value, ConfigError>,
     dir: &Path,
-    limits: &InputLimits,
 ) -> Result<Option<Settings>, ConfigError> {
-    if !path.is_file() {
-        return Ok(None);
-    }
     let with_file = |mut e: ConfigError| {
         e.file = Some(path.to_path_buf());
         e
     };
-    let doc = super::claude_json::read(path, Some(dir), limits).map_err(with_file)?;
+    let doc = doc.as_ref().map_err(|e| with_file(e.clone()))?;
     // The folder's entry, matched as the file's own reading matches it.
     let Some((key, Value::Object(project))) = doc
         .get("projects")

@@ -306,8 +306,15 @@ impl ConfigLoader {
         let home = home_dir_in(platform, env).map(|h| std::fs::canonicalize(&h).unwrap_or(h));
 
         let mut found = Found::default();
-        if let Some(path) = HostConfig::ClaudeCode.path_in(platform, env) {
-            self.local_servers(&path, &cwd, &mut found);
+        // `~/.claude.json` holds the local scope, the user's servers and Claude Code's choices
+        // about the folder's: read once, for all three (it can be tens of megabytes).
+        let claude_json = HostConfig::ClaudeCode
+            .path_in(platform, env)
+            .filter(|p| p.is_file());
+        if let Some(path) = &claude_json {
+            let doc = super::claude_json::read(path, Some(&cwd), &self.limits);
+            found.claude_json = Some((path.clone(), doc));
+            self.local_servers(path, &cwd, &mut found);
         }
         for dir in cwd.ancestors() {
             // Files in the home directory are the user's, read below as such.
@@ -328,12 +335,7 @@ impl ConfigLoader {
                 }
             }
         }
-        let settings = self.claude_settings(
-            &cwd,
-            home.as_deref(),
-            HostConfig::ClaudeCode.path_in(platform, env).as_deref(),
-            &mut found,
-        );
+        let settings = self.claude_settings(&cwd, home.as_deref(), &mut found);
         found.apply_claude_settings(settings);
         Ok(found.discovery)
     }
@@ -345,7 +347,6 @@ impl ConfigLoader {
         &self,
         cwd: &Path,
         home: Option<&Path>,
-        claude_json: Option<&Path>,
         found: &mut Found,
     ) -> Result<Vec<Settings>, PathBuf> {
         let mut read: Vec<(PathBuf, Scope, Result<Option<Settings>, ConfigError>)> = Vec::new();
@@ -364,9 +365,9 @@ impl ConfigLoader {
             let r = claude_settings::read(&path, Scope::User, &self.limits);
             read.push((path, Scope::User, r));
         }
-        if let Some(path) = claude_json {
-            let r = claude_settings::read_claude_json(path, cwd, &self.limits);
-            read.push((path.to_path_buf(), Scope::Local, r));
+        if let Some((path, doc)) = &found.claude_json {
+            let r = claude_settings::read_claude_json(path, doc, cwd);
+            read.push((path.clone(), Scope::Local, r));
         }
         let mut settings = Vec::new();
         let mut failed = None;
@@ -449,7 +450,14 @@ impl ConfigLoader {
         let mut loader = self.for_file(approved);
         // The local scope of `~/.claude.json` was read first, as its own.
         loader.user_scope_only = host == HostConfig::ClaudeCode && scope == Scope::User;
-        let loaded = loader.load_flavored(path, host.flavor());
+        let loaded = match &found.claude_json {
+            // Read already, for the local scope.
+            Some((read, doc)) if loader.user_scope_only && read == path => match doc {
+                Ok(doc) => loader.load_parsed(path, doc, host.flavor()),
+                Err(e) => Err(e.clone().in_file(Some(path))),
+            },
+            _ => loader.load_flavored(path, host.flavor()),
+        };
         let digest = match before {
             Some(Some(d)) => FileDigest::of(path).ok().filter(|after| *after == d),
             _ => None,
@@ -488,7 +496,7 @@ impl ConfigLoader {
     /// (`projects[<cwd>].mcpServers`). A file that cannot be read here is left to the user
     /// file's own reading, which reports it.
     fn local_servers(&self, path: &Path, cwd: &Path, found: &mut Found) {
-        let Ok(doc) = super::claude_json::read(path, Some(cwd), &self.limits) else {
+        let Some((_, Ok(doc))) = &found.claude_json else {
             return;
         };
         // Claude Code keys a project by its folder's path as it writes it (on Windows with `/`,
@@ -544,6 +552,8 @@ impl ConfigLoader {
 struct Found {
     discovery: Discovery,
     seen: Vec<PathBuf>,
+    /// `~/.claude.json` and its document, once read.
+    claude_json: Option<(PathBuf, Result<Value, ConfigError>)>,
 }
 
 impl Found {

@@ -389,7 +389,7 @@ impl ConfigLoader {
     }
 
     /// Loads the document `doc` read from the file at `path`.
-    fn load_parsed(
+    pub(crate) fn load_parsed(
         &self,
         path: &Path,
         doc: &Value,
