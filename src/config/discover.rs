@@ -165,8 +165,8 @@ pub struct DiscoveredFile {
     pub report: LoadReport,
     /// Why the file as a whole could not be read, if it could not.
     pub error: Option<ConfigError>,
-    /// For a project file: its digest as loaded (what an approval records); `None` when it
-    /// could not be read, or changed while it was being loaded.
+    /// For a project file: the digest of the bytes loaded, read once (what an approval
+    /// records); `None` when it could not be read.
     pub digest: Option<FileDigest>,
     /// Whether its servers may start: a user or local file, or a project file approved with
     /// its current contents.
@@ -434,36 +434,35 @@ impl ConfigLoader {
         if found.seen.contains(&canonical) {
             return;
         }
-        found.seen.push(canonical);
+        found.seen.push(canonical.clone());
         let origin = Origin {
             file: path.to_path_buf(),
             host,
             scope,
         };
-        // A project file's approval is of the contents loaded: hashed before and after the
-        // load, and not trusted when they differ (it changed while being read).
-        let before = (scope == Scope::Project).then(|| FileDigest::of(path).ok());
-        let approved = match &before {
-            None => true,
-            Some(digest) => digest.as_ref().is_some_and(|d| trust.is_trusted(d)),
-        };
-        let mut loader = self.for_file(approved);
-        // The local scope of `~/.claude.json` was read first, as its own.
-        loader.user_scope_only = host == HostConfig::ClaudeCode && scope == Scope::User;
-        let loaded = match &found.claude_json {
-            // Read already, for the local scope.
-            Some((read, doc)) if loader.user_scope_only && read == path => match doc {
-                Ok(doc) => loader.load_parsed(path, doc, host.flavor()),
-                Err(e) => Err(e.clone().in_file(Some(path))),
-            },
-            _ => loader.load_flavored(path, host.flavor()),
-        };
-        let digest = match before {
-            Some(Some(d)) => FileDigest::of(path).ok().filter(|after| *after == d),
+        // A project file's approval is of the very bytes loaded: read once, hashed, and loaded
+        // from that text (a file changed meanwhile is judged by what was read).
+        let text =
+            (scope == Scope::Project).then(|| self.limits.read(path, "file", ConfigErrorKind::Io));
+        let digest = match &text {
+            Some(Ok(text)) => Some(FileDigest::of_bytes(canonical, text.as_bytes())),
             _ => None,
         };
         let trusted =
             scope != Scope::Project || digest.as_ref().is_some_and(|d| trust.is_trusted(d));
+        let mut loader = self.for_file(trusted);
+        // The local scope of `~/.claude.json` was read first, as its own.
+        loader.user_scope_only = host == HostConfig::ClaudeCode && scope == Scope::User;
+        let loaded = match (&text, &found.claude_json) {
+            (Some(Ok(text)), _) => loader.load_text(path, text, host.flavor()),
+            (Some(Err(e)), _) => Err(e.clone().in_file(Some(path))),
+            // Read already, for the local scope.
+            (None, Some((read, doc))) if loader.user_scope_only && read == path => match doc {
+                Ok(doc) => loader.load_parsed(path, doc, host.flavor()),
+                Err(e) => Err(e.clone().in_file(Some(path))),
+            },
+            (None, _) => loader.load_flavored(path, host.flavor()),
+        };
         match loaded {
             Ok(report) => found.add(origin, report, None, digest, trusted),
             // Settings files hold much else, and MCP servers only when the user added some.

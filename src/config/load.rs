@@ -373,16 +373,27 @@ impl ConfigLoader {
             .limits
             .read(path, "file", ConfigErrorKind::Io)
             .map_err(|e| e.in_file(file))?;
+        self.load_text(path, &text, flavor)
+    }
+
+    /// Loads `text`, read from the file at `path` (whose name tells JSON from YAML).
+    pub(crate) fn load_text(
+        &self,
+        path: &Path,
+        text: &str,
+        flavor: Flavor,
+    ) -> Result<LoadReport, ConfigError> {
+        let file = Some(path);
         let ext = path
             .extension()
             .and_then(|e| e.to_str())
             .unwrap_or("")
             .to_ascii_lowercase();
         let doc = match ext.as_str() {
-            _ if flavor == Flavor::Codex => toml_doc::parse(&text, &self.limits),
-            "yaml" | "yml" => yaml::parse(&text, &self.limits),
-            "json" | "jsonc" => jsonc::parse(&text, &self.limits),
-            _ => parse_any(&text, &self.limits),
+            _ if flavor == Flavor::Codex => toml_doc::parse(text, &self.limits),
+            "yaml" | "yml" => yaml::parse(text, &self.limits),
+            "json" | "jsonc" => jsonc::parse(text, &self.limits),
+            _ => parse_any(text, &self.limits),
         }
         .map_err(|e| e.in_file(file))?;
         self.load_parsed(path, &doc, flavor)

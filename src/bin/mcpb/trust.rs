@@ -9,8 +9,8 @@
 //!           ──> approvals saved in the trust file (keyed by path and SHA-256 of the contents)
 //! ```
 //!
-//! What is approved is the file as it was read and shown: discovery hashes it before and after
-//! loading, and a file that changed meanwhile is not offered.
+//! What is approved is the file as it was read and shown: discovery reads it once, and hashes
+//! and loads those same bytes.
 
 use std::fmt::Write as _;
 use std::io::{BufRead, IsTerminal};
@@ -82,7 +82,7 @@ pub(crate) fn command(global: &Global, yes: bool) -> Result<Output, Failure> {
         let Some(digest) = &f.digest else {
             let _ = writeln!(
                 text,
-                "{file}: changed while it was read; not approved (run `mcpb trust` again)"
+                "{file}: could not be read; not approved"
             );
             declined.push(servers.clone());
             continue;
