@@ -80,10 +80,7 @@ pub(crate) fn command(global: &Global, yes: bool) -> Result<Output, Failure> {
     for (f, servers) in &files {
         let file = f.origin.file.display().to_string();
         let Some(digest) = &f.digest else {
-            let _ = writeln!(
-                text,
-                "{file}: could not be read; not approved"
-            );
+            let _ = writeln!(text, "{file}: could not be read; not approved");
             declined.push(servers.clone());
             continue;
         };
