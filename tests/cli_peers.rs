@@ -267,3 +267,68 @@ fn a_two_server_config_with_one_broken() {
     assert_exit(&o, 0);
     assert_eq!(stdout(&o), "Echo: 3\n");
 }
+
+/// A host file's exclusions hold against the reference filesystem server: in a Gemini CLI file
+/// (`excludeTools`) and a Codex file (`disabled_tools`), the write tools are neither listed nor
+/// callable, and nothing is written; the reading tools still work.
+#[test]
+fn filesystem_write_tools_excluded_by_a_host_file_are_not_offered_nor_run() {
+    let tmp = TempDir::new("fs-policy");
+    let dir = dir_of(&tmp);
+    tmp.file("note.txt", "hello\n");
+    let node = serde_json::to_string(&peers::node()).expect("json");
+    let entry = serde_json::to_string(&peers::npm().entry(FILESYSTEM)).expect("json");
+    let root = serde_json::to_string(&dir).expect("json");
+    let gemini = tmp.file(
+        "settings.json",
+        &format!(
+            r#"{{"mcpServers": {{"fs": {{"command": {node}, "args": [{entry}, {root}],
+                "timeout": 60000, "excludeTools": ["write_file", "edit_*"]}}}}}}"#
+        ),
+    );
+    // TOML literal strings: the paths as they are.
+    let codex = tmp.file(
+        "config.toml",
+        &format!(
+            "[mcp_servers.fs]\ncommand = '{}'\nargs = ['{}', '{}']\n\
+             tool_timeout_sec = 60\ndisabled_tools = ['write_file', 'edit_file']\n",
+            peers::node().display(),
+            peers::npm().entry(FILESYSTEM).display(),
+            dir.display()
+        ),
+    );
+    for file in [&gemini, &codex] {
+        let file = file.to_str().expect("utf-8");
+        let o = run(&["--config", file, "--json", "tools"], None);
+        assert_exit(&o, 0);
+        let doc: Value = serde_json::from_str(&stdout(&o)).expect("json");
+        let names: Vec<&str> = doc["tools"]
+            .as_array()
+            .expect("tools")
+            .iter()
+            .filter_map(|t| t["name"].as_str())
+            .collect();
+        assert!(names.contains(&"read_text_file"), "{file}: {names:?}");
+        assert!(
+            !names.contains(&"write_file") && !names.contains(&"edit_file"),
+            "{file}: {names:?}"
+        );
+        let target = dir.join("written.txt");
+        let path = format!("path={}", target.display());
+        let o = run(
+            &["--config", file, "call", "write_file", &path, "content=x"],
+            None,
+        );
+        assert_exit(&o, 2);
+        assert!(
+            stderr(&o).contains("tool `write_file` is excluded"),
+            "{}",
+            stderr(&o)
+        );
+        assert!(!target.exists(), "{file}: the excluded tool ran");
+        let path = format!("path={}", dir.join("note.txt").display());
+        let o = run(&["--config", file, "call", "read_text_file", &path], None);
+        assert_exit(&o, 0);
+        assert_eq!(stdout(&o), "hello\n");
+    }
+}
