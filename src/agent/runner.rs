@@ -364,7 +364,7 @@ impl<'h> Agent<'h> {
     /// user declined it; [`ApprovalDecision::DeclineWith`] tells the model its text instead.
     /// [`ToolApproval::required`] says whether the server's
     /// [policy](crate::config::ServerPolicy) asks for the user's approval of this call (its
-    /// file lists the tools that run without asking, as Cline's `alwaysAllow`, and this one is
+    /// file lists the tools that run without asking, as Roo Code's `alwaysAllow`, and this one is
     /// not listed), and [`ToolApproval::rule`] where that was written. Called from the
     /// tool-call threads, so it may be called for several calls at once (at most
     /// [`Limits::max_parallel_tool_calls`]).

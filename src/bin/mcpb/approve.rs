@@ -1,5 +1,5 @@
 //! Approving tool calls in `run` and `chat`: a call the servers' config does not let run
-//! without asking (a tool left out of Cline's `alwaysAllow`, Roo's `autoApprove`) is asked
+//! without asking (a tool left out of Roo Code's `alwaysAllow`, Cline's `autoApprove`) is asked
 //! about on the terminal.
 //!
 //! | situation | what happens |
