@@ -4,14 +4,14 @@
 //! says why. The home directory is the test's own.
 
 use std::path::PathBuf;
-use std::process::{Command, Output};
+use std::process::Output;
 use std::time::Duration;
 
 use serde_json::Value;
 
 mod common;
 
-use common::mcpb::{command, output_within};
+use common::mcpb::{assert_exit, command_at_home, output_within, stderr, stdout};
 use common::tempdir::TempDir;
 
 /// A home directory whose `~/.claude.json` holds the fixture server `fx` and `gone` (a program
@@ -54,37 +54,10 @@ impl Home {
 
     /// `mcpb ARGS` in `~/work`, with the test's home and nothing else of the user's.
     fn mcpb(&self, args: &[&str]) -> Output {
-        let mut c: Command = command(args);
-        c.current_dir(self.home.join("work"))
-            .env("HOME", &self.home)
-            .env("USERPROFILE", &self.home)
-            .env("APPDATA", self.home.join("AppData").join("Roaming"))
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("CODEX_HOME")
-            .env_remove("MCPB_TRUST_FILE")
-            .env_remove("MCPB_TOKEN_FILE");
+        let c = command_at_home(&self.home.join("work"), &self.home, args);
         let (out, _) = output_within(c, "mcpb", Duration::from_secs(60));
         out
     }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-#[track_caller]
-fn assert_exit(o: &Output, code: i32) {
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "expected exit {code}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        stdout(o),
-        stderr(o)
-    );
 }
 
 #[test]

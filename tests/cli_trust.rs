@@ -11,7 +11,7 @@ use serde_json::Value;
 
 mod common;
 
-use common::mcpb::{command, output_within};
+use common::mcpb::{assert_exit, command_at_home, output_within, stderr, stdout};
 use common::tempdir::TempDir;
 
 /// A home directory with a project folder in it.
@@ -77,36 +77,8 @@ impl Project {
 
     /// `mcpb ARGS` in `dir`, with the test's home and nothing else of the user's.
     fn command_in(&self, dir: &Path, args: &[&str]) -> Command {
-        let mut c: Command = command(args);
-        c.current_dir(dir)
-            .env("HOME", &self.home)
-            .env("USERPROFILE", &self.home)
-            .env("APPDATA", self.home.join("AppData").join("Roaming"))
-            .env_remove("XDG_CONFIG_HOME")
-            .env_remove("CODEX_HOME")
-            .env_remove("MCPB_TRUST_FILE")
-            .env_remove("MCPB_TOKEN_FILE");
-        c
+        command_at_home(dir, &self.home, args)
     }
-}
-
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-
-#[track_caller]
-fn assert_exit(o: &Output, code: i32) {
-    assert_eq!(
-        o.status.code(),
-        Some(code),
-        "expected exit {code}\n--- stdout ---\n{}\n--- stderr ---\n{}",
-        stdout(o),
-        stderr(o)
-    );
 }
 
 /// Asserts that `o` started nothing and said how to approve.

@@ -82,3 +82,40 @@ pub fn wait_within(child: Child, what: &str, limit: Duration) -> Output {
         Err(_) => panic!("{what} did not end within {limit:?}"),
     }
 }
+
+/// `mcpb ARGS` in `dir` with `home` as the user's home and nothing else of the user's (no
+/// config, Codex home, trust or token file of the machine), on every platform.
+pub fn command_at_home(dir: &Path, home: &Path, args: &[&str]) -> Command {
+    let mut c = command(args);
+    c.current_dir(dir)
+        .env("HOME", home)
+        .env("USERPROFILE", home)
+        .env("APPDATA", home.join("AppData").join("Roaming"))
+        .env_remove("XDG_CONFIG_HOME")
+        .env_remove("CODEX_HOME")
+        .env_remove("MCPB_TRUST_FILE")
+        .env_remove("MCPB_TOKEN_FILE");
+    c
+}
+
+/// What `o` printed on stdout.
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+/// What `o` printed on stderr.
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+
+/// Asserts `o` exited with `code`, showing both outputs otherwise.
+#[track_caller]
+pub fn assert_exit(o: &Output, code: i32) {
+    assert_eq!(
+        o.status.code(),
+        Some(code),
+        "expected exit {code}\n--- stdout ---\n{}\n--- stderr ---\n{}",
+        stdout(o),
+        stderr(o)
+    );
+}
