@@ -524,16 +524,12 @@ impl ConfigLoader {
             false,
         ) {
             Ok(mut r) => {
+                r.stamp_file(path);
                 for e in &mut r.errors {
-                    e.file = Some(path.to_path_buf());
                     e.path.insert_str(0, &prefix);
                 }
                 for k in &mut r.ignored {
-                    k.file = Some(path.to_path_buf());
                     k.key.insert_str(0, &prefix);
-                }
-                for s in &mut r.servers {
-                    s.policy = std::mem::take(&mut s.policy).with_file(path);
                 }
                 (r, None)
             }

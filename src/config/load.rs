@@ -186,6 +186,25 @@ impl LoadReport {
     pub fn is_ok(&self) -> bool {
         self.errors.is_empty()
     }
+
+    /// Names the file `path` in every error, ignored key and policy rule of the report.
+    pub(crate) fn stamp_file(&mut self, path: &Path) {
+        for e in &mut self.errors {
+            e.file = Some(path.to_path_buf());
+        }
+        for k in &mut self.ignored {
+            k.file = Some(path.to_path_buf());
+        }
+        // A server without a policy has no rule to name the file in: it stays equal to the
+        // same server loaded from anywhere else.
+        for s in self
+            .servers
+            .iter_mut()
+            .filter(|s| s.policy != Default::default())
+        {
+            s.policy = std::mem::take(&mut s.policy).with_file(path);
+        }
+    }
 }
 
 impl ConfigLoader {
@@ -418,21 +437,7 @@ impl ConfigLoader {
         self.load_doc(doc, base_dir.as_deref(), flavor, settings)
             .map_err(|e| e.in_file(file))
             .map(|mut r| {
-                for e in &mut r.errors {
-                    e.file = Some(path.to_path_buf());
-                }
-                for k in &mut r.ignored {
-                    k.file = Some(path.to_path_buf());
-                }
-                // A server without a policy has no rule to name the file in: it stays equal to
-                // the same server loaded from anywhere else.
-                for s in r
-                    .servers
-                    .iter_mut()
-                    .filter(|s| s.policy != Default::default())
-                {
-                    s.policy = std::mem::take(&mut s.policy).with_file(path);
-                }
+                r.stamp_file(path);
                 r
             })
     }
