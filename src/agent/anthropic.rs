@@ -193,6 +193,7 @@ pub(crate) fn parse(endpoint: &str, body: Value) -> Result<ModelResponse, ModelE
             .get("stop_reason")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        degraded_mcp_servers: Vec::new(),
     })
 }
 

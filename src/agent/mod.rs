@@ -58,6 +58,7 @@ pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;
 pub use runner::{Agent, AgentError, AgentEvent, RunOutput, ToolCallRecord};
 pub use types::{
-    ApprovalRequest, AssistantMessage, Message, Model, ModelError, ModelRequest, ModelResponse,
-    ModelSettings, Part, RawMessage, ToolCall, ToolResultMessage, Usage,
+    ApprovalRequest, AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelError,
+    ModelRequest, ModelResponse, ModelSettings, Part, RawMessage, ToolCall, ToolResultMessage,
+    Usage,
 };

@@ -262,6 +262,7 @@ pub(crate) fn parse(endpoint: &str, body: Value) -> Result<ModelResponse, ModelE
         message: msg,
         usage,
         stop_reason,
+        degraded_mcp_servers: Vec::new(),
     })
 }
 

@@ -60,6 +60,12 @@ impl OpenAiResponses {
     }
 
     pub(crate) fn body(&self, req: &ModelRequest) -> Value {
+        self.body_with(req, &self.hosted)
+    }
+
+    /// The request body carrying `hosted` (a subset of the configured hosted servers) and
+    /// `req.system` as its instructions.
+    pub(crate) fn body_with(&self, req: &ModelRequest, hosted: &[HostedMcpServer]) -> Value {
         let mut body = Map::new();
         body.insert(
             "model".into(),
@@ -69,11 +75,8 @@ impl OpenAiResponses {
             body.insert("instructions".into(), json!(system));
         }
         body.insert("input".into(), Value::Array(wire_items(&req.messages)));
-        if !req.tools.is_empty() || !self.hosted.is_empty() {
-            body.insert(
-                "tools".into(),
-                tool_set(req).to_openai_responses(&self.hosted),
-            );
+        if !req.tools.is_empty() || !hosted.is_empty() {
+            body.insert("tools".into(), tool_set(req).to_openai_responses(hosted));
         }
         if let Some(t) = req.settings.temperature {
             body.insert("temperature".into(), json!(t));
@@ -194,15 +197,27 @@ pub(crate) fn parse(endpoint: &str, body: Value) -> Result<ModelResponse, ModelE
             .get("status")
             .and_then(Value::as_str)
             .map(str::to_owned),
+        degraded_mcp_servers: Vec::new(),
     })
+}
+
+impl OpenAiResponses {
+    /// One request (its retries on 429 and 5xx included) carrying `hosted`.
+    pub(crate) fn send(
+        &self,
+        request: &ModelRequest,
+        hosted: &[HostedMcpServer],
+    ) -> Result<ModelResponse, ModelError> {
+        let auth = self.endpoint.bearer();
+        let body = self.body_with(request, hosted);
+        let answer = self.endpoint.post(&auth, &body, request.cancel.as_ref())?;
+        parse(&self.endpoint.shown(), answer)
+    }
 }
 
 impl Model for OpenAiResponses {
     fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        let auth = self.endpoint.bearer();
-        let body = self.body(request);
-        let answer = self.endpoint.post(&auth, &body, request.cancel.as_ref())?;
-        parse(&self.endpoint.shown(), answer)
+        self.send(request, &self.hosted)
     }
 }
 

@@ -34,6 +34,22 @@ pub enum AgentEvent {
         /// The text.
         text: String,
     },
+    /// A piece of the model's answer as it streams in (only from a model that streams; see
+    /// [`ModelRequest::on_delta`]).
+    ModelDelta {
+        /// The turn, from 1.
+        turn: usize,
+        /// The piece.
+        delta: super::types::ModelDelta,
+    },
+    /// Hosted MCP servers were left out of a model request because the requests carrying them
+    /// kept failing: the model answered without their tools, told so in its system prompt.
+    HostedServersDegraded {
+        /// The turn, from 1.
+        turn: usize,
+        /// The servers' labels.
+        servers: Vec<String>,
+    },
     /// A tool call is about to run.
     ToolCallStarted {
         /// The turn, from 1.
@@ -110,15 +126,23 @@ pub struct RunOutput {
     pub usage: Usage,
     /// The messages this run added to the conversation (the user's message first).
     pub messages: Vec<Message>,
+    /// The labels of the hosted MCP servers some request of this run had to leave out (see
+    /// [`ModelResponse::degraded_mcp_servers`](super::ModelResponse::degraded_mcp_servers)),
+    /// each once, in the order they were first left out.
+    pub degraded_mcp_servers: Vec<String>,
 }
 
 impl RunOutput {
     /// `{text, turns, tool_calls: [{server, tool, arguments, is_error}], usage: {input_tokens,
-    /// output_tokens}}`.
+    /// output_tokens}}`, and `degraded_mcp_servers` when a hosted server was left out.
     pub fn to_json(&self) -> Value {
-        json!({"text": self.text, "turns": self.turns,
+        let mut v = json!({"text": self.text, "turns": self.turns,
             "tool_calls": self.tool_calls.iter().map(ToolCallRecord::to_json).collect::<Vec<_>>(),
-            "usage": usage_json(&self.usage)})
+            "usage": usage_json(&self.usage)});
+        if !self.degraded_mcp_servers.is_empty() {
+            v["degraded_mcp_servers"] = json!(self.degraded_mcp_servers);
+        }
+        v
     }
 }
 
@@ -466,6 +490,7 @@ impl<'h> Agent<'h> {
             set.tools.iter().map(|t| (t.name.as_str(), t)).collect();
         let mut usage = Usage::default();
         let mut records: Vec<ToolCallRecord> = Vec::new();
+        let mut degraded: Vec<String> = Vec::new();
         for turn in 1..=self.max_turns {
             if self.cancel.is_cancelled() {
                 return Err(AgentError::Cancelled {
@@ -493,6 +518,17 @@ impl<'h> Agent<'h> {
                 }
             };
             usage += response.usage;
+            if !response.degraded_mcp_servers.is_empty() {
+                for label in &response.degraded_mcp_servers {
+                    if !degraded.contains(label) {
+                        degraded.push(label.clone());
+                    }
+                }
+                self.emit(AgentEvent::HostedServersDegraded {
+                    turn,
+                    servers: response.degraded_mcp_servers.clone(),
+                });
+            }
             let answer = response.message;
             if !answer.text.is_empty() {
                 self.emit(AgentEvent::ModelText {
@@ -511,6 +547,7 @@ impl<'h> Agent<'h> {
                     tool_calls: records,
                     usage,
                     messages: self.messages[start..].to_vec(),
+                    degraded_mcp_servers: degraded,
                 });
             }
             for a in &approvals {

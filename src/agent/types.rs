@@ -1,6 +1,7 @@
 //! The provider-neutral conversation, the [`Model`] trait and its errors.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use serde_json::Value;
@@ -188,6 +189,49 @@ pub struct ModelSettings {
     pub max_tokens: Option<u64>,
 }
 
+/// A piece of a model's answer as it streams in (see [`ModelRequest::on_delta`]).
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum ModelDelta {
+    /// More of the answer's text.
+    Text(String),
+    /// More of one tool call: its id and name when they first arrive, and the next piece of its
+    /// arguments' JSON text.
+    ToolCall {
+        /// The call's position in the answer, from 0.
+        index: usize,
+        /// The call id, in the first piece of this call.
+        id: Option<String>,
+        /// The tool's offered name, in the first piece of this call.
+        name: Option<String>,
+        /// The next piece of the arguments (may be empty).
+        arguments: String,
+    },
+}
+
+/// Where a streaming model sends each [`ModelDelta`] as it arrives, on the thread that called
+/// [`Model::complete`].
+#[derive(Clone)]
+pub struct DeltaSink(Arc<dyn Fn(&ModelDelta) + Send + Sync>);
+
+impl DeltaSink {
+    /// A sink calling `f` for each delta.
+    pub fn new(f: impl Fn(&ModelDelta) + Send + Sync + 'static) -> Self {
+        DeltaSink(Arc::new(f))
+    }
+
+    /// Sends one delta.
+    pub fn send(&self, delta: &ModelDelta) {
+        (self.0)(delta);
+    }
+}
+
+impl fmt::Debug for DeltaSink {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("DeltaSink")
+    }
+}
+
 /// One request to a [`Model`].
 #[derive(Debug, Clone, Default)]
 #[non_exhaustive]
@@ -202,6 +246,9 @@ pub struct ModelRequest {
     pub settings: ModelSettings,
     /// Cancellation: a model stops waiting (between retries) when it fires.
     pub cancel: Option<CancelHandle>,
+    /// When set, a model that can stream asks for a streamed answer and sends each piece here
+    /// as it arrives; the [`ModelResponse`] is the same as without it.
+    pub on_delta: Option<DeltaSink>,
 }
 
 impl ModelRequest {
@@ -256,6 +303,9 @@ pub struct ModelResponse {
     pub usage: Usage,
     /// Why the model stopped, as its API says (`stop`, `tool_calls`, `end_turn`, ...).
     pub stop_reason: Option<String>,
+    /// The labels of the hosted MCP servers left out of this request because the requests
+    /// carrying them kept failing (@robojs/ai's `degradedMcpServers`); empty when none was.
+    pub degraded_mcp_servers: Vec<String>,
 }
 
 impl ModelResponse {
