@@ -59,6 +59,7 @@ impl OpenAiResponses {
         self
     }
 
+    #[cfg(test)]
     pub(crate) fn body(&self, req: &ModelRequest) -> Value {
         self.body_with(req, &self.hosted)
     }
