@@ -42,6 +42,7 @@ mod anthropic;
 mod approval;
 mod cancel;
 mod content;
+mod hosted;
 mod http;
 #[cfg(test)]
 mod http_tests;

@@ -9,7 +9,8 @@ use super::types::{
     ApprovalRequest, AssistantMessage, Message, Model, ModelError, ModelRequest, ModelResponse,
     Part, RawMessage, ToolCall, Usage,
 };
-use crate::config::HostedMcpServer;
+use crate::config::{HostedMcpServer, HostedReport};
+use crate::hub::Degradation;
 
 const FORMAT: &str = "openai-responses";
 
@@ -30,6 +31,7 @@ pub struct OpenAiResponses {
     endpoint: Endpoint,
     model: String,
     hosted: Vec<HostedMcpServer>,
+    degradation: Degradation,
 }
 
 endpoint_builders!(OpenAiResponses);
@@ -41,6 +43,7 @@ impl OpenAiResponses {
             endpoint: Endpoint::new(join(super::OpenAiChat::DEFAULT_BASE_URL, "responses")),
             model: model.into(),
             hosted: Vec::new(),
+            degradation: Degradation::default(),
         }
     }
 
@@ -57,6 +60,88 @@ impl OpenAiResponses {
     pub fn hosted(mut self, servers: impl IntoIterator<Item = HostedMcpServer>) -> Self {
         self.hosted.extend(servers);
         self
+    }
+
+    /// Adds the valid servers of a hosted list read from a file
+    /// ([`HostedMcpServer::load_list`]) and, when the file has an `mcp` options block
+    /// (`gracefulDegradation`, `extraRetries`, `baseDelayMs`, `maxDelayMs`), takes it as the
+    /// [`degradation`](Self::degradation) policy.
+    ///
+    /// ```
+    /// use mcp_blocking::agent::OpenAiResponses;
+    /// use mcp_blocking::config::HostedMcpServer;
+    /// let list = HostedMcpServer::parse_list(&serde_json::json!({
+    ///     "mcpServers": [{"type": "mcp", "server_label": "context7",
+    ///                     "server_url": "https://mcp.context7.com/mcp"}],
+    ///     "mcp": {"gracefulDegradation": true, "extraRetries": 2, "baseDelayMs": 250}
+    /// }))?;
+    /// let model = OpenAiResponses::new("gpt-4.1").hosted_list(&list);
+    /// assert_eq!(model.hosted_servers()[0].server_label, "context7");
+    /// assert_eq!(model.degradation_policy().extra_retries, 2);
+    /// # Ok::<(), mcp_blocking::config::ConfigError>(())
+    /// ```
+    #[must_use]
+    pub fn hosted_list(mut self, list: &HostedReport) -> Self {
+        self.hosted.extend(list.servers.iter().cloned());
+        if let Some(d) = &list.degradation {
+            self.degradation = d.clone();
+        }
+        self
+    }
+
+    /// The hosted servers every request carries (@robojs/ai's `AI.getMCPServers()`).
+    pub fn hosted_servers(&self) -> &[HostedMcpServer] {
+        &self.hosted
+    }
+
+    /// How a request degrades when its hosted servers make it fail (default
+    /// [`Degradation::default`]: one extra retry after 500 ms, then the request is sent without
+    /// the failing servers). As @robojs/ai does it:
+    ///
+    /// 1. a request that fails because of hosted servers (an HTTP 424, or an error naming a
+    ///    server's label or host, or mentioning MCP) is sent again up to
+    ///    [`extra_retries`](Degradation::extra_retries) times, after
+    ///    [`base_delay`](Degradation::base_delay) doubled each time, at most
+    ///    [`max_delay`](Degradation::max_delay);
+    /// 2. if it still fails and [`graceful`](Degradation::graceful) is on, the servers the error
+    ///    names (all of them when it names none) are removed from the request, which is sent
+    ///    again without them;
+    /// 3. a status note appended to that request's system prompt tells the model which
+    ///    external tools were unavailable;
+    /// 4. their labels are reported in
+    ///    [`ModelResponse::degraded_mcp_servers`](super::ModelResponse::degraded_mcp_servers),
+    ///    and by the [`Agent`](super::Agent) in
+    ///    [`RunOutput::degraded_mcp_servers`](super::RunOutput::degraded_mcp_servers) and
+    ///    [`AgentEvent::HostedServersDegraded`](super::AgentEvent::HostedServersDegraded).
+    ///
+    /// Other failures (a bad key, the model's own rate limit, which the HTTP retries of
+    /// [`HttpOptions`](super::HttpOptions) already cover) are returned as they are. The removal
+    /// and the note hold for that request only: the next carries every hosted server again.
+    /// [`retry_tools`](Degradation::retry_tools) does not apply here.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use mcp_blocking::agent::OpenAiResponses;
+    /// use mcp_blocking::hub::Degradation;
+    /// let model = OpenAiResponses::new("gpt-4.1").degradation(
+    ///     Degradation::default().extra_retries(2).max_delay(Duration::from_secs(1)),
+    /// );
+    /// assert!(model.degradation_policy().graceful);
+    /// ```
+    #[must_use]
+    pub fn degradation(mut self, degradation: Degradation) -> Self {
+        self.degradation = degradation;
+        self
+    }
+
+    /// The [`degradation`](Self::degradation) policy.
+    pub fn degradation_policy(&self) -> &Degradation {
+        &self.degradation
+    }
+
+    /// The endpoint as errors show it.
+    pub(crate) fn endpoint_shown(&self) -> String {
+        self.endpoint.shown()
     }
 
     #[cfg(test)]
@@ -218,7 +303,7 @@ impl OpenAiResponses {
 
 impl Model for OpenAiResponses {
     fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
-        self.send(request, &self.hosted)
+        super::hosted::complete(self, request)
     }
 }
 

@@ -108,6 +108,10 @@ pub struct HostedReport {
     pub servers: Vec<HostedMcpServer>,
     /// One error per skipped entry.
     pub errors: Vec<ConfigError>,
+    /// The degradation policy of the list's `mcp` options block (@robojs/ai's
+    /// `gracefulDegradation`, `extraRetries`, `baseDelayMs`, `maxDelayMs`), when the list is an
+    /// object that has one.
+    pub degradation: Option<crate::hub::Degradation>,
 }
 
 impl HostedReport {
@@ -142,8 +146,10 @@ impl HostedMcpServer {
         parse(value, "")
     }
 
-    /// A list of entries: a JSON array, or an object with an `mcpServers` array. Invalid entries and
-    /// repeated `server_label`s are skipped with a `log::warn!` and reported.
+    /// A list of entries: a JSON array, or an object with an `mcpServers` array (and, as in
+    /// @robojs/ai's plugin options, an optional `mcp` options block read into
+    /// [`HostedReport::degradation`]). Invalid entries and repeated `server_label`s are skipped
+    /// with a `log::warn!` and reported.
     ///
     /// ```
     /// use mcp_blocking::config::HostedMcpServer;
@@ -160,7 +166,8 @@ impl HostedMcpServer {
     /// ```
     ///
     /// # Errors
-    /// [`ConfigErrorKind::UnknownFormat`] when `value` is neither form.
+    /// [`ConfigErrorKind::UnknownFormat`] when `value` is neither form; an error at `mcp.KEY`
+    /// for an options block with an unknown key or a value of the wrong type or out of range.
     pub fn parse_list(value: &Value) -> Result<HostedReport, ConfigError> {
         let (items, prefix) = match value {
             Value::Array(items) => (items, ""),
@@ -180,6 +187,16 @@ impl HostedMcpServer {
             }
         };
         let mut report = HostedReport::default();
+        if let Some(block) = value.get("mcp") {
+            let Value::Object(map) = block else {
+                return Err(ConfigError::wrong_type(
+                    "mcp",
+                    "an object of options",
+                    block,
+                ));
+            };
+            report.degradation = super::mcp_options::parse(map, "mcp")?;
+        }
         let mut labels = HashSet::new();
         for (i, item) in items.iter().enumerate() {
             let path = format!("{prefix}[{i}]");
