@@ -124,13 +124,13 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let times = times.lock().unwrap_or_else(|p| p.into_inner());
     let mean = times.iter().sum::<Duration>() / u32::try_from(times.len().max(1))?;
     println!(
-        "| one search over {} tools (mean of {}) | | {:.2} ms | |",
+        "\nOne search over {} tools: {:.2} ms (mean of {}).",
         hub.tools().len(),
-        times.len(),
-        mean.as_secs_f64() * 1000.0
+        mean.as_secs_f64() * 1000.0,
+        times.len()
     );
     println!(
-        "\nThe model reached `{}` on server `{}` through a search, in {} turns.",
+        "The model reached `{}` on server `{}` through a search, in {} turns.",
         out.tool_calls[1].tool,
         out.tool_calls[1].server.as_deref().unwrap_or("?"),
         out.turns

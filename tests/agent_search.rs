@@ -44,8 +44,11 @@ fn server<'a>(servers: &'a [(String, TestServer)], name: &str) -> &'a TestServer
 #[test]
 fn with_1500_tools_the_first_request_carries_under_5_percent_of_the_definitions() {
     let (hub, _servers) = catalog::hub();
-    let model = ScriptedModel::start(vec![Step::Text("plain".into()), Step::Text("search".into())])
-        .unwrap();
+    let model = ScriptedModel::start(vec![
+        Step::Text("plain".into()),
+        Step::Text("search".into()),
+    ])
+    .unwrap();
     Agent::new(&hub, chat(&model)).run("hello").unwrap();
     Agent::new(&hub, chat(&model))
         .tool_search(ToolSearch::new())
@@ -56,7 +59,10 @@ fn with_1500_tools_the_first_request_carries_under_5_percent_of_the_definitions(
     let search = catalog::tool_bytes(&requests[1].body);
     assert_eq!(requests[0].tool_names().len(), 1500);
     assert_eq!(requests[1].tool_names(), ["search_tools"]);
-    assert!(plain > 500_000, "the plain run's definitions are {plain} bytes");
+    assert!(
+        plain > 500_000,
+        "the plain run's definitions are {plain} bytes"
+    );
     assert!(
         search * 20 < plain,
         "with search the tools take {search} bytes, without {plain}: not under 5%"
@@ -114,8 +120,10 @@ fn a_scripted_model_finds_a_tool_it_was_not_offered_and_calls_it() {
     assert_eq!(others, 0);
     let seen = seen.lock().unwrap();
     assert!(
-        seen.iter().any(|e| matches!(e, AgentEvent::ToolsFound { turn: 1, query, tools, .. }
-            if query == "refund a stripe charge" && tools.contains(&"create_refund".to_owned()))),
+        seen.iter().any(
+            |e| matches!(e, AgentEvent::ToolsFound { turn: 1, query, tools, .. }
+            if query == "refund a stripe charge" && tools.contains(&"create_refund".to_owned()))
+        ),
         "{seen:?}"
     );
     assert!(!seen
@@ -142,12 +150,19 @@ fn a_tool_called_before_it_was_found_is_loaded_not_run() {
     let mut agent = Agent::new(&hub, chat(&model)).tool_search(ToolSearch::new());
     let out = agent.run("delete invoice in_1").unwrap();
     let first = &out.tool_calls[0];
-    assert!(first.is_error && first.output.starts_with("Not run: `delete_invoice` was not loaded"));
+    assert!(
+        first.is_error
+            && first
+                .output
+                .starts_with("Not run: `delete_invoice` was not loaded")
+    );
     assert_eq!(first.server.as_deref(), Some("stripe"));
     let unknown = &out.tool_calls[1];
     assert!(
         unknown.is_error
-            && unknown.output.starts_with("Tool not found: `no_such_tool`. Call `search_tools`"),
+            && unknown
+                .output
+                .starts_with("Tool not found: `no_such_tool`. Call `search_tools`"),
         "{}",
         unknown.output
     );
@@ -184,7 +199,10 @@ fn pinned_tools_are_offered_in_every_turn() {
 fn the_next_run_offers_the_tools_the_conversation_used_not_all_it_found() {
     let (hub, _servers) = catalog::hub();
     let model = ScriptedModel::start(vec![
-        calls(vec![call("search_tools", json!({"query": "weather forecast"}))]),
+        calls(vec![call(
+            "search_tools",
+            json!({"query": "weather forecast"}),
+        )]),
         calls(vec![call("get_forecast", json!({"id": "paris"}))]),
         Step::Text("sunny".into()),
         Step::Text("again".into()),
