@@ -532,9 +532,11 @@ impl<'h> Agent<'h> {
             .into_iter()
             .flatten()
             .reduce(|a, b| format!("{a}\n\n{b}"));
+        // A run with no tools offers none, not a search over nothing.
         self.search_run = self
             .search
             .as_ref()
+            .filter(|_| !set.tools.is_empty())
             .map(|o| SearchRun::new(o, self.hub, &set.tools, &self.messages[..start]));
         let by_name: HashMap<&str, &HubTool> =
             set.tools.iter().map(|t| (t.name.as_str(), t)).collect();
@@ -1094,6 +1096,22 @@ mod tests {
         agent.cancel_handle().cancel();
         assert!(matches!(agent.run("hi"), Err(AgentError::Cancelled { .. })));
         assert!(model.seen.lock().expect("lock").is_empty());
+    }
+
+    #[test]
+    fn tool_search_over_no_tools_offers_none() {
+        struct Count(Mutex<Vec<usize>>);
+        impl Model for Count {
+            fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+                self.0.lock().expect("lock").push(req.tools.len());
+                Ok(ModelResponse::new(AssistantMessage::text("ok")))
+            }
+        }
+        let hub = Hub::default();
+        let model = Count(Mutex::new(Vec::new()));
+        let mut agent = Agent::new(&hub, &model).tool_search(ToolSearch::new());
+        agent.run("hi").expect("runs");
+        assert_eq!(*model.0.lock().expect("lock"), [0]);
     }
 
     #[test]
