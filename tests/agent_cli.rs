@@ -422,3 +422,50 @@ fn a_stalled_model_ends_the_run_at_the_timeout() {
         "a stalled model held the run for {took:?} with --timeout 2"
     );
 }
+
+#[test]
+fn tool_search_result_budget_and_server_instructions_from_the_command_line() {
+    let dir = TempDir::new("agent-cli-search");
+    let file = config(&dir);
+    let model = ScriptedModel::start(vec![
+        calls(vec![call("search_tools", json!({"query": "large text"}))]),
+        calls(vec![call("fx__large", json!({"bytes": 5000}))]),
+        Step::Summary(String::new()),
+    ])
+    .unwrap();
+    let url = model.base_url();
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "run",
+        "--model-url",
+        &url,
+        "--tool-search",
+        "--max-result-bytes",
+        "1000",
+        "--server-instructions",
+        "-v",
+        "fetch some large text",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let requests = model.requests();
+    assert_eq!(requests[0].tool_names(), ["search_tools"]);
+    assert!(requests[1].tool_names().contains(&"fx__large".to_owned()));
+    let system = requests[0].body["messages"][0]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        system.contains("<server-instructions server=\"fx\">")
+            && system.contains("<server-instructions server=\"other\">"),
+        "{system}"
+    );
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("its text is 5000 bytes and only the first 1000 are shown"),
+        "{stdout}"
+    );
+    let err = text(&out.stderr);
+    assert!(err.contains("search \"large text\": "), "{err}");
+    assert!(model.violations().is_empty(), "{:?}", model.violations());
+}

@@ -18,12 +18,16 @@
 //!
 //! ```text
 //!  run(message) ── hub.resolve(query = message, run-level allow-list)   discovery: first run only
-//!     │
+//!     │            system = prompt + servers' instructions (opt-in) + unavailable-tools note
 //!     └─ turn 1..=max_turns:  model.complete(system, conversation, tools)
+//!          │                  tools: all of the run's, or with ToolSearch: search_tools +
+//!          │                         pinned + found/used (found by a search: from next turn)
 //!          ├─ no tool call ────────────────> Ok(RunOutput { text, turns, tool_calls, usage })
-//!          └─ tool calls ── approval (the hook; without one, the servers' policies) ──
-//!                 one scoped thread per call (per-call timeout)
-//!                 └─ one result per call id, in the model's order, errors as text ─> next turn
+//!          └─ tool calls (at most max_tool_calls_per_turn run) ── approval (the hook;
+//!                 without one, the servers' policies) ── a pool of at most
+//!                 max_parallel_tool_calls named threads (per-call timeout)
+//!                 └─ one result per call id, in the model's order, errors as text, each
+//!                    cut to max_tool_result_bytes with a notice ─> next turn
 //!     max_turns reached ──> Err(AgentError::TurnLimit { transcript, .. })
 //! ```
 //!
@@ -40,6 +44,7 @@
 
 mod anthropic;
 mod approval;
+mod budget;
 mod cancel;
 mod content;
 mod hosted;
@@ -49,6 +54,7 @@ mod http_tests;
 mod openai_chat;
 mod openai_responses;
 mod runner;
+mod search;
 mod types;
 
 pub use anthropic::AnthropicMessages;
@@ -58,6 +64,7 @@ pub use http::{ApiKey, HttpOptions};
 pub use openai_chat::OpenAiChat;
 pub use openai_responses::OpenAiResponses;
 pub use runner::{Agent, AgentError, AgentEvent, RunOutput, ToolCallRecord};
+pub use search::ToolSearch;
 pub use types::{
     ApprovalRequest, AssistantMessage, DeltaSink, Message, Model, ModelDelta, ModelError,
     ModelRequest, ModelResponse, ModelSettings, Part, RawMessage, ToolCall, ToolResultMessage,

@@ -10,8 +10,9 @@ use std::time::{Duration, Instant};
 use serde_json::{json, Value};
 
 use super::approval::{self, ApprovalDecision, ToolApproval};
+use super::budget;
 use super::cancel::CancelHandle;
-use super::content;
+use super::search::{Routed, SearchRun, ToolSearch};
 use super::types::{
     joined_text, ApprovalRequest, Message, Model, ModelError, ModelRequest, ModelSettings, Part,
     ToolCall, ToolResultMessage, Usage,
@@ -49,6 +50,18 @@ pub enum AgentEvent {
         turn: usize,
         /// The servers' labels.
         servers: Vec<String>,
+    },
+    /// A [tool search](super::ToolSearch) ran: the tools it found are offered from the next
+    /// turn. (A search sends no `ToolCallStarted`/`ToolCallFinished`.)
+    ToolsFound {
+        /// The turn, from 1.
+        turn: usize,
+        /// The call id.
+        id: String,
+        /// The query, as searched.
+        query: String,
+        /// The offered names of the tools found, best first.
+        tools: Vec<String>,
     },
     /// A tool call is about to run.
     ToolCallStarted {
@@ -234,6 +247,10 @@ pub struct Agent<'h> {
     on_event: Option<EventFn>,
     cancel: CancelHandle,
     messages: Vec<Message>,
+    search: Option<ToolSearch>,
+    /// The tool search of the current run (`search` on).
+    search_run: Option<SearchRun>,
+    server_instructions: bool,
 }
 
 impl fmt::Debug for Agent<'_> {
@@ -252,6 +269,9 @@ impl fmt::Debug for Agent<'_> {
                 "max_parallel_tool_calls",
                 &self.limits.max_parallel_tool_calls,
             )
+            .field("max_tool_result_bytes", &self.limits.max_tool_result_bytes)
+            .field("tool_search", &self.search)
+            .field("server_instructions", &self.server_instructions)
             .field("messages", &self.messages.len())
             .finish()
     }
@@ -277,6 +297,9 @@ impl<'h> Agent<'h> {
             on_event: None,
             cancel: CancelHandle::new(),
             messages: Vec::new(),
+            search: None,
+            search_run: None,
+            server_instructions: false,
         }
     }
 
@@ -366,6 +389,7 @@ impl<'h> Agent<'h> {
     /// Sets the caps on the tool calls of one turn: how many run
     /// ([`Limits::max_tool_calls_per_turn`]; the others are answered with an error result the
     /// model reads) and how many run at the same time ([`Limits::max_parallel_tool_calls`]).
+    /// [`Limits::max_tool_result_bytes`] cuts each tool result's text that reaches the model.
     /// The other fields of `limits` belong to servers and are not used here.
     ///
     /// ```
@@ -380,6 +404,25 @@ impl<'h> Agent<'h> {
     #[must_use]
     pub fn limits(mut self, limits: Limits) -> Self {
         self.limits = limits;
+        self
+    }
+
+    /// Turns on tool search (see [`ToolSearch`]): each request offers a `search_tools` tool,
+    /// the pinned tools and the tools found or used so far, instead of every tool of the run.
+    #[must_use]
+    pub fn tool_search(mut self, search: ToolSearch) -> Self {
+        self.search = Some(search);
+        self
+    }
+
+    /// Adds the `instructions` each server gave at initialisation to the system prompt (off by
+    /// default), for the servers whose tools the run may use: each in its own
+    /// `<server-instructions server="NAME">` element, after a line saying they come from the
+    /// servers. A server's text is cut to 4 KiB, and servers past 16 KiB in all are left out;
+    /// a server cannot close its element early (the tags are neutralised in its text).
+    #[must_use]
+    pub fn server_instructions(mut self, on: bool) -> Self {
+        self.server_instructions = on;
         self
     }
 
@@ -481,11 +524,20 @@ impl<'h> Agent<'h> {
         let set = self
             .hub
             .resolve(&Run::new().query(message).tools(self.tools.clone()));
-        let system = match (&self.system, set.status_note()) {
-            (Some(s), Some(note)) => Some(format!("{s}\n\n{note}")),
-            (Some(s), None) => Some(s.clone()),
-            (None, note) => note,
-        };
+        let instructions = self
+            .server_instructions
+            .then(|| budget::server_instructions(self.hub, &set.tools))
+            .flatten();
+        let system = [self.system.clone(), instructions, set.status_note()]
+            .into_iter()
+            .flatten()
+            .reduce(|a, b| format!("{a}\n\n{b}"));
+        // A run with no tools offers none, not a search over nothing.
+        self.search_run = self
+            .search
+            .as_ref()
+            .filter(|_| !set.tools.is_empty())
+            .map(|o| SearchRun::new(o, self.hub, &set.tools, &self.messages[..start]));
         let by_name: HashMap<&str, &HubTool> =
             set.tools.iter().map(|t| (t.name.as_str(), t)).collect();
         let mut usage = Usage::default();
@@ -499,7 +551,10 @@ impl<'h> Agent<'h> {
             }
             let mut request = ModelRequest::new(self.messages.clone());
             request.system = system.clone();
-            request.tools = set.tools.clone();
+            request.tools = match &self.search_run {
+                Some(search) => search.offer(),
+                None => set.tools.clone(),
+            };
             request.settings = self.settings.clone();
             request.cancel = Some(self.cancel.clone());
             let response = match self.model.complete(&request) {
@@ -688,6 +743,21 @@ impl<'h> Agent<'h> {
         tools: &HashMap<&str, &HubTool>,
     ) -> (ToolResultMessage, ToolCallRecord) {
         let started = Instant::now();
+        if let Some(search) = &self.search_run {
+            let refused = match search.route(&call.name) {
+                Routed::Offered => None,
+                Routed::Search => return self.search(turn, call, search),
+                Routed::NotOffered(text) => tools
+                    .get(call.name.as_str())
+                    .map(|t| (Some(t.server.clone()), t.tool.name.clone(), text)),
+                Routed::Unknown(text) => Some((None, call.name.clone(), text)),
+            };
+            if let Some((server, tool, text)) = refused {
+                let out = failed(turn, call, server, &tool, text);
+                self.finished(&out.1, started);
+                return out;
+            }
+        }
         let Some(tool) = tools.get(call.name.as_str()) else {
             let mut names: Vec<&str> = tools.keys().copied().collect();
             names.sort_unstable();
@@ -758,8 +828,17 @@ impl<'h> Agent<'h> {
                 .hub
                 .call_tool_with(&call.name, arguments.clone(), &opts)
             {
-                Ok(result) => (content::parts(&result), result.is_error == Some(true)),
-                Err(e) => (vec![Part::Text(error_text(&call.name, &e))], true),
+                Ok(result) => (
+                    budget::parts(&result, self.limits.max_tool_result_bytes),
+                    result.is_error == Some(true),
+                ),
+                Err(e) => (
+                    budget::text(
+                        error_text(&call.name, &e),
+                        self.limits.max_tool_result_bytes,
+                    ),
+                    true,
+                ),
             };
         let output = joined_text(&content);
         let record = ToolCallRecord {
@@ -778,6 +857,39 @@ impl<'h> Agent<'h> {
             name: call.name.clone(),
             content,
             is_error,
+        };
+        (result, record)
+    }
+
+    /// Answers a call of the search tool.
+    fn search(
+        &self,
+        turn: usize,
+        call: &ToolCall,
+        search: &SearchRun,
+    ) -> (ToolResultMessage, ToolCallRecord) {
+        let answer = search.search(&call.arguments);
+        self.emit(AgentEvent::ToolsFound {
+            turn,
+            id: call.id.clone(),
+            query: answer.query,
+            tools: answer.found,
+        });
+        let record = ToolCallRecord {
+            turn,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            server: None,
+            tool: search.name().to_owned(),
+            arguments: serde_json::from_str(&call.arguments).unwrap_or(Value::Null),
+            is_error: answer.is_error,
+            output: answer.text.clone(),
+        };
+        let result = ToolResultMessage {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content: vec![Part::Text(answer.text)],
+            is_error: answer.is_error,
         };
         (result, record)
     }
@@ -984,6 +1096,22 @@ mod tests {
         agent.cancel_handle().cancel();
         assert!(matches!(agent.run("hi"), Err(AgentError::Cancelled { .. })));
         assert!(model.seen.lock().expect("lock").is_empty());
+    }
+
+    #[test]
+    fn tool_search_over_no_tools_offers_none() {
+        struct Count(Mutex<Vec<usize>>);
+        impl Model for Count {
+            fn complete(&self, req: &ModelRequest) -> Result<ModelResponse, ModelError> {
+                self.0.lock().expect("lock").push(req.tools.len());
+                Ok(ModelResponse::new(AssistantMessage::text("ok")))
+            }
+        }
+        let hub = Hub::default();
+        let model = Count(Mutex::new(Vec::new()));
+        let mut agent = Agent::new(&hub, &model).tool_search(ToolSearch::new());
+        agent.run("hi").expect("runs");
+        assert_eq!(*model.0.lock().expect("lock"), [0]);
     }
 
     #[test]

@@ -84,6 +84,12 @@ pub struct Limits {
     /// Agent: how many tool calls of one turn run at the same time, each on a named thread of
     /// a pool that is joined before the turn ends (at least 1). Default: 8.
     pub max_parallel_tool_calls: usize,
+    /// Agent: the most bytes of text one tool result sends to the model (all its text parts
+    /// together, UTF-8). A longer result is cut at a character boundary and followed by a
+    /// notice giving its size and the size kept, with the URIs of the resources it links to
+    /// or embeds (kept whole, so the model can read them) or else the advice to call the tool
+    /// with narrower arguments. Images are not counted. Default: 100 000 (about 25 000 tokens).
+    pub max_tool_result_bytes: usize,
 }
 
 impl Default for Limits {
@@ -101,6 +107,7 @@ impl Default for Limits {
             max_auth_response_bytes: 256 * 1024,
             max_tool_calls_per_turn: 64,
             max_parallel_tool_calls: 8,
+            max_tool_result_bytes: 100_000,
         }
     }
 }
@@ -183,6 +190,13 @@ impl Limits {
     #[must_use]
     pub fn with_max_parallel_tool_calls(mut self, count: usize) -> Self {
         self.max_parallel_tool_calls = count.max(1);
+        self
+    }
+
+    /// Sets [`max_tool_result_bytes`](Limits::max_tool_result_bytes).
+    #[must_use]
+    pub fn with_max_tool_result_bytes(mut self, bytes: usize) -> Self {
+        self.max_tool_result_bytes = bytes;
         self
     }
 

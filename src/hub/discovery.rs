@@ -148,6 +148,28 @@ pub(crate) fn word_hash(text: &str) -> HashMap<String, u32> {
     counts
 }
 
+/// A text's term vector, kept so that one query can be scored against many texts without
+/// tokenising either again (tool search ranks every tool of a run this way).
+#[derive(Debug, Clone, Default)]
+pub(crate) struct Terms(HashMap<String, f64>);
+
+impl Terms {
+    /// The terms of `text`, tokenised as [`word_hash`] does.
+    pub(crate) fn of(text: &str) -> Terms {
+        Terms(term_vector(text))
+    }
+
+    /// TF cosine similarity with `other`, in `0.0..=1.0`.
+    pub(crate) fn similarity(&self, other: &Terms) -> f64 {
+        cosine(&self.0, &other.0)
+    }
+
+    /// Whether the text had no term at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
 /// The L2-normalised term vector of `text`.
 fn term_vector(text: &str) -> HashMap<String, f64> {
     let counts = word_hash(text);

@@ -45,6 +45,7 @@ use crate::transport::stdio::ConnectionPoller;
 pub use builder::HubBuilder;
 pub use degrade::{Degradation, DegradedServer, ServerFailure};
 pub use discovery::ServerDiscovery;
+pub(crate) use discovery::Terms;
 pub use registry::{CollisionPolicy, HubTool};
 pub use run::{HubEvent, Run, ToolSet};
 pub(crate) use settings::resolve_setting;

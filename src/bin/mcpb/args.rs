@@ -313,6 +313,18 @@ pub(crate) struct ModelArgs {
     /// terminal, and refused without one)
     #[arg(long)]
     pub(crate) yes: bool,
+    /// Offer the model a search_tools tool (and the tools it found or used) instead of every
+    /// tool: for servers with many tools
+    #[arg(long)]
+    pub(crate) tool_search: bool,
+    /// The most bytes of one tool result's text the model reads; longer ones are cut, with a
+    /// notice [default: 100000]
+    #[arg(long, value_name = "N")]
+    pub(crate) max_result_bytes: Option<usize>,
+    /// Add each server's instructions (from its initialisation) to the system prompt, labelled
+    /// with the server's name
+    #[arg(long)]
+    pub(crate) server_instructions: bool,
 }
 
 /// `run [OPTIONS] MESSAGE`.

@@ -2,7 +2,8 @@
 //!
 //! ```text
 //! mcpb --config FILE run [--server NAME]... [--model M] [--model-url URL] [--api-key-env VAR]
-//!      [--max-turns N] [--template FILE] [--timeout SECS] [--json] [-v] "MESSAGE"
+//!      [--max-turns N] [--template FILE] [--tool-search] [--max-result-bytes N]
+//!      [--server-instructions] [--timeout SECS] [--json] [-v] "MESSAGE"
 //! ```
 //!
 //! `mcpb chat` takes the same options and no MESSAGE: one conversation, a message per line of
@@ -18,9 +19,9 @@ use std::time::Duration;
 
 use mcp_blocking::agent::{
     Agent, AgentError, AgentEvent, AnthropicMessages, HttpOptions, ModelError, OpenAiChat,
-    RunOutput,
+    RunOutput, ToolSearch,
 };
-use mcp_blocking::config::Template;
+use mcp_blocking::config::{Limits, Template};
 use mcp_blocking::hub::Degradation;
 use mcp_blocking::{Hub, ServerConfig};
 use serde_json::{json, Value};
@@ -238,6 +239,13 @@ fn agent<'h>(hub: &'h Hub, setup: Setup, global: &Global, args: &ModelArgs) -> A
     if global.verbose > 0 {
         agent = agent.on_event(show_event);
     }
+    if args.tool_search {
+        agent = agent.tool_search(ToolSearch::new());
+    }
+    if let Some(n) = args.max_result_bytes {
+        agent = agent.limits(Limits::default().with_max_tool_result_bytes(n));
+    }
+    agent = agent.server_instructions(args.server_instructions);
     let approver = Approver::new(args.yes);
     agent.approve(move |ask| approver.decide(ask))
 }
@@ -374,6 +382,16 @@ fn show_event(e: &AgentEvent) {
                 if *is_error { "error" } else { "ok" },
                 elapsed.as_secs_f64(),
                 terminal::escaped(first)
+            );
+        }
+        AgentEvent::ToolsFound {
+            turn, query, tools, ..
+        } => {
+            let _ = writeln!(
+                err,
+                "mcpb: [turn {turn}] search {}: {}",
+                terminal::escaped(&json!(query).to_string()),
+                terminal::escaped(&tools.join(", "))
             );
         }
         _ => {}
