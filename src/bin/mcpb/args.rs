@@ -152,24 +152,40 @@ pub(crate) struct Global {
     pub(crate) scope: Vec<String>,
     /// Offer DIR to the server as a root (a file:// URI; repeatable); without it no roots
     /// are offered (`mcpb shell`: `roots add DIR` offers more)
-    #[arg(long = "root", value_name = "DIR", global = true,
-          help_heading = "What the server may ask for")]
+    #[arg(
+        long = "root",
+        value_name = "DIR",
+        global = true,
+        help_heading = "What the server may ask for"
+    )]
     pub(crate) roots: Vec<String>,
     /// Answer the server's sampling requests with the model API at URL (as `run`'s
     /// --model-url: OpenAI-compatible, or Anthropic when the URL says so); each request is
     /// shown and confirmed on the terminal first. Without it sampling is not offered
-    #[arg(long, value_name = "URL", global = true,
-          help_heading = "What the server may ask for")]
+    #[arg(
+        long,
+        value_name = "URL",
+        global = true,
+        help_heading = "What the server may ask for"
+    )]
     pub(crate) sampling_model_url: Option<String>,
     /// The model of --sampling-model-url (default: gpt-4o-mini, or claude-sonnet-4-5 for
     /// Anthropic)
-    #[arg(long, value_name = "M", global = true,
-          help_heading = "What the server may ask for")]
+    #[arg(
+        long,
+        value_name = "M",
+        global = true,
+        help_heading = "What the server may ask for"
+    )]
     pub(crate) sampling_model: Option<String>,
     /// The variable holding the API key of --sampling-model-url (default OPENAI_API_KEY, or
     /// ANTHROPIC_API_KEY for Anthropic; a loopback URL needs none)
-    #[arg(long, value_name = "VAR", global = true,
-          help_heading = "What the server may ask for")]
+    #[arg(
+        long,
+        value_name = "VAR",
+        global = true,
+        help_heading = "What the server may ask for"
+    )]
     pub(crate) sampling_api_key_env: Option<String>,
     /// Send the server's sampling requests to the model without asking (needed without a
     /// terminal; they are still shown on stderr)
@@ -605,7 +621,10 @@ impl Global {
             ("--root", !self.roots.is_empty()),
             ("--sampling-model-url", self.sampling_model_url.is_some()),
             ("--sampling-model", self.sampling_model.is_some()),
-            ("--sampling-api-key-env", self.sampling_api_key_env.is_some()),
+            (
+                "--sampling-api-key-env",
+                self.sampling_api_key_env.is_some(),
+            ),
             ("--sampling-yes", self.sampling_yes),
         ];
         match given

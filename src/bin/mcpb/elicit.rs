@@ -332,7 +332,9 @@ impl Field {
                 if let Some(max) = max_items.filter(|m| n > *m) {
                     return Err(format!("at most {max} of the choices"));
                 }
-                Ok(Value::Array(picked.into_iter().map(Value::String).collect()))
+                Ok(Value::Array(
+                    picked.into_iter().map(Value::String).collect(),
+                ))
             }
         }
     }
@@ -513,7 +515,9 @@ fn is_date_time(text: &str) -> bool {
         }
     };
     let two = |s: &str, max: u32| {
-        s.len() == 2 && s.bytes().all(|c| c.is_ascii_digit()) && s.parse::<u32>().unwrap_or(99) <= max
+        s.len() == 2
+            && s.bytes().all(|c| c.is_ascii_digit())
+            && s.parse::<u32>().unwrap_or(99) <= max
     };
     let (whole, frac) = match clock.split_once('.') {
         Some((w, f)) => (w, Some(f)),
@@ -765,10 +769,7 @@ impl Elicitor {
                 terminal::escaped(server),
                 terminal::escaped(&e)
             );
-            HandlerError::new(
-                ErrorCode::INVALID_PARAMS,
-                format!("requestedSchema: {e}"),
-            )
+            HandlerError::new(ErrorCode::INVALID_PARAMS, format!("requestedSchema: {e}"))
         })?;
         let (given, problems) = from_inputs(&fields, &self.inputs);
         let unanswered = missing(&fields, &given);
@@ -829,5 +830,154 @@ fn url_mode(server: &str, params: &ElicitParams, tty: &mut Tty) -> ElicitResult 
         Choose::Yes => ElicitResult::accept(Map::new()),
         Choose::No => ElicitResult::decline(),
         Choose::Cancel => ElicitResult::cancel(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::tty::Script;
+    use serde_json::json;
+
+    fn schema() -> Value {
+        json!({"type": "object", "properties": {
+            "name": {"type": "string", "minLength": 2, "maxLength": 5},
+            "age": {"type": "integer", "minimum": 0, "maximum": 150},
+            "ok": {"type": "boolean", "default": false},
+            "when": {"type": "string", "format": "date-time"},
+            "pet": {"type": "string", "oneOf": [{"const": "c", "title": "Cat"}, {"const": "d", "title": "Dog"}]},
+            "tags": {"type": "array", "items": {"enum": ["a", "b", "c"]}, "maxItems": 2}
+        }, "required": ["name"]})
+    }
+
+    fn field<'f>(fields: &'f [Field], name: &str) -> &'f Field {
+        fields.iter().find(|f| f.name == name).unwrap()
+    }
+
+    #[test]
+    fn values_are_checked_against_the_schema() {
+        let fields = fields(&schema()).unwrap();
+        let name = field(&fields, "name");
+        assert!(name.required);
+        assert!(name.parse("a").unwrap_err().contains("at least 2"));
+        assert!(name.parse("abcdef").unwrap_err().contains("at most 5"));
+        assert_eq!(name.parse(" Ada ").unwrap(), json!("Ada"));
+        let age = field(&fields, "age");
+        assert_eq!(age.parse("42").unwrap(), json!(42));
+        assert!(age.parse("4.5").is_err() && age.parse("151").is_err());
+        assert_eq!(field(&fields, "ok").parse("Yes").unwrap(), json!(true));
+        let when = field(&fields, "when");
+        assert!(when.parse("2025-01-31T10:00:00Z").is_ok());
+        assert!(when.parse("2025-01-31T10:00:00.5+01:00").is_ok());
+        assert!(when.parse("2025-02-30T10:00:00Z").is_err());
+        assert!(when.parse("2025-01-31 10:00").is_err());
+        let pet = field(&fields, "pet");
+        assert_eq!(pet.parse("dog").unwrap(), json!("d"));
+        assert_eq!(pet.parse("1").unwrap(), json!("c"));
+        assert!(pet.parse("3").is_err());
+        let tags = field(&fields, "tags");
+        assert_eq!(tags.parse("a, c, a").unwrap(), json!(["a", "c"]));
+        assert!(tags.parse("a,b,c").unwrap_err().contains("at most 2"));
+        assert!(is_email("a@b.co") && !is_email("a@b") && !is_email("a b@c.d"));
+        assert!(is_uri("https://x.y/") && !is_uri("x y:z") && !is_uri("1http://x"));
+        assert!(is_date("2024-02-29") && !is_date("2023-02-29") && !is_date("2024-13-01"));
+    }
+
+    #[test]
+    fn schemas_mcpb_cannot_show_are_refused_with_their_field() {
+        let nested = json!({"properties": {"x": {"type": "object"}}});
+        assert!(fields(&nested).unwrap_err().contains("field `x`"));
+        let many: Map<String, Value> = (0..=MAX_FIELDS)
+            .map(|i| (format!("f{i}"), json!({"type": "string"})))
+            .collect();
+        let err = fields(&json!({ "properties": many })).unwrap_err();
+        assert!(err.contains(&MAX_FIELDS.to_string()), "{err}");
+        let choices: Vec<String> = (0..=MAX_OPTIONS).map(|i| i.to_string()).collect();
+        let big = json!({"properties": {"e": {"type": "string", "enum": choices}}});
+        assert!(fields(&big).unwrap_err().contains("choices"));
+    }
+
+    fn run(lines: &[&str], given: Map<String, Value>) -> (Outcome, String) {
+        let fields = fields(&schema()).unwrap();
+        let mut out = Vec::new();
+        let outcome = fill(
+            "srv",
+            "Tell us\x1b[2J",
+            &fields,
+            given,
+            &mut Script::of(lines),
+            &mut out,
+        );
+        (outcome, String::from_utf8(out).unwrap())
+    }
+
+    #[test]
+    fn a_form_is_filled_asked_again_on_bad_values_and_accepted() {
+        let (outcome, shown) = run(
+            &["y", "", "x", "Ada", "200", "36", "", "", "Cat", "", "yes"],
+            Map::new(),
+        );
+        let Outcome::Accept(content) = outcome else {
+            panic!("{outcome:?}\n{shown}")
+        };
+        assert_eq!(
+            json!(content),
+            json!({"name": "Ada", "age": 36, "pet": "c"})
+        );
+        assert!(shown.contains("Tell us\\u{1b}[2J"), "{shown}");
+        assert!(shown.contains("(required)") && shown.contains("(expected at most 150)"));
+    }
+
+    #[test]
+    fn fields_given_by_input_are_not_asked_and_answers_end_the_form() {
+        let mut given = Map::new();
+        given.insert("name".into(), json!("Bob"));
+        let (outcome, shown) = run(&["y", "", "", "", "", "", "y"], given);
+        assert_eq!(
+            outcome,
+            Outcome::Accept(serde_json::from_value(json!({"name": "Bob"})).unwrap())
+        );
+        assert!(!shown.contains("  name ["), "{shown}");
+        assert_eq!(run(&["n"], Map::new()).0, Outcome::Decline);
+        assert_eq!(run(&["c"], Map::new()).0, Outcome::Cancel);
+        // The end of input, and a value that never fits, cancel.
+        assert_eq!(run(&["y"], Map::new()).0, Outcome::Cancel);
+        assert_eq!(run(&["y", "x", "y", "z"], Map::new()).0, Outcome::Cancel);
+        // A line too long is asked again; the third unusable answer cancels.
+        let mut script = Script(
+            [
+                Line::Text("y".into()),
+                Line::TooLong,
+                Line::TooLong,
+                Line::TooLong,
+            ]
+            .into(),
+        );
+        let fields = fields(&schema()).unwrap();
+        let mut out = Vec::new();
+        assert_eq!(
+            fill("s", "m", &fields, Map::new(), &mut script, &mut out),
+            Outcome::Cancel
+        );
+        assert!(String::from_utf8(out)
+            .unwrap()
+            .contains("more than 4096 bytes"));
+    }
+
+    #[test]
+    fn input_values_are_checked_and_required_fields_counted() {
+        let fields = fields(&schema()).unwrap();
+        let inputs: BTreeMap<String, String> = [
+            ("age".to_owned(), "x".to_owned()),
+            ("other".to_owned(), "1".to_owned()),
+        ]
+        .into();
+        let (given, problems) = from_inputs(&fields, &inputs);
+        assert!(given.is_empty());
+        assert_eq!(
+            problems,
+            vec!["--input age: expected a whole number".to_owned()]
+        );
+        assert_eq!(missing(&fields, &given), vec!["name"]);
     }
 }

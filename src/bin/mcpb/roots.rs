@@ -29,8 +29,7 @@ const PATH: &AsciiSet = &NON_ALPHANUMERIC
 /// A sentence naming the directory when it cannot be resolved (it does not exist, or cannot be
 /// read).
 pub(crate) fn root_of(dir: &str) -> Result<Root, String> {
-    let path = std::fs::canonicalize(dir)
-        .map_err(|e| format!("--root `{dir}`: {e}"))?;
+    let path = std::fs::canonicalize(dir).map_err(|e| format!("--root `{dir}`: {e}"))?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -141,16 +140,25 @@ mod tests {
 
     #[test]
     fn unix_paths_are_percent_encoded() {
-        assert_eq!(uri_of_text("/home/a b/#1%", false), "file:///home/a%20b/%231%25");
+        assert_eq!(
+            uri_of_text("/home/a b/#1%", false),
+            "file:///home/a%20b/%231%25"
+        );
         assert_eq!(uri_of_text("/tmp/été", false), "file:///tmp/%C3%A9t%C3%A9");
         assert_eq!(uri_of_text("/", false), "file:///");
     }
 
     #[test]
     fn windows_paths_are_drive_uris_and_shares_name_their_host() {
-        assert_eq!(uri_of_text(r"\\?\C:\work\a b", true), "file:///C:/work/a%20b");
+        assert_eq!(
+            uri_of_text(r"\\?\C:\work\a b", true),
+            "file:///C:/work/a%20b"
+        );
         assert_eq!(uri_of_text(r"C:\", true), "file:///C:/");
-        assert_eq!(uri_of_text(r"\\?\UNC\host\share\d", true), "file://host/share/d");
+        assert_eq!(
+            uri_of_text(r"\\?\UNC\host\share\d", true),
+            "file://host/share/d"
+        );
         assert_eq!(uri_of_text(r"\\host\share", true), "file://host/share");
     }
 
@@ -163,7 +171,10 @@ mod tests {
         assert_eq!(root.uri, file_uri(&canonical));
         assert!(root.uri.starts_with("file:///"), "{}", root.uri);
         assert!(root.uri.contains("mcpb%20roots%20"), "{}", root.uri);
-        assert_eq!(root.name.as_deref(), Some(dir.file_name().unwrap().to_str().unwrap()));
+        assert_eq!(
+            root.name.as_deref(),
+            Some(dir.file_name().unwrap().to_str().unwrap())
+        );
         let (added, _) = edit(&[], &["add", &dir.to_string_lossy()]).unwrap();
         assert_eq!(added.len(), 1);
         assert!(edit(&added, &["add", &dir.to_string_lossy()]).is_err());
@@ -171,6 +182,8 @@ mod tests {
         assert!(removed.is_empty() && text.contains("removed"));
         assert!(edit(&removed, &["remove", &root.uri]).is_err());
         std::fs::remove_dir_all(&dir).unwrap();
-        assert!(root_of(&dir.to_string_lossy()).unwrap_err().contains("--root"));
+        assert!(root_of(&dir.to_string_lossy())
+            .unwrap_err()
+            .contains("--root"));
     }
 }

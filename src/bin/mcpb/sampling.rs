@@ -19,9 +19,7 @@
 
 use std::io::Write;
 
-use mcp_blocking::agent::{
-    AssistantMessage, Message, Model, ModelRequest, ModelSettings, Part,
-};
+use mcp_blocking::agent::{AssistantMessage, Message, Model, ModelRequest, ModelSettings, Part};
 use mcp_blocking::error::ErrorCode;
 use mcp_blocking::handler::{close_signal, HandlerError};
 use mcp_blocking::model::{CreateMessageParams, CreateMessageResult, Role, SamplingMessage};
@@ -71,11 +69,7 @@ impl Sampler {
         if !self.yes {
             match Tty::open(close_signal()) {
                 Some(mut tty) => {
-                    match ask_choose(
-                        &mut tty,
-                        &mut err,
-                        "  send it to the model? [y]es / [n]o: ",
-                    ) {
+                    match ask_choose(&mut tty, &mut err, "  send it to the model? [y]es / [n]o: ") {
                         Choose::Yes => {}
                         Choose::No | Choose::Cancel => {
                             return Err(HandlerError::rejected(
@@ -242,7 +236,7 @@ mod tests {
             ],
             50,
         )
-        .with_system_prompt("be brief".into())
+        .with_system_prompt("be brief")
         .with_temperature(0.5);
         let r = request_of(&params);
         assert_eq!(r.system.as_deref(), Some("be brief"));
@@ -278,7 +272,10 @@ mod tests {
         );
         let sampler = Sampler::new(Box::new(NoModel), "m".into(), true);
         let shown = sampler.describe("srv\x07", &params);
-        assert!(!shown.contains('\x1b') && !shown.contains('\x07'), "{shown}");
+        assert!(
+            !shown.contains('\x1b') && !shown.contains('\x07'),
+            "{shown}"
+        );
         assert!(shown.contains("a\\u{1b}[2J\\nb"), "{shown}");
         assert!(shown.contains("..."), "{shown}");
         assert!(shown.len() < 700, "{}", shown.len());
