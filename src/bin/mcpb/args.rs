@@ -86,8 +86,9 @@ pub(crate) struct Global {
         help_heading = "Server"
     )]
     pub(crate) servers: Vec<String>,
-    /// A value for `${input:ID}` in a VS Code config (repeatable); a missing one is asked for
-    /// when stdin is a terminal
+    /// A value for `${input:ID}` in a VS Code config, and for the field ID of a form a server
+    /// asks the user to fill in (elicitation), answering it without a terminal (repeatable);
+    /// a missing `${input:ID}` is asked for when stdin is a terminal
     #[arg(long = "input", value_name = "ID=VALUE", global = true, value_parser = key_value,
           help_heading = "Server")]
     pub(crate) inputs: Vec<(String, String)>,
@@ -149,6 +150,51 @@ pub(crate) struct Global {
         help_heading = "OAuth (http and sse servers)"
     )]
     pub(crate) scope: Vec<String>,
+    /// Offer DIR to the server as a root (a file:// URI; repeatable); without it no roots
+    /// are offered (`mcpb shell`: `roots add DIR` offers more)
+    #[arg(
+        long = "root",
+        value_name = "DIR",
+        global = true,
+        help_heading = "What the server may ask for"
+    )]
+    pub(crate) roots: Vec<String>,
+    /// Answer the server's sampling requests with the model API at URL (as `run`'s
+    /// --model-url: OpenAI-compatible, or Anthropic when the URL says so); each request is
+    /// shown and confirmed on the terminal first. Without it sampling is not offered
+    #[arg(
+        long,
+        value_name = "URL",
+        global = true,
+        help_heading = "What the server may ask for"
+    )]
+    pub(crate) sampling_model_url: Option<String>,
+    /// The model of --sampling-model-url (default: gpt-4o-mini, or claude-sonnet-4-5 for
+    /// Anthropic)
+    #[arg(
+        long,
+        value_name = "M",
+        global = true,
+        help_heading = "What the server may ask for"
+    )]
+    pub(crate) sampling_model: Option<String>,
+    /// The variable holding the API key of --sampling-model-url (default OPENAI_API_KEY, or
+    /// ANTHROPIC_API_KEY for Anthropic; a loopback URL needs none)
+    #[arg(
+        long,
+        value_name = "VAR",
+        global = true,
+        help_heading = "What the server may ask for"
+    )]
+    pub(crate) sampling_api_key_env: Option<String>,
+    /// Send the server's sampling requests to the model without asking (needed without a
+    /// terminal; they are still shown on stderr)
+    #[arg(long, global = true, help_heading = "What the server may ask for")]
+    pub(crate) sampling_yes: bool,
+    /// Offer roots even without --root (`mcpb shell`, whose `roots add` may add some).
+    #[arg(skip)]
+    pub(crate) offer_roots: bool,
+
     /// Log at info (-v: server stderr, progress) or debug (-vv) level on stderr
     #[arg(short, long, action = ArgAction::Count, global = true)]
     pub(crate) verbose: u8,
@@ -551,9 +597,6 @@ impl Global {
         if !self.servers.is_empty() && !matches!(target, Target::Config(..)) {
             return usage("--server applies only to --config");
         }
-        if !self.inputs.is_empty() && !matches!(target, Target::Config(..)) {
-            return usage("--input applies only to --config");
-        }
         if matches!(target, Target::Stdio(_)) && !self.headers.is_empty() {
             return usage("--header applies only to --url (a stdio server takes --env)");
         }
@@ -587,6 +630,14 @@ impl Global {
             ("--client-id", self.client_id.is_some()),
             ("--client-secret", self.client_secret.is_some()),
             ("--scope", !self.scope.is_empty()),
+            ("--root", !self.roots.is_empty()),
+            ("--sampling-model-url", self.sampling_model_url.is_some()),
+            ("--sampling-model", self.sampling_model.is_some()),
+            (
+                "--sampling-api-key-env",
+                self.sampling_api_key_env.is_some(),
+            ),
+            ("--sampling-yes", self.sampling_yes),
         ];
         match given
             .iter()

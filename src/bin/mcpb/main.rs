@@ -15,18 +15,22 @@ mod approve;
 mod args;
 mod auth;
 mod discovered;
+mod elicit;
 mod interrupt;
 mod jsondoc;
 mod multi;
 mod prompt;
 mod render;
+mod roots;
 mod run;
+mod sampling;
 mod save;
 mod schema;
 mod shell;
 mod tasks;
 mod terminal;
 mod trust;
+mod tty;
 
 use std::collections::BTreeMap;
 use std::io::{IsTerminal, Write};
@@ -41,7 +45,7 @@ use mcp_blocking::config::{
 use mcp_blocking::error::ConnectErrorKind;
 use mcp_blocking::handler::Notification;
 use mcp_blocking::model::{CompletionReference, LoggingLevel, Tool};
-use mcp_blocking::{CallOptions, Client, Error, ServerConfig};
+use mcp_blocking::{CallOptions, Client, ClientBuilder, Error, ServerConfig};
 use serde_json::{json, Map, Value};
 
 use args::{Cli, Command, Global, Parsed, Target, UrlTransport, UsageError};
@@ -892,8 +896,9 @@ fn connect(global: &Global, config: ServerConfig, named: Named) -> Result<Sessio
     let target = render::target_of(&config);
     log::info!("connecting to `{}` ({target})", config.name());
     let json_mode = global.json;
-    let builder = Client::builder(config.clone())
+    let mut builder = Client::builder(config.clone())
         .on_notification(move |server, n| print_notification(server, n, json_mode));
+    builder = answering(global, builder)?;
     let client = Arc::new(builder.connect().map_err(|e| {
         let mut f = FailureInfo::from_error(&e, false);
         auth::hint_login(global, &config, &e, &mut f.detail);
@@ -913,6 +918,35 @@ fn connect(global: &Global, config: ServerConfig, named: Named) -> Result<Sessio
         set_log_level(&session, level).inspect_err(|_| session.close())?;
     }
     Ok(session)
+}
+
+/// The server's requests mcpb answers: elicitation always (on the terminal, from `--input`,
+/// or declined), roots with `--root` (and in `shell`), sampling with `--sampling-model-url`.
+fn answering(global: &Global, builder: ClientBuilder) -> Result<ClientBuilder, Failure> {
+    let elicitor = elicit::Elicitor::new(&global.inputs);
+    let mut builder = builder.elicitation(move |server, params| elicitor.elicit(server, &params));
+    if !global.roots.is_empty() || global.offer_roots {
+        builder = builder.roots(roots::roots_of(&global.roots).map_err(FailureInfo::usage)?);
+    }
+    if let Some(url) = &global.sampling_model_url {
+        let (model, name) = run::model_client(
+            global,
+            Some(url),
+            global.sampling_model.clone(),
+            global.sampling_api_key_env.as_deref(),
+        )?;
+        let sampler = sampling::Sampler::new(model, name, global.sampling_yes);
+        builder = builder.sampling(move |server, params| sampler.create_message(server, &params));
+    } else if global.sampling_model.is_some()
+        || global.sampling_api_key_env.is_some()
+        || global.sampling_yes
+    {
+        return Err(FailureInfo::usage(
+            "--sampling-model, --sampling-api-key-env and --sampling-yes go with \
+             --sampling-model-url URL (the model API that answers sampling requests)",
+        ));
+    }
+    Ok(builder)
 }
 
 impl Session {
@@ -1031,12 +1065,15 @@ fn connect_and_run(
     named: Named,
     command: &Command,
 ) -> Result<Output, Failure> {
-    let session = connect(global, config, named)?;
     if let Command::Shell = command {
-        let result = shell::run(global, &session);
+        let mut global = global.clone();
+        global.offer_roots = true;
+        let session = connect(&global, config, named)?;
+        let result = shell::run(&global, &session);
         session.close();
         return result;
     }
+    let session = connect(global, config, named)?;
     let result = run_command(global, &session, command);
     clear_progress();
     let result = result.map_err(|mut f| {

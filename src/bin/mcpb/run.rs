@@ -51,8 +51,14 @@ fn check(global: &Global, word: &str) -> Result<(), Failure> {
                 "--transport",
                 "--log-level",
                 "--max-time",
+                "--root",
+                "--sampling-model-url",
+                "--sampling-model",
+                "--sampling-api-key-env",
+                "--sampling-yes",
             ],
-            "its servers come from --config and --template",
+            "its servers come from --config and --template, and are offered no roots nor \
+             sampling",
         )
         .map_err(crate::usage)?;
     Ok(())
@@ -142,9 +148,37 @@ fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
         None => None,
     };
     let (servers, degradation) = servers(global, template.as_ref())?;
-    let url = args
-        .model_url
-        .clone()
+    let template_model = template
+        .as_ref()
+        .and_then(|t| t.metadata.get("model"))
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    let (model, _) = model_client(
+        global,
+        args.model_url.as_deref(),
+        args.model.clone().or(template_model),
+        args.api_key_env.as_deref(),
+    )?;
+    Ok(Setup {
+        servers,
+        degradation,
+        model,
+        template,
+    })
+}
+
+/// The model client of `run`, `chat` and sampling, and the model's name: the API at `url`
+/// (else `$OPENAI_BASE_URL`, else OpenAI's), Anthropic Messages when the URL says so, the key
+/// from the variable `key_env` (else the API's usual one; a loopback URL needs none), and
+/// `--timeout` bounding each request.
+pub(crate) fn model_client(
+    global: &Global,
+    url: Option<&str>,
+    model: Option<String>,
+    key_env: Option<&str>,
+) -> Result<(Box<dyn mcp_blocking::agent::Model>, String), Failure> {
+    let url = url
+        .map(str::to_owned)
         .or_else(|| {
             std::env::var("OPENAI_BASE_URL")
                 .ok()
@@ -152,7 +186,7 @@ fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
         })
         .unwrap_or_else(|| OpenAiChat::DEFAULT_BASE_URL.to_owned());
     let anthropic = is_anthropic(&url);
-    let key_var = args.api_key_env.clone().unwrap_or_else(|| {
+    let key_var = key_env.map(str::to_owned).unwrap_or_else(|| {
         if anthropic {
             "ANTHROPIC_API_KEY"
         } else {
@@ -163,12 +197,12 @@ fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
     let key = std::env::var(&key_var)
         .ok()
         .filter(|k| !k.trim().is_empty());
-    if key.is_none() && (args.api_key_env.is_some() || !is_loopback(&url)) {
+    if key.is_none() && (key_env.is_some() || !is_loopback(&url)) {
         return Err(FailureInfo::config(
             None,
             format!(
                 "no API key: set {key_var}{}",
-                if args.api_key_env.is_some() {
+                if key_env.is_some() {
                     ""
                 } else {
                     " (or name another variable with --api-key-env)"
@@ -177,12 +211,7 @@ fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
             Vec::new(),
         ));
     }
-    let template_model = template
-        .as_ref()
-        .and_then(|t| t.metadata.get("model"))
-        .and_then(Value::as_str)
-        .map(str::to_owned);
-    let model_name = args.model.clone().or(template_model).unwrap_or_else(|| {
+    let model_name = model.unwrap_or_else(|| {
         if anthropic {
             DEFAULT_ANTHROPIC_MODEL
         } else {
@@ -197,7 +226,7 @@ fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
     if let Some(s) = global.timeout {
         http.timeout = Duration::from_secs_f64(s);
     }
-    let model: Box<dyn mcp_blocking::agent::Model> = if anthropic {
+    let client: Box<dyn mcp_blocking::agent::Model> = if anthropic {
         let base = base.strip_suffix("/v1/messages").unwrap_or(base);
         let m = AnthropicMessages::new(&model_name)
             .base_url(base)
@@ -216,12 +245,7 @@ fn prepare(global: &Global, args: &ModelArgs) -> Result<Setup, Failure> {
             None => m,
         })
     };
-    Ok(Setup {
-        servers,
-        degradation,
-        model,
-        template,
-    })
+    Ok((client, model_name))
 }
 
 /// The agent for `args` over `hub`.

@@ -11,6 +11,7 @@
 use std::io::{BufRead, IsTerminal};
 
 use clap::Parser;
+use mcp_blocking::model::Root;
 use serde_json::{json, Value};
 
 use crate::args::{Cli, Command, Global};
@@ -21,7 +22,8 @@ Commands are typed as after `mcpb`: info, tools, call TOOL [k=v ...], resources,
 read URI [-o FILE], prompts, prompt NAME [k=v ...], complete ..., subscribe URI, ping,
 help [COMMAND]. `call TOOL --help` shows a tool's arguments.
 Shell commands: history (the lines typed so far), !N (run line N again), !! (the last line),
-exit or quit (or end of input).";
+roots (the roots offered to the server), roots add DIR, roots remove DIR|URI (the server is
+told the list changed), exit or quit (or end of input).";
 
 /// Runs the shell on a connected session until the input ends. The result's exit code is the
 /// last command's.
@@ -29,6 +31,8 @@ pub(crate) fn run(global: &Global, session: &Session) -> Result<Output, Failure>
     let interactive = std::io::stdin().is_terminal();
     let mut history: Vec<String> = Vec::new();
     let mut last_exit = 0u8;
+    // Checked when connecting: the shell offers roots from the start.
+    let mut roots = crate::roots::roots_of(&global.roots).unwrap_or_default();
     let stdin = std::io::stdin();
     let mut lines = stdin.lock().lines();
     if interactive {
@@ -69,7 +73,11 @@ pub(crate) fn run(global: &Global, session: &Session) -> Result<Output, Failure>
             }
             _ => {}
         }
-        let result = one_line(global, session, &line);
+        let result = if line == "roots" || line.starts_with("roots ") {
+            roots_line(session, &mut roots, &line)
+        } else {
+            one_line(global, session, &line)
+        };
         crate::clear_progress();
         match result {
             Ok(out) => {
@@ -117,6 +125,34 @@ fn recall(line: &str, history: &[String]) -> Result<String, String> {
             "no line `{line}` in the history (`history` lists them)"
         )),
     }
+}
+
+/// `roots`, `roots add DIR`, `roots remove DIR|URI`: lists or changes the roots offered, and
+/// tells the server when they change (`notifications/roots/list_changed`).
+fn roots_line(session: &Session, roots: &mut Vec<Root>, line: &str) -> Result<Output, Failure> {
+    let words = shell_words::split(line)
+        .map_err(|_| FailureInfo::usage(format!("`{line}` has an unterminated quote")))?;
+    let words: Vec<&str> = words.iter().map(String::as_str).skip(1).collect();
+    let text = if words.is_empty() {
+        roots
+            .iter()
+            .map(|r| r.uri.clone())
+            .collect::<Vec<_>>()
+            .join("\n")
+    } else {
+        let (changed, text) = crate::roots::edit(roots, &words).map_err(FailureInfo::usage)?;
+        session
+            .client
+            .set_roots(changed.clone())
+            .map_err(|e| session.failure(&e))?;
+        *roots = changed;
+        text
+    };
+    let uris: Vec<&str> = roots.iter().map(|r| r.uri.as_str()).collect();
+    Ok(Output::ok(
+        json!({ "server": session.server(), "roots": uris }),
+        text,
+    ))
 }
 
 /// Parses and runs one line.
