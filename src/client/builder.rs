@@ -91,6 +91,24 @@ impl ClientBuilder {
         self
     }
 
+    /// [`sampling`](Self::sampling) with a handler shared with other clients (the Hub's).
+    pub(crate) fn sampling_shared(
+        mut self,
+        handler: Arc<dyn crate::handler::SamplingHandler>,
+    ) -> Self {
+        self.handlers.sampling = Some(handler);
+        self
+    }
+
+    /// [`elicitation`](Self::elicitation) with a handler shared with other clients (the Hub's).
+    pub(crate) fn elicitation_shared(
+        mut self,
+        handler: Arc<dyn crate::handler::ElicitationHandler>,
+    ) -> Self {
+        self.handlers.elicitation = Some(handler);
+        self
+    }
+
     /// Adds a notification handler (called on the client's notification thread, in arrival
     /// order, never behind a sampling or elicitation handler); each handler added gets every
     /// notification: `.on_notification(|server, n| log::info!("{server}: {n:?}"))`.

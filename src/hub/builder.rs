@@ -10,6 +10,8 @@ use super::settings::Setting;
 use super::state::State;
 use super::{Hub, Inner};
 use crate::config::{ConfigError, LoadReport, ServerConfig, Template};
+use crate::handler::{ElicitationHandler, HandlerError, SamplingHandler};
+use crate::model::{CreateMessageParams, CreateMessageResult, ElicitParams, ElicitResult, Root};
 use crate::transport::stdio::ConnectionPoller;
 
 /// Builds a [`Hub`].
@@ -42,6 +44,25 @@ pub(crate) struct Options {
     pub(crate) degradation: Degradation,
     pub(crate) connect_base: Duration,
     pub(crate) connect_max: Duration,
+    pub(crate) answers: Answers,
+}
+
+/// What every client of the Hub answers its server with: sampling, elicitation, roots.
+#[derive(Clone, Default)]
+pub(crate) struct Answers {
+    pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
+    pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) roots: Option<Vec<Root>>,
+}
+
+impl std::fmt::Debug for Answers {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Answers")
+            .field("sampling", &self.sampling.is_some())
+            .field("elicitation", &self.elicitation.is_some())
+            .field("roots", &self.roots)
+            .finish()
+    }
 }
 
 const GLOBAL: usize = 0;
@@ -61,10 +82,60 @@ impl HubBuilder {
                 degradation: Degradation::default(),
                 connect_base: Duration::from_millis(500),
                 connect_max: Duration::from_secs(30),
+                answers: Answers::default(),
             },
             poller: None,
             from_template: FromTemplate::default(),
         }
+    }
+
+    /// A sampling handler for every server of the Hub (each client declares the `sampling`
+    /// capability), as [`ClientBuilder::sampling`](crate::ClientBuilder::sampling); the first
+    /// argument is the server's name. Clients already connected keep what they had: set it
+    /// before the first run.
+    ///
+    /// ```
+    /// use mcp_blocking::Hub;
+    /// use mcp_blocking::handler::HandlerError;
+    /// let hub = Hub::builder()
+    ///     .sampling(|server, _params| Err(HandlerError::rejected(format!("{server}: no model here"))))
+    ///     .build();
+    /// # drop(hub);
+    /// ```
+    pub fn sampling<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(&str, CreateMessageParams) -> Result<CreateMessageResult, HandlerError>
+            + Send
+            + Sync
+            + 'static,
+    {
+        self.options.answers.sampling = Some(Arc::new(handler));
+        self
+    }
+
+    /// An elicitation handler for every server of the Hub, as
+    /// [`ClientBuilder::elicitation`](crate::ClientBuilder::elicitation); the first argument is
+    /// the server's name, so one form can say which server asks.
+    ///
+    /// ```
+    /// use mcp_blocking::Hub;
+    /// use mcp_blocking::model::ElicitResult;
+    /// let hub = Hub::builder().elicitation(|_server, _params| Ok(ElicitResult::decline())).build();
+    /// # drop(hub);
+    /// ```
+    pub fn elicitation<F>(mut self, handler: F) -> Self
+    where
+        F: Fn(&str, ElicitParams) -> Result<ElicitResult, HandlerError> + Send + Sync + 'static,
+    {
+        self.options.answers.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// The roots every server of the Hub is offered (each client declares the `roots`
+    /// capability), as [`ClientBuilder::roots`](crate::ClientBuilder::roots).
+    pub fn roots(mut self, roots: Vec<Root>) -> Self {
+        self.options.answers.roots = Some(roots);
+        self
     }
 
     /// The global level of the server setting: the servers every host may use.

@@ -451,18 +451,26 @@ impl Inner {
     /// A new Hub-owned client for `config`, refreshing its tools on `list_changed`.
     pub(crate) fn new_client(self: &Arc<Self>, config: ServerConfig) -> Arc<Client> {
         let weak: Weak<Inner> = Arc::downgrade(self);
-        Arc::new(
-            Client::builder(config)
-                .poller(&self.poller)
-                .on_notification(move |server: &str, n: Notification| {
-                    if n == Notification::ToolsListChanged {
-                        if let Some(inner) = weak.upgrade() {
-                            inner.refresh_tools(server);
-                        }
+        let mut builder = Client::builder(config)
+            .poller(&self.poller)
+            .on_notification(move |server: &str, n: Notification| {
+                if n == Notification::ToolsListChanged {
+                    if let Some(inner) = weak.upgrade() {
+                        inner.refresh_tools(server);
                     }
-                })
-                .build(),
-        )
+                }
+            });
+        let answers = &self.options.answers;
+        if let Some(h) = &answers.sampling {
+            builder = builder.sampling_shared(Arc::clone(h));
+        }
+        if let Some(h) = &answers.elicitation {
+            builder = builder.elicitation_shared(Arc::clone(h));
+        }
+        if let Some(roots) = &answers.roots {
+            builder = builder.roots(roots.clone());
+        }
+        Arc::new(builder.build())
     }
 
     fn stop_own_poller(&self) {
