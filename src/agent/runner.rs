@@ -13,8 +13,8 @@ use super::approval::{self, ApprovalDecision, ToolApproval};
 use super::cancel::CancelHandle;
 use super::content;
 use super::types::{
-    joined_text, ApprovalRequest, Message, Model, ModelError, ModelRequest, ModelSettings, Part,
-    ToolCall, ToolResultMessage, Usage,
+    joined_text, ApprovalRequest, DeltaSink, Message, Model, ModelError, ModelRequest,
+    ModelSettings, Part, ToolCall, ToolResultMessage, Usage,
 };
 use crate::client::CallOptions;
 use crate::config::{Limits, Template};
@@ -232,6 +232,7 @@ pub struct Agent<'h> {
     limits: Limits,
     approve: Option<ApproveFn>,
     on_event: Option<EventFn>,
+    stream: bool,
     cancel: CancelHandle,
     messages: Vec<Message>,
 }
@@ -275,6 +276,7 @@ impl<'h> Agent<'h> {
             limits: Limits::default(),
             approve: None,
             on_event: None,
+            stream: false,
             cancel: CancelHandle::new(),
             messages: Vec::new(),
         }
@@ -428,7 +430,33 @@ impl<'h> Agent<'h> {
         self
     }
 
-    /// A handle that cancels the current (or next) run from another thread.
+    /// Asks the model for streamed answers (default: off): each piece of the answer, text and
+    /// tool calls alike, reaches [`on_event`](Self::on_event) as an [`AgentEvent::ModelDelta`]
+    /// as it arrives, on the run's thread. The turn's result is the same as without streaming
+    /// ([`AgentEvent::ModelText`] still follows with the whole text). Off by default because
+    /// it changes what is asked of the API (`"stream": true`), which some OpenAI-compatible
+    /// servers support only without tools; a model of the program's own streams only if it
+    /// reads [`ModelRequest::on_delta`].
+    ///
+    /// ```
+    /// use mcp_blocking::agent::{Agent, AgentEvent, ModelDelta};
+    /// # struct M; impl mcp_blocking::agent::Model for M { fn complete(&self, _: &mcp_blocking::agent::ModelRequest) -> Result<mcp_blocking::agent::ModelResponse, mcp_blocking::agent::ModelError> { unimplemented!() } }
+    /// let hub = mcp_blocking::Hub::default();
+    /// let agent = Agent::new(&hub, M).stream(true).on_event(|e| {
+    ///     if let AgentEvent::ModelDelta { delta: ModelDelta::Text(t), .. } = e {
+    ///         print!("{t}");
+    ///     }
+    /// });
+    /// ```
+    #[must_use]
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// A handle that cancels the current (or next) run from another thread: the model request
+    /// in flight is interrupted (its connection closed) and each tool call in flight is
+    /// cancelled (`notifications/cancelled`); the run returns [`AgentError::Cancelled`].
     pub fn cancel_handle(&self) -> CancelHandle {
         self.cancel.clone()
     }
@@ -502,6 +530,15 @@ impl<'h> Agent<'h> {
             request.tools = set.tools.clone();
             request.settings = self.settings.clone();
             request.cancel = Some(self.cancel.clone());
+            if let (true, Some(f)) = (self.stream, &self.on_event) {
+                let f = Arc::clone(f);
+                request.on_delta = Some(DeltaSink::new(move |delta| {
+                    f(&AgentEvent::ModelDelta {
+                        turn,
+                        delta: delta.clone(),
+                    });
+                }));
+            }
             let response = match self.model.complete(&request) {
                 Ok(r) => r,
                 Err(ModelError::Cancelled { .. }) => {
@@ -561,6 +598,12 @@ impl<'h> Agent<'h> {
             for (result, record) in results {
                 self.messages.push(Message::ToolResult(result));
                 records.push(record);
+            }
+            // Cancelled while the calls ran: they were cancelled too, and the run ends now.
+            if self.cancel.is_cancelled() {
+                return Err(AgentError::Cancelled {
+                    transcript: self.messages.split_off(start),
+                });
             }
         }
         Err(AgentError::TurnLimit {
@@ -753,6 +796,8 @@ impl<'h> Agent<'h> {
         if let Some(t) = self.tool_timeout {
             opts = opts.timeout(t);
         }
+        // The run's cancellation cancels the call (`notifications/cancelled`) and ends its wait.
+        opts.cancel = Some(self.cancel.clone());
         let (content, is_error) =
             match self
                 .hub
