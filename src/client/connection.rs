@@ -124,11 +124,13 @@ impl Connection {
             let (session, transport) = (Arc::clone(&self.session), Arc::clone(&self.transport));
             let (sent, tell) = (Arc::clone(&sent), tell.clone());
             c.on_cancel(move || {
-                if sent.load(std::sync::atomic::Ordering::SeqCst) {
-                    tell();
-                }
+                // The caller first: on stdio it may be the one reading the server's output, and
+                // a write waits for it to let go.
                 if session.abandon(id, CANCELLED) {
                     transport.interrupt(id);
+                }
+                if sent.load(std::sync::atomic::Ordering::SeqCst) {
+                    tell();
                 }
             })
         });
