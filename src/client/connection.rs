@@ -110,13 +110,22 @@ impl Connection {
         let told = Arc::new(std::sync::atomic::AtomicBool::new(false));
         let tell = {
             let (transport, told) = (Arc::clone(&self.transport), Arc::clone(&told));
+            let (server, method) = (Arc::clone(&self.server), method.to_owned());
             move || {
                 if !told.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                    let _ = transport.send(Outgoing::cancellation(
+                    let sent = transport.send(Outgoing::cancellation(
                         &RequestId::Number(id),
                         CANCELLED,
                         Duration::from_secs(1),
                     ));
+                    match sent {
+                        Ok(()) => log::info!(
+                            "server `{server}`: `{method}` cancelled: sent notifications/cancelled"
+                        ),
+                        Err(e) => log::debug!(
+                            "server `{server}`: could not send notifications/cancelled: {e}"
+                        ),
+                    }
                 }
             }
         };
