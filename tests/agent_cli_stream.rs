@@ -3,9 +3,13 @@
 //! middle of a model's answer or of a slow tool call ends mcpb (exit 130) at once, the tool's
 //! server having been sent `notifications/cancelled`.
 
-use std::io::{BufRead, BufReader, Read, Write};
+#[cfg(unix)]
+use std::io::{BufRead, BufReader};
+use std::io::{Read, Write};
 use std::process::{Child, Stdio};
-use std::time::{Duration, Instant};
+use std::time::Duration;
+#[cfg(unix)]
+use std::time::Instant;
 
 use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
 use serde_json::json;
@@ -65,6 +69,7 @@ fn interrupt(child: &Child) -> Instant {
 }
 
 /// Waits for mcpb to exit after the interruption at `since`; the time it took.
+#[cfg(unix)]
 fn exited_130(mut child: Child, since: Instant, what: &str) -> (Duration, String) {
     let mut err = String::new();
     if let Some(mut e) = child.stderr.take() {

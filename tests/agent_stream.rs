@@ -325,3 +325,32 @@ fn cancelling_cancels_a_slow_tool_call_and_its_server_is_told() {
     let ids: Value = serde_json::from_str(&told.text()).unwrap();
     assert_eq!(ids.as_array().map(Vec::len), Some(1), "{ids}");
 }
+
+#[test]
+fn a_streamed_request_is_retried_after_its_retry_after_and_bounded_by_the_timeout() {
+    let hub = Hub::default();
+    // A 429 comes whole, before any stream: it is retried as on the unstreamed path.
+    let model = ScriptedModel::start(vec![
+        Step::Status(429, Some(0)),
+        Step::Text("after the retry".into()),
+    ])
+    .unwrap();
+    let mut agent = Agent::new(&hub, model_for("chat", &model)).stream(true);
+    assert_eq!(agent.run("go").unwrap().text, "after the retry");
+    assert_eq!(model.requests().len(), 2);
+    // The request's deadline covers the whole stream: one that stops in the middle ends then.
+    let model = ScriptedModel::start(vec![Step::Gated("never finished".into())]).unwrap();
+    let mut o = options();
+    o.timeout = Duration::from_millis(300);
+    let chat = OpenAiChat::new("scripted")
+        .base_url(&model.base_url())
+        .http_options(o);
+    let mut agent = Agent::new(&hub, chat).stream(true).on_event(|_| {});
+    match agent.run("go") {
+        Err(AgentError::Model { source, .. }) => assert!(
+            matches!(source, mcp_blocking::agent::ModelError::Timeout { .. }),
+            "{source}"
+        ),
+        other => panic!("expected the model's timeout, got {other:?}"),
+    }
+}

@@ -34,8 +34,8 @@ pub enum AgentEvent {
         /// The text.
         text: String,
     },
-    /// A piece of the model's answer as it streams in (only from a model that streams; see
-    /// [`ModelRequest::on_delta`]).
+    /// A piece of the model's answer as it streams in (with [`Agent::stream`], from a model
+    /// that streams; see [`ModelRequest::on_delta`]), sent on the run's thread as it arrives.
     ModelDelta {
         /// The turn, from 1.
         turn: usize,
