@@ -4,6 +4,7 @@ use serde_json::{json, Map, Value};
 
 use super::http::{endpoint_builders, join, Endpoint};
 use super::openai_chat::tool_set;
+use super::stream::AnthropicStream;
 use super::types::{
     AssistantMessage, Message, Model, ModelError, ModelRequest, ModelResponse, Part, RawMessage,
     ToolCall, Usage,
@@ -203,7 +204,14 @@ impl Model for AnthropicMessages {
         if let Some(k) = &self.endpoint.key {
             auth.push(("x-api-key", k.expose().to_owned()));
         }
-        let body = self.body(request);
+        let mut body = self.body(request);
+        if let Some(sink) = &request.on_delta {
+            body["stream"] = json!(true);
+            let mut reader = AnthropicStream::new(self.endpoint.shown(), sink.clone());
+            return self
+                .endpoint
+                .post_stream(&auth, &body, request.cancel.as_ref(), &mut reader);
+        }
         let answer = self.endpoint.post(&auth, &body, request.cancel.as_ref())?;
         parse(&self.endpoint.shown(), answer)
     }

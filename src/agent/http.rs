@@ -1,17 +1,22 @@
 //! The HTTP side of the built-in models: the crate's ureq agent, one deadline per model request
 //! (its retries and redirects included), retries on 429 and 5xx with backoff honouring
 //! `Retry-After` (bounded), redirects within the endpoint's origin only (307 and 308, by the
-//! crate's one redirect rule), a cap on the answer's size, and API keys that never show.
+//! crate's one redirect rule), a cap on the answer's size, and API keys that never show. An
+//! answer is read whole (JSON) or as it streams (server-sent events, see `stream.rs`), and a
+//! [`CancelHandle`] that fires shuts the request's connection down.
 
 use std::fmt;
 use std::io::Read;
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
 use super::cancel::CancelHandle;
+use super::stream;
 use super::types::{excerpt, ModelError};
 use crate::config::{redact_url, ProxyConfig, REDACTED};
+use crate::transport::web::buffered::{interruptible, Interrupt};
 use crate::transport::web::{follow, Policy};
 
 /// An API key. `Debug` and `Display` never show it.
@@ -76,7 +81,8 @@ pub struct HttpOptions {
     /// The longest wait between retries, `Retry-After` included (default 30 s): a longer
     /// `Retry-After` is cut to it.
     pub max_delay: Duration,
-    /// The largest answer read (default 16 MiB).
+    /// The largest answer read (default 16 MiB). A streamed answer is capped as a whole (all
+    /// its events) and so is each of its events.
     pub max_response_bytes: usize,
 }
 
@@ -191,6 +197,91 @@ impl Endpoint {
         body: &Value,
         cancel: Option<&CancelHandle>,
     ) -> Result<Value, ModelError> {
+        self.exchange(auth, body, cancel, "application/json", |resp, endpoint| {
+            let text = self.read_body(resp, endpoint)?;
+            serde_json::from_str(&text).map_err(|e| ModelError::BadResponse {
+                endpoint: endpoint.to_owned(),
+                detail: format!("not JSON: {e}"),
+            })
+        })
+    }
+
+    /// POSTs `body` (which asks for a streamed answer) and hands each event of the
+    /// `text/event-stream` answer to `reader` as it arrives, until it has the whole answer
+    /// (see [`stream::read`]). The retries, the deadline (covering the whole stream), the size
+    /// cap and cancellation are [`post`](Self::post)'s.
+    pub(crate) fn post_stream<T>(
+        &self,
+        auth: &[(&str, String)],
+        body: &Value,
+        cancel: Option<&CancelHandle>,
+        reader: &mut dyn stream::Assembler<Output = T>,
+    ) -> Result<T, ModelError> {
+        self.exchange(auth, body, cancel, "text/event-stream", |resp, endpoint| {
+            let limit = self.options.max_response_bytes;
+            let timed_out = || ModelError::Timeout {
+                endpoint: endpoint.to_owned(),
+                after: self.options.timeout,
+            };
+            let broke = |e: &std::io::Error| ModelError::Transport {
+                endpoint: endpoint.to_owned(),
+                detail: format!("reading the answer: {}", self.scrub(&e.to_string())),
+            };
+            stream::read(
+                resp.into_body().into_reader(),
+                limit,
+                endpoint,
+                reader,
+                |e| {
+                    if is_deadline_io(e) {
+                        timed_out()
+                    } else {
+                        broke(e)
+                    }
+                },
+                |text| self.scrub(text),
+            )
+        })
+    }
+
+    /// One model request: sent (redirects within the origin followed), retried on 429 and 5xx,
+    /// and its successful answer read by `ok`, all by one deadline and stoppable by `cancel`,
+    /// which shuts the connection down (see [`CancelHandle`]).
+    fn exchange<T>(
+        &self,
+        auth: &[(&str, String)],
+        body: &Value,
+        cancel: Option<&CancelHandle>,
+        accept: &str,
+        ok: impl FnMut(ureq::http::Response<ureq::Body>, &str) -> Result<T, ModelError>,
+    ) -> Result<T, ModelError> {
+        let endpoint = self.shown();
+        // Every read and write of the exchange (retries included) on this thread stops when
+        // `cancel` fires: the socket in use is shut down, which wakes a blocked read.
+        let interrupt = Arc::new(Interrupt::default());
+        let _armed = cancel.map(|c| {
+            let interrupt = Arc::clone(&interrupt);
+            c.on_cancel(move || interrupt.fire())
+        });
+        let result = interruptible(Some(&interrupt), || {
+            self.exchange_once(auth, body, cancel, accept, ok)
+        });
+        match result {
+            Err(_) if cancel.is_some_and(CancelHandle::is_cancelled) => {
+                Err(ModelError::Cancelled { endpoint })
+            }
+            other => other,
+        }
+    }
+
+    fn exchange_once<T>(
+        &self,
+        auth: &[(&str, String)],
+        body: &Value,
+        cancel: Option<&CancelHandle>,
+        accept: &str,
+        mut ok: impl FnMut(ureq::http::Response<ureq::Body>, &str) -> Result<T, ModelError>,
+    ) -> Result<T, ModelError> {
         let endpoint = self.shown();
         let agent = self.agent()?;
         let bytes = serde_json::to_vec(body).map_err(|e| ModelError::BadResponse {
@@ -228,13 +319,15 @@ impl Endpoint {
                 if left.is_zero() {
                     return Err(timed_out(endpoint.clone()));
                 }
+                // The global timeout covers the answer's body too: a streamed answer ends by
+                // the same deadline.
                 let mut req = agent
                     .post(url)
                     .config()
                     .timeout_global(Some(left))
                     .build()
                     .header("content-type", "application/json")
-                    .header("accept", "application/json");
+                    .header("accept", accept);
                 for (k, v) in auth.iter() {
                     req = req.header(*k, v.as_str());
                 }
@@ -256,18 +349,17 @@ impl Endpoint {
             };
             let resp = follow(&policy, false, &self.url, redact_url, once, refuse)?.resp;
             let status = resp.status().as_u16();
+            if (200..300).contains(&status) {
+                return ok(resp, &endpoint);
+            }
+            // An error status comes whole (not as a stream), on every path: its `Retry-After`
+            // (seconds or an HTTP date) sets the wait before the retry.
             let retry_after = resp
                 .headers()
                 .get("retry-after")
                 .and_then(|v| v.to_str().ok())
                 .and_then(|v| retry_after(v, std::time::SystemTime::now()));
             let text = self.read_body(resp, &endpoint)?;
-            if (200..300).contains(&status) {
-                return serde_json::from_str(&text).map_err(|e| ModelError::BadResponse {
-                    endpoint,
-                    detail: format!("not JSON: {e}"),
-                });
-            }
             let retryable = status == 429 || (500..600).contains(&status);
             let backoff = o.base_delay.saturating_mul(1 << attempt.min(16));
             let wait = retry_after.unwrap_or(backoff).min(o.max_delay);

@@ -39,8 +39,13 @@
 //! arguments that are not a JSON object, a declined approval and a timeout all go back to the
 //! model as the text of that call's result, so it can try again or explain.
 //!
-//! Not yet: streaming (the models answer whole responses; [`AgentEvent`]s report each turn's
-//! text and each tool call as they happen).
+//! # Streaming and cancelling
+//!
+//! With [`Agent::stream`], the built-in models ask for streamed answers and each piece of text
+//! and of a tool call's arguments reaches [`Agent::on_event`] as an
+//! [`AgentEvent::ModelDelta`] as it arrives (the turn's whole text follows as
+//! [`AgentEvent::ModelText`]). [`Agent::cancel_handle`] stops a run at once, interrupting the
+//! model request in flight and cancelling the tool calls in flight.
 
 mod anthropic;
 mod approval;
@@ -55,6 +60,7 @@ mod openai_chat;
 mod openai_responses;
 mod runner;
 mod search;
+mod stream;
 mod types;
 
 pub use anthropic::AnthropicMessages;

@@ -6,6 +6,7 @@ use std::collections::HashSet;
 use serde_json::{json, Map, Value};
 
 use super::http::{endpoint_builders, join, Endpoint};
+use super::stream::ChatStream;
 use super::types::{
     joined_text, AssistantMessage, Message, Model, ModelError, ModelRequest, ModelResponse, Part,
     RawMessage, ToolCall, Usage,
@@ -269,7 +270,15 @@ pub(crate) fn parse(endpoint: &str, body: Value) -> Result<ModelResponse, ModelE
 impl Model for OpenAiChat {
     fn complete(&self, request: &ModelRequest) -> Result<ModelResponse, ModelError> {
         let auth = self.endpoint.bearer();
-        let body = self.body(request);
+        let mut body = self.body(request);
+        if let Some(sink) = &request.on_delta {
+            body["stream"] = json!(true);
+            body["stream_options"] = json!({"include_usage": true});
+            let mut reader = ChatStream::new(self.endpoint.shown(), sink.clone());
+            return self
+                .endpoint
+                .post_stream(&auth, &body, request.cancel.as_ref(), &mut reader);
+        }
         let answer = self.endpoint.post(&auth, &body, request.cancel.as_ref())?;
         parse(&self.endpoint.shown(), answer)
     }

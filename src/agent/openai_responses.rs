@@ -5,6 +5,7 @@ use serde_json::{json, Map, Value};
 
 use super::http::{endpoint_builders, join, Endpoint};
 use super::openai_chat::tool_set;
+use super::stream::ResponsesStream;
 use super::types::{
     ApprovalRequest, AssistantMessage, Message, Model, ModelError, ModelRequest, ModelResponse,
     Part, RawMessage, ToolCall, Usage,
@@ -288,14 +289,23 @@ pub(crate) fn parse(endpoint: &str, body: Value) -> Result<ModelResponse, ModelE
 }
 
 impl OpenAiResponses {
-    /// One request (its retries on 429 and 5xx included) carrying `hosted`.
+    /// One request (its retries on 429 and 5xx included) carrying `hosted`; streamed when
+    /// the request has a [`DeltaSink`](super::DeltaSink) (the answer is then the one
+    /// `response.completed` carries).
     pub(crate) fn send(
         &self,
         request: &ModelRequest,
         hosted: &[HostedMcpServer],
     ) -> Result<ModelResponse, ModelError> {
         let auth = self.endpoint.bearer();
-        let body = self.body_with(request, hosted);
+        let mut body = self.body_with(request, hosted);
+        if let Some(sink) = &request.on_delta {
+            body["stream"] = json!(true);
+            let mut reader = ResponsesStream::new(self.endpoint.shown(), sink.clone());
+            return self
+                .endpoint
+                .post_stream(&auth, &body, request.cancel.as_ref(), &mut reader);
+        }
         let answer = self.endpoint.post(&auth, &body, request.cancel.as_ref())?;
         parse(&self.endpoint.shown(), answer)
     }

@@ -14,8 +14,8 @@ use super::budget;
 use super::cancel::CancelHandle;
 use super::search::{Routed, SearchRun, ToolSearch};
 use super::types::{
-    joined_text, ApprovalRequest, Message, Model, ModelError, ModelRequest, ModelSettings, Part,
-    ToolCall, ToolResultMessage, Usage,
+    joined_text, ApprovalRequest, DeltaSink, Message, Model, ModelError, ModelRequest,
+    ModelSettings, Part, ToolCall, ToolResultMessage, Usage,
 };
 use crate::client::CallOptions;
 use crate::config::{Limits, Template};
@@ -35,8 +35,8 @@ pub enum AgentEvent {
         /// The text.
         text: String,
     },
-    /// A piece of the model's answer as it streams in (only from a model that streams; see
-    /// [`ModelRequest::on_delta`]).
+    /// A piece of the model's answer as it streams in (with [`Agent::stream`], from a model
+    /// that streams; see [`ModelRequest::on_delta`]), sent on the run's thread as it arrives.
     ModelDelta {
         /// The turn, from 1.
         turn: usize,
@@ -245,6 +245,7 @@ pub struct Agent<'h> {
     limits: Limits,
     approve: Option<ApproveFn>,
     on_event: Option<EventFn>,
+    stream: bool,
     cancel: CancelHandle,
     messages: Vec<Message>,
     search: Option<ToolSearch>,
@@ -295,6 +296,7 @@ impl<'h> Agent<'h> {
             limits: Limits::default(),
             approve: None,
             on_event: None,
+            stream: false,
             cancel: CancelHandle::new(),
             messages: Vec::new(),
             search: None,
@@ -471,7 +473,33 @@ impl<'h> Agent<'h> {
         self
     }
 
-    /// A handle that cancels the current (or next) run from another thread.
+    /// Asks the model for streamed answers (default: off): each piece of the answer, text and
+    /// tool calls alike, reaches [`on_event`](Self::on_event) as an [`AgentEvent::ModelDelta`]
+    /// as it arrives, on the run's thread. The turn's result is the same as without streaming
+    /// ([`AgentEvent::ModelText`] still follows with the whole text). Off by default because
+    /// it changes what is asked of the API (`"stream": true`), which some OpenAI-compatible
+    /// servers support only without tools; a model of the program's own streams only if it
+    /// reads [`ModelRequest::on_delta`].
+    ///
+    /// ```
+    /// use mcp_blocking::agent::{Agent, AgentEvent, ModelDelta};
+    /// # struct M; impl mcp_blocking::agent::Model for M { fn complete(&self, _: &mcp_blocking::agent::ModelRequest) -> Result<mcp_blocking::agent::ModelResponse, mcp_blocking::agent::ModelError> { unimplemented!() } }
+    /// let hub = mcp_blocking::Hub::default();
+    /// let agent = Agent::new(&hub, M).stream(true).on_event(|e| {
+    ///     if let AgentEvent::ModelDelta { delta: ModelDelta::Text(t), .. } = e {
+    ///         print!("{t}");
+    ///     }
+    /// });
+    /// ```
+    #[must_use]
+    pub fn stream(mut self, stream: bool) -> Self {
+        self.stream = stream;
+        self
+    }
+
+    /// A handle that cancels the current (or next) run from another thread: the model request
+    /// in flight is interrupted (its connection closed) and each tool call in flight is
+    /// cancelled (`notifications/cancelled`); the run returns [`AgentError::Cancelled`].
     pub fn cancel_handle(&self) -> CancelHandle {
         self.cancel.clone()
     }
@@ -557,6 +585,15 @@ impl<'h> Agent<'h> {
             };
             request.settings = self.settings.clone();
             request.cancel = Some(self.cancel.clone());
+            if let (true, Some(f)) = (self.stream, &self.on_event) {
+                let f = Arc::clone(f);
+                request.on_delta = Some(DeltaSink::new(move |delta| {
+                    f(&AgentEvent::ModelDelta {
+                        turn,
+                        delta: delta.clone(),
+                    });
+                }));
+            }
             let response = match self.model.complete(&request) {
                 Ok(r) => r,
                 Err(ModelError::Cancelled { .. }) => {
@@ -616,6 +653,12 @@ impl<'h> Agent<'h> {
             for (result, record) in results {
                 self.messages.push(Message::ToolResult(result));
                 records.push(record);
+            }
+            // Cancelled while the calls ran: they were cancelled too, and the run ends now.
+            if self.cancel.is_cancelled() {
+                return Err(AgentError::Cancelled {
+                    transcript: self.messages.split_off(start),
+                });
             }
         }
         Err(AgentError::TurnLimit {
@@ -823,6 +866,8 @@ impl<'h> Agent<'h> {
         if let Some(t) = self.tool_timeout {
             opts = opts.timeout(t);
         }
+        // The run's cancellation cancels the call (`notifications/cancelled`) and ends its wait.
+        opts.cancel = Some(self.cancel.clone());
         let (content, is_error) =
             match self
                 .hub

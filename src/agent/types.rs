@@ -244,7 +244,8 @@ pub struct ModelRequest {
     pub tools: Vec<HubTool>,
     /// Request settings.
     pub settings: ModelSettings,
-    /// Cancellation: a model stops waiting (between retries) when it fires.
+    /// Cancellation: when it fires, a built-in model stops at once (its request's connection
+    /// is closed; a wait between retries ends) and returns [`ModelError::Cancelled`].
     pub cancel: Option<CancelHandle>,
     /// When set, a model that can stream asks for a streamed answer and sends each piece here
     /// as it arrives; the [`ModelResponse`] is the same as without it.

@@ -23,6 +23,9 @@ use crate::transport::{Caller, Closing, Outgoing, StderrTail, Transport};
 /// The tools whose task support is `required`, from the last `tools/list` of a connection.
 pub(crate) type TaskTools = std::sync::Mutex<Option<Arc<std::collections::HashSet<String>>>>;
 
+/// The reason sent with `notifications/cancelled` for a call given up by its caller.
+const CANCELLED: &str = "cancelled by the client";
+
 /// What a live connection holds.
 pub(crate) struct Connection {
     pub(crate) server: Arc<str>,
@@ -97,6 +100,49 @@ impl Connection {
         if let Some(tx) = &opts.on_begin {
             let _ = tx.try_send(id);
         }
+        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            self.session.forget(id);
+            return Err(self.cancelled(method));
+        }
+        // Cancellation from another thread: the server is told (once the request has gone
+        // out: never before it) and the caller stops waiting at once.
+        let sent = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let told = Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let tell = {
+            let (transport, told) = (Arc::clone(&self.transport), Arc::clone(&told));
+            let (server, method) = (Arc::clone(&self.server), method.to_owned());
+            move || {
+                if !told.swap(true, std::sync::atomic::Ordering::SeqCst) {
+                    let sent = transport.send(Outgoing::cancellation(
+                        &RequestId::Number(id),
+                        CANCELLED,
+                        Duration::from_secs(1),
+                    ));
+                    match sent {
+                        Ok(()) => log::info!(
+                            "server `{server}`: `{method}` cancelled: sent notifications/cancelled"
+                        ),
+                        Err(e) => log::debug!(
+                            "server `{server}`: could not send notifications/cancelled: {e}"
+                        ),
+                    }
+                }
+            }
+        };
+        let _armed = opts.cancel.as_ref().map(|c| {
+            let (session, transport) = (Arc::clone(&self.session), Arc::clone(&self.transport));
+            let (sent, tell) = (Arc::clone(&sent), tell.clone());
+            c.on_cancel(move || {
+                // The caller first: on stdio it may be the one reading the server's output, and
+                // a write waits for it to let go.
+                if session.abandon(id, CANCELLED) {
+                    transport.interrupt(id);
+                }
+                if sent.load(std::sync::atomic::Ordering::SeqCst) {
+                    tell();
+                }
+            })
+        });
         // The request timeout holds on every transport: a transport that reads the answer
         // inside `send` reads it by `deadline`, or leaves the rest to `wait`, whose deadline
         // moves on with progress. Only the whole exchange is bounded by the latest the answer
@@ -113,11 +159,19 @@ impl Connection {
         if let Err(e) = self.transport.send(out) {
             self.session.forget(id);
             return Err(match e {
+                _ if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) => {
+                    self.cancelled(method)
+                }
                 Error::Transport { status: None, .. } if Instant::now() >= deadline => {
                     self.timeout(method, start)
                 }
                 e => e,
             });
+        }
+        sent.store(true, std::sync::atomic::Ordering::SeqCst);
+        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+            // Fired while the request was going out: its hook could not tell the server.
+            tell();
         }
         let caller = Caller::new(id, &begun.rx, &begun.tx);
         let outcome = loop {
@@ -170,7 +224,12 @@ impl Connection {
         };
         // It stops waiting: a role its transport gave it passes on (see `Caller`).
         drop(caller);
-        outcome
+        match outcome {
+            Err(_) if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) => {
+                Err(self.cancelled(method))
+            }
+            outcome => outcome,
+        }
     }
 
     /// Gives up request `id` from another thread than its caller's: it ends with `detail`
@@ -207,6 +266,15 @@ impl Connection {
             });
         }
         Ok(left)
+    }
+
+    /// The error of a request given up through [`CallOptions`]' cancellation.
+    fn cancelled(&self, method: &str) -> Error {
+        Error::Protocol {
+            server: self.server.to_string(),
+            kind: ProtocolErrorKind::Ended,
+            detail: format!("`{method}`: {CANCELLED}"),
+        }
     }
 
     fn timeout(&self, method: &str, start: Instant) -> Error {

@@ -40,6 +40,9 @@ pub struct CallOptions {
     pub(crate) progress_watch: Option<crossbeam_channel::Sender<Progress>>,
     /// Told the request's id as soon as it is registered (so another thread may abandon it).
     pub(crate) on_begin: Option<crossbeam_channel::Sender<i64>>,
+    /// Gives the call up when it fires: each of its requests in flight is cancelled
+    /// (`notifications/cancelled`) and stops waiting at once (an agent run's cancellation).
+    pub(crate) cancel: Option<crate::agent::CancelHandle>,
     /// A later request of one call (an input round): when the call began (its maximum total
     /// counts from then) and its deadline now (moved on by the progress of earlier requests),
     /// which is this request's first deadline.

@@ -224,6 +224,10 @@ impl Hub {
                 Ok(result) => return Ok(result),
                 Err(failed) => failed,
             };
+            // A call its caller gave up is neither retried nor held against the server.
+            if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                return Err(failed.error);
+            }
             match policy.next(&failed, retry, may_resend) {
                 Next::Retry => {
                     let wait = policy.delay(retry);

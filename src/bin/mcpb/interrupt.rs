@@ -1,8 +1,8 @@
 //! Ctrl-C: the requests in flight are cancelled (`notifications/cancelled`) before mcpb exits.
 //!
 //! The handler (on the `ctrlc` crate's thread) marks the run interrupted, cancels the agent run
-//! of `run` or `chat` (it stops at its next step), asks every registered client to cancel its
-//! pending requests, then closes them, which ends the blocked call on the main thread with an
+//! of `run` or `chat` (its model request is closed and its tool calls are cancelled, at once),
+//! asks every registered client to cancel its other pending requests, then closes them, which ends the blocked call on the main thread with an
 //! error the main thread recognises as the interruption (exit 130). A second Ctrl-C, or one
 //! before any client is connected, exits at once.
 

@@ -7,8 +7,10 @@
 //! ```
 //!
 //! `mcpb chat` takes the same options and no MESSAGE: one conversation, a message per line of
-//! stdin. Ctrl-C cancels the run (the tool calls in flight get `notifications/cancelled`) and
-//! exits 130, as for `call`.
+//! stdin. It asks the model to stream and prints the answer's text as it arrives (with
+//! `--json`, one whole document per answer instead); `mcpb run` prints its answer whole. Ctrl-C
+//! cancels the run at once (the model request in flight is closed, the tool calls in flight get
+//! `notifications/cancelled`) and exits 130, as for `call`.
 //!
 //! The servers' config files limit the run: an excluded tool is never offered to the model, a
 //! tool the file does not auto-approve is asked about ([`approve`](crate::approve); `--yes`
@@ -18,8 +20,8 @@ use std::io::Write;
 use std::time::Duration;
 
 use mcp_blocking::agent::{
-    Agent, AgentError, AgentEvent, AnthropicMessages, HttpOptions, ModelError, OpenAiChat,
-    RunOutput, ToolSearch,
+    Agent, AgentError, AgentEvent, AnthropicMessages, HttpOptions, ModelDelta, ModelError,
+    OpenAiChat, RunOutput, ToolSearch,
 };
 use mcp_blocking::config::{Limits, Template};
 use mcp_blocking::hub::Degradation;
@@ -248,8 +250,59 @@ pub(crate) fn model_client(
     Ok((client, model_name))
 }
 
-/// The agent for `args` over `hub`.
-fn agent<'h>(hub: &'h Hub, setup: Setup, global: &Global, args: &ModelArgs) -> Agent<'h> {
+/// What `mcpb chat` has printed of the answer streaming in.
+#[derive(Default)]
+struct Streamed {
+    /// The turn of the last piece printed.
+    turn: usize,
+    /// Whether anything of this answer was printed.
+    any: bool,
+    /// Whether the last piece printed ended a line.
+    at_line_start: bool,
+}
+
+impl Streamed {
+    /// Prints a piece of text of turn `turn` on stdout, as it came (escaped for the terminal);
+    /// the text of a new turn starts on a line of its own.
+    fn piece(&mut self, turn: usize, text: &str) {
+        let mut out = std::io::stdout().lock();
+        if self.any && turn != self.turn && !self.at_line_start {
+            let _ = out.write_all(b"\n");
+        }
+        let _ = out.write_all(terminal::escaped(text).as_bytes());
+        let _ = out.flush();
+        self.turn = turn;
+        self.any = true;
+        self.at_line_start = text.ends_with('\n');
+    }
+
+    /// Ends the answer's line; whether anything was printed. Ready for the next answer.
+    fn finish(&mut self) -> bool {
+        let printed = self.any;
+        if self.any && !self.at_line_start {
+            let mut out = std::io::stdout().lock();
+            let _ = out.write_all(b"\n");
+            let _ = out.flush();
+        }
+        *self = Streamed::default();
+        printed
+    }
+}
+
+type Printer = std::sync::Arc<std::sync::Mutex<Streamed>>;
+
+fn printer(p: &Printer) -> std::sync::MutexGuard<'_, Streamed> {
+    p.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The agent for `args` over `hub`; with `stream`, the answer's text is printed as it arrives.
+fn agent<'h>(
+    hub: &'h Hub,
+    setup: Setup,
+    global: &Global,
+    args: &ModelArgs,
+    stream: Option<Printer>,
+) -> Agent<'h> {
     let mut agent = Agent::new(hub, setup.model);
     if let Some(t) = &setup.template {
         agent = agent.template(t);
@@ -260,7 +313,20 @@ fn agent<'h>(hub: &'h Hub, setup: Setup, global: &Global, args: &ModelArgs) -> A
     if let Some(s) = global.timeout {
         agent = agent.tool_timeout(Duration::from_secs_f64(s));
     }
-    if global.verbose > 0 {
+    let verbose = global.verbose > 0;
+    if let Some(p) = stream {
+        agent = agent.stream(true).on_event(move |e| {
+            if let AgentEvent::ModelDelta {
+                turn,
+                delta: ModelDelta::Text(t),
+            } = e
+            {
+                printer(&p).piece(*turn, t);
+            } else if verbose {
+                show_event(e);
+            }
+        });
+    } else if verbose {
         agent = agent.on_event(show_event);
     }
     if args.tool_search {
@@ -279,6 +345,7 @@ fn agent<'h>(hub: &'h Hub, setup: Setup, global: &Global, args: &ModelArgs) -> A
 fn with_agent<T>(
     global: &Global,
     args: &ModelArgs,
+    stream: Option<Printer>,
     f: impl FnOnce(&mut Agent<'_>) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
     let mut setup = prepare(global, args)?;
@@ -306,7 +373,7 @@ fn with_agent<T>(
         .filter_map(|name| hub.client(name))
         .collect();
     clients.iter().for_each(interrupt::register);
-    let mut agent = agent(&hub, setup, global, args);
+    let mut agent = agent(&hub, setup, global, args, stream);
     interrupt::register_run(agent.cancel_handle());
     let result = f(&mut agent);
     interrupt::unregister_run();
@@ -322,7 +389,7 @@ pub(crate) fn run(global: &Global, args: &RunArgs) -> Result<Output, Failure> {
     if args.message.trim().is_empty() {
         return Err(FailureInfo::usage("the MESSAGE is empty"));
     }
-    let out = with_agent(global, &args.model, |agent| {
+    let out = with_agent(global, &args.model, None, |agent| {
         agent.run(&args.message).map_err(|e| failure(&e))
     })?;
     Ok(answer(&out))
@@ -340,7 +407,9 @@ fn answer(out: &RunOutput) -> Output {
 pub(crate) fn chat(global: &Global, args: &ChatArgs) -> Result<Output, Failure> {
     use std::io::BufRead;
     check(global, "chat")?;
-    with_agent(global, &args.model, |agent| {
+    // The text is printed as it arrives, except with --json (one whole document per answer).
+    let streamed = (!global.json).then(Printer::default);
+    with_agent(global, &args.model, streamed.clone(), |agent| {
         for line in std::io::stdin().lock().lines() {
             let Ok(line) = line else { break };
             let line = line.trim();
@@ -352,16 +421,25 @@ pub(crate) fn chat(global: &Global, args: &ChatArgs) -> Result<Output, Failure> 
             }
             match agent.run(line) {
                 Ok(out) => {
+                    let printed = streamed.as_ref().is_some_and(|p| printer(p).finish());
                     if global.json {
                         terminal::print_json_line(&out.to_json());
-                    } else {
+                    } else if !printed {
                         let mut stdout = std::io::stdout().lock();
                         let _ = stdout.write_all(terminal::escaped(&answer(&out).text).as_bytes());
                         let _ = stdout.flush();
                     }
                 }
-                Err(e @ AgentError::Cancelled { .. }) => return Err(failure(&e)),
-                Err(e) => failure(&e).print(false),
+                Err(e) => {
+                    // A failed answer's piece ends its line before the error is reported.
+                    if let Some(p) = &streamed {
+                        printer(p).finish();
+                    }
+                    if let AgentError::Cancelled { .. } = e {
+                        return Err(failure(&e));
+                    }
+                    failure(&e).print(false);
+                }
             }
         }
         // Nothing more to print: each answer went out as it came.

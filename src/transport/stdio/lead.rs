@@ -92,6 +92,9 @@ impl Lead {
     }
 }
 
+/// The longest one wait of a caller reading stdout lasts before it looks at its slot again.
+const LEAD_SLICE: std::time::Duration = std::time::Duration::from_millis(50);
+
 impl Conn {
     /// Waits until `deadline` for the next event of `caller`'s request, reading stdout itself
     /// when nobody else does. A caller that follows, or leaves without having led, is enlisted
@@ -259,13 +262,15 @@ impl Conn {
             let Some(stdout) = r.stdout.as_ref() else {
                 break;
             };
-            let wait = rustix::event::Timespec::try_from(deadline - now).ok();
+            // In slices: a request given up by another thread (its slot filled, see
+            // `Connection::abandon`) stops being read for within a slice, though no byte came.
+            let wait = rustix::event::Timespec::try_from((deadline - now).min(LEAD_SLICE)).ok();
             let mut fds = [rustix::event::PollFd::new(
                 stdout,
                 rustix::event::PollFlags::IN,
             )];
             match rustix::event::poll(&mut fds, wait.as_ref()) {
-                Ok(0) => break,
+                Ok(0) => continue,
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(_) => break,
             }
