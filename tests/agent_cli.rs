@@ -470,3 +470,61 @@ fn tool_search_result_budget_and_server_instructions_from_the_command_line() {
     assert!(err.contains("search \"large text\": "), "{err}");
     assert!(model.violations().is_empty(), "{:?}", model.violations());
 }
+
+#[test]
+fn the_servers_of_a_run_are_answered_elicitation_roots_and_sampling() {
+    let dir = TempDir::new("agent-cli");
+    let file = config(&dir);
+    let root = dir.path().join("shared data");
+    std::fs::create_dir_all(&root).unwrap();
+    let model = ScriptedModel::start(vec![
+        calls(vec![
+            call("fx__elicit", json!({"message": "Who are you?"})),
+            call("fx__roots", json!({})),
+            call("fx__sample", json!({"prompt": "say hi"})),
+        ]),
+        Step::Summary("seen: ".into()),
+    ])
+    .unwrap();
+    // The model that answers the server's sampling request: another endpoint.
+    let sampler = ScriptedModel::start(vec![Step::Text("hi from the sampler".into())]).unwrap();
+    let (url, sampling_url) = (model.base_url(), sampler.base_url());
+    let out = mcpb(&[
+        "--config",
+        &file,
+        "--input",
+        "name=Ann",
+        "--input",
+        "age=33",
+        "--root",
+        root.to_str().unwrap(),
+        "--sampling-model-url",
+        &sampling_url,
+        "--sampling-yes",
+        "run",
+        "--server",
+        "fx",
+        "--server",
+        "other",
+        "--model-url",
+        &url,
+        "go",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+    let answer = text(&out.stdout);
+    let lines: Vec<&str> = answer.lines().collect();
+    assert_eq!(lines.len(), 3, "{answer}");
+    // The form, answered by --input without a terminal.
+    let elicited: Value = serde_json::from_str(lines[0].trim_start_matches("seen: ")).unwrap();
+    assert_eq!(elicited["action"], "accept", "{answer}");
+    assert_eq!(elicited["content"], json!({"name": "Ann", "age": 33}));
+    // The root, as a file URI with its space encoded.
+    assert!(
+        lines[1].contains("file://") && lines[1].contains("shared%20data"),
+        "{answer}"
+    );
+    // The sampling request, answered by the other model.
+    assert!(lines[2].contains("hi from the sampler"), "{answer}");
+    assert_eq!(sampler.requests().len(), 1);
+    assert_eq!(model.violations(), Vec::<String>::new());
+}

@@ -28,7 +28,10 @@ fn every_server_of_the_hub_is_answered_by_the_hubs_handlers() {
         .servers([fixture("one", "", &[]), fixture("two", "", &[])])
         .sampling(move |server, _params| {
             a.lock().unwrap().push(format!("sampling {server}"));
-            Ok(CreateMessageResult::text("scripted", format!("hello from {server}")))
+            Ok(CreateMessageResult::text(
+                "scripted",
+                format!("hello from {server}"),
+            ))
         })
         .elicitation(move |server, _params| {
             b.lock().unwrap().push(format!("elicitation {server}"));
@@ -40,9 +43,17 @@ fn every_server_of_the_hub_is_answered_by_the_hubs_handlers() {
         .roots(vec![Root::new("file:///data").with_name("data")])
         .build();
     hub.connect_all();
-    let sampled = hub.call_tool("one__sample", json!({"prompt": "hi"})).unwrap();
-    assert!(text(&sampled).contains("hello from one"), "{}", text(&sampled));
-    let elicited = hub.call_tool("two__elicit", json!({"message": "who?"})).unwrap();
+    let sampled = hub
+        .call_tool("one__sample", json!({"prompt": "hi"}))
+        .unwrap();
+    assert!(
+        text(&sampled).contains("hello from one"),
+        "{}",
+        text(&sampled)
+    );
+    let elicited = hub
+        .call_tool("two__elicit", json!({"message": "who?"}))
+        .unwrap();
     let t = text(&elicited);
     assert!(t.contains("\"accept\"") && t.contains("\"two\""), "{t}");
     let roots = hub.call_tool("one__roots", json!({})).unwrap();
@@ -60,5 +71,9 @@ fn a_hub_without_handlers_declares_none() {
     hub.connect_all();
     let r = hub.call_tool("sample", json!({"prompt": "hi"})).unwrap();
     assert_eq!(r.is_error, Some(true));
-    assert!(text(&r).contains("sampling/createMessage error"), "{}", text(&r));
+    assert!(
+        text(&r).contains("sampling/createMessage error"),
+        "{}",
+        text(&r)
+    );
 }

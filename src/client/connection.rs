@@ -104,42 +104,14 @@ impl Connection {
             self.session.forget(id);
             return Err(self.cancelled(method));
         }
-        // Cancellation from another thread: the server is told (once the request has gone
-        // out: never before it) and the caller stops waiting at once.
-        let sent = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let told = Arc::new(std::sync::atomic::AtomicBool::new(false));
-        let tell = {
-            let (transport, told) = (Arc::clone(&self.transport), Arc::clone(&told));
-            let (server, method) = (Arc::clone(&self.server), method.to_owned());
-            move || {
-                if !told.swap(true, std::sync::atomic::Ordering::SeqCst) {
-                    let sent = transport.send(Outgoing::cancellation(
-                        &RequestId::Number(id),
-                        CANCELLED,
-                        Duration::from_secs(1),
-                    ));
-                    match sent {
-                        Ok(()) => log::info!(
-                            "server `{server}`: `{method}` cancelled: sent notifications/cancelled"
-                        ),
-                        Err(e) => log::debug!(
-                            "server `{server}`: could not send notifications/cancelled: {e}"
-                        ),
-                    }
-                }
-            }
-        };
+        // Cancellation from another thread wakes the caller at once; the caller then tells the
+        // server itself (below), so the notification has gone out before the call returns, even
+        // when the program exits right after (mcpb on Ctrl-C).
         let _armed = opts.cancel.as_ref().map(|c| {
             let (session, transport) = (Arc::clone(&self.session), Arc::clone(&self.transport));
-            let (sent, tell) = (Arc::clone(&sent), tell.clone());
             c.on_cancel(move || {
-                // The caller first: on stdio it may be the one reading the server's output, and
-                // a write waits for it to let go.
                 if session.abandon(id, CANCELLED) {
                     transport.interrupt(id);
-                }
-                if sent.load(std::sync::atomic::Ordering::SeqCst) {
-                    tell();
                 }
             })
         });
@@ -167,11 +139,6 @@ impl Connection {
                 }
                 e => e,
             });
-        }
-        sent.store(true, std::sync::atomic::Ordering::SeqCst);
-        if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
-            // Fired while the request was going out: its hook could not tell the server.
-            tell();
         }
         let caller = Caller::new(id, &begun.rx, &begun.tx);
         let outcome = loop {
@@ -226,6 +193,22 @@ impl Connection {
         drop(caller);
         match outcome {
             Err(_) if opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) => {
+                // The request went out: the server is told it may stop.
+                let told = self.transport.send(Outgoing::cancellation(
+                    &RequestId::Number(id),
+                    CANCELLED,
+                    Duration::from_secs(1),
+                ));
+                match told {
+                    Ok(()) => log::info!(
+                        "server `{}`: `{method}` cancelled: sent notifications/cancelled",
+                        self.server
+                    ),
+                    Err(e) => log::debug!(
+                        "server `{}`: could not send notifications/cancelled: {e}",
+                        self.server
+                    ),
+                }
                 Err(self.cancelled(method))
             }
             outcome => outcome,

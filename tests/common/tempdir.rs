@@ -20,6 +20,12 @@ impl TempDir {
         TempDir(dir)
     }
 
+    /// The directory.
+    #[allow(dead_code)]
+    pub fn path(&self) -> &std::path::Path {
+        &self.0
+    }
+
     /// Writes `text` to the file `name` in this directory and returns its path.
     pub fn file(&self, name: &str, text: &str) -> PathBuf {
         let path = self.0.join(name);

@@ -2,12 +2,15 @@
 //!
 //! The handler (on the `ctrlc` crate's thread) marks the run interrupted, cancels the agent run
 //! of `run` or `chat` (its model request is closed and its tool calls are cancelled, at once),
-//! asks every registered client to cancel its other pending requests, then closes them, which ends the blocked call on the main thread with an
-//! error the main thread recognises as the interruption (exit 130). A second Ctrl-C, or one
+//! lets the run end on its own for up to half a second (each cancelled tool call tells its server
+//! on its way out), asks every registered client to cancel its other pending requests, then
+//! closes them, which ends any call still blocked on the main thread with an error the main
+//! thread recognises as the interruption (exit 130). A second Ctrl-C, or one
 //! before any client is connected, exits at once.
 
 use std::sync::atomic::{AtomicBool, Ordering};
-use std::sync::{Arc, Mutex};
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::{Duration, Instant};
 
 use mcp_blocking::agent::CancelHandle;
 use mcp_blocking::Client;
@@ -15,6 +18,12 @@ use mcp_blocking::Client;
 static INTERRUPTED: AtomicBool = AtomicBool::new(false);
 static CLIENTS: Mutex<Vec<Arc<Client>>> = Mutex::new(Vec::new());
 static RUN: Mutex<Option<CancelHandle>> = Mutex::new(None);
+/// Told when the run is forgotten (it has ended).
+static RUN_ENDED: Condvar = Condvar::new();
+
+/// How long the handler lets a cancelled run end on its own (its tool calls telling their
+/// servers) before it closes the clients.
+const RUN_GRACE: Duration = Duration::from_millis(500);
 
 /// The reason sent with `notifications/cancelled`.
 pub(crate) const REASON: &str = "interrupted by the user (Ctrl-C)";
@@ -35,6 +44,20 @@ pub(crate) fn install() {
         }
         if let Some(run) = run {
             run.cancel();
+            // The run's tool calls end at once and each tells its server on its way out: let
+            // them, before the connections are closed under them.
+            let deadline = Instant::now() + RUN_GRACE;
+            let mut current = RUN.lock().unwrap_or_else(|p| p.into_inner());
+            while current.is_some() {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
+                }
+                current = match RUN_ENDED.wait_timeout(current, left) {
+                    Ok((g, _)) => g,
+                    Err(p) => p.into_inner().0,
+                };
+            }
         }
         for c in &clients {
             match c.cancel_pending(REASON) {
@@ -77,6 +100,7 @@ pub(crate) fn register_run(run: CancelHandle) {
 /// Forgets the agent run (it has ended).
 pub(crate) fn unregister_run() {
     *RUN.lock().unwrap_or_else(|p| p.into_inner()) = None;
+    RUN_ENDED.notify_all();
 }
 
 /// Whether Ctrl-C was pressed.

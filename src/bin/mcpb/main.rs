@@ -898,7 +898,7 @@ fn connect(global: &Global, config: ServerConfig, named: Named) -> Result<Sessio
     let json_mode = global.json;
     let mut builder = Client::builder(config.clone())
         .on_notification(move |server, n| print_notification(server, n, json_mode));
-    builder = answering(global, builder)?;
+    builder = answering(global)?.client(builder);
     let client = Arc::new(builder.connect().map_err(|e| {
         let mut f = FailureInfo::from_error(&e, false);
         auth::hint_login(global, &config, &e, &mut f.detail);
@@ -922,21 +922,25 @@ fn connect(global: &Global, config: ServerConfig, named: Named) -> Result<Sessio
 
 /// The server's requests mcpb answers: elicitation always (on the terminal, from `--input`,
 /// or declined), roots with `--root` (and in `shell`), sampling with `--sampling-model-url`.
-fn answering(global: &Global, builder: ClientBuilder) -> Result<ClientBuilder, Failure> {
-    let elicitor = elicit::Elicitor::new(&global.inputs);
-    let mut builder = builder.elicitation(move |server, params| elicitor.elicit(server, &params));
-    if !global.roots.is_empty() || global.offer_roots {
-        builder = builder.roots(roots::roots_of(&global.roots).map_err(FailureInfo::usage)?);
-    }
-    if let Some(url) = &global.sampling_model_url {
+pub(crate) fn answering(global: &Global) -> Result<Answering, Failure> {
+    let elicitor = Arc::new(elicit::Elicitor::new(&global.inputs));
+    let roots = if !global.roots.is_empty() || global.offer_roots {
+        Some(roots::roots_of(&global.roots).map_err(FailureInfo::usage)?)
+    } else {
+        None
+    };
+    let sampler = if let Some(url) = &global.sampling_model_url {
         let (model, name) = run::model_client(
             global,
             Some(url),
             global.sampling_model.clone(),
             global.sampling_api_key_env.as_deref(),
         )?;
-        let sampler = sampling::Sampler::new(model, name, global.sampling_yes);
-        builder = builder.sampling(move |server, params| sampler.create_message(server, &params));
+        Some(Arc::new(sampling::Sampler::new(
+            model,
+            name,
+            global.sampling_yes,
+        )))
     } else if global.sampling_model.is_some()
         || global.sampling_api_key_env.is_some()
         || global.sampling_yes
@@ -945,8 +949,53 @@ fn answering(global: &Global, builder: ClientBuilder) -> Result<ClientBuilder, F
             "--sampling-model, --sampling-api-key-env and --sampling-yes go with \
              --sampling-model-url URL (the model API that answers sampling requests)",
         ));
+    } else {
+        None
+    };
+    Ok(Answering {
+        elicitor,
+        roots,
+        sampler,
+    })
+}
+
+/// How mcpb answers what its servers ask: the elicitation form, the roots, the sampling model;
+/// given to one client or to every client of a Hub.
+pub(crate) struct Answering {
+    elicitor: Arc<elicit::Elicitor>,
+    roots: Option<Vec<mcp_blocking::model::Root>>,
+    sampler: Option<Arc<sampling::Sampler>>,
+}
+
+impl Answering {
+    fn client(self, mut builder: ClientBuilder) -> ClientBuilder {
+        let elicitor = self.elicitor;
+        builder = builder.elicitation(move |server, params| elicitor.elicit(server, &params));
+        if let Some(roots) = self.roots {
+            builder = builder.roots(roots);
+        }
+        if let Some(sampler) = self.sampler {
+            builder =
+                builder.sampling(move |server, params| sampler.create_message(server, &params));
+        }
+        builder
     }
-    Ok(builder)
+
+    pub(crate) fn hub(
+        self,
+        mut builder: mcp_blocking::hub::HubBuilder,
+    ) -> mcp_blocking::hub::HubBuilder {
+        let elicitor = self.elicitor;
+        builder = builder.elicitation(move |server, params| elicitor.elicit(server, &params));
+        if let Some(roots) = self.roots {
+            builder = builder.roots(roots);
+        }
+        if let Some(sampler) = self.sampler {
+            builder =
+                builder.sampling(move |server, params| sampler.create_message(server, &params));
+        }
+        builder
+    }
 }
 
 impl Session {

@@ -289,7 +289,7 @@ pub(crate) fn call(
         }
     }
     // The file's `mcp` options block: how the call is retried.
-    let mut hub = Hub::builder().servers(servers);
+    let mut hub = crate::answering(global)?.hub(Hub::builder().servers(servers));
     if let Some(d) = &report.degradation {
         hub = hub.degradation(d.clone());
     }

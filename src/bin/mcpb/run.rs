@@ -53,14 +53,8 @@ fn check(global: &Global, word: &str) -> Result<(), Failure> {
                 "--transport",
                 "--log-level",
                 "--max-time",
-                "--root",
-                "--sampling-model-url",
-                "--sampling-model",
-                "--sampling-api-key-env",
-                "--sampling-yes",
             ],
-            "its servers come from --config and --template, and are offered no roots nor \
-             sampling",
+            "its servers come from --config and --template",
         )
         .map_err(crate::usage)?;
     Ok(())
@@ -349,7 +343,8 @@ fn with_agent<T>(
     f: impl FnOnce(&mut Agent<'_>) -> Result<T, Failure>,
 ) -> Result<T, Failure> {
     let mut setup = prepare(global, args)?;
-    let mut hub = Hub::builder().servers(std::mem::take(&mut setup.servers));
+    let mut hub =
+        crate::answering(global)?.hub(Hub::builder().servers(std::mem::take(&mut setup.servers)));
     if let Some(d) = setup.degradation.take() {
         hub = hub.degradation(d);
     }
