@@ -91,6 +91,37 @@ impl ClientBuilder {
         self
     }
 
+    /// Also hands URL-mode elicitation requests (`mode: "url"`: the server asks the user to
+    /// open a page, such as a sign-in at a third party) to the
+    /// [`elicitation`](Self::elicitation) handler, and declares `elicitation: {form, url}`.
+    /// Off by default: a URL-mode request is then refused with -32602 before any handler runs,
+    /// so a handler written for forms never sees one.
+    ///
+    /// A handler that takes them must show the full address (its host above all), never open
+    /// it without the user's consent, and answer `accept` only for consent to open it
+    /// ([`ElicitParams::is_url_mode`](crate::model::ElicitParams::is_url_mode) tells the two
+    /// modes apart; `url` and `elicitation_id` are set).
+    ///
+    /// ```
+    /// use mcp_blocking::{Client, ServerConfig};
+    /// use mcp_blocking::model::ElicitResult;
+    /// let client = Client::builder(ServerConfig::stdio("s", "server"))
+    ///     .elicitation(|_server, params| {
+    ///         if params.is_url_mode() {
+    ///             // Show params.url and ask before opening it; here: declined.
+    ///             return Ok(ElicitResult::decline());
+    ///         }
+    ///         Ok(ElicitResult::decline())
+    ///     })
+    ///     .elicitation_url_mode(true)
+    ///     .build();
+    /// # drop(client);
+    /// ```
+    pub fn elicitation_url_mode(mut self, on: bool) -> Self {
+        self.handlers.elicitation_url = on;
+        self
+    }
+
     /// [`sampling`](Self::sampling) with a handler shared with other clients (the Hub's).
     pub(crate) fn sampling_shared(
         mut self,

@@ -39,7 +39,11 @@ impl Client {
             caps.sampling = Some(json!({}));
         }
         if self.handlers.elicitation.is_some() {
-            caps.elicitation = Some(json!({ "form": {} }));
+            caps.elicitation = Some(if self.handlers.elicitation_url {
+                json!({ "form": {}, "url": {} })
+            } else {
+                json!({ "form": {} })
+            });
         }
         caps
     }

@@ -792,7 +792,8 @@ impl DispatchCtx {
                 };
                 let params: ElicitParams = serde_json::from_value(params).map_err(invalid)?;
                 if let Some(mode) = params.mode.as_deref() {
-                    if mode != "form" {
+                    let url_taken = mode == "url" && self.handlers.elicitation_url;
+                    if mode != "form" && !url_taken {
                         return Err(RpcError {
                             code: ErrorCode::INVALID_PARAMS,
                             message: format!(

@@ -330,6 +330,41 @@ fn url_mode_elicitation_is_refused_with_invalid_params() {
 }
 
 #[test]
+fn url_mode_elicitation_reaches_a_handler_that_takes_it() {
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let s = Arc::clone(&seen);
+    let builder = Client::builder(
+        ServerConfig::stdio("mem", "unused")
+            .with_protocol(crate::config::ProtocolMode::Legacy)
+            .with_timeout_secs(1.0),
+    )
+    .elicitation(move |_: &str, p: crate::model::ElicitParams| {
+        s.lock()
+            .unwrap()
+            .push((p.is_url_mode(), p.url.clone(), p.elicitation_id.clone()));
+        Ok(crate::model::ElicitResult::decline())
+    })
+    .elicitation_url_mode(true);
+    let (c, sent) = client_with(
+        builder,
+        asks(
+            json!({"jsonrpc": "2.0", "id": "s1", "method": "elicitation/create",
+                    "params": {"mode": "url", "message": "m", "url": "https://x", "elicitationId": "e"}}),
+        ),
+    );
+    c.open().unwrap();
+    assert_eq!(answer_to(&c)["result"]["action"], "decline");
+    assert_eq!(
+        *seen.lock().unwrap(),
+        [(true, Some("https://x".to_owned()), Some("e".to_owned()))]
+    );
+    assert_eq!(
+        sent.received()[0]["params"]["capabilities"]["elicitation"],
+        json!({"form": {}, "url": {}})
+    );
+}
+
+#[test]
 fn a_handler_error_reaches_the_server() {
     let builder = Client::builder(
         ServerConfig::stdio("mem", "unused")

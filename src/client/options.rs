@@ -152,6 +152,8 @@ impl CallOptions {
 pub(crate) struct Handlers {
     pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    /// Whether the elicitation handler takes URL-mode requests too (declared as `url: {}`).
+    pub(crate) elicitation_url: bool,
     pub(crate) notifications: Vec<Arc<dyn NotificationHandler>>,
     /// Notifications dropped because a [`notification_channel`] was full (shared by a
     /// client's channels, which count here from its dispatcher threads).

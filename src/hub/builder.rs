@@ -52,6 +52,7 @@ pub(crate) struct Options {
 pub(crate) struct Answers {
     pub(crate) sampling: Option<Arc<dyn SamplingHandler>>,
     pub(crate) elicitation: Option<Arc<dyn ElicitationHandler>>,
+    pub(crate) elicitation_url: bool,
     pub(crate) roots: Option<Vec<Root>>,
 }
 
@@ -60,6 +61,7 @@ impl std::fmt::Debug for Answers {
         f.debug_struct("Answers")
             .field("sampling", &self.sampling.is_some())
             .field("elicitation", &self.elicitation.is_some())
+            .field("elicitation_url", &self.elicitation_url)
             .field("roots", &self.roots)
             .finish()
     }
@@ -128,6 +130,13 @@ impl HubBuilder {
         F: Fn(&str, ElicitParams) -> Result<ElicitResult, HandlerError> + Send + Sync + 'static,
     {
         self.options.answers.elicitation = Some(Arc::new(handler));
+        self
+    }
+
+    /// Hands URL-mode elicitation requests to the [`elicitation`](Self::elicitation) handler
+    /// too, as [`ClientBuilder::elicitation_url_mode`](crate::ClientBuilder::elicitation_url_mode).
+    pub fn elicitation_url_mode(mut self, on: bool) -> Self {
+        self.options.answers.elicitation_url = on;
         self
     }
 

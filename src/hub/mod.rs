@@ -469,7 +469,9 @@ impl Inner {
             builder = builder.sampling_shared(Arc::clone(h));
         }
         if let Some(h) = &answers.elicitation {
-            builder = builder.elicitation_shared(Arc::clone(h));
+            builder = builder
+                .elicitation_shared(Arc::clone(h))
+                .elicitation_url_mode(answers.elicitation_url);
         }
         if let Some(roots) = &answers.roots {
             builder = builder.roots(roots.clone());

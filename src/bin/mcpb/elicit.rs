@@ -812,8 +812,18 @@ impl Elicitor {
 
 /// URL mode: the message and the address, and whether the user will open it (mcpb never does).
 fn url_mode(server: &str, params: &ElicitParams, tty: &mut Tty) -> ElicitResult {
+    url_mode_on(server, params, tty, &mut std::io::stderr())
+}
+
+/// Shows a URL-mode request (escaped, the address in full) and asks whether the user will open
+/// it; mcpb never opens it.
+fn url_mode_on(
+    server: &str,
+    params: &ElicitParams,
+    tty: &mut dyn Lines,
+    out: &mut dyn Write,
+) -> ElicitResult {
     let url = params.url.as_deref().unwrap_or("");
-    let mut out = std::io::stderr();
     let _ = writeln!(
         out,
         "mcpb: server `{}` asks you to open an address:\n  {}\n  address: {}\n  (mcpb does not \
@@ -824,7 +834,7 @@ fn url_mode(server: &str, params: &ElicitParams, tty: &mut Tty) -> ElicitResult 
     );
     match ask_choose(
         tty,
-        &mut out,
+        out,
         "  will you open it? [y]es (accept) / [n]o (decline) / [c]ancel: ",
     ) {
         Choose::Yes => ElicitResult::accept(Map::new()),
@@ -895,6 +905,30 @@ mod tests {
         let choices: Vec<String> = (0..=MAX_OPTIONS).map(|i| i.to_string()).collect();
         let big = json!({"properties": {"e": {"type": "string", "enum": choices}}});
         assert!(fields(&big).unwrap_err().contains("choices"));
+    }
+
+    #[test]
+    fn a_url_request_is_shown_escaped_and_only_consent_is_asked() {
+        let params: ElicitParams = serde_json::from_value(json!({
+            "mode": "url", "message": "Sign in\x1b[2J", "url": "https://auth.example.com/x?s=1",
+            "elicitationId": "e1"}))
+        .unwrap();
+        for (typed, action) in [("y", "accept"), ("n", "decline"), ("c", "cancel")] {
+            let mut out = Vec::new();
+            let r = url_mode_on("srv", &params, &mut Script::of(&[typed]), &mut out);
+            let shown = String::from_utf8(out).unwrap();
+            assert_eq!(
+                serde_json::to_value(&r).unwrap()["action"],
+                action,
+                "{shown}"
+            );
+            assert!(shown.contains("https://auth.example.com/x?s=1"), "{shown}");
+            assert!(shown.contains("mcpb does not open it"), "{shown}");
+            assert!(!shown.contains('\x1b'), "{shown:?}");
+        }
+        // No answer (end of input) is a cancel, never an accept.
+        let r = url_mode_on("srv", &params, &mut Script::of(&[]), &mut Vec::new());
+        assert_eq!(serde_json::to_value(&r).unwrap()["action"], "cancel");
     }
 
     fn run(lines: &[&str], given: Map<String, Value>) -> (Outcome, String) {

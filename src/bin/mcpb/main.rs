@@ -970,7 +970,9 @@ pub(crate) struct Answering {
 impl Answering {
     fn client(self, mut builder: ClientBuilder) -> ClientBuilder {
         let elicitor = self.elicitor;
-        builder = builder.elicitation(move |server, params| elicitor.elicit(server, &params));
+        builder = builder
+            .elicitation(move |server, params| elicitor.elicit(server, &params))
+            .elicitation_url_mode(true);
         if let Some(roots) = self.roots {
             builder = builder.roots(roots);
         }
@@ -986,7 +988,9 @@ impl Answering {
         mut builder: mcp_blocking::hub::HubBuilder,
     ) -> mcp_blocking::hub::HubBuilder {
         let elicitor = self.elicitor;
-        builder = builder.elicitation(move |server, params| elicitor.elicit(server, &params));
+        builder = builder
+            .elicitation(move |server, params| elicitor.elicit(server, &params))
+            .elicitation_url_mode(true);
         if let Some(roots) = self.roots {
             builder = builder.roots(roots);
         }
