@@ -471,9 +471,11 @@ impl Assembler for AnthropicStream {
                 let p = self.block(&v)?;
                 let delta = v.get("delta").cloned().unwrap_or_default();
                 let (block, partial) = &mut self.blocks[p];
-                let append = |block: &mut Value, key: &str, more: &str| {
-                    let now = str_at(block, &format!("/{key}")).unwrap_or("").to_owned();
-                    block[key] = json!(now + more);
+                // In place: copying the text so far for each delta would make a stream of
+                // many small deltas cost the square of its length.
+                let append = |block: &mut Value, key: &str, more: &str| match block.get_mut(key) {
+                    Some(Value::String(now)) => now.push_str(more),
+                    _ => block[key] = json!(more),
                 };
                 match str_at(&delta, "/type") {
                     Some("text_delta") => {
@@ -788,6 +790,45 @@ mod tests {
         ]);
         let err = run(&body, 1 << 20, &mut ResponsesStream::new("e".into(), s)).unwrap_err();
         assert!(err.to_string().contains("server_error: down"), "{err}");
+    }
+
+    #[test]
+    fn many_small_anthropic_deltas_are_appended_whole_and_in_order() {
+        let mut events = vec![
+            json!({"type":"message_start","message":{"usage":{"input_tokens":1}}}),
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
+        ];
+        events.extend((0..2000).map(
+            |i| json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":format!("{}", i % 10)}}),
+        ));
+        events.push(json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}));
+        events.push(json!({"type":"content_block_stop","index":0}));
+        events.push(json!({"type":"content_block_start","index":1,"content_block":{"type":"text","text":"<"}}));
+        events.extend((0..5000).map(
+            |_| json!({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"ab"}}),
+        ));
+        events.push(json!({"type":"content_block_stop","index":1}));
+        events.push(json!({"type":"message_stop"}));
+        let (s, _) = sink();
+        let r = run(
+            &sse(&events),
+            16 << 20,
+            &mut AnthropicStream::new("e".into(), s),
+        )
+        .expect("assembled");
+        let thinking: String = (0..2000)
+            .map(|i| char::from(b'0' + (i % 10) as u8))
+            .collect();
+        let text = format!("<{}", "ab".repeat(5000));
+        let whole = super::super::anthropic::parse(
+            "e",
+            json!({"content":[{"type":"thinking","thinking":thinking,"signature":"sig"},
+                {"type":"text","text":text}],
+                "stop_reason":null,"usage":{"input_tokens":1,"output_tokens":0}}),
+        )
+        .expect("parses");
+        assert_eq!(r.message.text, text);
+        assert_eq!(r, whole);
     }
 
     #[test]
