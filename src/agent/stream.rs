@@ -31,6 +31,9 @@ use crate::transport::sse_parser::{EventTooLarge, SseReader};
 /// answer may hold.
 pub(crate) const MAX_STREAMED_ITEMS: usize = 65_536;
 
+/// The longest quote of a refused stream in its error, in bytes.
+const MAX_FAULT_DETAIL: usize = 300;
+
 /// Why an assembler refused a stream.
 #[derive(Debug)]
 pub(crate) enum Fault {
@@ -105,16 +108,18 @@ pub(crate) fn read<T>(
     };
     // Small reads: each delta goes on as soon as its event is whole.
     let mut events = SseReader::new(BufReader::with_capacity(8 * 1024, capped), limit);
+    // Both kinds quote what the API sent (a value, a message): scrubbed, then cut, so an
+    // error stays a line whatever the stream held.
     let fault = |f: Fault| match f {
         Fault::Bad(detail) => ModelError::BadResponse {
             endpoint: endpoint.to_owned(),
-            detail,
+            detail: super::types::excerpt(&scrub(&detail), MAX_FAULT_DETAIL),
         },
         Fault::Api(message) => ModelError::Transport {
             endpoint: endpoint.to_owned(),
             detail: format!(
                 "the answer's stream reported an error: {}",
-                super::types::excerpt(&scrub(&message), 300)
+                super::types::excerpt(&scrub(&message), MAX_FAULT_DETAIL)
             ),
         },
     };
@@ -775,6 +780,25 @@ mod tests {
         ]);
         let err = run(&body, 1 << 20, &mut AnthropicStream::new("e".into(), s)).unwrap_err();
         assert!(matches!(err, ModelError::BadResponse { .. }), "{err}");
+    }
+
+    #[test]
+    fn a_refused_streams_error_quotes_at_most_a_line_of_it() {
+        let index = format!("sk-secret {}", "x".repeat(100_000));
+        let body =
+            sse(&[json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":index}]}}]})]);
+        let (s, _) = sink();
+        let err = run(&body, 1 << 20, &mut ChatStream::new("e".into(), s)).unwrap_err();
+        let ModelError::BadResponse { detail, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert!(
+            detail.len() <= MAX_FAULT_DETAIL + 3,
+            "{} bytes",
+            detail.len()
+        );
+        assert!(detail.starts_with("a tool call's index is"), "{detail}");
+        assert!(!detail.contains("sk-secret"), "{detail}");
     }
 
     #[test]
