@@ -31,6 +31,9 @@ use crate::transport::sse_parser::{EventTooLarge, SseReader};
 /// answer may hold.
 pub(crate) const MAX_STREAMED_ITEMS: usize = 65_536;
 
+/// The longest quote of a refused stream in its error, in bytes.
+const MAX_FAULT_DETAIL: usize = 300;
+
 /// Why an assembler refused a stream.
 #[derive(Debug)]
 pub(crate) enum Fault {
@@ -105,16 +108,18 @@ pub(crate) fn read<T>(
     };
     // Small reads: each delta goes on as soon as its event is whole.
     let mut events = SseReader::new(BufReader::with_capacity(8 * 1024, capped), limit);
+    // Both kinds quote what the API sent (a value, a message): scrubbed, then cut, so an
+    // error stays a line whatever the stream held.
     let fault = |f: Fault| match f {
         Fault::Bad(detail) => ModelError::BadResponse {
             endpoint: endpoint.to_owned(),
-            detail,
+            detail: super::types::excerpt(&scrub(&detail), MAX_FAULT_DETAIL),
         },
         Fault::Api(message) => ModelError::Transport {
             endpoint: endpoint.to_owned(),
             detail: format!(
                 "the answer's stream reported an error: {}",
-                super::types::excerpt(&scrub(&message), 300)
+                super::types::excerpt(&scrub(&message), MAX_FAULT_DETAIL)
             ),
         },
     };
@@ -471,9 +476,11 @@ impl Assembler for AnthropicStream {
                 let p = self.block(&v)?;
                 let delta = v.get("delta").cloned().unwrap_or_default();
                 let (block, partial) = &mut self.blocks[p];
-                let append = |block: &mut Value, key: &str, more: &str| {
-                    let now = str_at(block, &format!("/{key}")).unwrap_or("").to_owned();
-                    block[key] = json!(now + more);
+                // In place: copying the text so far for each delta would make a stream of
+                // many small deltas cost the square of its length.
+                let append = |block: &mut Value, key: &str, more: &str| match block.get_mut(key) {
+                    Some(Value::String(now)) => now.push_str(more),
+                    _ => block[key] = json!(more),
                 };
                 match str_at(&delta, "/type") {
                     Some("text_delta") => {
@@ -776,6 +783,25 @@ mod tests {
     }
 
     #[test]
+    fn a_refused_streams_error_quotes_at_most_a_line_of_it() {
+        let index = format!("sk-secret {}", "x".repeat(100_000));
+        let body =
+            sse(&[json!({"choices":[{"index":0,"delta":{"tool_calls":[{"index":index}]}}]})]);
+        let (s, _) = sink();
+        let err = run(&body, 1 << 20, &mut ChatStream::new("e".into(), s)).unwrap_err();
+        let ModelError::BadResponse { detail, .. } = &err else {
+            panic!("{err:?}")
+        };
+        assert!(
+            detail.len() <= MAX_FAULT_DETAIL + 3,
+            "{} bytes",
+            detail.len()
+        );
+        assert!(detail.starts_with("a tool call's index is"), "{detail}");
+        assert!(!detail.contains("sk-secret"), "{detail}");
+    }
+
+    #[test]
     fn error_events_are_errors_with_secrets_hidden() {
         let (s, _) = sink();
         let body = "event: error\ndata: {\"type\":\"error\",\"error\":{\"type\":\"overloaded_error\",\"message\":\"busy for sk-secret\"}}\n\n";
@@ -788,6 +814,45 @@ mod tests {
         ]);
         let err = run(&body, 1 << 20, &mut ResponsesStream::new("e".into(), s)).unwrap_err();
         assert!(err.to_string().contains("server_error: down"), "{err}");
+    }
+
+    #[test]
+    fn many_small_anthropic_deltas_are_appended_whole_and_in_order() {
+        let mut events = vec![
+            json!({"type":"message_start","message":{"usage":{"input_tokens":1}}}),
+            json!({"type":"content_block_start","index":0,"content_block":{"type":"thinking","thinking":""}}),
+        ];
+        events.extend((0..2000).map(
+            |i| json!({"type":"content_block_delta","index":0,"delta":{"type":"thinking_delta","thinking":format!("{}", i % 10)}}),
+        ));
+        events.push(json!({"type":"content_block_delta","index":0,"delta":{"type":"signature_delta","signature":"sig"}}));
+        events.push(json!({"type":"content_block_stop","index":0}));
+        events.push(json!({"type":"content_block_start","index":1,"content_block":{"type":"text","text":"<"}}));
+        events.extend((0..5000).map(
+            |_| json!({"type":"content_block_delta","index":1,"delta":{"type":"text_delta","text":"ab"}}),
+        ));
+        events.push(json!({"type":"content_block_stop","index":1}));
+        events.push(json!({"type":"message_stop"}));
+        let (s, _) = sink();
+        let r = run(
+            &sse(&events),
+            16 << 20,
+            &mut AnthropicStream::new("e".into(), s),
+        )
+        .expect("assembled");
+        let thinking: String = (0..2000)
+            .map(|i| char::from(b'0' + (i % 10) as u8))
+            .collect();
+        let text = format!("<{}", "ab".repeat(5000));
+        let whole = super::super::anthropic::parse(
+            "e",
+            json!({"content":[{"type":"thinking","thinking":thinking,"signature":"sig"},
+                {"type":"text","text":text}],
+                "stop_reason":null,"usage":{"input_tokens":1,"output_tokens":0}}),
+        )
+        .expect("parses");
+        assert_eq!(r.message.text, text);
+        assert_eq!(r, whole);
     }
 
     #[test]

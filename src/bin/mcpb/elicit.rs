@@ -767,7 +767,7 @@ impl Elicitor {
             eprintln!(
                 "mcpb: server `{}` asks for input with a form mcpb cannot show: {}",
                 terminal::escaped(server),
-                terminal::escaped(&e)
+                shown(&e, MAX_MESSAGE)
             );
             HandlerError::new(ErrorCode::INVALID_PARAMS, format!("requestedSchema: {e}"))
         })?;
@@ -791,23 +791,32 @@ impl Elicitor {
                 Ok(outcome.into_result())
             }
             None => {
-                let names: Vec<String> = fields.iter().map(|f| f.name.clone()).collect();
                 eprintln!(
-                    "mcpb: server `{}` asks for input ({}); there is no terminal to ask on: \
-                     declined (answer its fields with --input FIELD=VALUE: {}{})",
-                    terminal::escaped(server),
-                    shown(&params.message, 200),
-                    terminal::escaped(&names.join(", ")),
-                    if unanswered.is_empty() {
-                        String::new()
-                    } else {
-                        format!("; required: {}", terminal::escaped(&unanswered.join(", ")))
-                    }
+                    "{}",
+                    declined(server, &params.message, &fields, &unanswered)
                 );
                 Ok(ElicitResult::decline())
             }
         }
     }
+}
+
+/// The line that says a form was declined for want of a terminal, naming the fields
+/// `--input` could answer (the server chose them: escaped, and cut like its message).
+fn declined(server: &str, message: &str, fields: &[Field], unanswered: &[&str]) -> String {
+    let names: Vec<&str> = fields.iter().map(|f| f.name.as_str()).collect();
+    format!(
+        "mcpb: server `{}` asks for input ({}); there is no terminal to ask on: declined \
+         (answer its fields with --input FIELD=VALUE: {}{})",
+        terminal::escaped(server),
+        shown(message, 200),
+        shown(&names.join(", "), MAX_MESSAGE),
+        if unanswered.is_empty() {
+            String::new()
+        } else {
+            format!("; required: {}", shown(&unanswered.join(", "), MAX_MESSAGE))
+        }
+    )
 }
 
 /// URL mode: the message and the address, and whether the user will open it (mcpb never does).
@@ -905,6 +914,30 @@ mod tests {
         let choices: Vec<String> = (0..=MAX_OPTIONS).map(|i| i.to_string()).collect();
         let big = json!({"properties": {"e": {"type": "string", "enum": choices}}});
         assert!(fields(&big).unwrap_err().contains("choices"));
+    }
+
+    #[test]
+    fn the_unattended_decline_names_the_fields_escaped_and_cut() {
+        let fields = fields(&schema()).unwrap();
+        let line = declined("srv", "Tell us", &fields, &["name"]);
+        assert!(
+            line.contains("--input FIELD=VALUE: name, age, ok, when, pet, tags; required: name"),
+            "{line}"
+        );
+        // Names the server chose: as many as a form may have, each as long as it likes.
+        let long: Map<String, Value> = (0..MAX_FIELDS)
+            .map(|i| {
+                (
+                    format!("{i}\x1b[2J{}", "n".repeat(10_000)),
+                    json!({"type": "string"}),
+                )
+            })
+            .collect();
+        let many = super::fields(&json!({ "properties": long })).unwrap();
+        let names: Vec<&str> = many.iter().map(|f| f.name.as_str()).collect();
+        let line = declined("srv", "Tell us", &many, &names);
+        assert!(line.len() < 3 * MAX_MESSAGE + 1000, "{} bytes", line.len());
+        assert!(!line.contains('\x1b'), "{line:?}");
     }
 
     #[test]

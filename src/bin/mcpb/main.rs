@@ -967,38 +967,39 @@ pub(crate) struct Answering {
     sampler: Option<Arc<sampling::Sampler>>,
 }
 
-impl Answering {
-    fn client(self, mut builder: ClientBuilder) -> ClientBuilder {
-        let elicitor = self.elicitor;
-        builder = builder
+/// The handlers of an [`Answering`] installed on a builder: a `ClientBuilder` and a
+/// `HubBuilder` have the same methods, but no trait in common.
+macro_rules! answered_by {
+    ($answering:expr, $builder:expr) => {{
+        let Answering {
+            elicitor,
+            roots,
+            sampler,
+        } = $answering;
+        let mut builder = $builder
             .elicitation(move |server, params| elicitor.elicit(server, &params))
             .elicitation_url_mode(true);
-        if let Some(roots) = self.roots {
+        if let Some(roots) = roots {
             builder = builder.roots(roots);
         }
-        if let Some(sampler) = self.sampler {
+        if let Some(sampler) = sampler {
             builder =
                 builder.sampling(move |server, params| sampler.create_message(server, &params));
         }
         builder
+    }};
+}
+
+impl Answering {
+    fn client(self, builder: ClientBuilder) -> ClientBuilder {
+        answered_by!(self, builder)
     }
 
     pub(crate) fn hub(
         self,
-        mut builder: mcp_blocking::hub::HubBuilder,
+        builder: mcp_blocking::hub::HubBuilder,
     ) -> mcp_blocking::hub::HubBuilder {
-        let elicitor = self.elicitor;
-        builder = builder
-            .elicitation(move |server, params| elicitor.elicit(server, &params))
-            .elicitation_url_mode(true);
-        if let Some(roots) = self.roots {
-            builder = builder.roots(roots);
-        }
-        if let Some(sampler) = self.sampler {
-            builder =
-                builder.sampling(move |server, params| sampler.create_message(server, &params));
-        }
-        builder
+        answered_by!(self, builder)
     }
 }
 
