@@ -130,7 +130,9 @@ pub(crate) fn complete(
     let endpoint = model.endpoint_shown();
     let mut last = first;
     for retry in 0..policy.extra_retries {
-        let wait = policy.delay(retry);
+        // A policy set in code is not validated as a file's is: its delays are cut to the
+        // longest any wait of the crate may be.
+        let wait = policy.delay(retry).min(crate::config::MAX_TIMEOUT);
         log::info!(
             "model `{endpoint}`: the request failed because of hosted MCP servers ({}); retry {} \
              of {} in {wait:?}: {last}",

@@ -118,7 +118,9 @@ impl OpenAiResponses {
     /// Other failures (a bad key, the model's own rate limit, which the HTTP retries of
     /// [`HttpOptions`](super::HttpOptions) already cover) are returned as they are. The removal
     /// and the note hold for that request only: the next carries every hosted server again.
-    /// [`retry_tools`](Degradation::retry_tools) does not apply here.
+    /// [`retry_tools`](Degradation::retry_tools) does not apply here. A delay longer than
+    /// [`MAX_TIMEOUT`](crate::config::MAX_TIMEOUT) is cut to it, and the
+    /// [`Agent`](super::Agent)'s cancel handle ends any wait at once.
     ///
     /// ```
     /// use std::time::Duration;
