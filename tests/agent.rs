@@ -7,45 +7,19 @@
 mod common;
 mod hub_support;
 
+use common::agent::{chat, events, no_violations};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use hub_support::fixture;
-use mcp_blocking::agent::{
-    Agent, AgentError, AgentEvent, AnthropicMessages, HttpOptions, Message, OpenAiChat,
-};
+use mcp_blocking::agent::{Agent, AgentError, AgentEvent, AnthropicMessages, HttpOptions, Message};
 use mcp_blocking::config::Limits;
 use mcp_blocking::Hub;
 use mcp_fixture_server::scripted_model::{
     call, call_containing, call_index, calls, ScriptedModel, Step,
 };
 use serde_json::json;
-
-fn chat(model: &ScriptedModel) -> OpenAiChat {
-    let mut o = HttpOptions::default();
-    o.base_delay = Duration::from_millis(10);
-    o.timeout = Duration::from_secs(30);
-    OpenAiChat::new("scripted")
-        .base_url(&model.base_url())
-        .api_key("sk-test-key")
-        .http_options(o)
-}
-
-fn no_violations(model: &ScriptedModel) {
-    assert_eq!(model.violations(), Vec::<String>::new());
-}
-
-fn events() -> (
-    Arc<Mutex<Vec<AgentEvent>>>,
-    impl Fn(&AgentEvent) + Send + Sync + 'static,
-) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s = Arc::clone(&seen);
-    (seen, move |e: &AgentEvent| {
-        s.lock().unwrap().push(e.clone())
-    })
-}
 
 #[test]
 fn parallel_calls_run_at_once_and_are_answered_in_the_models_order() {

@@ -6,30 +6,16 @@
 mod common;
 mod hub_support;
 
+use common::agent::{chat, no_violations};
 use std::collections::HashSet;
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use hub_support::fixture;
-use mcp_blocking::agent::{Agent, AgentEvent, HttpOptions, OpenAiChat};
+use mcp_blocking::agent::{Agent, AgentEvent};
 use mcp_blocking::config::Limits;
 use mcp_blocking::Hub;
 use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
 use serde_json::{json, Value};
-
-fn chat(model: &ScriptedModel) -> OpenAiChat {
-    let mut o = HttpOptions::default();
-    o.base_delay = Duration::from_millis(10);
-    o.timeout = Duration::from_secs(60);
-    OpenAiChat::new("scripted")
-        .base_url(&model.base_url())
-        .api_key("sk-test-key")
-        .http_options(o)
-}
-
-fn no_violations(model: &ScriptedModel) {
-    assert_eq!(model.violations(), Vec::<String>::new());
-}
 
 /// The `content` of the `role: tool` messages of a Chat request body.
 fn tool_messages(body: &Value) -> Vec<String> {

@@ -8,7 +8,7 @@
 mod common;
 mod hub_support;
 
-use std::sync::{Arc, Mutex};
+use common::agent::events;
 use std::time::Duration;
 
 use hub_support::fixture;
@@ -70,17 +70,6 @@ fn labels(r: &Received) -> Vec<String> {
 
 fn instructions(r: &Received) -> String {
     r.body["instructions"].as_str().unwrap_or("").to_owned()
-}
-
-fn events() -> (
-    Arc<Mutex<Vec<AgentEvent>>>,
-    impl Fn(&AgentEvent) + Send + Sync + 'static,
-) {
-    let seen = Arc::new(Mutex::new(Vec::new()));
-    let s = Arc::clone(&seen);
-    (seen, move |e: &AgentEvent| {
-        s.lock().unwrap().push(e.clone())
-    })
 }
 
 #[test]

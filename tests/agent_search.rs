@@ -3,29 +3,16 @@
 //! reached through a search, a tool called before it was found, pinned tools.
 
 mod agent_search_catalog;
+mod common;
 
+use common::agent::{chat, no_violations};
 use std::sync::{Arc, Mutex};
-use std::time::Duration;
 
 use agent_search_catalog as catalog;
-use mcp_blocking::agent::{Agent, AgentEvent, HttpOptions, OpenAiChat, ToolSearch};
+use mcp_blocking::agent::{Agent, AgentEvent, ToolSearch};
 use mcp_blocking::testing::TestServer;
 use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
 use serde_json::json;
-
-fn chat(model: &ScriptedModel) -> OpenAiChat {
-    let mut o = HttpOptions::default();
-    o.base_delay = Duration::from_millis(10);
-    o.timeout = Duration::from_secs(30);
-    OpenAiChat::new("scripted")
-        .base_url(&model.base_url())
-        .api_key("sk-test-key")
-        .http_options(o)
-}
-
-fn no_violations(model: &ScriptedModel) {
-    assert_eq!(model.violations(), Vec::<String>::new());
-}
 
 /// The `tools/call` names a server received.
 fn called(server: &TestServer) -> Vec<String> {

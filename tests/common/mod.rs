@@ -1,4 +1,5 @@
-//! Shared by the integration tests (`mod common;`): a logger that keeps what is logged
+//! Shared by the integration tests (`mod common;`): the agent tests' scripted model client
+//! and event recorder (`agent`), a logger that keeps what is logged
 //! (`capture`), the fixture server's path (`fixture`), the `mcpb` binary as every CLI test runs
 //! it (`mcpb`, with the feature `cli`), this process's resident memory (`memory`) and threads
 //! by name (`threads`), another process by its id (`process`: running? end it),
@@ -9,6 +10,8 @@
 //! include that folder, and `peers` names the `mcp_blocking` crate.
 
 // Each test file uses only some of the helpers.
+#[allow(dead_code)]
+pub mod agent;
 #[allow(dead_code)]
 pub mod capture;
 #[allow(dead_code)]
