@@ -303,6 +303,21 @@ impl TaskHandle {
         let never = crossbeam_channel::never();
         let mut progress_rx = self.progress.as_ref().map_or(&never, |(_, rx)| rx);
         let (result_tx, result_rx) = crossbeam_channel::unbounded();
+        // The caller's cancellation (CallOptions.cancel): the wait ends at once and the task
+        // is cancelled.
+        let (cancel_tx, cancelled) = crossbeam_channel::bounded::<()>(1);
+        let _armed = opts.cancel.as_ref().map(|c| {
+            c.on_cancel(move || {
+                let _ = cancel_tx.try_send(());
+            })
+        });
+        // Without a cancel handle the sender is gone already: nothing can come.
+        let never_cancelled = crossbeam_channel::never();
+        let mut cancel_rx = if opts.cancel.is_some() {
+            &cancelled
+        } else {
+            &never_cancelled
+        };
         // Each reader's request id, to abandon it on leaving.
         let mut begun: Vec<Receiver<i64>> = Vec::new();
         std::thread::scope(|s| {
@@ -372,6 +387,14 @@ impl TaskHandle {
                                 detail: format!("the wait for task `{task_id}` ended without an answer"),
                             })),
                         },
+                        recv(cancel_rx) -> fired => {
+                            if fired.is_ok() {
+                                break Some(Err(self.cancel_for_caller()));
+                            }
+                            // The hook is gone without firing: nothing more can come.
+                            cancel_rx = &never_cancelled;
+                            continue;
+                        }
                         recv(progress_rx) -> p => {
                             match (p, &opts.on_progress) {
                                 (Ok(p), Some(cb)) => {
@@ -464,6 +487,30 @@ impl TaskHandle {
             }
             outcome
         })
+    }
+
+    /// The caller gave the call up (`CallOptions.cancel`): the task is cancelled (`tasks/cancel`,
+    /// when the server offers it; within a second) and the call ends with the error a cancelled
+    /// request ends with.
+    pub(super) fn cancel_for_caller(&self) -> Error {
+        let ctx = &self.ctx;
+        let task_id = self.id();
+        // A server without `tasks/cancel` refuses it here, before anything is sent.
+        match ctx.cancel(task_id, Some(AFTER_DEADLINE)) {
+            Ok(_) => log::info!(
+                "server `{}`: the call was cancelled: task `{task_id}` cancelled",
+                ctx.conn.server
+            ),
+            Err(e) => log::debug!(
+                "server `{}`: tasks/cancel for `{task_id}` after the call was cancelled: {e}",
+                ctx.conn.server
+            ),
+        }
+        Error::Protocol {
+            server: ctx.server(),
+            kind: ProtocolErrorKind::Ended,
+            detail: "`tools/call`: cancelled by the client".to_owned(),
+        }
     }
 
     /// The outcome of `tasks/result`: a JSON-RPC error for a task that turns out cancelled is

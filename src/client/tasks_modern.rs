@@ -181,9 +181,23 @@ impl TaskHandle {
             let now = Instant::now();
             if !first {
                 let wake = deadline::add(now, poll).min(deadline);
-                std::thread::sleep(wake.saturating_duration_since(now));
+                let nap = wake.saturating_duration_since(now);
+                // The caller's cancellation ends the wait between polls at once.
+                let cancelled = match &self.opts.cancel {
+                    Some(c) => c.wait(nap),
+                    None => {
+                        std::thread::sleep(nap);
+                        false
+                    }
+                };
+                if cancelled {
+                    return Err(self.cancel_for_caller());
+                }
             }
             first = false;
+            if self.opts.cancel.as_ref().is_some_and(|c| c.is_cancelled()) {
+                return Err(self.cancel_for_caller());
+            }
             let now = Instant::now();
             if now >= deadline {
                 break;
