@@ -23,6 +23,7 @@
 //! A busy connection is thus read by its callers, one at a time, and never goes through the
 //! poller thread; an idle one is watched by the poller (server requests, notifications, exit).
 
+use std::os::fd::AsFd;
 use std::time::Instant;
 
 use crossbeam_channel::{RecvTimeoutError, TryRecvError};
@@ -92,7 +93,8 @@ impl Lead {
     }
 }
 
-/// The longest one wait of a caller reading stdout lasts before it looks at its slot again.
+/// The longest one wait of a caller reading stdout lasts before it looks at its slot again,
+/// when it has no waker.
 const LEAD_SLICE: std::time::Duration = std::time::Duration::from_millis(50);
 
 impl Conn {
@@ -249,6 +251,7 @@ impl Conn {
                 PollMode::Level,
             );
         }
+        let waker = self.waker.get_or_init(super::pipes::Waker::new).as_ref();
         let mut ended = false;
         // Every answer of a read is routed before any of their callers is woken.
         let held = HeldWakes::hold();
@@ -262,17 +265,33 @@ impl Conn {
             let Some(stdout) = r.stdout.as_ref() else {
                 break;
             };
-            // In slices: a request given up by another thread (its slot filled, see
-            // `Connection::abandon`) stops being read for within a slice, though no byte came.
-            let wait = rustix::event::Timespec::try_from((deadline - now).min(LEAD_SLICE)).ok();
-            let mut fds = [rustix::event::PollFd::new(
-                stdout,
-                rustix::event::PollFlags::IN,
-            )];
-            match rustix::event::poll(&mut fds, wait.as_ref()) {
+            // A request given up by another thread (its slot filled, see
+            // `Connection::abandon`) wakes this wait through the waker; without one (out of
+            // descriptors) the wait looks at the slot in slices.
+            let left = deadline - now;
+            let wait = match waker {
+                Some(_) => rustix::event::Timespec::try_from(left).ok(),
+                None => rustix::event::Timespec::try_from(left.min(LEAD_SLICE)).ok(),
+            };
+            let wake_fd = waker.map_or(stdout.as_fd(), super::pipes::Waker::read_end);
+            let mut fds = [
+                rustix::event::PollFd::new(stdout, rustix::event::PollFlags::IN),
+                rustix::event::PollFd::new(&wake_fd, rustix::event::PollFlags::IN),
+            ];
+            let watched = if waker.is_some() { 2 } else { 1 };
+            match rustix::event::poll(&mut fds[..watched], wait.as_ref()) {
                 Ok(0) => continue,
                 Ok(_) | Err(rustix::io::Errno::INTR) => {}
                 Err(_) => break,
+            }
+            if let Some(w) = waker {
+                if !fds[1].revents().is_empty() {
+                    w.drain();
+                }
+                if fds[0].revents().is_empty() {
+                    // Only the waker: look at the slot again.
+                    continue;
+                }
             }
             match self.read_available(&mut r, poller) {
                 ReadStatus::Ended | ReadStatus::Gone => {

@@ -237,6 +237,14 @@ impl Transport for StdioTransport {
             .wait(self.poller.os_poller(), caller, self, deadline)
     }
 
+    /// A request was given up (its slot filled): the caller reading stdout, whichever it is,
+    /// looks at its slot again at once.
+    fn interrupt(&self, _id: i64) {
+        if let Some(Some(w)) = self.conn.waker.get() {
+            w.wake();
+        }
+    }
+
     /// A connection given up before it was usable ([`Closing::Abort`]): its process gets
     /// SIGTERM soon after its stdin is closed.
     fn close(&self, how: Closing) -> Result<(), Error> {

@@ -54,6 +54,47 @@ pub(crate) struct Conn {
     /// Who reads stdout: the poller thread, a calling thread, or a waiting caller asked to take
     /// over (see `lead.rs`). Lock order: `reader` before `lead`.
     pub(super) lead: Mutex<Lead>,
+    /// Wakes a caller reading stdout when a request was given up from another thread (see
+    /// `lead.rs`); made by the first caller that reads, so a connection read only by the
+    /// poller thread holds no extra descriptors.
+    pub(super) waker: std::sync::OnceLock<Option<Waker>>,
+}
+
+/// A non-blocking pipe: a byte written to it wakes the caller polling its read end.
+pub(super) struct Waker {
+    read: std::os::fd::OwnedFd,
+    write: std::os::fd::OwnedFd,
+}
+
+impl Waker {
+    /// A new pipe; `None` when the process is out of descriptors (the reader then looks at its
+    /// slot in slices instead).
+    pub(super) fn new() -> Option<Waker> {
+        use rustix::pipe::{pipe_with, PipeFlags};
+        match pipe_with(PipeFlags::CLOEXEC | PipeFlags::NONBLOCK) {
+            Ok((read, write)) => Some(Waker { read, write }),
+            Err(e) => {
+                log::debug!("no waker pipe for a stdio reader: {e}");
+                None
+            }
+        }
+    }
+
+    /// Wakes the reader (a full pipe has a wake pending already).
+    pub(super) fn wake(&self) {
+        let _ = rustix::io::write(&self.write, &[1]);
+    }
+
+    /// Empties the pipe after a wake.
+    pub(super) fn drain(&self) {
+        let mut buf = [0u8; 64];
+        while matches!(rustix::io::read(&self.read, &mut buf), Ok(n) if n > 0) {}
+    }
+
+    pub(super) fn read_end(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.read.as_fd()
+    }
 }
 
 #[derive(Default)]
@@ -99,6 +140,7 @@ impl Conn {
             stderr: Mutex::new(StderrSide::default()),
             exit_probe,
             lead: Mutex::new(Lead::default()),
+            waker: std::sync::OnceLock::new(),
         }
     }
 
