@@ -230,6 +230,9 @@ pub struct Acceptor {
     stopping: Arc<std::sync::atomic::AtomicBool>,
 }
 
+/// The longest one write of a test server may block.
+const WRITE_LIMIT: std::time::Duration = std::time::Duration::from_secs(20);
+
 impl Acceptor {
     /// Threads are named `test-{name}-accept` and `test-{name}-conn-N`; `serve` gets the
     /// connection's number (in accept order) and its stream.
@@ -252,6 +255,10 @@ impl Acceptor {
                         }
                         let Ok(stream) = stream else { continue };
                         let _ = stream.set_nodelay(true);
+                        // A write the client no longer reads ends: under Wine, shutting the
+                        // socket down from `drop` does not always wake a thread blocked in
+                        // `send`, and the join would then wait for ever.
+                        let _ = stream.set_write_timeout(Some(WRITE_LIMIT));
                         if let Ok(c) = stream.try_clone() {
                             conns.lock().unwrap().push(c);
                         }
