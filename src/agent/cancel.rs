@@ -27,8 +27,8 @@ struct State {
 ///
 /// A cancelled run stops at once: a model request in flight is interrupted by closing its
 /// connection (a streamed answer stops mid-stream), a wait between retries ends, and each tool
-/// call in flight is cancelled: its server is sent `notifications/cancelled` and the call stops
-/// waiting for an answer. The run then returns
+/// call in flight is cancelled: its server is sent `notifications/cancelled` (a call running as
+/// a task: `tasks/cancel`) and the call stops waiting for an answer. The run then returns
 /// [`AgentError::Cancelled`](super::AgentError::Cancelled). Only a connection still being
 /// opened (name resolution, TCP connect) is not cut short; it is bounded by the model's
 /// timeout. The flag stays set until [`reset`](Self::reset).
