@@ -85,6 +85,17 @@ impl CancelHandle {
         lock(&self.inner.0).fired = false;
     }
 
+    /// Sleeps `timeout`, or less when `cancel` (if any) fires; returns whether it fired.
+    pub(crate) fn pause(cancel: Option<&CancelHandle>, timeout: Duration) -> bool {
+        match cancel {
+            Some(c) => c.wait(timeout),
+            None => {
+                std::thread::sleep(timeout);
+                false
+            }
+        }
+    }
+
     /// Waits `timeout`, or less when the handle fires; returns whether it fired.
     pub(crate) fn wait(&self, timeout: Duration) -> bool {
         // A wait as long as the caller's policy says (a delay from a builder, unchecked):

@@ -97,14 +97,7 @@ fn names_word(text: &str, word: &str) -> bool {
 
 /// Waits `wait` unless the request's cancel handle fires first.
 fn pause(request: &ModelRequest, wait: Duration, endpoint: &str) -> Result<(), ModelError> {
-    let fired = match &request.cancel {
-        Some(c) => c.wait(wait),
-        None => {
-            std::thread::sleep(wait);
-            false
-        }
-    };
-    if fired {
+    if super::cancel::CancelHandle::pause(request.cancel.as_ref(), wait) {
         return Err(ModelError::Cancelled {
             endpoint: endpoint.to_owned(),
         });

@@ -371,14 +371,7 @@ impl Endpoint {
                     attempt + 1,
                     o.max_retries
                 );
-                let fired = match cancel {
-                    Some(c) => c.wait(wait),
-                    None => {
-                        std::thread::sleep(wait);
-                        false
-                    }
-                };
-                if fired {
+                if CancelHandle::pause(cancel, wait) {
                     return Err(ModelError::Cancelled { endpoint });
                 }
                 attempt += 1;

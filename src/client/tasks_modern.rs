@@ -183,14 +183,7 @@ impl TaskHandle {
                 let wake = deadline::add(now, poll).min(deadline);
                 let nap = wake.saturating_duration_since(now);
                 // The caller's cancellation ends the wait between polls at once.
-                let cancelled = match &self.opts.cancel {
-                    Some(c) => c.wait(nap),
-                    None => {
-                        std::thread::sleep(nap);
-                        false
-                    }
-                };
-                if cancelled {
+                if crate::agent::CancelHandle::pause(self.opts.cancel.as_ref(), nap) {
                     return Err(self.cancel_for_caller());
                 }
             }
