@@ -355,32 +355,27 @@ fn a_streamed_request_is_retried_after_its_retry_after_and_bounded_by_the_timeou
     }
 }
 
-#[test]
-fn cancelling_a_tool_call_that_runs_as_a_task_cancels_the_task() {
-    use mcp_blocking::model::TaskStatus;
-    let hub = Hub::new([fixture("fx", "", &["--tasks"])]);
+/// Runs an agent on `hub` whose model calls `task_slow` (60 s), cancels it once `made` says the
+/// server has the task, and returns the run's outcome after checking it ended soon.
+fn cancel_a_slow_task(
+    what: &str,
+    hub: &Hub,
+    made: impl Fn() -> bool + Send + Sync,
+) -> Result<mcp_blocking::agent::RunOutput, AgentError> {
     let model = ScriptedModel::start(vec![
         Step::Call(String::new(), vec![call("task_slow", json!({"ms": 60000}))]),
         Step::Text("never asked".into()),
     ])
     .unwrap();
-    let agent = Agent::new(&hub, model_for("chat", &model));
+    let agent = Agent::new(hub, model_for("chat", &model));
     let (at, cancel) = canceller(agent.cancel_handle());
     let mut agent = agent;
     let ran = std::thread::scope(|s| {
         let watcher = std::thread::Builder::new()
             .name("canceller".into())
             .spawn_scoped(s, || {
-                // Once the server has made the task.
                 let deadline = Instant::now() + Duration::from_secs(30);
-                loop {
-                    let made = hub
-                        .client("fx")
-                        .and_then(|c| c.list_tasks().ok())
-                        .is_some_and(|tasks| !tasks.is_empty());
-                    if made {
-                        break;
-                    }
+                while !made() {
                     assert!(Instant::now() < deadline, "the server never made the task");
                     std::thread::yield_now();
                 }
@@ -391,7 +386,19 @@ fn cancelling_a_tool_call_that_runs_as_a_task_cancels_the_task() {
         watcher.join().unwrap();
         ran
     });
-    ended_soon("slow task", &at);
+    ended_soon(what, &at);
+    ran
+}
+
+#[test]
+fn cancelling_a_tool_call_that_runs_as_a_task_cancels_the_task() {
+    use mcp_blocking::model::TaskStatus;
+    let hub = Hub::new([fixture("fx", "", &["--tasks"])]);
+    let ran = cancel_a_slow_task("slow task", &hub, || {
+        hub.client("fx")
+            .and_then(|c| c.list_tasks().ok())
+            .is_some_and(|tasks| !tasks.is_empty())
+    });
     assert!(matches!(ran, Err(AgentError::Cancelled { .. })), "{ran:?}");
     // The task was cancelled at the server, not left running.
     let tasks = hub.client("fx").unwrap().list_tasks().unwrap();
@@ -404,38 +411,11 @@ fn cancelling_a_tool_call_that_runs_as_a_modern_task_cancels_the_task() {
     use mcp_blocking::model::TaskStatus;
     // The 2026-07-28 tasks extension: no `tasks/list`; the fixture numbers its tasks.
     let hub = Hub::new([fixture("fx", "", &["--tasks", "--modern"])]);
-    let model = ScriptedModel::start(vec![
-        Step::Call(String::new(), vec![call("task_slow", json!({"ms": 60000}))]),
-        Step::Text("never asked".into()),
-    ])
-    .unwrap();
-    let agent = Agent::new(&hub, model_for("chat", &model));
-    let (at, cancel) = canceller(agent.cancel_handle());
-    let mut agent = agent;
-    let ran = std::thread::scope(|s| {
-        let watcher = std::thread::Builder::new()
-            .name("canceller".into())
-            .spawn_scoped(s, || {
-                let deadline = Instant::now() + Duration::from_secs(30);
-                loop {
-                    let made = hub
-                        .client("fx")
-                        .and_then(|c| c.get_task("task-1").ok())
-                        .is_some();
-                    if made {
-                        break;
-                    }
-                    assert!(Instant::now() < deadline, "the server never made the task");
-                    std::thread::yield_now();
-                }
-                cancel();
-            })
-            .unwrap();
-        let ran = agent.run("slowly");
-        watcher.join().unwrap();
-        ran
+    let ran = cancel_a_slow_task("slow modern task", &hub, || {
+        hub.client("fx")
+            .and_then(|c| c.get_task("task-1").ok())
+            .is_some()
     });
-    ended_soon("slow modern task", &at);
     assert!(matches!(ran, Err(AgentError::Cancelled { .. })), "{ran:?}");
     let task = hub.client("fx").unwrap().get_task("task-1").unwrap();
     assert_eq!(task.status, TaskStatus::Cancelled, "{task:?}");
