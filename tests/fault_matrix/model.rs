@@ -1,7 +1,8 @@
 //! The model endpoint under the same stalls, for each API the agent speaks: every request
 //! must end within [`HttpOptions::timeout`] + 1 s with [`ModelError::Timeout`], a retry not
 //! starting the deadline again: every request stalls, or (`retry` cells) the first is answered
-//! 503 late and the retry stalls.
+//! 503 late and the retry stalls; each whole and streamed (`stream` cells: the answer is read
+//! as server-sent events, under the same deadline).
 
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
@@ -31,12 +32,15 @@ pub(super) struct ModelCell {
     s: Stall,
     /// The first request is answered 503 after [`RETRY_AFTER`], the retry stalls.
     retry: bool,
+    /// The agent asks for a streamed answer (`Agent::stream`).
+    stream: bool,
 }
 
 impl ModelCell {
     pub(super) fn name(&self) -> String {
         let retry = if self.retry { "/retry" } else { "" };
-        format!("model/{:?}{retry}/{:?}", self.api, self.s).to_lowercase()
+        let stream = if self.stream { "/stream" } else { "" };
+        format!("model/{:?}{stream}{retry}/{:?}", self.api, self.s).to_lowercase()
     }
 
     fn timeout(&self) -> Duration {
@@ -136,7 +140,7 @@ pub(super) fn run_model_cell(cell: &ModelCell) -> Outcome {
     };
     let hub = Hub::new(Vec::<ServerConfig>::new());
     let started = Instant::now();
-    let r = Agent::new(&hub, model).run("hello");
+    let r = Agent::new(&hub, model).stream(cell.stream).run("hello");
     let took = started.elapsed();
     hub.disconnect();
     let outcome = match r {
@@ -163,9 +167,16 @@ pub(super) fn run_model_cell(cell: &ModelCell) -> Outcome {
 pub(super) fn model_cells() -> Vec<ModelCell> {
     let mut cells = Vec::new();
     for api in [Api::OpenAiChat, Api::OpenAiResponses, Api::Anthropic] {
-        for retry in [false, true] {
-            for s in STALLS {
-                cells.push(ModelCell { api, s, retry });
+        for stream in [false, true] {
+            for retry in [false, true] {
+                for s in STALLS {
+                    cells.push(ModelCell {
+                        api,
+                        s,
+                        retry,
+                        stream,
+                    });
+                }
             }
         }
     }
