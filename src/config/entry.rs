@@ -341,7 +341,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
     let policy_entry::PolicyKeys {
         policy,
         mut ignored,
-    } = policy_entry::parse(obj, prefix, &name, ctx.dialect, ctx.accept_unenforced)?;
+    } = policy_entry::parse(obj, prefix, &name, ctx.dialect)?;
     let description = get_str(obj, "description", prefix)?.unwrap_or_default();
     // The host-config timeout rule: see `ServerConfig`'s "Timeouts".
     let tkey = join(prefix, "timeout");
@@ -506,6 +506,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
                 env,
                 cwd,
                 inherit_env: get_bool(tobj, "inherit_env", tp)?.unwrap_or(false),
+                sandbox: None,
             };
             check_stdio(&stdio).map_err(|e| under(tp, e))?;
             TransportConfig::Stdio(stdio)
@@ -601,6 +602,29 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
     secrets.sort();
     secrets.dedup();
     let secrets = secrets.clone();
+    // A sandbox confines a process this client starts: a remote server's file asking for one
+    // asks for what cannot happen here.
+    let mut policy = policy;
+    if let (Some(sb), false) = (policy.sandbox(), matches!(transport, TransportConfig::Stdio(_))) {
+        let key = sb.source.key.clone();
+        if !ctx.accept_unenforced {
+            return Err(ConfigError::new(
+                ConfigErrorKind::Unenforceable,
+                "`sandboxEnabled` asks for a sandbox, and a remote server runs in no process of \
+                 this client's to confine: it is not reached unconfined (a program may accept \
+                 the risk with `ConfigLoader::accept_unenforced(true)` or `mcpb \
+                 --accept-unenforced`)",
+            )
+            .at(key));
+        }
+        ignored.push(super::IgnoredKey::new(
+            Some(&name),
+            key,
+            "the sandbox was not applied: a remote server runs in no process of this client's, \
+             and the program accepted reaching it without one",
+        ));
+        policy = policy.without_sandbox();
+    }
     let mut server = ServerConfig::with_transport(name, transport).with_policy(policy);
     if let Some(oauth) = oauth {
         server = server.with_oauth(oauth);

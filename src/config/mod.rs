@@ -43,6 +43,7 @@ mod property_tests;
 mod protocol;
 pub(crate) mod proxy_url;
 mod redact;
+mod sandbox;
 mod remote;
 mod renamed;
 mod suggest;
@@ -64,6 +65,9 @@ pub use protocol::{ProtocolEra, ProtocolMode, AUTO_PROBE_TIMEOUT, MODERN_PROTOCO
 pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
 pub use remote::{ProxyConfig, SseConfig, WebSocketConfig};
+pub use sandbox::{
+    DomainRule, Network, Sandbox, SandboxLimits, SandboxReport, DEVICE_PATHS, MAX_SANDBOX_RULES, SYSTEM_READ_PATHS,
+};
 pub use template::Template;
 pub use trust::{FileDigest, TrustStore};
 
@@ -139,6 +143,9 @@ pub struct StdioConfig {
     pub cwd: Option<PathBuf>,
     /// Inherit the parent's whole environment instead of the allow-list.
     pub inherit_env: bool,
+    /// The confinement the server is spawned in, set in code (see
+    /// [`ServerConfig::with_sandbox`]); a file's is kept in the server's policy.
+    pub sandbox: Option<Sandbox>,
 }
 
 impl fmt::Debug for StdioConfig {
@@ -150,6 +157,7 @@ impl fmt::Debug for StdioConfig {
             .field("env", &env)
             .field("cwd", &self.cwd)
             .field("inherit_env", &self.inherit_env)
+            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -602,6 +610,7 @@ impl ServerConfig {
                 env: BTreeMap::new(),
                 cwd: None,
                 inherit_env: false,
+                sandbox: None,
             }),
         )
     }
@@ -716,6 +725,26 @@ impl ServerConfig {
     /// [`with_args`](ServerConfig::with_args)).
     pub fn with_inherit_env(self, inherit: bool) -> Self {
         self.stdio_setting("inherit_env", |s| s.inherit_env = inherit)
+    }
+
+    /// Spawns a stdio server confined by `sandbox` (Linux; see [`Sandbox`]), in place of any
+    /// sandbox its file asked for; on another transport, an error at
+    /// [`validate`](ServerConfig::validate).
+    pub fn with_sandbox(self, sandbox: Sandbox) -> Self {
+        self.stdio_setting("sandbox", |s| s.sandbox = Some(sandbox))
+    }
+
+    /// The sandbox a stdio server is spawned in: the one set with
+    /// [`with_sandbox`](Self::with_sandbox), else the one its file asked for
+    /// ([`ServerPolicy::sandbox`], made a [`Sandbox`] by [`Sandbox::from_settings`]).
+    pub fn sandbox(&self) -> Option<Sandbox> {
+        match &self.transport {
+            TransportConfig::Stdio(s) => s
+                .sandbox
+                .clone()
+                .or_else(|| self.policy.sandbox().map(Sandbox::from_settings)),
+            _ => None,
+        }
     }
 
     /// Caps one message from the server at `bytes`, on any transport (see
@@ -1160,8 +1189,14 @@ impl ServerConfig {
         if let Some(m) = self.misapplied.first() {
             return Err(self.not_applicable(*m));
         }
-        if let Some(sandbox) = self.policy.sandbox() {
-            return fail(sandbox_unavailable(sandbox));
+        match (&self.transport, self.policy.sandbox()) {
+            (TransportConfig::Stdio(s), _) => {
+                if let Some(sandbox) = self.sandbox() {
+                    sandbox.check(s.cwd.as_deref()).map_err(|e| e.for_server(server))?;
+                }
+            }
+            (_, Some(sandbox)) => return fail(sandbox_unavailable(sandbox)),
+            (_, None) => {}
         }
         if self.protocol == ProtocolMode::Modern
             && matches!(self.transport, TransportConfig::Sse(_))
@@ -1438,7 +1473,8 @@ pub(crate) fn non_finite_timeout(raw: &str) -> Option<ConfigError> {
     (!v.is_finite()).then(|| timeout_error(&format!("`{raw}`"), FILE_TIMEOUT_RANGE))
 }
 
-/// The error for a server whose file asked for a sandbox: none can be applied, so it does not start.
+/// The error for a remote server whose file asked for a sandbox: no process of ours runs it, so
+/// it is not reached.
 fn sandbox_unavailable(sandbox: &SandboxSettings) -> ConfigError {
     let key = if sandbox.source.key.is_empty() {
         "sandbox".to_owned()
@@ -1448,8 +1484,8 @@ fn sandbox_unavailable(sandbox: &SandboxSettings) -> ConfigError {
     let mut e = ConfigError::new(
         ConfigErrorKind::Unenforceable,
         format!(
-            "`{}` asks for a sandbox, and no sandbox is available to this client: the server is \
-             not started unconfined",
+            "`{}` asks for a sandbox, and a remote server runs in no process of this client's \
+             to confine: it is not reached unconfined",
             key.rsplit('.').next().unwrap_or(&key)
         ),
     )

@@ -138,14 +138,16 @@ pub enum Approval {
 
 /// The sandbox a file asked for (VS Code's `sandboxEnabled` and `sandbox`), as written.
 ///
-/// Nothing applies it yet: a server carrying one does not start (see
-/// [`ServerPolicy::sandbox`]), so that a server never runs unconfined when its file asked
-/// for confinement.
+/// A stdio server's file sandbox becomes its [`Sandbox`](super::Sandbox) (see
+/// [`Sandbox::from_settings`](super::Sandbox::from_settings)), applied when it is spawned; a
+/// remote server that asks for one does not start, since no process of ours runs it.
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 #[non_exhaustive]
 pub struct SandboxSettings {
     /// Where `sandboxEnabled` (or its equivalent) was read.
     pub source: RuleSource,
+    /// Paths the server may read besides the defaults (`sandbox.filesystem.allowRead`).
+    pub allow_read: Vec<String>,
     /// Paths the server may write (`sandbox.filesystem.allowWrite`).
     pub allow_write: Vec<String>,
     /// Paths the server may not read (`sandbox.filesystem.denyRead`).
@@ -156,6 +158,11 @@ pub struct SandboxSettings {
     pub allowed_domains: Vec<String>,
     /// Host names the server may not reach (`sandbox.network.deniedDomains`).
     pub denied_domains: Vec<String>,
+    /// Resource limits (`sandbox.limits`: `addressSpace`, `openFiles`, `processes`,
+    /// `cpuSeconds`).
+    pub limits: super::SandboxLimits,
+    /// Start the server with what can be applied (`sandbox.bestEffort`).
+    pub best_effort: bool,
 }
 
 impl SandboxSettings {
@@ -236,11 +243,14 @@ impl PartialEq for ServerPolicy {
     fn eq(&self, other: &Self) -> bool {
         let sandbox_rules = |s: &SandboxSettings| {
             (
+                s.allow_read.clone(),
                 s.allow_write.clone(),
                 s.deny_read.clone(),
                 s.deny_write.clone(),
                 s.allowed_domains.clone(),
                 s.denied_domains.clone(),
+                s.limits,
+                s.best_effort,
             )
         };
         // An exclusion is one whether the entry or another file wrote it (`to_json` writes
@@ -330,6 +340,12 @@ impl ServerPolicy {
         self
     }
 
+    /// The policy without its sandbox.
+    pub(crate) fn without_sandbox(mut self) -> Self {
+        self.sandbox = None;
+        self
+    }
+
     /// Sets the file every rule's [`RuleSource`] names.
     pub fn with_file(mut self, file: &Path) -> Self {
         for s in [
@@ -380,9 +396,10 @@ impl ServerPolicy {
         &self.approval_source
     }
 
-    /// The sandbox the server asked for. A [`Client`](crate::Client) refuses to start a server
-    /// that carries one, with [`Error::Config`](crate::Error::Config) naming the key, since no
-    /// sandbox is applied.
+    /// The sandbox the server's file asked for. For a stdio server it is applied as
+    /// [`ServerConfig::sandbox`](crate::ServerConfig::sandbox) (unless the program set its own);
+    /// a remote server carrying one does not start ([`Error::Config`](crate::Error::Config)
+    /// naming the key).
     pub fn sandbox(&self) -> Option<&SandboxSettings> {
         self.sandbox.as_ref()
     }

@@ -83,8 +83,11 @@ pub(crate) fn inert_keys() -> impl Iterator<Item = &'static str> {
 }
 
 /// The sub-keys of VS Code's `sandbox`.
-const SANDBOX_KEYS: [&str; 2] = ["filesystem", "network"];
-const FILESYSTEM_KEYS: [&str; 3] = ["allowWrite", "denyRead", "denyWrite"];
+/// `limits` and `bestEffort` are this library's own (VS Code has no such keys).
+const SANDBOX_KEYS: [&str; 4] = ["filesystem", "network", "limits", "bestEffort"];
+/// `allowRead` is Claude Code's and this library's (VS Code reads everything but `denyRead`).
+const FILESYSTEM_KEYS: [&str; 4] = ["allowRead", "allowWrite", "denyRead", "denyWrite"];
+const LIMIT_KEYS: [&str; 4] = ["addressSpace", "openFiles", "processes", "cpuSeconds"];
 const NETWORK_KEYS: [&str; 2] = ["allowedDomains", "deniedDomains"];
 
 /// What the policy keys of one entry say.
@@ -107,21 +110,17 @@ pub(crate) fn disabled_by_enabled(
 }
 
 /// Reads the policy keys and the inert keys of the entry `obj` at `prefix`, for `server`.
-/// `accept_unenforced`: whether a key that asks for a limit this library cannot apply is
-/// reported (and the server loads without it) rather than an error.
 ///
 /// # Errors
 /// [`ConfigErrorKind::WrongType`] for a value of the wrong type,
 /// [`ConfigErrorKind::InvalidValue`] for an empty tool name or two spellings of one rule,
-/// [`ConfigErrorKind::UnknownKey`] for an unknown key inside `sandbox`, and
-/// [`ConfigErrorKind::Unenforceable`] for `sandboxEnabled: true` unless `accept_unenforced`;
-/// each at the key's path.
+/// and [`ConfigErrorKind::UnknownKey`] for an unknown key inside `sandbox`; each at the key's
+/// path.
 pub(crate) fn parse(
     obj: &Map<String, Value>,
     prefix: &str,
     server: &str,
     dialect: Dialect,
-    accept_unenforced: bool,
 ) -> Result<PolicyKeys, ConfigError> {
     let mut out = PolicyKeys::default();
     let mut policy = ServerPolicy::new();
@@ -190,23 +189,14 @@ pub(crate) fn parse(
     };
     let sandbox_key = join(prefix, "sandboxEnabled");
     match (enabled, sandbox) {
-        // Fail closed: a server that asked to be confined never runs unconfined. The block was
-        // read first, so that a typo in it is reported either way.
-        (true, _) if !accept_unenforced => {
-            return Err(ConfigError::new(
-                ConfigErrorKind::Unenforceable,
-                "`sandboxEnabled` asks for a sandbox, and no sandbox is available to this \
-                 client: the server is not started unconfined (a program may accept the risk \
-                 with `ConfigLoader::accept_unenforced(true)` or `mcpb --accept-unenforced`)",
-            )
-            .at(sandbox_key));
+        // Kept for the spawn to apply (a stdio server), or for the entry to refuse (a remote
+        // one: see `entry.rs`). The block was read first, so that a typo in it is reported
+        // either way.
+        (true, block) => {
+            policy = policy.with_sandbox(
+                block.unwrap_or_else(|| SandboxSettings::new(RuleSource::key(sandbox_key))),
+            );
         }
-        (true, _) => out.ignored.push(IgnoredKey::new(
-            Some(server),
-            sandbox_key,
-            "the sandbox was not applied: no sandbox is available to this client, and the \
-             program accepted running the server without it",
-        )),
         (false, Some(_)) => out.ignored.push(IgnoredKey::new(
             Some(server),
             join(prefix, "sandbox"),
@@ -397,6 +387,7 @@ fn parse_sandbox(v: &Value, path: &str) -> Result<SandboxSettings, ConfigError> 
         let fpath = join(path, "filesystem");
         let fs = mapping(fs, &fpath)?;
         check_known(fs, &FILESYSTEM_KEYS, &fpath)?;
+        s.allow_read = strings(fs, "allowRead", &fpath)?;
         s.allow_write = strings(fs, "allowWrite", &fpath)?;
         s.deny_read = strings(fs, "denyRead", &fpath)?;
         s.deny_write = strings(fs, "denyWrite", &fpath)?;
@@ -408,6 +399,24 @@ fn parse_sandbox(v: &Value, path: &str) -> Result<SandboxSettings, ConfigError> 
         s.allowed_domains = strings(net, "allowedDomains", &npath)?;
         s.denied_domains = strings(net, "deniedDomains", &npath)?;
     }
+    if let Some(limits) = present(obj, "limits") {
+        let lpath = join(path, "limits");
+        let l = mapping(limits, &lpath)?;
+        check_known(l, &LIMIT_KEYS, &lpath)?;
+        let n = |key: &str| -> Result<Option<u64>, ConfigError> {
+            match present(l, key) {
+                None => Ok(None),
+                Some(v) => v.as_u64().filter(|n| *n > 0).map(Some).ok_or_else(|| {
+                    ConfigError::wrong_type(&join(&lpath, key), "a whole number above 0", v)
+                }),
+            }
+        };
+        s.limits.address_space = n("addressSpace")?;
+        s.limits.open_files = n("openFiles")?;
+        s.limits.processes = n("processes")?;
+        s.limits.cpu_time = n("cpuSeconds")?.map(std::time::Duration::from_secs);
+    }
+    s.best_effort = get_bool(obj, "bestEffort", path)? == Some(true);
     Ok(s)
 }
 
@@ -442,21 +451,21 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn parse_at(v: Value, accept: bool) -> Result<PolicyKeys, ConfigError> {
+    fn parse_at(v: Value) -> Result<PolicyKeys, ConfigError> {
         let Value::Object(obj) = v else {
             panic!("not a mapping")
         };
-        parse(&obj, "mcpServers.s", "s", Dialect::Host, accept)
+        parse(&obj, "mcpServers.s", "s", Dialect::Host)
     }
 
     fn err(v: Value) -> ConfigError {
-        parse_at(v, false).unwrap_err()
+        parse_at(v).unwrap_err()
     }
 
     #[test]
     fn each_spelling_of_an_inclusion_list() {
         for key in INCLUDE_KEYS {
-            let p = parse_at(json!({ key: ["echo", "get_*"] }), false)
+            let p = parse_at(json!({ key: ["echo", "get_*"] }))
                 .unwrap()
                 .policy;
             assert!(p.allows_tool("echo") && p.allows_tool("get_x"), "{key}");
@@ -468,7 +477,7 @@ mod tests {
     #[test]
     fn each_spelling_of_an_exclusion_list() {
         for key in EXCLUDE_KEYS {
-            let p = parse_at(json!({ key: ["crash", "delete_*"] }), false)
+            let p = parse_at(json!({ key: ["crash", "delete_*"] }))
                 .unwrap()
                 .policy;
             assert!(p.allows_tool("echo"), "{key}");
@@ -485,7 +494,7 @@ mod tests {
     #[test]
     fn each_spelling_of_an_approval_list() {
         for key in APPROVE_KEYS {
-            let p = parse_at(json!({ key: ["read_file"] }), false)
+            let p = parse_at(json!({ key: ["read_file"] }))
                 .unwrap()
                 .policy;
             assert_eq!(p.approval(), &Approval::Tools(vec!["read_file".into()]));
@@ -496,17 +505,17 @@ mod tests {
 
     #[test]
     fn trust_true_approves_all_and_false_says_nothing() {
-        let p = parse_at(json!({"trust": true}), false).unwrap().policy;
+        let p = parse_at(json!({"trust": true})).unwrap().policy;
         assert_eq!(p.approval(), &Approval::All);
         assert_eq!(p.approval_source().key, "mcpServers.s.trust");
-        let p = parse_at(json!({"trust": false}), false).unwrap().policy;
+        let p = parse_at(json!({"trust": false})).unwrap().policy;
         assert_eq!(p.approval(), &Approval::Unset);
         assert!(p.is_unrestricted());
     }
 
     #[test]
     fn no_policy_keys_no_policy() {
-        let k = parse_at(json!({"command": "x"}), false).unwrap();
+        let k = parse_at(json!({"command": "x"})).unwrap();
         assert!(k.policy.is_unrestricted());
         assert!(k.ignored.is_empty());
     }
@@ -582,41 +591,36 @@ mod tests {
         let e = err(json!({"trust": true, "alwaysAllow": ["a"]}));
         assert_eq!(e.path, "mcpServers.s.alwaysAllow");
         // `trust: false` says nothing, so a list beside it is the rule.
-        let p = parse_at(json!({"trust": false, "autoApprove": ["a"]}), false)
+        let p = parse_at(json!({"trust": false, "autoApprove": ["a"]}))
             .unwrap()
             .policy;
         assert_eq!(p.approval(), &Approval::Tools(vec!["a".into()]));
     }
 
     #[test]
-    fn a_sandbox_asked_for_fails_closed_naming_the_key() {
-        let e =
-            err(json!({"sandboxEnabled": true, "sandbox": {"filesystem": {"allowWrite": ["/w"]}}}));
-        assert_eq!(e.kind, ConfigErrorKind::Unenforceable);
-        assert_eq!(e.path, "mcpServers.s.sandboxEnabled");
-        assert!(e.message.contains("not started unconfined"), "{e}");
-        // Without the block too.
-        assert_eq!(
-            err(json!({"sandboxEnabled": true})).kind,
-            ConfigErrorKind::Unenforceable
-        );
-    }
-
-    #[test]
-    fn an_accepted_sandbox_is_reported_and_not_kept() {
-        let k = parse_at(
-            json!({"sandboxEnabled": true, "sandbox": {"network": {"allowedDomains": ["x.dev"]}}}),
-            true,
-        )
+    fn an_enabled_sandbox_is_kept_with_its_block_and_limits() {
+        let k = parse_at(json!({"sandboxEnabled": true, "sandbox": {
+            "filesystem": {"allowRead": ["/r"], "allowWrite": ["/w"]},
+            "network": {"allowedDomains": ["x.dev"]},
+            "limits": {"processes": 8, "cpuSeconds": 30},
+            "bestEffort": true,
+        }}))
         .unwrap();
-        assert!(k.policy.sandbox().is_none());
-        assert_eq!(k.ignored.len(), 1);
-        assert_eq!(k.ignored[0].key, "mcpServers.s.sandboxEnabled");
-        assert!(
-            k.ignored[0].reason.contains("accepted"),
-            "{}",
-            k.ignored[0].reason
-        );
+        assert!(k.ignored.is_empty());
+        let sb = k.policy.sandbox().expect("kept");
+        assert_eq!(sb.source.key, "mcpServers.s.sandboxEnabled");
+        assert_eq!((sb.allow_read.clone(), sb.allow_write.clone()), (vec!["/r".to_owned()], vec!["/w".to_owned()]));
+        assert_eq!(sb.limits.processes, Some(8));
+        assert_eq!(sb.limits.cpu_time, Some(std::time::Duration::from_secs(30)));
+        assert!(sb.best_effort);
+        // Without the block: the default sandbox.
+        let k = parse_at(json!({"sandboxEnabled": true})).unwrap();
+        assert_eq!(k.policy.sandbox().unwrap().allow_write, Vec::<String>::new());
+        // A bad limit, at its key.
+        let e = err(json!({"sandboxEnabled": true, "sandbox": {"limits": {"processes": 0}}}));
+        assert_eq!(e.path, "mcpServers.s.sandbox.limits.processes");
+        let e = err(json!({"sandboxEnabled": true, "sandbox": {"limits": {"cpu": 1}}}));
+        assert_eq!(e.path, "mcpServers.s.sandbox.limits.cpu");
     }
 
     #[test]
@@ -625,7 +629,7 @@ mod tests {
             json!({"sandbox": {"filesystem": {"denyRead": ["~/.ssh"]}}}),
             json!({"sandboxEnabled": false, "sandbox": {}}),
         ] {
-            let k = parse_at(v, false).unwrap();
+            let k = parse_at(v).unwrap();
             assert!(k.policy.sandbox().is_none());
             assert_eq!(k.ignored.len(), 1);
             assert_eq!(k.ignored[0].key, "mcpServers.s.sandbox");
@@ -665,7 +669,6 @@ mod tests {
     fn inert_keys_of_host_entries_are_reported_with_why() {
         let k = parse_at(
             json!({"gallery": "x", "version": "1", "watchPaths": ["a"], "dev": {}, "authProviderType": "google_credentials"}),
-            false,
         )
         .unwrap();
         let keys: Vec<&str> = k.ignored.iter().map(|i| i.key.as_str()).collect();
@@ -688,7 +691,7 @@ mod tests {
     #[test]
     fn codex_approval_modes_a_tool_s_own_first_then_the_server_s_default() {
         let approval = |v: Value| {
-            let k = parse_at(v, false).unwrap();
+            let k = parse_at(v).unwrap();
             (
                 k.policy.approval().clone(),
                 k.policy.approval_source().key.clone(),
@@ -750,7 +753,6 @@ mod tests {
         }
         let p = parse_at(
             json!({"tools": {"push": {"approval_mode": "prompt"}}}),
-            false,
         )
         .unwrap()
         .policy;
