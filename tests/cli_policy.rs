@@ -268,47 +268,14 @@ fn sandboxed_file(dir: &TempDir) -> String {
 }
 
 #[test]
-fn a_server_that_asked_for_a_sandbox_does_not_start_unless_the_risk_is_accepted() {
+fn a_server_that_asked_for_a_sandbox_starts_in_it() {
     let dir = TempDir::new("cli-policy");
     let file = sandboxed_file(&dir);
-    for args in [
-        &[
-            "--config", &file, "--server", "boxed", "call", "echo", "text=hi",
-        ][..],
-        &["--config", &file, "tools"][..],
-    ] {
-        let out = mcpb(args);
-        assert_eq!(
-            out.status.code(),
-            Some(2),
-            "{args:?}: {}",
-            text(&out.stderr)
-        );
-        let err = text(&out.stderr);
-        assert!(err.contains("servers.boxed.sandboxEnabled"), "{err}");
-        assert!(err.contains("no sandbox is available"), "{err}");
-        // Said how to accept the risk, in mcpb's terms.
-        assert!(err.contains("mcpb --accept-unenforced"), "{err}");
-        assert!(!text(&out.stdout).contains("hi"), "{}", text(&out.stdout));
-    }
     let out = mcpb(&[
-        "--accept-unenforced",
-        "--config",
-        &file,
-        "--server",
-        "boxed",
-        "call",
-        "echo",
-        "text=hi",
+        "--config", &file, "--server", "boxed", "call", "echo", "text=hi",
     ]);
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("hi"), "{}", text(&out.stdout));
-    let out = mcpb(&["--accept-unenforced", "--config", &file, "servers"]);
-    let all = format!("{}{}", text(&out.stdout), text(&out.stderr));
-    assert!(
-        all.contains("servers.boxed.sandboxEnabled: ignored: the sandbox was not applied"),
-        "{all}"
-    );
 }
 
 #[test]

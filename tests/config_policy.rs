@@ -1,7 +1,8 @@
 //! Host files' policy keys (Gemini CLI, Cline, Roo Code, Codex, Windsurf, VS Code, Claude Code)
 //! load into each server's policy, a client built from the loaded config enforces it, a
-//! sandbox asked for fails the load, a `headersHelper` runs only when allowed, and every key
-//! not acted on is listed in the report with why.
+//! sandbox asked for is kept for the spawn (a remote server's fails the load), a
+//! `headersHelper` runs only when allowed, and every key not acted on is listed in the report
+//! with why.
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -183,32 +184,37 @@ fn policy_keys_of_the_wrong_type_fail_the_server_naming_the_key() {
 }
 
 #[test]
-fn a_sandbox_asked_for_fails_the_server_naming_the_key() {
+fn a_sandbox_asked_for_is_the_one_the_server_is_spawned_in() {
     let text = r#"{"servers": {
         "boxed": {"type": "stdio", "command": "npx", "sandboxEnabled": true,
-                  "sandbox": {"filesystem": {"allowWrite": ["${workspaceFolder}"]},
-                              "network": {"allowedDomains": ["api.github.com"]}}},
+                  "sandbox": {"filesystem": {"allowWrite": ["/srv/w"], "allowRead": ["/srv/r"]},
+                              "network": {"allowedDomains": ["api.github.com"],
+                                          "deniedDomains": ["evil.github.com"]},
+                              "limits": {"openFiles": 256}}},
         "plain": {"type": "stdio", "command": "npx", "sandbox": {"network": {"allowedDomains": []}}}
     }}"#;
     let r = load(text);
-    assert_eq!(r.errors.len(), 1);
-    let e = &r.errors[0];
-    assert_eq!(e.kind, ConfigErrorKind::Unenforceable);
-    assert_eq!(e.path, "servers.boxed.sandboxEnabled");
-    assert_eq!(e.server.as_deref(), Some("boxed"));
-    assert!(e.message.contains("not started unconfined"), "{e}");
-    assert!(r.server("boxed").is_none());
+    assert!(r.errors.is_empty(), "{:?}", r.errors);
+    let sb = r.server("boxed").unwrap().sandbox().expect("sandboxed");
+    assert_eq!(sb.write_paths(), [std::path::PathBuf::from("/srv/w")]);
+    assert_eq!(sb.read_paths(), [std::path::PathBuf::from("/srv/r")]);
+    assert_eq!(sb.limits().open_files, Some(256));
+    assert_eq!(
+        sb.summary(),
+        "reads: defaults, /srv/r; writes: /srv/w; network: api.github.com (not evil.github.com); \
+         open files ≤ 256"
+    );
+    assert_eq!(sb.source().key, "servers.boxed.sandboxEnabled");
     // A `sandbox` block without `sandboxEnabled: true` is inert, as in VS Code, and reported.
-    assert!(r.server("plain").unwrap().policy().sandbox().is_none());
+    assert!(r.server("plain").unwrap().sandbox().is_none());
     assert_eq!(ignored_keys(&r), ["servers.plain.sandbox"]);
 
-    // Strict: the load itself fails.
-    let e = ConfigLoader::new()
-        .with_env(BTreeMap::new())
-        .strict(true)
-        .load_str(text)
-        .unwrap_err();
-    assert_eq!(e.kind, ConfigErrorKind::Unenforceable);
+    // What Landlock cannot express is an error at its key, before anything runs.
+    let r = load(
+        r#"{"servers": {"s": {"command": "x", "sandboxEnabled": true, "sandbox": {"filesystem": {"allowWrite": ["/srv"], "denyRead": ["/srv/keys"]}}}}}"#,
+    );
+    assert_eq!(r.errors[0].kind, ConfigErrorKind::Unenforceable);
+    assert_eq!(r.errors[0].path, "servers.s.sandbox.filesystem.denyRead");
 
     // A typo inside the block is an error whatever else is set.
     let r = load(
@@ -220,13 +226,27 @@ fn a_sandbox_asked_for_fails_the_server_naming_the_key() {
 }
 
 #[test]
-fn an_accepted_sandbox_loads_the_server_without_it_and_says_so() {
+fn a_remote_server_asking_for_a_sandbox_fails_unless_accepted() {
+    let text = r#"{"servers": {"boxed": {"type": "http", "url": "https://x.dev/mcp", "sandboxEnabled": true}}}"#;
+    let r = load(text);
+    assert_eq!(r.errors.len(), 1);
+    let e = &r.errors[0];
+    assert_eq!(e.kind, ConfigErrorKind::Unenforceable);
+    assert_eq!(e.path, "servers.boxed.sandboxEnabled");
+    assert_eq!(e.server.as_deref(), Some("boxed"));
+    assert!(e.message.contains("not reached unconfined"), "{e}");
+    // Strict: the load itself fails.
+    let e = ConfigLoader::new()
+        .with_env(BTreeMap::new())
+        .strict(true)
+        .load_str(text)
+        .unwrap_err();
+    assert_eq!(e.kind, ConfigErrorKind::Unenforceable);
+    // Accepted: loaded without it, and said so.
     let r = ConfigLoader::new()
         .with_env(BTreeMap::new())
         .accept_unenforced(true)
-        .load_str(
-            r#"{"servers": {"boxed": {"command": "npx", "sandboxEnabled": true, "sandbox": {}}}}"#,
-        )
+        .load_str(text)
         .unwrap();
     assert!(r.is_ok(), "{:?}", r.errors);
     let s = r.server("boxed").unwrap();

@@ -1,6 +1,6 @@
 //! A server's policy, enforced by the client itself: an excluded tool is neither listed nor
-//! called, on every call path, and nothing is sent for a refused call; a server whose file asked
-//! for a sandbox does not start.
+//! called, on every call path, and nothing is sent for a refused call; a remote server whose file
+//! asked for a sandbox is not reached.
 
 use mcp_blocking::config::{ConfigErrorKind, RuleSource, SandboxSettings, ServerPolicy};
 use mcp_blocking::model::{CallToolResult, Content, Tool};
@@ -109,17 +109,17 @@ fn an_inclusion_list_offers_and_calls_only_its_tools() {
 }
 
 #[test]
-fn a_server_that_asked_for_a_sandbox_does_not_start() {
+fn a_remote_server_that_asked_for_a_sandbox_is_not_reached() {
     let s = server();
     let sandbox = SandboxSettings::new(RuleSource::key("servers.fs.sandboxEnabled"));
-    let config =
-        ServerConfig::stdio("fs", "x").with_policy(ServerPolicy::new().with_sandbox(sandbox));
+    let config = ServerConfig::http("fs", "http://127.0.0.1:9/mcp")
+        .with_policy(ServerPolicy::new().with_sandbox(sandbox.clone()));
     let err = config.validate().unwrap_err();
     assert_eq!(err.kind, ConfigErrorKind::Unenforceable);
     assert_eq!(err.path, "servers.fs.sandboxEnabled");
     assert!(
         err.to_string()
-            .contains("`sandboxEnabled` asks for a sandbox"),
+            .contains("`sandboxEnabled` asks for a sandbox, and a remote server"),
         "{err}"
     );
     let err = s.client_builder_for(config).connect().unwrap_err();
@@ -129,4 +129,12 @@ fn a_server_that_asked_for_a_sandbox_does_not_start() {
     );
     // Nothing was started: the handshake never reached the server.
     assert!(s.received_methods().is_empty());
+    // A stdio server's file sandbox is the one it is spawned in.
+    let stdio =
+        ServerConfig::stdio("fs", "x").with_policy(ServerPolicy::new().with_sandbox(sandbox));
+    stdio.validate().unwrap();
+    assert_eq!(
+        stdio.sandbox().unwrap().source().key,
+        "servers.fs.sandboxEnabled"
+    );
 }

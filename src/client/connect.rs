@@ -27,6 +27,8 @@ struct Parts {
     sink: Arc<ClientSink>,
     /// The server's last stderr lines, kept by a stdio transport.
     stderr_tail: StderrTail,
+    /// What a sandboxed stdio server's sandbox applied.
+    sandbox: Option<crate::config::SandboxReport>,
 }
 
 impl Client {
@@ -68,7 +70,7 @@ impl Client {
         // One deadline for the whole of connecting: opening the transport, the era probe and
         // the handshake share the timeout (a probe that goes unanswered does not double it).
         let deadline = crate::deadline::add(started, timeout);
-        let parts = self.parts(&server);
+        let mut parts = self.parts(&server);
         if let Some(opener) = &self.opener {
             let t = opener.open(&server, parts.sink.clone());
             return self.finish(server, parts, t, opener.target(), deadline);
@@ -86,14 +88,17 @@ impl Client {
                             .with_source(e)
                     })?,
                 };
-                stdio::open(
+                let t = stdio::open(
                     &server,
                     cfg,
+                    self.config.sandbox().as_ref(),
                     self.config.limits(),
                     &poller,
                     parts.sink.clone(),
                     parts.stderr_tail.clone(),
-                )?
+                )?;
+                parts.sandbox = t.sandbox_report();
+                t
             }
             // A 401 on the event stream itself authorizes too (one on `initialize` is handled
             // with every other request).
@@ -159,6 +164,7 @@ impl Client {
             ctx,
             sink,
             stderr_tail: StderrTail::default(),
+            sandbox: None,
         }
     }
 
@@ -234,6 +240,7 @@ impl Client {
             ctx,
             sink,
             stderr_tail,
+            sandbox,
         } = parts;
         let timeout = self.config.timeout();
         let _ = ctx.transport.set(Arc::downgrade(&transport));
@@ -243,6 +250,7 @@ impl Client {
             sink,
             transport,
             stderr_tail,
+            sandbox,
             init: None,
             default_timeout: timeout,
             oauth: self.oauth_hook(),

@@ -34,6 +34,8 @@ pub(crate) struct Connection {
     pub(crate) transport: Arc<dyn Transport>,
     /// The server's last stderr lines (stdio; empty for the others).
     pub(crate) stderr_tail: StderrTail,
+    /// What a sandboxed stdio server's sandbox applied.
+    pub(crate) sandbox: Option<crate::config::SandboxReport>,
     pub(crate) init: Option<InitializeResult>,
     pub(crate) default_timeout: Duration,
     /// OAuth and the server URL: a 401 or 403 `insufficient_scope` authorizes and retries.

@@ -281,6 +281,28 @@ impl Client {
             .unwrap_or_default()
     }
 
+    /// What the sandbox of a sandboxed stdio server applied, and what it did not (only with
+    /// [`Sandbox::best_effort`](crate::config::Sandbox::best_effort): otherwise a sandbox that
+    /// cannot be applied in full fails the connect). `None` when not connected or not
+    /// sandboxed.
+    ///
+    /// ```no_run
+    /// use mcp_blocking::{Client, ServerConfig};
+    /// use mcp_blocking::config::Sandbox;
+    /// let config = ServerConfig::stdio("fs", "mcp-server-filesystem")
+    ///     .with_sandbox(Sandbox::new().allow_write("/srv/data").best_effort());
+    /// let client = Client::connect(config)?;
+    /// if let Some(report) = client.sandbox_report() {
+    ///     for missing in &report.not_applied {
+    ///         eprintln!("not confined: {missing}");
+    ///     }
+    /// }
+    /// # Ok::<(), mcp_blocking::Error>(())
+    /// ```
+    pub fn sandbox_report(&self) -> Option<crate::config::SandboxReport> {
+        self.connection().ok().and_then(|c| c.sandbox.clone())
+    }
+
     /// Replaces the roots offered to the server and sends `notifications/roots/list_changed`
     /// (legacy era; in the modern era the notification does not exist: the server asks for the
     /// roots when it needs them).

@@ -506,7 +506,6 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
                 env,
                 cwd,
                 inherit_env: get_bool(tobj, "inherit_env", tp)?.unwrap_or(false),
-                sandbox: None,
             };
             check_stdio(&stdio).map_err(|e| under(tp, e))?;
             TransportConfig::Stdio(stdio)
@@ -605,7 +604,10 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
     // A sandbox confines a process this client starts: a remote server's file asking for one
     // asks for what cannot happen here.
     let mut policy = policy;
-    if let (Some(sb), false) = (policy.sandbox(), matches!(transport, TransportConfig::Stdio(_))) {
+    if let (Some(sb), false) = (
+        policy.sandbox(),
+        matches!(transport, TransportConfig::Stdio(_)),
+    ) {
         let key = sb.source.key.clone();
         if !ctx.accept_unenforced {
             return Err(ConfigError::new(
@@ -636,6 +638,11 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
         server.limits.max_message_bytes = bytes;
     }
     server.secrets = secrets;
+    // A sandbox's rules are checked as they are read: one Landlock cannot express fails the
+    // server here, at its key, rather than at its first connect.
+    if let (Some(sb), TransportConfig::Stdio(s)) = (server.sandbox(), server.transport()) {
+        sb.check(s.cwd.as_deref())?;
+    }
     Ok(Entry::Server(Box::new(server), ignored))
 }
 

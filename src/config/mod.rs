@@ -43,9 +43,9 @@ mod property_tests;
 mod protocol;
 pub(crate) mod proxy_url;
 mod redact;
-mod sandbox;
 mod remote;
 mod renamed;
+mod sandbox;
 mod suggest;
 mod template;
 mod toml_doc;
@@ -65,8 +65,10 @@ pub use protocol::{ProtocolEra, ProtocolMode, AUTO_PROBE_TIMEOUT, MODERN_PROTOCO
 pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
 pub use remote::{ProxyConfig, SseConfig, WebSocketConfig};
+pub(crate) use sandbox::{absolute as sandbox_absolute, cpu_seconds as cpu_seconds_of};
 pub use sandbox::{
-    DomainRule, Network, Sandbox, SandboxLimits, SandboxReport, DEVICE_PATHS, MAX_SANDBOX_RULES, SYSTEM_READ_PATHS,
+    DomainRule, Network, Sandbox, SandboxLimits, SandboxReport, DEVICE_PATHS, MAX_SANDBOX_RULES,
+    SYSTEM_READ_PATHS,
 };
 pub use template::Template;
 pub use trust::{FileDigest, TrustStore};
@@ -143,9 +145,6 @@ pub struct StdioConfig {
     pub cwd: Option<PathBuf>,
     /// Inherit the parent's whole environment instead of the allow-list.
     pub inherit_env: bool,
-    /// The confinement the server is spawned in, set in code (see
-    /// [`ServerConfig::with_sandbox`]); a file's is kept in the server's policy.
-    pub sandbox: Option<Sandbox>,
 }
 
 impl fmt::Debug for StdioConfig {
@@ -157,7 +156,6 @@ impl fmt::Debug for StdioConfig {
             .field("env", &env)
             .field("cwd", &self.cwd)
             .field("inherit_env", &self.inherit_env)
-            .field("sandbox", &self.sandbox)
             .finish()
     }
 }
@@ -496,6 +494,9 @@ pub struct ServerConfig {
     pub(crate) protocol: ProtocolMode,
     /// What the server may do (tool filter, approvals, sandbox), see [`ServerConfig::with_policy`].
     pub(crate) policy: ServerPolicy,
+    /// The sandbox set in code (a stdio server), see [`ServerConfig::with_sandbox`]. Boxed: most
+    /// servers have none.
+    sandbox: Option<Box<Sandbox>>,
 }
 
 impl PartialEq for ServerConfig {
@@ -510,6 +511,7 @@ impl PartialEq for ServerConfig {
             && self.oauth.is_some() == other.oauth.is_some()
             && self.protocol == other.protocol
             && self.policy == other.policy
+            && self.sandbox == other.sandbox
     }
 }
 
@@ -539,6 +541,9 @@ impl fmt::Debug for ServerConfig {
         if self.protocol != ProtocolMode::default() {
             d.field("protocol", &self.protocol);
         }
+        if let Some(sandbox) = &self.sandbox {
+            d.field("sandbox", sandbox);
+        }
         if !self.policy.is_unrestricted() {
             d.field("policy", &self.policy);
         }
@@ -560,6 +565,7 @@ impl ServerConfig {
             oauth: None,
             protocol: ProtocolMode::default(),
             policy: ServerPolicy::default(),
+            sandbox: None,
         }
     }
 
@@ -610,7 +616,6 @@ impl ServerConfig {
                 env: BTreeMap::new(),
                 cwd: None,
                 inherit_env: false,
-                sandbox: None,
             }),
         )
     }
@@ -730,8 +735,14 @@ impl ServerConfig {
     /// Spawns a stdio server confined by `sandbox` (Linux; see [`Sandbox`]), in place of any
     /// sandbox its file asked for; on another transport, an error at
     /// [`validate`](ServerConfig::validate).
-    pub fn with_sandbox(self, sandbox: Sandbox) -> Self {
-        self.stdio_setting("sandbox", |s| s.sandbox = Some(sandbox))
+    pub fn with_sandbox(mut self, sandbox: Sandbox) -> Self {
+        match self.transport {
+            TransportConfig::Stdio(_) => {
+                self.sandbox = Some(Box::new(sandbox));
+                self
+            }
+            _ => self.misapplied("sandbox", STDIO_SERVERS),
+        }
     }
 
     /// The sandbox a stdio server is spawned in: the one set with
@@ -739,9 +750,10 @@ impl ServerConfig {
     /// ([`ServerPolicy::sandbox`], made a [`Sandbox`] by [`Sandbox::from_settings`]).
     pub fn sandbox(&self) -> Option<Sandbox> {
         match &self.transport {
-            TransportConfig::Stdio(s) => s
+            TransportConfig::Stdio(_) => self
                 .sandbox
-                .clone()
+                .as_deref()
+                .cloned()
                 .or_else(|| self.policy.sandbox().map(Sandbox::from_settings)),
             _ => None,
         }
@@ -1192,7 +1204,9 @@ impl ServerConfig {
         match (&self.transport, self.policy.sandbox()) {
             (TransportConfig::Stdio(s), _) => {
                 if let Some(sandbox) = self.sandbox() {
-                    sandbox.check(s.cwd.as_deref()).map_err(|e| e.for_server(server))?;
+                    sandbox
+                        .check(s.cwd.as_deref())
+                        .map_err(|e| e.for_server(server))?;
                 }
             }
             (_, Some(sandbox)) => return fail(sandbox_unavailable(sandbox)),

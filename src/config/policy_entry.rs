@@ -465,9 +465,7 @@ mod tests {
     #[test]
     fn each_spelling_of_an_inclusion_list() {
         for key in INCLUDE_KEYS {
-            let p = parse_at(json!({ key: ["echo", "get_*"] }))
-                .unwrap()
-                .policy;
+            let p = parse_at(json!({ key: ["echo", "get_*"] })).unwrap().policy;
             assert!(p.allows_tool("echo") && p.allows_tool("get_x"), "{key}");
             let refusal = p.check_tool("crash").unwrap_err();
             assert_eq!(refusal.source.key, format!("mcpServers.s.{key}"));
@@ -494,9 +492,7 @@ mod tests {
     #[test]
     fn each_spelling_of_an_approval_list() {
         for key in APPROVE_KEYS {
-            let p = parse_at(json!({ key: ["read_file"] }))
-                .unwrap()
-                .policy;
+            let p = parse_at(json!({ key: ["read_file"] })).unwrap().policy;
             assert_eq!(p.approval(), &Approval::Tools(vec!["read_file".into()]));
             assert_eq!(p.approval_source().key, format!("mcpServers.s.{key}"));
             assert!(p.needs_approval("write_file") && !p.needs_approval("read_file"));
@@ -609,13 +605,19 @@ mod tests {
         assert!(k.ignored.is_empty());
         let sb = k.policy.sandbox().expect("kept");
         assert_eq!(sb.source.key, "mcpServers.s.sandboxEnabled");
-        assert_eq!((sb.allow_read.clone(), sb.allow_write.clone()), (vec!["/r".to_owned()], vec!["/w".to_owned()]));
+        assert_eq!(
+            (sb.allow_read.clone(), sb.allow_write.clone()),
+            (vec!["/r".to_owned()], vec!["/w".to_owned()])
+        );
         assert_eq!(sb.limits.processes, Some(8));
         assert_eq!(sb.limits.cpu_time, Some(std::time::Duration::from_secs(30)));
         assert!(sb.best_effort);
         // Without the block: the default sandbox.
         let k = parse_at(json!({"sandboxEnabled": true})).unwrap();
-        assert_eq!(k.policy.sandbox().unwrap().allow_write, Vec::<String>::new());
+        assert_eq!(
+            k.policy.sandbox().unwrap().allow_write,
+            Vec::<String>::new()
+        );
         // A bad limit, at its key.
         let e = err(json!({"sandboxEnabled": true, "sandbox": {"limits": {"processes": 0}}}));
         assert_eq!(e.path, "mcpServers.s.sandbox.limits.processes");
@@ -751,11 +753,9 @@ mod tests {
         ] {
             assert_eq!(approval(v.clone()).0, Approval::Unset, "{v}");
         }
-        let p = parse_at(
-            json!({"tools": {"push": {"approval_mode": "prompt"}}}),
-        )
-        .unwrap()
-        .policy;
+        let p = parse_at(json!({"tools": {"push": {"approval_mode": "prompt"}}}))
+            .unwrap()
+            .policy;
         assert!(p.needs_approval("push") && !p.needs_approval("search"));
     }
 

@@ -252,7 +252,12 @@ impl Sandbox {
         self
     }
 
-    fn push_path(mut self, key: &str, which: fn(&mut Self) -> &mut Vec<PathBuf>, p: PathBuf) -> Self {
+    fn push_path(
+        mut self,
+        key: &str,
+        which: fn(&mut Self) -> &mut Vec<PathBuf>,
+        p: PathBuf,
+    ) -> Self {
         if which(&mut self).len() >= MAX_SANDBOX_RULES {
             return self.invalid(key, format!("more than {MAX_SANDBOX_RULES} paths"));
         }
@@ -300,7 +305,11 @@ impl Sandbox {
                 deny: Vec::new(),
             };
         }
-        if let Network::Domains { allow, deny: denied } = &mut self.network {
+        if let Network::Domains {
+            allow,
+            deny: denied,
+        } = &mut self.network
+        {
             let list = if deny { denied } else { allow };
             if list.len() >= MAX_SANDBOX_RULES {
                 return self.invalid(key, format!("more than {MAX_SANDBOX_RULES} domains"));
@@ -582,8 +591,18 @@ impl Sandbox {
             })
             .collect();
         for (key, denied, granted, what) in [
-            ("filesystem.denyRead", &self.deny_read, &granted_read, "read"),
-            ("filesystem.denyWrite", &self.deny_write, &granted_write, "write"),
+            (
+                "filesystem.denyRead",
+                &self.deny_read,
+                &granted_read,
+                "read",
+            ),
+            (
+                "filesystem.denyWrite",
+                &self.deny_write,
+                &granted_write,
+                "write",
+            ),
         ] {
             for d in denied {
                 let d = absolute(d, cwd);
@@ -714,10 +733,21 @@ mod tests {
         let v6 = DomainRule::parse("[::1]:9000").unwrap();
         assert!(v6.matches("[::1]", 9000));
         assert_eq!(v6.to_string(), "[::1]:9000");
-        assert!(DomainRule::parse("10.0.0.1:22").unwrap().matches("10.0.0.1", 22));
+        assert!(DomainRule::parse("10.0.0.1:22")
+            .unwrap()
+            .matches("10.0.0.1", 22));
         for bad in [
-            "", "a b", "x.com:0", "x.com:70000", "*.", "*.[::1]", "[::1", "a..b", "http://x.com",
-            "x.com:", "*x.com",
+            "",
+            "a b",
+            "x.com:0",
+            "x.com:70000",
+            "*.",
+            "*.[::1]",
+            "[::1",
+            "a..b",
+            "http://x.com",
+            "x.com:",
+            "*x.com",
         ] {
             assert!(DomainRule::parse(bad).is_err(), "{bad}");
         }
@@ -725,7 +755,9 @@ mod tests {
 
     #[test]
     fn a_denied_path_inside_a_granted_one_is_unenforceable() {
-        let s = Sandbox::new().allow_write("/srv/data").deny_read("/srv/data/secret");
+        let s = Sandbox::new()
+            .allow_write("/srv/data")
+            .deny_read("/srv/data/secret");
         let e = s.check(Some(Path::new("/work"))).unwrap_err();
         assert_eq!(e.kind, ConfigErrorKind::Unenforceable);
         assert_eq!(e.path, "sandbox.filesystem.denyRead");
@@ -735,7 +767,11 @@ mod tests {
             .deny_read("secret")
             .check(Some(Path::new("/work")))
             .unwrap_err();
-        assert!(e.message.contains("`/work/secret` lies inside `/work`"), "{}", e.message);
+        assert!(
+            e.message.contains("`/work/secret` lies inside `/work`"),
+            "{}",
+            e.message
+        );
         // Outside everything granted: a check that holds by construction.
         Sandbox::new()
             .allow_write("/srv/data")
@@ -753,7 +789,10 @@ mod tests {
 
     #[test]
     fn bad_values_are_reported_at_their_key() {
-        let e = Sandbox::new().allow_domain("not a host").check(None).unwrap_err();
+        let e = Sandbox::new()
+            .allow_domain("not a host")
+            .check(None)
+            .unwrap_err();
         assert_eq!(e.kind, ConfigErrorKind::InvalidValue);
         assert_eq!(e.path, "sandbox.network.allowedDomains");
         let e = Sandbox::new().max_open_files(0).check(None).unwrap_err();

@@ -15,6 +15,7 @@
 //! | `lead.rs` | who reads stdout: a waiting caller (leader/follower) or the poller thread |
 //! | `poller.rs` | [`ConnectionPoller`]: one thread serving the pipes of many children |
 //! | `frame.rs` | what a child writes, made into messages, whoever reads it (every platform) |
+//! | `sandbox/` | the confinement of a sandboxed server: Landlock, rlimits, the proxy |
 //! | `launch.rs` | the Windows rules for finding a command and passing a batch file's arguments |
 //! | `windows/` | the transport on Windows: a thread per pipe, a Job Object per server |
 //!
@@ -30,6 +31,7 @@ mod pipes;
 mod poller;
 #[cfg(unix)]
 mod process;
+pub(crate) mod sandbox;
 #[cfg(unix)]
 mod stdin;
 #[cfg(windows)]
@@ -140,6 +142,10 @@ pub(crate) struct StdioTransport {
     /// itself ([`Closing::Abort`]): the server is busy with work nobody waits for, so closing
     /// waits only briefly for it to notice the end of its stdin before SIGTERM.
     gave_up: AtomicBool,
+    /// The sandbox's proxy, stopped (its threads joined) once the process has ended.
+    proxy: Mutex<Option<sandbox::proxy::Proxy>>,
+    /// What the sandbox applied, for a sandboxed server.
+    sandbox: Option<crate::config::SandboxReport>,
 }
 
 /// The command line, for messages.
@@ -162,12 +168,21 @@ pub(crate) fn command_line(cfg: &StdioConfig) -> String {
 pub(crate) fn open(
     server: &str,
     cfg: &StdioConfig,
+    sandbox: Option<&crate::config::Sandbox>,
     limits: &Limits,
     poller: &ConnectionPoller,
     sink: Arc<dyn Sink>,
     tail: StderrTail,
 ) -> Result<Arc<StdioTransport>, Error> {
-    let (proc, pgid, pipes) = process::spawn(server, cfg)?;
+    let prepared = match sandbox {
+        Some(s) => Some(sandbox::prepare(server, cfg, s)?),
+        None => None,
+    };
+    let (proc, pgid, pipes) = process::spawn(server, cfg, prepared.as_ref())?;
+    let (proxy, report) = match prepared {
+        Some(p) => (p.proxy, Some(p.report)),
+        None => (None, None),
+    };
     let child = Arc::new(Mutex::new(proc));
     let probe_child = Arc::clone(&child);
     let exit_probe = Box::new(move || describe_exit(&probe_child));
@@ -193,7 +208,17 @@ pub(crate) fn open(
         pgid,
         closed: AtomicBool::new(false),
         gave_up: AtomicBool::new(false),
+        proxy: Mutex::new(proxy),
+        sandbox: report,
     }))
+}
+
+#[cfg(unix)]
+impl StdioTransport {
+    /// What the sandbox applied, for a sandboxed server.
+    pub(crate) fn sandbox_report(&self) -> Option<crate::config::SandboxReport> {
+        self.sandbox.clone()
+    }
 }
 
 #[cfg(unix)]
@@ -255,6 +280,10 @@ impl Transport for StdioTransport {
             return Ok(());
         }
         let status = self.end_process(self.gave_up.load(Ordering::Relaxed));
+        // The process group is gone: nothing uses the proxy any more.
+        if let Some(mut proxy) = lock(&self.proxy).take() {
+            proxy.stop();
+        }
         self.poller.unregister(&self.conn);
         let detail = closed_by_client(status.map(status_text));
         self.conn.end(detail);

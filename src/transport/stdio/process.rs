@@ -5,7 +5,7 @@
 
 use std::os::fd::{AsFd, BorrowedFd};
 use std::process::{Child, ChildStderr, ChildStdin, ChildStdout, Command, ExitStatus, Stdio};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use polling::Poller;
@@ -13,6 +13,7 @@ use rustix::event::{PollFd, PollFlags};
 use rustix::process::{kill_process_group, test_kill_process_group, Pid, Signal};
 
 use super::pipes::{Conn, ReadSide};
+use super::sandbox::Prepared;
 use super::{command_line, launch::inherited_env, StdioTransport};
 use crate::config::StdioConfig;
 use crate::error::Error;
@@ -36,7 +37,11 @@ pub(super) type Pipes = (ChildStdin, ChildStdout, ChildStderr);
 
 /// Spawns the server: no shell, the allow-listed environment (or all of it when asked), its own
 /// process group; returns the process, its group and its three pipes.
-pub(super) fn spawn(server: &str, cfg: &StdioConfig) -> Result<(Proc, Option<Pid>, Pipes), Error> {
+pub(super) fn spawn(
+    server: &str,
+    cfg: &StdioConfig,
+    sandbox: Option<&Prepared>,
+) -> Result<(Proc, Option<Pid>, Pipes), Error> {
     let mut cmd = Command::new(&cfg.command);
     cmd.args(&cfg.args)
         .stdin(Stdio::piped())
@@ -57,15 +62,34 @@ pub(super) fn spawn(server: &str, cfg: &StdioConfig) -> Result<(Proc, Option<Pid
     if let Some(cwd) = &cfg.cwd {
         cmd.current_dir(cwd);
     }
-    #[cfg(unix)]
-    {
-        use std::os::unix::process::CommandExt;
-        cmd.process_group(0);
+    use std::os::unix::process::CommandExt;
+    cmd.process_group(0);
+    if let Some(prepared) = sandbox {
+        cmd.envs(prepared.env.iter().map(|(k, v)| (k, v)));
+        let setup = Arc::clone(&prepared.setup);
+        // SAFETY: the closure runs in the child between fork and exec, where only
+        // async-signal-safe work is sound. `ChildSetup::apply` makes system calls only, on
+        // memory prepared before the fork (see `sandbox/landlock.rs`); the `Arc` is only read.
+        #[allow(unsafe_code)]
+        unsafe {
+            cmd.pre_exec(move || setup.apply());
+        }
     }
     let mut child = cmd.spawn().map_err(|source| Error::Spawn {
         server: server.to_owned(),
         command: command_line(cfg),
-        source,
+        source: match sandbox {
+            // The sandbox is applied before exec: a command outside the paths it grants (or a
+            // library it loads) cannot run.
+            Some(_) => std::io::Error::new(
+                source.kind(),
+                format!(
+                    "{source} (in its sandbox: the command, its interpreter and libraries must \
+                     lie in the paths the sandbox grants)"
+                ),
+            ),
+            None => source,
+        },
     })?;
     let pgid = Pid::from_raw(child.id() as i32);
     let pipes = match (child.stdin.take(), child.stdout.take(), child.stderr.take()) {

@@ -19,7 +19,11 @@ pub(crate) struct Proxy {
 impl Proxy {
     /// Starts the proxy for `server` (named in its threads and log lines), admitting hosts
     /// that one of `allow` matches and none of `deny`.
-    pub(crate) fn start(server: &str, allow: Vec<DomainRule>, deny: Vec<DomainRule>) -> io::Result<Proxy> {
+    pub(crate) fn start(
+        server: &str,
+        allow: Vec<DomainRule>,
+        deny: Vec<DomainRule>,
+    ) -> io::Result<Proxy> {
         let _ = (server, allow, deny);
         Err(io::Error::new(io::ErrorKind::Unsupported, "not built yet"))
     }

@@ -177,6 +177,15 @@ pub(crate) struct StdioTransport {
     closed: AtomicBool,
     /// Set once we gave up on a request or on the connection: closing waits only briefly.
     gave_up: AtomicBool,
+    /// What a best-effort sandbox reported (nothing applied on Windows).
+    sandbox: Option<crate::config::SandboxReport>,
+}
+
+impl StdioTransport {
+    /// What the sandbox applied, for a server that asked for one.
+    pub(crate) fn sandbox_report(&self) -> Option<crate::config::SandboxReport> {
+        self.sandbox.clone()
+    }
 }
 
 /// Spawns the server in a Job Object of its own and starts the threads serving its pipes; the
@@ -184,11 +193,17 @@ pub(crate) struct StdioTransport {
 pub(crate) fn open(
     server: &str,
     cfg: &StdioConfig,
+    sandbox: Option<&crate::config::Sandbox>,
     limits: &Limits,
     poller: &ConnectionPoller,
     sink: Arc<dyn Sink>,
     tail: StderrTail,
 ) -> Result<Arc<StdioTransport>, Error> {
+    // Nothing confines a process here: `prepare` refuses, or (best effort) reports it all.
+    let sandbox = match sandbox {
+        Some(s) => Some(super::sandbox::prepare(server, cfg, s)?.report),
+        None => None,
+    };
     let spawn_error = |source: io::Error| Error::Spawn {
         server: server.to_owned(),
         command: command_line(cfg),
@@ -250,6 +265,7 @@ pub(crate) fn open(
         job,
         closed: AtomicBool::new(false),
         gave_up: AtomicBool::new(false),
+        sandbox,
     }))
 }
 

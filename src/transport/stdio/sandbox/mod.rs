@@ -1,0 +1,356 @@
+//! The sandbox a stdio server is spawned in (see [`Sandbox`]): what is prepared in the client
+//! before the fork ([`prepare`]), and what the child applies before exec.
+//!
+//! | file | what |
+//! |---|---|
+//! | `mod.rs` | the paths granted, the runtime's own folders, fail closed or best effort |
+//! | `landlock.rs` | Landlock, rlimits, `no_new_privs`, capabilities: the raw system calls |
+//! | `proxy.rs` | the loopback HTTP proxy that admits the listed domains |
+
+#[cfg(target_os = "linux")]
+mod landlock;
+pub(crate) mod proxy;
+
+use std::path::{Path, PathBuf};
+
+use crate::config::{ConfigError, ConfigErrorKind, Network, Sandbox, SandboxReport, StdioConfig};
+use crate::error::Error;
+
+use self::proxy::Proxy;
+
+/// What the child applies between fork and exec (nothing off Linux).
+#[cfg(target_os = "linux")]
+pub(crate) type ChildSetup = landlock::ChildSetup;
+/// What the child applies between fork and exec (nothing off Linux).
+#[cfg(not(target_os = "linux"))]
+pub(crate) struct ChildSetup;
+
+#[cfg(not(target_os = "linux"))]
+impl ChildSetup {
+    pub(crate) fn apply(&self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A sandbox ready to spawn in.
+pub(crate) struct Prepared {
+    /// What the child applies.
+    pub(crate) setup: std::sync::Arc<ChildSetup>,
+    /// Variables the server gets on top of its own (the proxy, private caches).
+    pub(crate) env: Vec<(String, String)>,
+    /// The proxy, kept running as long as the server.
+    pub(crate) proxy: Option<Proxy>,
+    /// What is applied and what is not.
+    pub(crate) report: SandboxReport,
+}
+
+/// Commands whose runtime keeps a package cache, and the variable that moves it: a sandboxed
+/// server gets a private cache (writable), so that nothing it writes is later run by the same
+/// runtime outside its sandbox.
+const RUNTIME_CACHES: [(&[&str], &str, &str); 3] = [
+    (
+        &["npx", "npm", "node", "pnpm", "corepack"],
+        "npm_config_cache",
+        "npm",
+    ),
+    (&["uv", "uvx"], "UV_CACHE_DIR", "uv"),
+    (
+        &["python", "python3", "pip", "pip3", "pipx"],
+        "PIP_CACHE_DIR",
+        "pip",
+    ),
+];
+
+/// Prepares `sandbox` for the server `server` of `cfg`: resolves the paths, starts the proxy,
+/// builds the Landlock ruleset, and applies the fail-closed rule.
+///
+/// # Errors
+/// [`Error::Config`] of kind [`ConfigErrorKind::Unenforceable`] naming what this system cannot
+/// apply (unless best effort), or of kind `InvalidValue` for a rule the kernel refuses;
+/// [`Error::Spawn`] when the proxy cannot listen.
+pub(crate) fn prepare(
+    server: &str,
+    cfg: &StdioConfig,
+    sandbox: &Sandbox,
+) -> Result<Prepared, Error> {
+    sandbox
+        .check(cfg.cwd.as_deref())
+        .map_err(|e| e.for_server(Some(server)))?;
+    let cwd = cfg.cwd.clone().or_else(|| std::env::current_dir().ok());
+    let mut env = Vec::new();
+    let mut extra: Vec<(PathBuf, bool)> = Vec::new();
+    let install = install_folders(cfg);
+    if sandbox.has_default_paths() {
+        let name = Path::new(&cfg.command)
+            .file_name()
+            .map(|n| n.to_string_lossy().to_lowercase())
+            .unwrap_or_default();
+        for (commands, var, sub) in RUNTIME_CACHES {
+            if commands
+                .iter()
+                .any(|c| name == *c || name.starts_with(&format!("{c}3.")))
+            {
+                if let Some(dir) = private_cache(server, sub) {
+                    env.push((var.to_owned(), dir.display().to_string()));
+                    extra.push((dir, true));
+                }
+            }
+        }
+        extra.extend(install.iter().skip(1).map(|p| (p.clone(), false)));
+    }
+    let mut paths = sandbox.granted(cwd.as_deref(), install.first().map(PathBuf::as_path), false);
+    paths.extend(extra);
+    let given: Vec<PathBuf> = sandbox
+        .read_paths()
+        .iter()
+        .chain(sandbox.write_paths())
+        .map(|p| crate::config::sandbox_absolute(p, cwd.as_deref()))
+        .collect();
+
+    let mut proxy = None;
+    let (net_rules, connect_port) = match sandbox.network() {
+        // Off Linux nothing confines the server's network: no proxy to route it through.
+        Network::Domains { allow, deny } if cfg!(target_os = "linux") => {
+            let p = Proxy::start(server, allow.clone(), deny.clone()).map_err(|source| {
+                Error::Spawn {
+                    server: server.to_owned(),
+                    command: super::command_line(cfg),
+                    source: std::io::Error::new(
+                        source.kind(),
+                        format!("the sandbox's proxy could not listen on loopback: {source}"),
+                    ),
+                }
+            })?;
+            let url = format!("http://{}", p.addr());
+            for var in [
+                "HTTP_PROXY",
+                "HTTPS_PROXY",
+                "ALL_PROXY",
+                "http_proxy",
+                "https_proxy",
+                "all_proxy",
+            ] {
+                env.push((var.to_owned(), url.clone()));
+            }
+            // Node's own `fetch` reads the variables only when asked to.
+            env.push(("NODE_USE_ENV_PROXY".to_owned(), "1".to_owned()));
+            for var in ["NO_PROXY", "no_proxy"] {
+                env.push((var.to_owned(), String::new()));
+            }
+            let port = p.addr().port();
+            proxy = Some(p);
+            (true, Some(port))
+        }
+        _ => (true, None),
+    };
+
+    let mut report = SandboxReport {
+        proxy: proxy.as_ref().map(Proxy::addr),
+        ..SandboxReport::default()
+    };
+    let setup = child_setup(
+        sandbox,
+        &paths,
+        net_rules,
+        connect_port,
+        &given,
+        &mut report,
+    )
+    .map_err(|e| {
+        Error::from(
+            ConfigError::new(
+                ConfigErrorKind::InvalidValue,
+                format!("the kernel refused the sandbox's rules: {e}"),
+            )
+            .at(sandbox.key("filesystem"))
+            .for_server(Some(server)),
+        )
+    })?;
+    if !report.not_applied.is_empty() {
+        if !sandbox.is_best_effort() {
+            let mut e = ConfigError::new(
+                ConfigErrorKind::Unenforceable,
+                format!(
+                    "the sandbox cannot be applied in full here, and the server is not started \
+                     with less: {} (ask for `best_effort` to start it with what applies)",
+                    report.not_applied.join("; ")
+                ),
+            )
+            .at(if sandbox.source().key.is_empty() {
+                "sandbox".to_owned()
+            } else {
+                sandbox.source().key.clone()
+            });
+            e.file = sandbox.source().file.clone();
+            return Err(e.for_server(Some(server)).into());
+        }
+        for missing in &report.not_applied {
+            log::warn!("server `{server}`: sandbox applied in part, without {missing}");
+        }
+    }
+    Ok(Prepared {
+        setup: std::sync::Arc::new(setup),
+        env,
+        proxy,
+        report,
+    })
+}
+
+#[cfg(target_os = "linux")]
+fn child_setup(
+    sandbox: &Sandbox,
+    paths: &[(PathBuf, bool)],
+    net: bool,
+    connect_port: Option<u16>,
+    given: &[PathBuf],
+    report: &mut SandboxReport,
+) -> std::io::Result<ChildSetup> {
+    let abi = landlock::abi();
+    report.landlock_abi = abi;
+    let built = landlock::build(
+        abi,
+        &landlock::Rules {
+            paths: paths.to_vec(),
+            connect_port,
+            net,
+        },
+    )?;
+    for p in &built.absent {
+        if given.contains(p) {
+            log::warn!(
+                "sandbox: `{}` does not exist, so it is not granted",
+                p.display()
+            );
+        }
+    }
+    report.applied = built.applied;
+    report.not_applied = built.missing;
+    let l = sandbox.limits();
+    let mut limits = Vec::new();
+    for (value, resource, what) in [
+        (l.address_space, libc::RLIMIT_AS, "address space"),
+        (l.open_files, libc::RLIMIT_NOFILE, "open files"),
+        (l.processes, libc::RLIMIT_NPROC, "processes"),
+        (
+            l.cpu_time.map(crate::config::cpu_seconds_of),
+            libc::RLIMIT_CPU,
+            "CPU seconds",
+        ),
+    ] {
+        let Some(value) = value else { continue };
+        if resource == libc::RLIMIT_NPROC && landlock::is_root() {
+            report.not_applied.push(
+                "the process limit: Linux does not apply `RLIMIT_NPROC` to root, and this \
+                 client runs as root"
+                    .to_owned(),
+            );
+            continue;
+        }
+        limits.push(landlock::Limit {
+            resource: resource as libc::c_int,
+            value,
+        });
+        report.applied.push(format!("{what} ≤ {value} (rlimit)"));
+    }
+    report
+        .applied
+        .push("no_new_privs, and no capabilities".to_owned());
+    Ok(landlock::ChildSetup {
+        ruleset: built.fd,
+        limits,
+    })
+}
+
+#[cfg(not(target_os = "linux"))]
+fn child_setup(
+    _sandbox: &Sandbox,
+    _paths: &[(PathBuf, bool)],
+    _net: bool,
+    _connect_port: Option<u16>,
+    _given: &[PathBuf],
+    report: &mut SandboxReport,
+) -> std::io::Result<ChildSetup> {
+    report.not_applied.push(format!(
+        "every rule: sandboxes are applied on Linux (Landlock), and this is {}",
+        std::env::consts::OS
+    ));
+    Ok(ChildSetup)
+}
+
+/// The command's install folders: the folder it was found in (its parent when that is a
+/// `bin`), and the same for the file it links to, if it is a link.
+fn install_folders(cfg: &StdioConfig) -> Vec<PathBuf> {
+    let path_var = cfg
+        .env
+        .get("PATH")
+        .cloned()
+        .or_else(|| std::env::var("PATH").ok())
+        .unwrap_or_default();
+    let found = if cfg.command.contains('/') {
+        let p = PathBuf::from(&cfg.command);
+        Some(match (&cfg.cwd, p.is_relative()) {
+            (Some(c), true) => c.join(p),
+            _ => p,
+        })
+    } else {
+        std::env::split_paths(&path_var)
+            .map(|d| d.join(&cfg.command))
+            .find(|p| p.is_file())
+    };
+    let Some(found) = found else {
+        return Vec::new();
+    };
+    let prefix = |file: &Path| -> Option<PathBuf> {
+        let dir = file.parent()?;
+        match dir.file_name() {
+            Some(n) if n == "bin" || n == "sbin" => dir.parent().map(Path::to_path_buf),
+            _ => Some(dir.to_path_buf()),
+        }
+        .filter(|p| p.parent().is_some())
+    };
+    let mut out = Vec::new();
+    out.extend(prefix(&found));
+    if let Ok(real) = std::fs::canonicalize(&found) {
+        if let Some(p) = prefix(&real) {
+            if !out.contains(&p) {
+                out.push(p);
+            }
+        }
+    }
+    out
+}
+
+/// A private cache folder for `server`'s runtime (`sub`), created now: under
+/// `$XDG_CACHE_HOME` (or `~/.cache`), `mcp-blocking/sandbox/SERVER/SUB`.
+fn private_cache(server: &str, sub: &str) -> Option<PathBuf> {
+    let base = std::env::var_os("XDG_CACHE_HOME")
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
+    let safe: String = server
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect();
+    let dir = base
+        .join("mcp-blocking")
+        .join("sandbox")
+        .join(safe)
+        .join(sub);
+    match std::fs::create_dir_all(&dir) {
+        Ok(()) => Some(dir),
+        Err(e) => {
+            log::warn!(
+                "server `{server}`: no private {sub} cache at {}: {e}",
+                dir.display()
+            );
+            None
+        }
+    }
+}
