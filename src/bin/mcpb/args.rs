@@ -97,7 +97,8 @@ pub(crate) struct Global {
     #[arg(long, global = true, help_heading = "Server")]
     pub(crate) allow_header_commands: bool,
     /// Load a server whose config asks for a limit mcpb cannot enforce (VS Code's
-    /// `sandboxEnabled`), without that limit; otherwise the server does not load
+    /// `sandboxEnabled` on a remote server), without that limit; otherwise the server does not
+    /// load
     #[arg(long, global = true, help_heading = "Server")]
     pub(crate) accept_unenforced: bool,
 
