@@ -313,6 +313,10 @@ fn the_sandbox_options_need_sandbox() {
         err.contains("--no-net") && err.contains("--allow-net"),
         "{err}"
     );
+    for option in ["--allow-read", "--allow-write"] {
+        let err = usage_error(&["--stdio", fixture, "--sandbox", option, "", "tools"]);
+        assert!(err.contains(&format!("{option} must be a path")), "{err}");
+    }
     let err = usage_error(&["--url", "http://127.0.0.1:9/mcp", "--sandbox", "tools"]);
     assert!(err.contains("--sandbox") && err.contains("--url"), "{err}");
 }

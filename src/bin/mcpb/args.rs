@@ -118,6 +118,7 @@ pub(crate) struct Global {
         value_name = "DIR",
         global = true,
         requires = "sandbox",
+        value_parser = sandbox_path,
         help_heading = "Sandbox (stdio servers)"
     )]
     pub(crate) allow_read: Vec<String>,
@@ -128,6 +129,7 @@ pub(crate) struct Global {
         value_name = "DIR",
         global = true,
         requires = "sandbox",
+        value_parser = sandbox_path,
         help_heading = "Sandbox (stdio servers)"
     )]
     pub(crate) allow_write: Vec<String>,
@@ -802,6 +804,15 @@ fn seconds(raw: &str) -> Result<f64, String> {
 /// nanoseconds) and at most [`MAX_TIMEOUT`]. NaN, infinities and negatives are not.
 fn timeout_in_range(secs: f64) -> bool {
     Duration::try_from_secs_f64(secs).is_ok_and(|d| !d.is_zero() && d <= MAX_TIMEOUT)
+}
+
+/// A value of `--allow-read` or `--allow-write`: a path, not an empty word (which would
+/// silently name the working folder).
+fn sandbox_path(raw: &str) -> Result<String, String> {
+    if raw.trim().is_empty() || raw.contains('\0') {
+        return Err("must be a path".into());
+    }
+    Ok(raw.to_owned())
 }
 
 /// A value of `--allow-net`, checked as the sandbox will read it.
