@@ -270,7 +270,7 @@ fn servers_check_connects_each_and_names_the_broken_one() {
         .expect("good line");
     assert!(good.contains("ok"), "{out}");
     assert!(good.contains("mcp-fixture-server 0.1.0"), "{out}");
-    assert!(good.contains("29 tools"), "{out}");
+    assert!(good.contains("30 tools"), "{out}");
     assert!(good.ends_with(" ms"), "{out}");
     let broken = out
         .lines()
@@ -287,7 +287,7 @@ fn servers_check_connects_each_and_names_the_broken_one() {
     let doc = json_doc(&mcpb(&["--config", &file, "--json", "servers", "--check"]));
     assert_eq!(doc["servers"][0]["server"], "good");
     assert_eq!(doc["servers"][0]["ok"], true);
-    assert_eq!(doc["servers"][0]["tools"], 29);
+    assert_eq!(doc["servers"][0]["tools"], 30);
     assert!(doc["servers"][0]["latencyMs"].as_f64().is_some());
     assert_eq!(doc["servers"][1]["ok"], false);
     assert_eq!(doc["servers"][1]["error"]["kind"], "connect");

@@ -288,14 +288,42 @@ fn a_policy_saves_and_reloads_equal() {
         r#"{"mcpServers": {
             "a": {"command": "x", "includeTools": ["get_*", "echo"], "excludeTools": ["get_secret"], "autoApprove": ["echo"]},
             "b": {"url": "https://h/mcp", "trust": true, "disabled_tools": ["crash"]},
-            "c": {"command": "x"}
+            "c": {"command": "x"},
+            "d": {"command": "x", "sandboxEnabled": true, "sandbox": {
+                "filesystem": {"allowRead": ["/r"], "allowWrite": ["/w"], "denyRead": ["/secret"],
+                               "denyWrite": ["/etc"]},
+                "network": {"allowedDomains": ["*.example.com"], "deniedDomains": ["bad.example.com"]},
+                "limits": {"addressSpace": 1073741824, "openFiles": 64, "processes": 8, "cpuSeconds": 30},
+                "bestEffort": true}},
+            "e": {"command": "x", "sandboxEnabled": true}
         }}"#,
     );
     assert!(r.is_ok(), "{:?}", r.errors);
     for s in &r.servers {
         let again = ServerConfig::from_value(&s.to_json()).unwrap();
         assert_eq!(&again, s, "{}", s.to_json());
+        // The same sandbox, but for where it was written (the reload has no file around it).
+        let rules = |c: &ServerConfig| c.sandbox().map(|b| b.with_source(Default::default()));
+        assert_eq!(rules(&again), rules(s), "{}", s.to_json());
     }
+    // Every key of the sandbox block is written back, and nothing the file did not say.
+    let d = r.server("d").unwrap().to_json();
+    assert_eq!(d["sandboxEnabled"], true);
+    assert_eq!(
+        d["sandbox"],
+        json!({
+            "filesystem": {"allowRead": ["/r"], "allowWrite": ["/w"], "denyRead": ["/secret"],
+                           "denyWrite": ["/etc"]},
+            "network": {"allowedDomains": ["*.example.com"], "deniedDomains": ["bad.example.com"]},
+            "limits": {"addressSpace": 1073741824u64, "openFiles": 64, "processes": 8, "cpuSeconds": 30},
+            "bestEffort": true,
+        })
+    );
+    let e = r.server("e").unwrap().to_json();
+    assert_eq!(
+        (&e["sandboxEnabled"], &e["sandbox"]),
+        (&json!(true), &json!({}))
+    );
     let b = r.server("b").unwrap().to_json();
     assert_eq!(
         (&b["trust"], &b["excludeTools"]),

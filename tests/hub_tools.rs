@@ -213,7 +213,7 @@ fn a_template_sets_the_host_level() {
 
 #[test]
 fn paginated_and_stateless_era_lists_are_kept_whole_and_in_order() {
-    // Pages of 4 (the fixture's 29 tools and 3 more: 8 pages), and a 2026-07-28 server whose
+    // Pages of 4 (the fixture's 30 tools and 3 more: 9 pages), and a 2026-07-28 server whose
     // page is checked as one value first.
     let paged = fixture("paged", "", &["--page-size", "4", "--extra-tools", "3"]);
     let modern = fixture("modern", "", &["--modern", "--tasks"]);

@@ -46,7 +46,8 @@ impl ServerConfig {
     /// [`ConfigErrorKind::UnknownTransport`], [`ConfigErrorKind::FlatTransport`],
     /// [`ConfigErrorKind::MissingField`], [`ConfigErrorKind::InvalidUrl`] or
     /// [`ConfigErrorKind::InvalidValue`] (e.g. a `timeout` out of range), and
-    /// [`ConfigErrorKind::Unenforceable`] for `sandboxEnabled: true` (no sandbox is available).
+    /// [`ConfigErrorKind::Unenforceable`] for `sandboxEnabled: true` on a remote server (no
+    /// process of this client's runs it, to confine).
     pub fn from_value(value: &Value) -> Result<ServerConfig, ConfigError> {
         let ctx = Ctx {
             path: String::new(),
@@ -80,9 +81,9 @@ impl ServerConfig {
     ///
     /// A [policy](ServerConfig::policy) is written in this library's spelling, at the top
     /// level: `includeTools`, `excludeTools`, `alwaysAllow` (or `trust: true` when every tool
-    /// runs without asking), and a sandbox as `sandboxEnabled: true` with its `sandbox` block
-    /// (which, like the file it came from, does not load unless the program accepts running
-    /// it unconfined).
+    /// runs without asking), and a sandbox a file asked for as `sandboxEnabled: true` with its
+    /// `sandbox` block (paths, domains, limits, `bestEffort`), which reloads as the same
+    /// sandbox. One set with [`ServerConfig::with_sandbox`] is not written.
     ///
     /// ```
     /// use mcp_blocking::config::{Approval, ServerPolicy};
@@ -216,6 +217,7 @@ fn policy_json(policy: &ServerPolicy, out: &mut Map<String, Value>) {
             (
                 "filesystem",
                 [
+                    ("allowRead", &sb.allow_read),
                     ("allowWrite", &sb.allow_write),
                     ("denyRead", &sb.deny_read),
                     ("denyWrite", &sb.deny_write),
@@ -239,6 +241,22 @@ fn policy_json(policy: &ServerPolicy, out: &mut Map<String, Value>) {
             if !m.is_empty() {
                 block.insert(group.into(), Value::Object(m));
             }
+        }
+        let l = &sb.limits;
+        let limits: Map<String, Value> = [
+            ("addressSpace", l.address_space),
+            ("openFiles", l.open_files),
+            ("processes", l.processes),
+            ("cpuSeconds", l.cpu_time.map(super::sandbox::cpu_seconds)),
+        ]
+        .into_iter()
+        .filter_map(|(k, v)| Some((k.to_owned(), v?.into())))
+        .collect();
+        if !limits.is_empty() {
+            block.insert("limits".into(), Value::Object(limits));
+        }
+        if sb.best_effort {
+            block.insert("bestEffort".into(), true.into());
         }
         out.insert("sandboxEnabled".into(), true.into());
         out.insert("sandbox".into(), Value::Object(block));

@@ -97,9 +97,66 @@ pub(crate) struct Global {
     #[arg(long, global = true, help_heading = "Server")]
     pub(crate) allow_header_commands: bool,
     /// Load a server whose config asks for a limit mcpb cannot enforce (VS Code's
-    /// `sandboxEnabled`), without that limit; otherwise the server does not load
+    /// `sandboxEnabled` on a remote server), without that limit; otherwise the server does not
+    /// load
     #[arg(long, global = true, help_heading = "Server")]
     pub(crate) accept_unenforced: bool,
+
+    /// Start each stdio server (of --stdio or of the config) confined (Linux: Landlock and
+    /// resource limits): it may read its working folder, its command's folder and the
+    /// system's folders, write nowhere and reach no network, plus what the options below
+    /// grant. A server whose file asked for a sandbox (VS Code's `sandboxEnabled`) keeps that
+    /// one, with the options below applied to it. Remote servers are not affected (they run
+    /// in no process of mcpb's); with --url it is an error. A sandbox that cannot be applied
+    /// in full (an older kernel, another system) stops the server: see --best-effort-sandbox
+    #[arg(long, global = true, help_heading = "Sandbox (stdio servers)")]
+    pub(crate) sandbox: bool,
+    /// With --sandbox: the server may also read DIR (a folder and all it holds, or a file;
+    /// repeatable)
+    #[arg(
+        long = "allow-read",
+        value_name = "DIR",
+        global = true,
+        requires = "sandbox",
+        value_parser = sandbox_path,
+        help_heading = "Sandbox (stdio servers)"
+    )]
+    pub(crate) allow_read: Vec<String>,
+    /// With --sandbox: the server may read, write, create and remove files in DIR
+    /// (repeatable)
+    #[arg(
+        long = "allow-write",
+        value_name = "DIR",
+        global = true,
+        requires = "sandbox",
+        value_parser = sandbox_path,
+        help_heading = "Sandbox (stdio servers)"
+    )]
+    pub(crate) allow_write: Vec<String>,
+    /// With --sandbox: the server may reach HOST (or `*.DOMAIN`) on PORT, by default 80 and
+    /// 443, through a proxy on loopback that mcpb runs for it (HTTP_PROXY and HTTPS_PROXY
+    /// point at it; repeatable)
+    #[arg(long = "allow-net", value_name = "HOST[:PORT]", global = true, requires = "sandbox",
+          conflicts_with = "no_net", value_parser = domain_rule,
+          help_heading = "Sandbox (stdio servers)")]
+    pub(crate) allow_net: Vec<String>,
+    /// With --sandbox: no network at all, also none a server's file allowed
+    #[arg(
+        long,
+        global = true,
+        requires = "sandbox",
+        help_heading = "Sandbox (stdio servers)"
+    )]
+    pub(crate) no_net: bool,
+    /// With --sandbox: start the server with what this system can apply of the sandbox,
+    /// saying on stderr what was not applied, instead of not starting it
+    #[arg(
+        long,
+        global = true,
+        requires = "sandbox",
+        help_heading = "Sandbox (stdio servers)"
+    )]
+    pub(crate) best_effort_sandbox: bool,
 
     /// Per-request timeout in seconds, handshake included (`run`, `chat`: the model's requests
     /// too, which otherwise get 120); more than 0, at most 86400 [default: the config's, else 15]
@@ -518,9 +575,42 @@ pub(crate) fn parse(args: &[String]) -> Result<Parsed, UsageError> {
             clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => {
                 Ok(Parsed::Text(e.render().to_string()))
             }
+            clap::error::ErrorKind::MissingRequiredArgument => {
+                Err(without_sandbox(args).unwrap_or_else(|| clap_usage(&e)))
+            }
             _ => Err(clap_usage(&e)),
         },
     }
+}
+
+/// The options that shape the sandbox of `--sandbox`, which they require.
+const SANDBOX_OPTIONS: [&str; 5] = [
+    "--allow-read",
+    "--allow-write",
+    "--allow-net",
+    "--no-net",
+    "--best-effort-sandbox",
+];
+
+/// The error for a sandbox option given without `--sandbox`, naming it (clap names only the
+/// missing `--sandbox`).
+fn without_sandbox(args: &[String]) -> Option<UsageError> {
+    let given: Vec<&str> = args
+        .iter()
+        .take_while(|a| *a != "--")
+        .map(String::as_str)
+        .collect();
+    if given.contains(&"--sandbox") {
+        return None;
+    }
+    let option = given.iter().find_map(|a| {
+        let name = a.split('=').next().unwrap_or(a);
+        SANDBOX_OPTIONS.iter().find(|o| **o == name)
+    })?;
+    Some(UsageError(format!(
+        "{option} shapes the sandbox of --sandbox: add --sandbox (mcpb confines a stdio server \
+         only when asked)"
+    )))
 }
 
 /// A clap error as one sentence: its first line without `error: `, with its tip.
@@ -599,6 +689,12 @@ impl Global {
         }
         if matches!(target, Target::Stdio(_)) && !self.headers.is_empty() {
             return usage("--header applies only to --url (a stdio server takes --env)");
+        }
+        if matches!(target, Target::Url(..)) && self.sandbox {
+            return usage(
+                "--sandbox confines the stdio servers mcpb starts; a --url server runs in no \
+                 process of mcpb's",
+            );
         }
         if matches!(target, Target::Url(..)) && !self.env.is_empty() {
             return usage(
@@ -708,6 +804,27 @@ fn seconds(raw: &str) -> Result<f64, String> {
 /// nanoseconds) and at most [`MAX_TIMEOUT`]. NaN, infinities and negatives are not.
 fn timeout_in_range(secs: f64) -> bool {
     Duration::try_from_secs_f64(secs).is_ok_and(|d| !d.is_zero() && d <= MAX_TIMEOUT)
+}
+
+/// A value of `--allow-read` or `--allow-write`: a path, not an empty word (which would
+/// silently name the working folder).
+fn sandbox_path(raw: &str) -> Result<String, String> {
+    if raw.trim().is_empty() || raw.contains('\0') {
+        return Err("must be a path".into());
+    }
+    Ok(raw.to_owned())
+}
+
+/// A value of `--allow-net`, checked as the sandbox will read it.
+fn domain_rule(raw: &str) -> Result<String, String> {
+    match mcp_blocking::config::DomainRule::parse(raw) {
+        Ok(_) => Ok(raw.trim().to_owned()),
+        Err(_) => Err(
+            "must be a host name, `*.` and a domain, or an IP address ([::1] for \
+                       IPv6), with an optional :PORT from 1 to 65535"
+                .into(),
+        ),
+    }
 }
 
 fn turns(raw: &str) -> Result<usize, String> {

@@ -107,7 +107,7 @@ pub(crate) fn run(global: &Global, command: &Command) -> Result<Output, Failure>
         if *check {
             return Ok(multi::check(global, LABEL, &found.report));
         }
-        return Ok(servers(&found));
+        return Ok(servers(global, &found));
     }
     let report = startable(found)?;
     crate::on_report(
@@ -178,7 +178,7 @@ fn origin_json(o: &Origin) -> Value {
 /// `servers` on the discovered files: each server with its origin, what it shadows and whether
 /// it waits for approval; the servers the user's host settings turn off, with the rule; then
 /// the files' errors and ignored keys.
-fn servers(found: &Found) -> Output {
+fn servers(global: &Global, found: &Found) -> Output {
     let d = &found.discovery;
     let mut text = String::new();
     let width = d
@@ -190,7 +190,8 @@ fn servers(found: &Found) -> Output {
         .unwrap_or(0);
     let mut servers = Vec::new();
     for s in &d.servers {
-        let target = render::target_of(&s.server);
+        let server = crate::sandbox::apply(global, s.server.clone());
+        let target = render::target_of(&server);
         let _ = writeln!(
             text,
             "{:width$}  {:15}  {target}",
@@ -198,8 +199,9 @@ fn servers(found: &Found) -> Output {
             s.server.transport_type()
         );
         let _ = writeln!(text, "{:width$}  from {}", "", origin_text(&s.origin));
-        let (lines, limits) = render::policy(&s.server);
-        for line in lines {
+        let (lines, limits) = render::policy(&server);
+        let (sandbox_line, sandbox) = crate::sandbox::shown(&server);
+        for line in lines.into_iter().chain(sandbox_line) {
             let _ = writeln!(text, "{:width$}  {line}", "");
         }
         if s.needs_trust {
@@ -229,6 +231,7 @@ fn servers(found: &Found) -> Output {
             "origin": origin_json(&s.origin),
             "needsTrust": s.needs_trust,
             "policy": limits,
+            "sandbox": sandbox,
             "shadowed": shadowed.iter().map(|x| origin_json(&x.origin)).collect::<Vec<_>>(),
         }));
     }

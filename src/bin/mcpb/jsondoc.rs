@@ -40,12 +40,12 @@ prompt     GetPromptResult: {"description"?, "messages": [...]}
 complete   CompleteResult: {"completion": {"values": [...], "total"?, "hasMore"?}}
 ping       {"server": NAME, "ok": true, "elapsedMs": MS}
 servers    {"file", "servers": [{"name", "transport", "target", "timeout", "description"?,
-            "policy": Policy}],
+            "policy": Policy, "sandbox": Sandbox}],
             "errors": [{"server", "path", "message", "suggestion"}], "disabled": [NAME],
             "ignored": [Ignored]}
   without --config (the files found from here):
            {"discovered": true, "servers": [{"name", "transport", "target", "origin": Origin,
-            "needsTrust", "policy": Policy, "shadowed": [Origin]}], "errors": [{"file", "server", "path",
+            "needsTrust", "policy": Policy, "sandbox": Sandbox, "shadowed": [Origin]}], "errors": [{"file", "server", "path",
             "message"}], "ignored": [Ignored], "denied": [{"name", "origin": Origin,
             "reason", "file", "key"}], "files": [{...Origin, "trusted", "servers": [NAME]}],
             "trustFile"}
@@ -82,6 +82,13 @@ Ignored: {"file", "server", "key", "reason"}
 Policy: null (nothing limited), or {"include"?: {"tools", "key"}, "exclude"?: {"tools", "key"},
         "denied"?: [{"rule", "key", "file"}], "approval"?: {"mode": "all" | "tools" |
         "allExcept", "tools", "key"}, "sandbox"?: {"key"}}
+Sandbox: null (the server runs unconfined; always for a remote server), or what it may reach,
+        from its file's sandboxEnabled and --sandbox: {"summary": "one line", "read": [PATH],
+        "write": [PATH], "denyRead": [PATH], "denyWrite": [PATH], "defaultPaths": BOOL (its
+        folder, its command's and the system's are readable), "network": "none" | {"allow":
+        [HOST[:PORT]], "deny": [HOST[:PORT]]}, "limits": {"addressSpace", "openFiles",
+        "processes", "cpuSeconds"} (each a number or null), "bestEffort": BOOL, "key": the
+        file's key that asked for it, or null}
 Waiting: {"file", "host", "sha256", "servers": [{"name", "transport", "target"}]}
 Tokens: {"issuer", "resource", "client_id", "scope", "expires_at", "refreshable"} (never the
         tokens themselves)

@@ -24,6 +24,7 @@ mod render;
 mod roots;
 mod run;
 mod sampling;
+mod sandbox;
 mod save;
 mod schema;
 mod shell;
@@ -524,7 +525,7 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
             if *check {
                 return Ok(multi::check(global, file, &report));
             }
-            return Ok(render::servers(file, &report));
+            return Ok(render::servers(global, file, &report));
         }
         return on_report(global, command, file, wanted.as_deref(), &report);
     }
@@ -822,7 +823,7 @@ fn detecting_http(config: ServerConfig) -> ServerConfig {
     }
 }
 
-/// Applies `--timeout`, `--env`, `--header` and the OAuth sign-in (the stored one, or the
+/// Applies `--timeout`, `--env`, `--header`, `--sandbox` and the OAuth sign-in (the stored one, or the
 /// client-credentials grant of `--client-id` and `--client-secret`) on top of a config.
 fn apply_overrides(global: &Global, mut config: ServerConfig) -> Result<ServerConfig, Failure> {
     let kind = config.transport_type();
@@ -865,7 +866,7 @@ fn apply_overrides(global: &Global, mut config: ServerConfig) -> Result<ServerCo
     if let Some(secs) = global.timeout {
         config = config.with_timeout_secs(secs);
     }
-    Ok(config)
+    Ok(sandbox::apply(global, config))
 }
 
 /// A usage error as a failure.

@@ -14,6 +14,7 @@ use mcp_blocking::{Client, ServerConfig};
 use serde::Serialize;
 use serde_json::{json, Value};
 
+use crate::args::Global;
 use crate::Output;
 
 fn to_json<T: Serialize>(v: &T) -> Value {
@@ -42,8 +43,8 @@ pub(crate) fn target_of(config: &ServerConfig) -> String {
 }
 
 /// What the server's policy limits (the tools it offers, those it excludes, those that need
-/// approval, the sandbox asked for), a line each for `servers`, and as JSON (`null` when it
-/// limits nothing).
+/// approval; the key of the sandbox asked for in JSON only), a line each for `servers`, and as
+/// JSON (`null` when it limits nothing).
 pub(crate) fn policy(config: &ServerConfig) -> (Vec<String>, Value) {
     let p = config.policy();
     if p.is_unrestricted() && p.denied().is_empty() {
@@ -108,8 +109,8 @@ pub(crate) fn policy(config: &ServerConfig) -> (Vec<String>, Value) {
         lines.push(format!("{text} (`{}`)", key(p.approval_source())));
         json["approval"] = json!({ "mode": mode, "tools": tools, "key": p.approval_source().key });
     }
+    // The sandbox itself is shown by `crate::sandbox::shown`, as the server gets it.
     if let Some(sandbox) = p.sandbox() {
-        lines.push(format!("asks for a sandbox ({})", sandbox.source));
         json["sandbox"] = json!({ "key": sandbox.source.key });
     }
     (lines, json)
@@ -137,11 +138,12 @@ pub(crate) fn name_width<'a>(
     names.chain(invalid).map(str::len).max().unwrap_or(0)
 }
 
-pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
+pub(crate) fn servers(global: &Global, file: &str, report: &LoadReport) -> Output {
     let mut text = String::new();
     let width = name_width(report.servers.iter().map(|s| s.name()), report);
     let mut servers = Vec::new();
     for s in &report.servers {
+        let s = &crate::sandbox::apply(global, s.clone());
         let target = target_of(s);
         let _ = writeln!(
             text,
@@ -150,7 +152,8 @@ pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
             s.transport_type()
         );
         let (lines, limits) = policy(s);
-        for line in lines {
+        let (sandbox_line, sandbox) = crate::sandbox::shown(s);
+        for line in lines.into_iter().chain(sandbox_line) {
             let _ = writeln!(text, "{:width$}  {line}", "");
         }
         let mut entry = json!({
@@ -159,6 +162,7 @@ pub(crate) fn servers(file: &str, report: &LoadReport) -> Output {
             "target": target,
             "timeout": s.timeout().as_secs_f64(),
             "policy": limits,
+            "sandbox": sandbox,
         });
         if !s.description().is_empty() {
             entry["description"] = s.description().into();
