@@ -71,3 +71,193 @@ fn a_denied_path_inside_a_granted_one_is_refused_before_spawning() {
         other => panic!("{other}"),
     }
 }
+
+/// What the fixture's `escape` tool says of one attempt: `ok: ...` or `refused: ...`.
+fn escape(client: &Client, args: serde_json::Value) -> String {
+    let r = client.call_tool("escape", args).expect("escape answers");
+    assert_ne!(r.is_error, Some(true), "{}", r.text());
+    r.text()
+}
+
+/// Runs `attempt` against the fixture unconfined and in `sandbox`: it must succeed without the
+/// sandbox (so that the test can fail) and be refused within it with `errno`.
+fn escapes_only_without(sandbox: Sandbox, args: serde_json::Value, errno: &str) {
+    let plain = Client::connect(fixture(None)).unwrap();
+    let done = escape(&plain, args.clone());
+    assert!(done.starts_with("ok"), "without a sandbox {args}: {done}");
+    plain.close().unwrap();
+    let boxed = Client::connect(fixture(Some(sandbox))).unwrap();
+    let refused = escape(&boxed, args.clone());
+    assert!(
+        refused.starts_with("refused") && refused.contains(errno),
+        "in a sandbox {args}: {refused}"
+    );
+    // The server's normal tools still work.
+    assert_eq!(
+        boxed
+            .call_tool("echo", json!({"text": "still here"}))
+            .unwrap()
+            .text(),
+        "still here"
+    );
+    boxed.close().unwrap();
+}
+
+#[test]
+fn reading_outside_the_granted_paths_is_refused() {
+    let dir = common::tempdir::TempDir::new("sbx-read");
+    let secret = dir.file("secret.txt", "the key");
+    escapes_only_without(
+        Sandbox::new(),
+        json!({"what": "read", "path": secret}),
+        "errno 13",
+    );
+    // Granted, it is read.
+    let boxed = Client::connect(fixture(Some(Sandbox::new().allow_read(dir.path())))).unwrap();
+    assert_eq!(
+        escape(&boxed, json!({"what": "read", "path": secret})),
+        "ok: the key"
+    );
+}
+
+#[test]
+fn writing_outside_the_writable_paths_is_refused() {
+    let readable = common::tempdir::TempDir::new("sbx-write-r");
+    let writable = common::tempdir::TempDir::new("sbx-write-w");
+    let target = readable.path().join("planted.txt");
+    escapes_only_without(
+        Sandbox::new()
+            .allow_read(readable.path())
+            .allow_write(writable.path()),
+        json!({"what": "write", "path": target}),
+        "errno 13",
+    );
+    std::fs::remove_file(&target).unwrap();
+    let boxed = Client::connect(fixture(Some(
+        Sandbox::new()
+            .allow_read(readable.path())
+            .allow_write(writable.path()),
+    )))
+    .unwrap();
+    assert!(escape(&boxed, json!({"what": "write", "path": target})).starts_with("refused"));
+    assert!(!target.exists());
+    let inside = writable.path().join("ok.txt");
+    assert!(escape(&boxed, json!({"what": "write", "path": inside})).starts_with("ok"));
+    assert_eq!(std::fs::read_to_string(inside).unwrap(), "escaped");
+}
+
+#[test]
+fn a_loopback_port_is_unreachable_without_network() {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    escapes_only_without(
+        Sandbox::new(),
+        json!({"what": "connect", "port": port}),
+        "errno 13",
+    );
+    drop(listener);
+}
+
+#[test]
+fn the_client_cannot_be_signalled_from_the_sandbox() {
+    escapes_only_without(Sandbox::new(), json!({"what": "signal"}), "errno 1)");
+}
+
+#[test]
+fn an_abstract_socket_outside_the_sandbox_is_unreachable() {
+    use std::os::linux::net::SocketAddrExt;
+    let name = format!("mcp-blocking-sbx-{}", std::process::id());
+    let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
+    let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    escapes_only_without(
+        Sandbox::new(),
+        json!({"what": "abstract", "name": name}),
+        "errno 1)",
+    );
+    drop(listener);
+}
+
+/// Whether the process runs as root (whom Linux exempts from the process limit).
+fn is_root() -> bool {
+    std::fs::read_to_string("/proc/self/status")
+        .unwrap()
+        .lines()
+        .any(|l| l.starts_with("Uid:") && l.split_whitespace().nth(1) == Some("0"))
+}
+
+#[test]
+fn a_process_limit_asked_for_by_root_fails_closed_or_is_reported_as_best_effort() {
+    if !is_root() {
+        // Not root: applied, and said so.
+        let c = Client::connect(fixture(Some(Sandbox::new().max_processes(64)))).unwrap();
+        let report = c.sandbox_report().unwrap();
+        assert!(
+            report.applied.iter().any(|a| a.contains("processes ≤ 64")),
+            "{report:?}"
+        );
+        return;
+    }
+    let e = Client::connect(fixture(Some(Sandbox::new().max_processes(64)))).unwrap_err();
+    match &e {
+        Error::Config(c) => {
+            assert_eq!(c.kind, ConfigErrorKind::Unenforceable);
+            assert!(c.message.contains("RLIMIT_NPROC"), "{e}");
+        }
+        other => panic!("{other}"),
+    }
+    let c = Client::connect(fixture(Some(
+        Sandbox::new().max_processes(64).best_effort(),
+    )))
+    .unwrap();
+    let report = c.sandbox_report().unwrap();
+    assert!(!report.is_complete());
+    assert!(report.not_applied[0].contains("RLIMIT_NPROC"), "{report:?}");
+    // The rest is applied all the same.
+    assert!(
+        report
+            .applied
+            .iter()
+            .any(|a| a.contains("filesystem rules")),
+        "{report:?}"
+    );
+}
+
+/// Drops the calling thread (not the process: the raw system call, not libc's wrapper, which
+/// would change every thread) to the user `nobody`, so that the process limit binds.
+fn become_nobody_on_this_thread() {
+    const NOBODY: libc::c_long = 65534;
+    // SAFETY: plain system calls with integer arguments, on this thread's credentials only.
+    #[allow(unsafe_code)]
+    unsafe {
+        assert_eq!(
+            libc::syscall(libc::SYS_setgroups, 0, std::ptr::null::<libc::gid_t>()),
+            0
+        );
+        assert_eq!(
+            libc::syscall(libc::SYS_setresgid, NOBODY, NOBODY, NOBODY),
+            0
+        );
+        assert_eq!(
+            libc::syscall(libc::SYS_setresuid, NOBODY, NOBODY, NOBODY),
+            0
+        );
+    }
+}
+
+#[test]
+fn forking_past_the_process_limit_is_refused() {
+    // The limit counts the user's processes, and root has none: the attempt runs as `nobody`
+    // on a thread of its own (when the tests run as root) or as the user.
+    std::thread::spawn(|| {
+        if is_root() {
+            become_nobody_on_this_thread();
+        }
+        escapes_only_without(
+            Sandbox::new().max_processes(8),
+            json!({"what": "fork", "count": 16}),
+            "errno 11",
+        );
+    })
+    .join()
+    .unwrap();
+}
