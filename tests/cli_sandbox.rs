@@ -3,7 +3,8 @@
 //! the folder, or named with `--config`), that one widened or narrowed by the options, and
 //! none for a remote server. The options without `--sandbox`, a bad `--allow-net` value,
 //! `--no-net` with `--allow-net` and `--sandbox` with `--url` are usage errors naming the
-//! option. Nothing is started: what the sandbox stops is tested where it is applied.
+//! option. What the sandbox stops is tested where it is applied (`tests/sandbox.rs`); here,
+//! once, a real server run by `npx` through `mcpb --sandbox --allow-write DIR`.
 
 use std::path::{Path, PathBuf};
 use std::process::Output;
@@ -366,4 +367,79 @@ fn help_lists_the_sandbox_options() {
         assert!(help.contains(option), "{option}:\n{help}");
     }
     assert!(help.contains("Sandbox (stdio servers)"), "{help}");
+}
+
+/// `npx -y @modelcontextprotocol/server-filesystem DIR OTHER` through `mcpb --sandbox
+/// --allow-write DIR`, run from the folder the peers are installed in (npx finds the package
+/// there): it lists and reads DIR, and is refused OTHER, which the server itself would serve.
+#[test]
+#[cfg(target_os = "linux")]
+fn npx_server_filesystem_is_confined_to_its_folder() {
+    let dir = TempDir::new("cli-sbx-fs");
+    dir.file("notes.txt", "hello from inside\n");
+    let other = TempDir::new("cli-sbx-other");
+    let secret = other.file("secret.txt", "not for the server\n");
+    let npm = common::peers::npm().package_dir(common::peers::FILESYSTEM);
+    let root = npm
+        .ancestors()
+        .find(|p| p.ends_with("npm"))
+        .expect("the npm peers' folder")
+        .to_path_buf();
+    let server = format!(
+        "npx -y {} {} {}",
+        common::peers::FILESYSTEM,
+        dir.path().display(),
+        other.path().display()
+    );
+    let run = |sandboxed: bool, tool: &str, arg: String| {
+        let dir_s = dir.path().display().to_string();
+        let mut args = vec![];
+        if sandboxed {
+            args.extend(["--sandbox", "--allow-write", dir_s.as_str()]);
+        }
+        args.extend([
+            "--timeout",
+            "60",
+            "--stdio",
+            server.as_str(),
+            "call",
+            tool,
+            arg.as_str(),
+        ]);
+        let out = common::mcpb::command(&args)
+            .current_dir(&root)
+            .output()
+            .expect("run mcpb");
+        (out.status.code(), stdout(&out), stderr(&out))
+    };
+    let (code, listed, err) = run(
+        true,
+        "list_directory",
+        format!("path={}", dir.path().display()),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(listed.contains("notes.txt"), "{listed}");
+    let (code, read, err) = run(
+        true,
+        "read_text_file",
+        format!("path={}", dir.path().join("notes.txt").display()),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(read.contains("hello from inside"), "{read}");
+    // Outside DIR: served without the sandbox, refused within it.
+    let (code, read, err) = run(
+        false,
+        "read_text_file",
+        format!("path={}", secret.display()),
+    );
+    assert_eq!(code, Some(0), "{err}");
+    assert!(read.contains("not for the server"), "{read}");
+    let (code, read, err) = run(true, "read_text_file", format!("path={}", secret.display()));
+    assert_ne!(code, Some(0), "{read}");
+    let all = format!("{read}{err}");
+    assert!(!all.contains("not for the server"), "{all}");
+    assert!(
+        all.contains("EACCES") || all.contains("permission denied"),
+        "{all}"
+    );
 }
