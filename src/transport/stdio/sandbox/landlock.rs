@@ -3,7 +3,8 @@
 //! Everything that allocates, opens a file or can fail in a way worth explaining runs in the
 //! parent, before the fork: the ABI probe, the ruleset and its rules ([`build`]). The child,
 //! between fork and exec, runs [`ChildSetup::apply`], which makes system calls only (`prctl`,
-//! `prlimit64`, `landlock_restrict_self`, `capset`) on memory prepared beforehand: nothing in it
+//! `prlimit64`, `landlock_restrict_self`, `prctl(PR_SET_SECCOMP)`, `capset`) on memory
+//! prepared beforehand: nothing in it
 //! allocates, locks or touches a global, so it is sound after `fork` in a threaded process.
 //!
 //! The Landlock maintainers' `landlock` crate was weighed: its `RulesetCreated::restrict_self`
@@ -322,6 +323,8 @@ pub(crate) struct ChildSetup {
     /// The Landlock ruleset (close-on-exec: the server never holds it).
     pub(crate) ruleset: Option<OwnedFd>,
     pub(crate) limits: Vec<Limit>,
+    /// The socket filter (see `seccomp.rs`).
+    pub(crate) seccomp: Option<super::seccomp::Filter>,
 }
 
 #[repr(C)]
@@ -394,6 +397,9 @@ impl ChildSetup {
             if r < 0 {
                 return Err(io::Error::last_os_error());
             }
+        }
+        if let Some(filter) = &self.seccomp {
+            filter.install()?;
         }
         // Drop every capability: a server started by root would otherwise keep them (raise its
         // rlimits back, open raw sockets past the TCP rules). With `no_new_privs`, exec cannot

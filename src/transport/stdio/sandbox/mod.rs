@@ -5,11 +5,14 @@
 //! |---|---|
 //! | `mod.rs` | the paths granted, the runtime's own folders, fail closed or best effort |
 //! | `landlock.rs` | Landlock, rlimits, `no_new_privs`, capabilities: the raw system calls |
+//! | `seccomp.rs` | the socket filter: TCP and netlink sockets only |
 //! | `proxy.rs` | the loopback HTTP proxy that admits the listed domains |
 
 #[cfg(target_os = "linux")]
 mod landlock;
 pub(crate) mod proxy;
+#[cfg(target_os = "linux")]
+mod seccomp;
 
 use std::path::{Path, PathBuf};
 
@@ -252,12 +255,25 @@ fn child_setup(
         });
         report.applied.push(format!("{what} ≤ {value} (rlimit)"));
     }
+    let filter = seccomp::Filter::new();
+    match &filter {
+        Some(_) => report.applied.push(
+            "sockets: TCP (IPv4, IPv6) and netlink only; no UDP, raw, packet, SCTP or Unix \
+             socket, no io_uring (seccomp)"
+                .to_owned(),
+        ),
+        None => report.not_applied.push(format!(
+            "the socket filter: its seccomp program is written for x86_64 and aarch64, not {}",
+            std::env::consts::ARCH
+        )),
+    }
     report
         .applied
         .push("no_new_privs, and no capabilities".to_owned());
     Ok(landlock::ChildSetup {
         ruleset: built.fd,
         limits,
+        seccomp: filter,
     })
 }
 
