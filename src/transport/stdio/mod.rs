@@ -31,6 +31,8 @@ mod poller;
 #[cfg(unix)]
 mod process;
 #[cfg(unix)]
+mod sandbox;
+#[cfg(unix)]
 mod stdin;
 #[cfg(windows)]
 mod windows;
