@@ -169,12 +169,134 @@ fn an_abstract_socket_outside_the_sandbox_is_unreachable() {
     let name = format!("mcp-blocking-sbx-{}", std::process::id());
     let addr = std::os::unix::net::SocketAddr::from_abstract_name(name.as_bytes()).unwrap();
     let listener = std::os::unix::net::UnixListener::bind_addr(&addr).unwrap();
+    // Refused twice over: the socket filter allows no Unix socket (EACCES), and the Landlock
+    // scope no abstract socket outside the sandbox (EPERM).
     escapes_only_without(
         Sandbox::new(),
         json!({"what": "abstract", "name": name}),
-        "errno 1)",
+        "errno 13",
     );
     drop(listener);
+}
+
+#[test]
+fn a_datagram_is_refused_without_network() {
+    let socket = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    let port = socket.local_addr().unwrap().port();
+    escapes_only_without(
+        Sandbox::new(),
+        json!({"what": "udp", "port": port}),
+        "errno 13",
+    );
+}
+
+/// A loopback HTTP server answering `200` to every request until dropped (then joined).
+struct Upstream {
+    port: u16,
+    stop: std::sync::Arc<std::sync::atomic::AtomicBool>,
+    thread: Option<std::thread::JoinHandle<usize>>,
+}
+
+impl Upstream {
+    fn start() -> Upstream {
+        use std::io::{Read, Write};
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let port = listener.local_addr().unwrap().port();
+        let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+        let flag = stop.clone();
+        let thread = std::thread::Builder::new()
+            .name("upstream".into())
+            .spawn(move || {
+                let mut served = 0;
+                for conn in listener.incoming() {
+                    if flag.load(std::sync::atomic::Ordering::SeqCst) {
+                        break;
+                    }
+                    let Ok(mut c) = conn else { continue };
+                    c.set_read_timeout(Some(std::time::Duration::from_secs(5)))
+                        .unwrap();
+                    let mut head = Vec::new();
+                    let mut buf = [0u8; 1024];
+                    while !head.windows(4).any(|w| w == b"\r\n\r\n") {
+                        match c.read(&mut buf) {
+                            Ok(0) | Err(_) => break,
+                            Ok(n) => head.extend_from_slice(&buf[..n]),
+                        }
+                    }
+                    let _ = c.write_all(
+                        b"HTTP/1.1 200 OK\r\nContent-Length: 2\r\nConnection: close\r\n\r\nok",
+                    );
+                    served += 1;
+                }
+                served
+            })
+            .unwrap();
+        Upstream {
+            port,
+            stop,
+            thread: Some(thread),
+        }
+    }
+
+    /// Stops and joins the server; how many requests it answered.
+    fn finish(mut self) -> usize {
+        self.stop.store(true, std::sync::atomic::Ordering::SeqCst);
+        let _ = std::net::TcpStream::connect(("127.0.0.1", self.port));
+        self.thread.take().unwrap().join().unwrap()
+    }
+}
+
+#[test]
+fn only_the_listed_hosts_are_reached_and_only_through_the_proxy() {
+    let up = Upstream::start();
+    let port = up.port;
+    // Unconfined, the server reaches the port directly.
+    let plain = Client::connect(fixture(None)).unwrap();
+    assert!(escape(&plain, json!({"what": "connect", "port": port})).starts_with("ok"));
+    plain.close().unwrap();
+
+    let boxed = Client::connect(fixture(Some(
+        Sandbox::new().allow_domain(&format!("localhost:{port}")),
+    )))
+    .unwrap();
+    let report = boxed.sandbox_report().unwrap();
+    let proxy = report.proxy.expect("a proxy");
+    assert!(proxy.ip().is_loopback());
+    // The listed host, through the proxy: plain HTTP and a CONNECT tunnel.
+    let via = |host: &str, tunnel: bool| {
+        let mut args = json!({"what": "proxy", "host": host, "port": port});
+        if tunnel {
+            args["via"] = json!("connect");
+        }
+        escape(&boxed, args)
+    };
+    assert!(
+        via("localhost", false).starts_with("ok: HTTP/1.1 200"),
+        "{}",
+        via("localhost", false)
+    );
+    assert!(via("localhost", true).starts_with("ok: HTTP/1.1 200"));
+    // The same port by another name, not listed: refused by the proxy.
+    let refused = via("127.0.0.1", false);
+    assert!(refused.starts_with("refused: HTTP/1.1 403"), "{refused}");
+    assert!(via("127.0.0.1", true).starts_with("refused: HTTP/1.1 403"));
+    // And directly, past the proxy: refused by Landlock.
+    let direct = escape(&boxed, json!({"what": "connect", "port": port}));
+    assert!(
+        direct.starts_with("refused") && direct.contains("errno 13"),
+        "{direct}"
+    );
+    boxed.close().unwrap();
+    // The proxy is gone with the client.
+    assert!(
+        std::net::TcpStream::connect(proxy).is_err(),
+        "the proxy still listens"
+    );
+    assert_eq!(
+        up.finish(),
+        2 + 1,
+        "two requests through the proxy, one direct connect"
+    );
 }
 
 /// Whether the process runs as root (whom Linux exempts from the process limit).

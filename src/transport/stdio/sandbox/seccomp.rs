@@ -69,31 +69,31 @@ impl Filter {
             // Jump offsets count from the next instruction; the numbers on the right are the
             // instructions' indices.
             let program = vec![
-                op(LD_W_ABS, 0, 0, OFF_ARCH),                  // 0
-                op(JEQ_K, 1, 0, arch::AUDIT_ARCH),             // 1: native -> 3
-                op(RET_K, 0, 0, enosys),                       // 2
-                op(LD_W_ABS, 0, 0, OFF_NR),                    // 3
-                op(JGE_K, 0, 1, X32_BIT),                      // 4: x32 -> 5, else 6
-                op(RET_K, 0, 0, enosys),                       // 5
-                op(JEQ_K, 0, 1, arch::NR_IO_URING_SETUP),      // 6: -> 7, else 8
-                op(RET_K, 0, 0, enosys),                       // 7
-                op(JEQ_K, 1, 0, arch::NR_SOCKET),              // 8: socket -> 10, else 9
-                op(RET_K, 0, 0, RET_ALLOW),                    // 9
-                op(LD_W_ABS, 0, 0, OFF_ARG0),                  // 10: the family
-                op(JEQ_K, 0, 1, libc::AF_NETLINK as u32),      // 11: -> 12, else 13
-                op(RET_K, 0, 0, RET_ALLOW),                    // 12
-                op(JEQ_K, 2, 0, libc::AF_INET as u32),         // 13: -> 16, else 14
-                op(JEQ_K, 1, 0, libc::AF_INET6 as u32),        // 14: -> 16, else 15
-                op(RET_K, 0, 0, eacces),                       // 15
-                op(LD_W_ABS, 0, 0, OFF_ARG1),                  // 16: the type, less its flags
-                op(AND_K, 0, 0, SOCK_TYPE_MASK),               // 17
-                op(JEQ_K, 1, 0, libc::SOCK_STREAM as u32),     // 18: -> 20, else 19
-                op(RET_K, 0, 0, eacces),                       // 19
-                op(LD_W_ABS, 0, 0, OFF_ARG2),                  // 20: the protocol: TCP only
-                op(JEQ_K, 2, 0, 0),                            // 21: default -> 24
-                op(JEQ_K, 1, 0, IPPROTO_TCP),                  // 22: -> 24, else 23
-                op(RET_K, 0, 0, eacces),                       // 23
-                op(RET_K, 0, 0, RET_ALLOW),                    // 24
+                op(LD_W_ABS, 0, 0, OFF_ARCH),              // 0
+                op(JEQ_K, 1, 0, arch::AUDIT_ARCH),         // 1: native -> 3
+                op(RET_K, 0, 0, enosys),                   // 2
+                op(LD_W_ABS, 0, 0, OFF_NR),                // 3
+                op(JGE_K, 0, 1, X32_BIT),                  // 4: x32 -> 5, else 6
+                op(RET_K, 0, 0, enosys),                   // 5
+                op(JEQ_K, 0, 1, arch::NR_IO_URING_SETUP),  // 6: -> 7, else 8
+                op(RET_K, 0, 0, enosys),                   // 7
+                op(JEQ_K, 1, 0, arch::NR_SOCKET),          // 8: socket -> 10, else 9
+                op(RET_K, 0, 0, RET_ALLOW),                // 9
+                op(LD_W_ABS, 0, 0, OFF_ARG0),              // 10: the family
+                op(JEQ_K, 0, 1, libc::AF_NETLINK as u32),  // 11: -> 12, else 13
+                op(RET_K, 0, 0, RET_ALLOW),                // 12
+                op(JEQ_K, 2, 0, libc::AF_INET as u32),     // 13: -> 16, else 14
+                op(JEQ_K, 1, 0, libc::AF_INET6 as u32),    // 14: -> 16, else 15
+                op(RET_K, 0, 0, eacces),                   // 15
+                op(LD_W_ABS, 0, 0, OFF_ARG1),              // 16: the type, less its flags
+                op(AND_K, 0, 0, SOCK_TYPE_MASK),           // 17
+                op(JEQ_K, 1, 0, libc::SOCK_STREAM as u32), // 18: -> 20, else 19
+                op(RET_K, 0, 0, eacces),                   // 19
+                op(LD_W_ABS, 0, 0, OFF_ARG2),              // 20: the protocol: TCP only
+                op(JEQ_K, 2, 0, 0),                        // 21: default -> 24
+                op(JEQ_K, 1, 0, IPPROTO_TCP),              // 22: -> 24, else 23
+                op(RET_K, 0, 0, eacces),                   // 23
+                op(RET_K, 0, 0, RET_ALLOW),                // 24
             ];
             Some(Filter { program })
         }
