@@ -65,7 +65,9 @@ pub use protocol::{ProtocolEra, ProtocolMode, AUTO_PROBE_TIMEOUT, MODERN_PROTOCO
 pub(crate) use redact::Secrets;
 pub(crate) use remote::header_pair;
 pub use remote::{ProxyConfig, SseConfig, WebSocketConfig};
-pub(crate) use sandbox::{absolute as sandbox_absolute, cpu_seconds as cpu_seconds_of};
+pub(crate) use sandbox::absolute as sandbox_absolute;
+#[cfg(target_os = "linux")]
+pub(crate) use sandbox::cpu_seconds as cpu_seconds_of;
 pub use sandbox::{
     DomainRule, Network, Sandbox, SandboxLimits, SandboxReport, DEVICE_PATHS, MAX_SANDBOX_RULES,
     SYSTEM_READ_PATHS,

@@ -30,12 +30,20 @@ pub(crate) struct ChildSetup;
 
 #[cfg(not(target_os = "linux"))]
 impl ChildSetup {
+    #[cfg_attr(
+        windows,
+        allow(dead_code, reason = "Windows spawns without a pre-exec step")
+    )]
     pub(crate) fn apply(&self) -> std::io::Result<()> {
         Ok(())
     }
 }
 
-/// A sandbox ready to spawn in.
+/// A sandbox ready to spawn in. (On Windows only the report is read: nothing else applies.)
+#[cfg_attr(
+    windows,
+    allow(dead_code, reason = "only the report applies on Windows")
+)]
 pub(crate) struct Prepared {
     /// What the child applies.
     pub(crate) setup: std::sync::Arc<ChildSetup>,
