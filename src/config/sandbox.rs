@@ -575,49 +575,54 @@ impl Sandbox {
                 ));
             }
         }
-        let granted_read: Vec<PathBuf> = self
-            .granted(cwd, None, true)
-            .into_iter()
-            .map(|(p, _)| p)
-            .collect();
-        let granted_write: Vec<PathBuf> = self
-            .write
-            .iter()
-            .map(|p| absolute(p, cwd))
-            .chain(if self.no_default_paths {
-                Vec::new()
-            } else {
-                DEVICE_PATHS.iter().map(PathBuf::from).collect()
-            })
-            .collect();
-        for (key, denied, granted, what) in [
-            (
-                "filesystem.denyRead",
-                &self.deny_read,
-                &granted_read,
-                "read",
-            ),
-            (
-                "filesystem.denyWrite",
-                &self.deny_write,
-                &granted_write,
-                "write",
-            ),
+        self.check_denied(&self.granted(cwd, None, false), cwd)
+    }
+
+    /// Refuses a denied path inside one of `granted` (each with whether it is writable): a
+    /// `denyRead` inside any granted path, a `denyWrite` inside a writable one. Paths are
+    /// compared as written and, where they exist, with their links resolved (Landlock grants
+    /// what a path resolves to).
+    pub(crate) fn check_denied(
+        &self,
+        granted: &[(PathBuf, bool)],
+        cwd: Option<&Path>,
+    ) -> Result<(), ConfigError> {
+        let forms = |p: &Path| -> Vec<PathBuf> {
+            let mut v = vec![p.to_path_buf()];
+            if let Ok(real) = std::fs::canonicalize(p) {
+                if real != p {
+                    v.push(real);
+                }
+            }
+            v
+        };
+        for (key, denied, writes_only, what) in [
+            ("filesystem.denyRead", &self.deny_read, false, "read"),
+            ("filesystem.denyWrite", &self.deny_write, true, "write"),
         ] {
             for d in denied {
                 let d = absolute(d, cwd);
-                if let Some(g) = granted.iter().find(|g| d.starts_with(g)) {
-                    return Err(self.error(
-                        ConfigErrorKind::Unenforceable,
-                        key,
-                        format!(
-                            "`{}` lies inside `{}`, which the server may {what}: Landlock grants \
-                             a folder with all it holds and cannot take a path inside it back \
-                             (name narrower folders to grant instead)",
-                            d.display(),
-                            g.display()
-                        ),
-                    ));
+                let d_forms = forms(&d);
+                for (g, writable) in granted {
+                    if writes_only && !writable {
+                        continue;
+                    }
+                    let inside = forms(g)
+                        .iter()
+                        .any(|g| d_forms.iter().any(|d| d.starts_with(g)));
+                    if inside {
+                        return Err(self.error(
+                            ConfigErrorKind::Unenforceable,
+                            key,
+                            format!(
+                                "`{}` lies inside `{}`, which the server may {what}: Landlock \
+                                 grants a folder with all it holds and cannot take a path inside \
+                                 it back (name narrower folders to grant instead)",
+                                d.display(),
+                                g.display()
+                            ),
+                        ));
+                    }
                 }
             }
         }
@@ -754,6 +759,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn a_denied_path_inside_a_granted_one_is_unenforceable() {
         let s = Sandbox::new()
             .allow_write("/srv/data")
@@ -788,6 +794,32 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
+    fn a_denied_path_reached_through_a_link_is_caught() {
+        let base = std::env::temp_dir().join(format!("mcp-sbx-link-{}", std::process::id()));
+        let real = base.join("real");
+        std::fs::create_dir_all(&real).unwrap();
+        let link = base.join("link");
+        let _ = std::fs::remove_file(&link);
+        std::os::unix::fs::symlink(&real, &link).unwrap();
+        let e = Sandbox::new()
+            .without_default_paths()
+            .allow_read(&link)
+            .deny_read(real.join("secret"))
+            .check(None)
+            .unwrap_err();
+        assert_eq!(e.kind, ConfigErrorKind::Unenforceable);
+        // A denied write where only reads are granted holds by construction.
+        Sandbox::new()
+            .without_default_paths()
+            .allow_read(&link)
+            .deny_write(real.join("secret"))
+            .check(None)
+            .unwrap();
+        std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
     fn bad_values_are_reported_at_their_key() {
         let e = Sandbox::new()
             .allow_domain("not a host")
@@ -814,6 +846,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn paths_are_made_absolute_lexically() {
         assert_eq!(
             absolute(Path::new("a/../b/./c"), Some(Path::new("/w"))),

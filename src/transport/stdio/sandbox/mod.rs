@@ -111,6 +111,10 @@ pub(crate) fn prepare(
     }
     let mut paths = sandbox.granted(cwd.as_deref(), install.first().map(PathBuf::as_path), false);
     paths.extend(extra);
+    // Again with the command's folders and the caches, which only the spawn knows.
+    sandbox
+        .check_denied(&paths, cwd.as_deref())
+        .map_err(|e| e.for_server(Some(server)))?;
     let given: Vec<PathBuf> = sandbox
         .read_paths()
         .iter()
