@@ -274,8 +274,46 @@ fn a_server_that_asked_for_a_sandbox_starts_in_it() {
     let out = mcpb(&[
         "--config", &file, "--server", "boxed", "call", "echo", "text=hi",
     ]);
+    if !cfg!(target_os = "linux") {
+        // No sandbox applies here: the server does not start without one.
+        assert_eq!(out.status.code(), Some(2), "{}", text(&out.stdout));
+        let err = text(&out.stderr);
+        assert!(err.contains("servers.boxed.sandboxEnabled"), "{err}");
+        assert!(err.contains("applied on Linux"), "{err}");
+        return;
+    }
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(text(&out.stdout).contains("hi"), "{}", text(&out.stdout));
+    // Confined as the file asks: a file outside its paths is refused to it, and read by the
+    // same server from a file without the sandbox.
+    let outside = TempDir::new("cli-policy-outside");
+    let secret = outside.file("secret.txt", "the key");
+    let read = |file: &str| {
+        let path = format!("path={}", secret.display());
+        let out = mcpb(&[
+            "--config",
+            file,
+            "--server",
+            "boxed",
+            "call",
+            "escape",
+            "what=read",
+            &path,
+        ]);
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        text(&out.stdout)
+    };
+    let shown = read(&file);
+    assert!(
+        shown.contains("refused") && shown.contains("errno 13"),
+        "{shown}"
+    );
+    let plain = dir.file(
+        "plain.json",
+        &json!({"servers": {"boxed": {"command": common::fixture::path()}}}).to_string(),
+    );
+    let shown = read(&plain.to_string_lossy());
+    assert!(shown.contains("ok: the key"), "{shown}");
 }
 
 #[test]

@@ -4,7 +4,9 @@
 //! none for a remote server. The options without `--sandbox`, a bad `--allow-net` value,
 //! `--no-net` with `--allow-net` and `--sandbox` with `--url` are usage errors naming the
 //! option. What the sandbox stops is tested where it is applied (`tests/sandbox.rs`); here,
-//! once, a real server run by `npx` through `mcpb --sandbox --allow-write DIR`.
+//! once, a real server run by `npx` through `mcpb --sandbox --allow-write DIR`. Unix paths
+//! throughout: a sandbox applies on Linux only.
+#![cfg(unix)]
 
 use std::path::{Path, PathBuf};
 use std::process::Output;

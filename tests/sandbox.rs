@@ -44,6 +44,24 @@ fn a_sandboxed_server_answers_and_reports_what_was_applied() {
 }
 
 #[test]
+fn the_server_has_a_private_temporary_folder_removed_when_it_ends() {
+    let client = Client::connect(fixture(Some(Sandbox::new()))).unwrap();
+    let report = client.sandbox_report().unwrap();
+    let temp = report
+        .applied
+        .iter()
+        .find_map(|a| a.strip_prefix("a private temporary folder (TMPDIR): "))
+        .map(std::path::PathBuf::from)
+        .expect("a temporary folder");
+    let file = temp.join("work.txt");
+    let wrote = escape(&client, json!({"what": "write", "path": file}));
+    assert!(wrote.starts_with("ok"), "{wrote}");
+    assert_eq!(std::fs::read_to_string(&file).unwrap(), "escaped");
+    client.close().unwrap();
+    assert!(!temp.exists(), "{} is left", temp.display());
+}
+
+#[test]
 fn a_command_outside_the_granted_paths_does_not_start() {
     let e = Client::connect(fixture(Some(Sandbox::new().without_default_paths()))).unwrap_err();
     match &e {

@@ -206,8 +206,9 @@ pub struct SandboxLimits {
 /// The confinement of a stdio server, applied as it is spawned (Linux: Landlock, rlimits,
 /// `no_new_privs`; see the README's sandbox section).
 ///
-/// By default the server may read its working directory, its command's install folder and
-/// the system folders ([`SYSTEM_READ_PATHS`]), use the devices of [`DEVICE_PATHS`], write
+/// By default the server may read its working directory (unless that is the root, the home
+/// folder or a folder holding it: name it with [`allow_read`](Sandbox::allow_read) then), its
+/// command's install folder and the system folders ([`SYSTEM_READ_PATHS`]), use the devices of [`DEVICE_PATHS`], write
 /// nowhere, and reach no network. It cannot signal or reach through abstract Unix sockets any
 /// process outside its sandbox. A sandbox that cannot be applied in full fails the connect
 /// with [`ConfigErrorKind::Unenforceable`] naming what is missing, unless
@@ -642,9 +643,10 @@ impl Sandbox {
         out.extend(self.write.iter().map(|p| (absolute(p, cwd), true)));
         out.extend(self.read.iter().map(|p| (absolute(p, cwd), false)));
         if !self.no_default_paths {
-            if let Some(c) = cwd {
-                out.push((c.to_path_buf(), false));
-            } else if let Ok(c) = std::env::current_dir() {
+            let c = cwd
+                .map(Path::to_path_buf)
+                .or_else(|| std::env::current_dir().ok());
+            if let Some(c) = c.filter(|c| !too_wide(c)) {
                 out.push((c, false));
             }
             if let Some(i) = install {
@@ -682,6 +684,16 @@ impl SandboxReport {
     pub fn is_complete(&self) -> bool {
         self.not_applied.is_empty()
     }
+}
+
+/// Whether `dir`, as a working directory, is too wide to grant by default: the root, the home
+/// folder or a folder holding it (a server started from `~` would read `~/.ssh`).
+pub(crate) fn too_wide(dir: &Path) -> bool {
+    let dir = absolute(dir, None);
+    dir.parent().is_none()
+        || std::env::var_os("HOME")
+            .map(|h| absolute(Path::new(&h), None))
+            .is_some_and(|home| home.starts_with(&dir))
 }
 
 /// Whole seconds of CPU time, rounded up.
@@ -817,6 +829,26 @@ mod tests {
             .check(None)
             .unwrap();
         std::fs::remove_dir_all(&base).unwrap();
+    }
+
+    #[test]
+    #[cfg(unix)]
+    fn the_root_and_the_home_folder_are_too_wide_to_grant_as_working_directory() {
+        assert!(too_wide(Path::new("/")));
+        let home = PathBuf::from(std::env::var_os("HOME").expect("HOME is set"));
+        assert!(too_wide(&home));
+        if let Some(parent) = home.parent() {
+            assert!(too_wide(parent));
+        }
+        assert!(!too_wide(&home.join("project")));
+        assert!(!too_wide(Path::new("/srv/data/that-is-not-home")));
+        // Not granted by default; granted when named.
+        let g = Sandbox::new().granted(Some(&home), None, true);
+        assert!(!g.iter().any(|(p, _)| *p == home));
+        let g = Sandbox::new()
+            .allow_read(&home)
+            .granted(Some(&home), None, true);
+        assert!(g.iter().any(|(p, _)| *p == home));
     }
 
     #[test]

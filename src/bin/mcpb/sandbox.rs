@@ -123,6 +123,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(unix)]
     fn the_options_widen_the_files_sandbox_and_no_net_narrows_it() {
         let from_file = Sandbox::new()
             .allow_write("/srv")

@@ -146,6 +146,8 @@ pub(crate) struct StdioTransport {
     proxy: Mutex<Option<sandbox::proxy::Proxy>>,
     /// What the sandbox applied, for a sandboxed server.
     sandbox: Option<crate::config::SandboxReport>,
+    /// A sandboxed server's temporary folder, removed once the process has ended.
+    temp: Mutex<Option<sandbox::PrivateTemp>>,
 }
 
 /// The command line, for messages.
@@ -179,9 +181,9 @@ pub(crate) fn open(
         None => None,
     };
     let (proc, pgid, pipes) = process::spawn(server, cfg, prepared.as_ref())?;
-    let (proxy, report) = match prepared {
-        Some(p) => (p.proxy, Some(p.report)),
-        None => (None, None),
+    let (proxy, report, temp) = match prepared {
+        Some(p) => (p.proxy, Some(p.report), p.temp),
+        None => (None, None, None),
     };
     let child = Arc::new(Mutex::new(proc));
     let probe_child = Arc::clone(&child);
@@ -210,6 +212,7 @@ pub(crate) fn open(
         gave_up: AtomicBool::new(false),
         proxy: Mutex::new(proxy),
         sandbox: report,
+        temp: Mutex::new(temp),
     }))
 }
 
@@ -284,6 +287,7 @@ impl Transport for StdioTransport {
         if let Some(mut proxy) = lock(&self.proxy).take() {
             proxy.stop();
         }
+        drop(lock(&self.temp).take());
         self.poller.unregister(&self.conn);
         let detail = closed_by_client(status.map(status_text));
         self.conn.end(detail);

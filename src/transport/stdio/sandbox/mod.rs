@@ -53,6 +53,61 @@ pub(crate) struct Prepared {
     pub(crate) proxy: Option<Proxy>,
     /// What is applied and what is not.
     pub(crate) report: SandboxReport,
+    /// The server's own temporary folder, removed when dropped.
+    pub(crate) temp: Option<PrivateTemp>,
+}
+
+/// A sandboxed server's temporary folder (`TMPDIR`), writable by it alone, removed with
+/// everything in it when dropped: after the server has ended, or when it failed to start.
+pub(crate) struct PrivateTemp(PathBuf);
+
+impl PrivateTemp {
+    /// Creates a new folder (mode 0700) under the system's temporary folder.
+    fn create(server: &str) -> std::io::Result<PrivateTemp> {
+        use std::sync::atomic::{AtomicU64, Ordering};
+        static NEXT: AtomicU64 = AtomicU64::new(0);
+        let base = std::env::temp_dir();
+        loop {
+            let n = NEXT.fetch_add(1, Ordering::Relaxed);
+            let dir = base.join(format!(
+                "mcp-sandbox-{}-{}-{n}",
+                safe_name(server),
+                std::process::id()
+            ));
+            let mut builder = std::fs::DirBuilder::new();
+            #[cfg(unix)]
+            std::os::unix::fs::DirBuilderExt::mode(&mut builder, 0o700);
+            match builder.create(&dir) {
+                Ok(()) => return Ok(PrivateTemp(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+}
+
+impl Drop for PrivateTemp {
+    fn drop(&mut self) {
+        // `remove_dir_all` does not follow links the server may have left in the folder.
+        if let Err(e) = std::fs::remove_dir_all(&self.0) {
+            log::debug!("sandbox: could not remove {}: {e}", self.0.display());
+        }
+    }
+}
+
+/// `server` with anything but letters, digits, `-` and `_` replaced, cut to 64 characters.
+fn safe_name(server: &str) -> String {
+    server
+        .chars()
+        .map(|c| {
+            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
+                c
+            } else {
+                '_'
+            }
+        })
+        .take(64)
+        .collect()
 }
 
 /// Commands whose runtime keeps a package cache, and the variable that moves it: a sandboxed
@@ -109,6 +164,24 @@ pub(crate) fn prepare(
         }
         extra.extend(install.iter().skip(1).map(|p| (p.clone(), false)));
     }
+    // Off Linux nothing is confined: no folder to give.
+    let temp = if sandbox.has_default_paths() && cfg!(target_os = "linux") {
+        match PrivateTemp::create(server) {
+            Ok(t) => {
+                for var in ["TMPDIR", "TMP", "TEMP"] {
+                    env.push((var.to_owned(), t.0.display().to_string()));
+                }
+                extra.push((t.0.clone(), true));
+                Some(t)
+            }
+            Err(e) => {
+                log::warn!("server `{server}`: no private temporary folder: {e}");
+                None
+            }
+        }
+    } else {
+        None
+    };
     let mut paths = sandbox.granted(cwd.as_deref(), install.first().map(PathBuf::as_path), false);
     paths.extend(extra);
     // Again with the command's folders and the caches, which only the spawn knows.
@@ -181,6 +254,12 @@ pub(crate) fn prepare(
             .for_server(Some(server)),
         )
     })?;
+    if let Some(t) = &temp {
+        report.applied.push(format!(
+            "a private temporary folder (TMPDIR): {}",
+            t.0.display()
+        ));
+    }
     if !report.not_applied.is_empty() {
         if !sandbox.is_best_effort() {
             let mut e = ConfigError::new(
@@ -208,6 +287,7 @@ pub(crate) fn prepare(
         env,
         proxy,
         report,
+        temp,
     })
 }
 
