@@ -48,9 +48,11 @@ pub enum ConfigErrorKind {
     TooLarge,
     /// A document nested deeper than [`InputLimits::max_depth`](super::InputLimits::max_depth).
     TooDeep,
-    /// A key that limits what a server may do, recognised but not enforced by this library
-    /// (e.g. VS Code's `sandboxEnabled: true`): the server does not load, or does not start,
-    /// rather than run with less confinement than its file asked for. The message names the key.
+    /// A limit on what a server may do that cannot be enforced here (e.g. VS Code's
+    /// `sandboxEnabled: true` on a remote server, a sandbox on a kernel without Landlock, a
+    /// `denyRead` inside a granted folder): the server does not load, or does not start,
+    /// rather than run with less confinement than asked for. The message names the key, or
+    /// what is missing.
     Unenforceable,
     /// A server of a project file (found by
     /// [`ConfigLoader::discover`](crate::ConfigLoader::discover) in the current folder or a

@@ -70,7 +70,7 @@ pub(crate) const TOP_LEVEL: [&str; 3] = ["mcpServers", "servers", "mcp"];
 /// | `trust: true` (Gemini CLI) | every tool runs without asking ([`Approval::All`](crate::config::Approval::All)); `false` says nothing |
 /// | `default_tools_approval_mode`, `tools.<tool>.approval_mode` (Codex; `auto`, `prompt`, `writes` or `approve`) | a tool's own mode wins over the server's default. Default `prompt` or `writes`: only the tools whose own mode is `approve` or `auto` run without asking ([`Approval::Tools`](crate::config::Approval::Tools)); otherwise the tools whose own mode is `prompt` or `writes` need approval and the others do not ([`Approval::AllExcept`](crate::config::Approval::AllExcept)); `approve` alone is [`Approval::All`](crate::config::Approval::All); `auto` says nothing, as Codex leaves it to the program. `writes` asks about every call, since an approval here is by the tool's name |
 /// | `enabled: false` (Codex) | the server is skipped, as with `disabled: true` |
-/// | `sandboxEnabled: true` with `sandbox` (VS Code) | no sandbox is available: the server fails to load ([`ConfigErrorKind::Unenforceable`] at `sandboxEnabled`); accepted, it loads unconfined and the key is listed in [`LoadReport::ignored`] |
+/// | `sandboxEnabled: true` with `sandbox` (VS Code) | a stdio server is spawned in that sandbox ([`ServerConfig::sandbox`](crate::ServerConfig::sandbox); a rule Landlock cannot express is [`ConfigErrorKind::Unenforceable`] at its key as the file is read, and a system that cannot apply it fails the connect the same way); a remote server fails to load (no process of ours runs it) unless accepted, then loads unconfined and the key is listed in [`LoadReport::ignored`] |
 /// | `sandbox` without `sandboxEnabled: true` (VS Code) | inert, as in VS Code; listed in [`LoadReport::ignored`] |
 /// | `headersHelper` (Claude Code; remote servers) | run only when [allowed](ConfigLoader::allow_header_commands): its JSON object of headers overrides same-named `headers`; otherwise listed in [`LoadReport::ignored`] |
 /// | `supports_parallel_tool_calls`, `scopes`, `oauth_resource`, `auth`, `name`, `environment_id = "local"`, `oauth.callback_url` (Codex, its files only) | no meaning here: listed in [`LoadReport::ignored`] with why (`oauth.callback_port` is read as `oauth.redirect_port`) |
@@ -243,7 +243,7 @@ impl ConfigLoader {
     }
 
     /// Accepts the risk of keys that limit a server but are not enforced by this library (VS
-    /// Code's `sandboxEnabled: true`, say): such a server loads without that limit, and the key
+    /// Code's `sandboxEnabled: true` on a remote server, say): such a server loads without that limit, and the key
     /// is listed in [`LoadReport::ignored`]. Off by default: the server fails to load with
     /// [`ConfigErrorKind::Unenforceable`] naming the key, so that nothing that limits a server
     /// is ever dropped silently.
