@@ -352,7 +352,7 @@ fn child_setup(
     match &filter {
         Some(_) => report.applied.push(
             "sockets: TCP (IPv4, IPv6) and netlink only; no UDP, raw, packet, SCTP or Unix \
-             socket, no io_uring (seccomp)"
+             socket, no listen, no TCP Fast Open, no io_uring (seccomp)"
                 .to_owned(),
         ),
         None => report.not_applied.push(format!(
