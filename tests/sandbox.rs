@@ -208,6 +208,46 @@ fn a_datagram_is_refused_without_network() {
     );
 }
 
+#[test]
+fn a_socket_never_bound_cannot_listen() {
+    // `listen` binds such a socket to a free port without Landlock's bind check.
+    escapes_only_without(Sandbox::new(), json!({"what": "listen"}), "errno 13");
+}
+
+#[test]
+fn tcp_fast_open_does_not_pass_the_connect_rule() {
+    // `sendto` with `MSG_FASTOPEN` connects without Landlock's connect check.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = listener.local_addr().unwrap().port();
+    listener.set_nonblocking(true).unwrap();
+    let args = json!({"what": "fastopen", "port": port});
+    // Clients may use Fast Open unless the host's sysctl turned it off (bit 1).
+    let client_fastopen = std::fs::read_to_string("/proc/sys/net/ipv4/tcp_fastopen")
+        .ok()
+        .and_then(|s| s.trim().parse::<u32>().ok())
+        .is_some_and(|v| v & 1 == 1);
+    if client_fastopen {
+        let plain = Client::connect(fixture(None)).unwrap();
+        let done = escape(&plain, args.clone());
+        assert!(done.starts_with("ok"), "without a sandbox: {done}");
+        // The fixture waited for the handshake: the connection is queued.
+        listener.accept().expect("the unconfined server connected");
+        plain.close().unwrap();
+    }
+    let boxed = Client::connect(fixture(Some(Sandbox::new()))).unwrap();
+    let refused = escape(&boxed, args);
+    assert!(
+        refused.starts_with("refused") && refused.contains("errno 13"),
+        "in a sandbox: {refused}"
+    );
+    assert_eq!(
+        listener.accept().map(|_| ()).unwrap_err().kind(),
+        std::io::ErrorKind::WouldBlock,
+        "the sandboxed server connected"
+    );
+    boxed.close().unwrap();
+}
+
 /// A loopback HTTP server answering `200` to every request until dropped (then joined).
 struct Upstream {
     port: u16,

@@ -352,7 +352,7 @@ fn child_setup(
     match &filter {
         Some(_) => report.applied.push(
             "sockets: TCP (IPv4, IPv6) and netlink only; no UDP, raw, packet, SCTP or Unix \
-             socket, no io_uring (seccomp)"
+             socket, no listen, no TCP Fast Open, no io_uring (seccomp)"
                 .to_owned(),
         ),
         None => report.not_applied.push(format!(
@@ -409,14 +409,8 @@ fn install_folders(cfg: &StdioConfig) -> Vec<PathBuf> {
     let Some(found) = found else {
         return Vec::new();
     };
-    let prefix = |file: &Path| -> Option<PathBuf> {
-        let dir = file.parent()?;
-        match dir.file_name() {
-            Some(n) if n == "bin" || n == "sbin" => dir.parent().map(Path::to_path_buf),
-            _ => Some(dir.to_path_buf()),
-        }
-        .filter(|p| p.parent().is_some())
-    };
+    let home = std::env::var_os("HOME").map(PathBuf::from);
+    let prefix = |file: &Path| install_folder(file, home.as_deref());
     let mut out = Vec::new();
     out.extend(prefix(&found));
     if let Ok(real) = std::fs::canonicalize(&found) {
@@ -427,6 +421,31 @@ fn install_folders(cfg: &StdioConfig) -> Vec<PathBuf> {
         }
     }
     out
+}
+
+/// The folder granted for a command at `file`: its folder, or that folder's parent when it is a
+/// `bin` (where the runtime keeps its libraries), but never the root, the home folder or a
+/// folder holding it, nor a folder directly in the home folder (`~/bin` is not `~`, and
+/// `~/.cargo/bin` is not `~/.cargo` with its credentials): then the `bin` folder alone, or,
+/// when the command lies directly in such a folder, the command's file alone.
+fn install_folder(file: &Path, home: Option<&Path>) -> Option<PathBuf> {
+    let file = crate::config::sandbox_absolute(file, None);
+    let home = home.map(|h| crate::config::sandbox_absolute(h, None));
+    let too_wide =
+        |p: &Path| p.parent().is_none() || home.as_deref().is_some_and(|h| h.starts_with(p));
+    let dir = file.parent()?;
+    let up = match dir.file_name() {
+        Some(n) if n == "bin" || n == "sbin" => dir
+            .parent()
+            .filter(|p| !too_wide(p) && p.parent() != home.as_deref()),
+        _ => None,
+    };
+    let chosen = up.unwrap_or(dir);
+    Some(if too_wide(chosen) {
+        file.clone()
+    } else {
+        chosen.to_path_buf()
+    })
 }
 
 /// A private cache folder for `server`'s runtime (`sub`), created now: under
@@ -461,5 +480,38 @@ fn private_cache(server: &str, sub: &str) -> Option<PathBuf> {
             );
             None
         }
+    }
+}
+
+#[cfg(all(test, unix))]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_install_folder_is_never_the_home_folder_or_one_directly_in_it() {
+        let home = Some(Path::new("/home/u"));
+        let folder = |f: &str| install_folder(Path::new(f), home).unwrap();
+        assert_eq!(folder("/usr/local/bin/npx"), Path::new("/usr/local"));
+        assert_eq!(folder("/opt/tool/server"), Path::new("/opt/tool"));
+        assert_eq!(
+            folder("/home/u/.nvm/versions/node/v22/bin/node"),
+            Path::new("/home/u/.nvm/versions/node/v22")
+        );
+        // Going up from these `bin`s would grant the home folder, or a folder of it holding
+        // more than the command (`~/.cargo/credentials.toml`, `~/.local/share`).
+        assert_eq!(folder("/home/u/bin/server"), Path::new("/home/u/bin"));
+        assert_eq!(
+            folder("/home/u/.cargo/bin/server"),
+            Path::new("/home/u/.cargo/bin")
+        );
+        assert_eq!(
+            folder("/home/u/.local/bin/server"),
+            Path::new("/home/u/.local/bin")
+        );
+        // A command directly in the home folder or the root: the file alone.
+        assert_eq!(folder("/home/u/server"), Path::new("/home/u/server"));
+        assert_eq!(folder("/server"), Path::new("/server"));
+        assert_eq!(folder("/bin/server"), Path::new("/bin"));
+        assert_eq!(folder("/home/bin/server"), Path::new("/home/bin"));
     }
 }
