@@ -441,3 +441,22 @@ fn forking_past_the_process_limit_is_refused() {
     .join()
     .unwrap();
 }
+
+#[test]
+fn a_limit_above_the_clients_own_is_held_at_the_clients() {
+    // Above the hard limit (and the kernel's `nr_open`), the child could not set it: the
+    // server starts held at the client's own hard limit, and the report says so.
+    let c = Client::connect(fixture(Some(Sandbox::new().max_open_files(1 << 40)))).unwrap();
+    assert_eq!(
+        c.call_tool("echo", json!({"text": "up"})).unwrap().text(),
+        "up"
+    );
+    let report = c.sandbox_report().unwrap();
+    assert!(
+        report
+            .applied
+            .iter()
+            .any(|a| a.starts_with("open files ≤") && a.contains("the client's own hard limit")),
+        "{report:?}"
+    );
+}

@@ -207,7 +207,8 @@ pub struct SandboxLimits {
 /// `no_new_privs`; see the README's sandbox section).
 ///
 /// By default the server may read its working directory (unless that is the root, the home
-/// folder or a folder holding it: name it with [`allow_read`](Sandbox::allow_read) then), its
+/// folder, the system's temporary folder or a folder holding one: name it with
+/// [`allow_read`](Sandbox::allow_read) then), its
 /// command's install folder and the system folders ([`SYSTEM_READ_PATHS`]), use the devices of [`DEVICE_PATHS`], write
 /// nowhere, and reach no network. It cannot signal or reach through abstract Unix sockets any
 /// process outside its sandbox. A sandbox that cannot be applied in full fails the connect
@@ -687,10 +688,13 @@ impl SandboxReport {
 }
 
 /// Whether `dir`, as a working directory, is too wide to grant by default: the root, the home
-/// folder or a folder holding it (a server started from `~` would read `~/.ssh`).
+/// folder, the system's temporary folder, or a folder holding one of them (a server started
+/// from `~` would read `~/.ssh`, from `/tmp` other servers' temporary folders).
 pub(crate) fn too_wide(dir: &Path) -> bool {
     let dir = absolute(dir, None);
+    // The system's temporary folder holds other servers' private ones.
     dir.parent().is_none()
+        || absolute(&std::env::temp_dir(), None).starts_with(&dir)
         || std::env::var_os("HOME")
             .map(|h| absolute(Path::new(&h), None))
             .is_some_and(|home| home.starts_with(&dir))
@@ -841,6 +845,7 @@ mod tests {
             assert!(too_wide(parent));
         }
         assert!(!too_wide(&home.join("project")));
+        assert!(too_wide(&std::env::temp_dir()));
         assert!(!too_wide(Path::new("/srv/data/that-is-not-home")));
         // Not granted by default; granted when named.
         let g = Sandbox::new().granted(Some(&home), None, true);

@@ -81,13 +81,16 @@ pub(super) fn spawn(
         source: match sandbox {
             // The sandbox is applied before exec: a command outside the paths it grants (or a
             // library it loads) cannot run.
-            Some(_) => std::io::Error::new(
-                source.kind(),
-                format!(
-                    "{source} (in its sandbox: the command, its interpreter and libraries must \
-                     lie in the paths the sandbox grants)"
-                ),
-            ),
+            Some(_) => {
+                let hint = match source.raw_os_error() {
+                    Some(e) if e == rustix::io::Errno::ACCESS.raw_os_error() => {
+                        "in its sandbox: the command, its interpreter and libraries must lie in \
+                         the paths the sandbox grants"
+                    }
+                    _ => "the sandbox could not be applied, or the command not run in it",
+                };
+                std::io::Error::new(source.kind(), format!("{source} ({hint})"))
+            }
             None => source,
         },
     })?;

@@ -421,6 +421,25 @@ impl ChildSetup {
     }
 }
 
+/// The current hard limit of `resource`, `None` when unlimited or unreadable.
+pub(crate) fn hard_limit(resource: libc::c_int) -> Option<u64> {
+    let mut cur = libc::rlimit64 {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: pid 0 is the caller; nothing is set; `cur` is written by the call.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_prlimit64,
+            0,
+            resource,
+            std::ptr::null::<libc::rlimit64>(),
+            &raw mut cur,
+        )
+    };
+    (r == 0 && cur.rlim_max != libc::RLIM64_INFINITY).then_some(cur.rlim_max)
+}
+
 /// Whether the process runs with real user id 0, which Linux exempts from `RLIMIT_NPROC`.
 pub(crate) fn is_root() -> bool {
     // SAFETY: getuid cannot fail and touches nothing.

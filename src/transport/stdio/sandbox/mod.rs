@@ -67,7 +67,8 @@ impl PrivateTemp {
         use std::sync::atomic::{AtomicU64, Ordering};
         static NEXT: AtomicU64 = AtomicU64::new(0);
         let base = std::env::temp_dir();
-        loop {
+        // Names already taken (left by a client that was killed) are skipped, a bounded number.
+        for _ in 0..1000 {
             let n = NEXT.fetch_add(1, Ordering::Relaxed);
             let dir = base.join(format!(
                 "mcp-sandbox-{}-{}-{n}",
@@ -84,6 +85,10 @@ impl PrivateTemp {
                 Err(e) => return Err(e),
             }
         }
+        Err(std::io::Error::new(
+            std::io::ErrorKind::AlreadyExists,
+            "1000 names in a row were taken",
+        ))
     }
 }
 
@@ -96,9 +101,15 @@ impl Drop for PrivateTemp {
     }
 }
 
-/// `server` with anything but letters, digits, `-` and `_` replaced, cut to 64 characters.
+/// `server` as a file name: anything but letters, digits, `-` and `_` replaced, cut to 64
+/// characters, and a digest of the exact name after it, so that two names that read alike
+/// (`a.b`, `a_b`) never share a folder.
 fn safe_name(server: &str) -> String {
-    server
+    // FNV-1a: stable from run to run, which a cache folder's name must be.
+    let digest = server.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    });
+    let readable: String = server
         .chars()
         .map(|c| {
             if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
@@ -108,7 +119,8 @@ fn safe_name(server: &str) -> String {
             }
         })
         .take(64)
-        .collect()
+        .collect();
+    format!("{readable}-{:08x}", digest as u32)
 }
 
 /// Commands whose runtime keeps a package cache, and the variable that moves it: a sandboxed
@@ -342,11 +354,24 @@ fn child_setup(
             );
             continue;
         }
+        // Above the current hard limit the child could not set it (without the capability it is
+        // about to drop); the hard limit already holds the server lower, so that is the value.
+        let value = match landlock::hard_limit(resource as libc::c_int) {
+            Some(hard) if hard < value => {
+                report.applied.push(format!(
+                    "{what} ≤ {hard} (rlimit: the client's own hard limit, below the {value} asked)"
+                ));
+                hard
+            }
+            _ => {
+                report.applied.push(format!("{what} ≤ {value} (rlimit)"));
+                value
+            }
+        };
         limits.push(landlock::Limit {
             resource: resource as libc::c_int,
             value,
         });
-        report.applied.push(format!("{what} ≤ {value} (rlimit)"));
     }
     let filter = seccomp::Filter::new();
     match &filter {
@@ -455,21 +480,10 @@ fn private_cache(server: &str, sub: &str) -> Option<PathBuf> {
         .map(PathBuf::from)
         .filter(|p| p.is_absolute())
         .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".cache")))?;
-    let safe: String = server
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
     let dir = base
         .join("mcp-blocking")
         .join("sandbox")
-        .join(safe)
+        .join(safe_name(server))
         .join(sub);
     match std::fs::create_dir_all(&dir) {
         Ok(()) => Some(dir),
@@ -486,6 +500,14 @@ fn private_cache(server: &str, sub: &str) -> Option<PathBuf> {
 #[cfg(all(test, unix))]
 mod tests {
     use super::*;
+
+    #[test]
+    fn names_that_read_alike_get_folders_of_their_own() {
+        assert_ne!(safe_name("a.b"), safe_name("a_b"));
+        assert_eq!(safe_name("a.b"), safe_name("a.b"));
+        assert!(safe_name("a.b").starts_with("a_b-"));
+        assert!(safe_name(&"x/".repeat(100)).len() <= 64 + 9);
+    }
 
     #[test]
     fn the_install_folder_is_never_the_home_folder_or_one_directly_in_it() {
