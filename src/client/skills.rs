@@ -22,7 +22,6 @@ use crate::model::{
 /// assert_eq!(limits.max_files, 512);
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-#[non_exhaustive]
 pub struct SkillLimits {
     /// The most skills `skills/list` may return over all its pages. Default: 4,096.
     pub max_entries: usize,
