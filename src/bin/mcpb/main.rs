@@ -203,6 +203,13 @@ impl FailureInfo {
                 (5, "task")
             }
             Error::Unsupported { .. } => (5, "unsupported"),
+            Error::Skill { kind, uri, .. } => {
+                extra = json!({
+                    "reason": format!("{kind:?}").to_ascii_lowercase(),
+                    "uri": uri,
+                });
+                (5, "skill")
+            }
             Error::Spawn { .. } => (3, "connect"),
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),
