@@ -83,5 +83,6 @@ fn an_unknown_skill_or_file_fails_and_a_server_without_skills_says_so() {
     assert!(stderr(&o).contains("not a listed file"), "{}", stderr(&o));
 
     let o = on_fixture("", &["skills"]);
-    assert_ne!(o.status.code(), Some(0), "{}", stdout(&o));
+    assert_exit(&o, 2);
+    assert!(stderr(&o).contains("offers no skills"), "{}", stderr(&o));
 }
