@@ -338,3 +338,29 @@ fn the_default_caps_are_the_extensions_limits() {
     let e: SkillEntry = serde_json::from_value(entry()).unwrap();
     assert!(matches!(e.resources, SkillResources::Listed(ref f) if f.len() == 2));
 }
+
+#[test]
+fn the_hub_lists_the_skills_of_the_servers_that_offer_them() {
+    let (with, read) = happy();
+    let broken = TestServer::new("broken")
+        .capabilities(json!({"extensions": {"io.modelcontextprotocol/skills": {}}}))
+        .on_request("skills/list", |_| Ok(json!({"skills": "not a list"})));
+    let plain = TestServer::new("plain");
+    let clients = [with.connect(), broken.connect(), plain.connect()]
+        .into_iter()
+        .map(|c| Arc::new(c.unwrap()))
+        .collect();
+    let hub = mcp_blocking::Hub::default();
+    hub.inject(clients, Vec::new());
+    let listed = hub.list_skills();
+    let names: Vec<&str> = listed.iter().map(|(n, _)| n.as_str()).collect();
+    assert_eq!(names, ["skills", "broken"]);
+    assert_eq!(listed[0].1.as_ref().unwrap()[0].uri, SKILL);
+    assert!(
+        matches!(listed[1].1, Err(Error::Protocol { .. })),
+        "{:?}",
+        listed[1].1
+    );
+    assert!(reads(&read).is_empty());
+    assert!(!plain.received_methods().contains(&"skills/list".to_owned()));
+}
