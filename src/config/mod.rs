@@ -50,7 +50,7 @@ mod suggest;
 mod template;
 mod toml_doc;
 mod trust;
-mod yaml;
+pub(crate) mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
 pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};

@@ -284,6 +284,22 @@ impl Hub {
         self.inner.lock_state().connected_names()
     }
 
+    /// The skills of every connected server that offers the skills extension, in configuration
+    /// order: each server's name with its [`Client::list_skills`] (entries only; no skill file
+    /// is read). The servers are asked one after another, each within its own timeout; one that
+    /// fails leaves the others' lists intact.
+    pub fn list_skills(&self) -> Vec<(String, Result<Vec<crate::model::SkillEntry>, Error>)> {
+        self.connected_servers()
+            .into_iter()
+            .filter_map(|name| {
+                let client = self.client(&name)?;
+                client
+                    .supports_skills()
+                    .then(|| (name, client.list_skills()))
+            })
+            .collect()
+    }
+
     /// The client of a server, when the Hub knows it.
     pub fn client(&self, server: &str) -> Option<Arc<Client>> {
         self.inner.lock_state().client(server)

@@ -306,6 +306,16 @@ pub(crate) enum Command {
         #[arg(short, long, value_name = "FILE")]
         output: Option<String>,
     },
+    /// List the server's skills (the skills extension); reads no skill file
+    Skills,
+    /// Load a skill and print its instructions, or print one of its files; each is checked
+    /// against the size and digest the server lists before it is shown
+    Skill {
+        /// The skill's name or the URI of its SKILL.md
+        name: String,
+        /// A file of the skill: its path within the skill (`references/FORMS.md`) or its URI
+        file: Option<String>,
+    },
     /// List prompts (every server of --config without --server)
     Prompts,
     /// Get a prompt (arguments are strings)
@@ -510,6 +520,8 @@ impl Command {
             Command::Resources => "resources",
             Command::Templates => "templates",
             Command::Read { .. } => "read",
+            Command::Skills => "skills",
+            Command::Skill { .. } => "skill",
             Command::Prompts => "prompts",
             Command::Prompt { .. } => "prompt",
             Command::Complete(_) => "complete",

@@ -203,6 +203,13 @@ impl FailureInfo {
                 (5, "task")
             }
             Error::Unsupported { .. } => (5, "unsupported"),
+            Error::Skill { kind, uri, .. } => {
+                extra = json!({
+                    "reason": format!("{kind:?}").to_ascii_lowercase(),
+                    "uri": uri,
+                });
+                (5, "skill")
+            }
             Error::Spawn { .. } => (3, "connect"),
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),
@@ -1154,6 +1161,7 @@ fn require(session: &Session, capability: &str, what: &str) -> Result<(), Failur
         "prompts" => caps.prompts.is_some(),
         "completions" => caps.completions.is_some(),
         "logging" => caps.logging.is_some(),
+        "extensions.io.modelcontextprotocol/skills" => session.client.supports_skills(),
         _ => true,
     };
     if offered {
@@ -1200,6 +1208,9 @@ fn argument_failure(server: &str, what: &str, problems: Vec<String>) -> Failure 
     f.extra = json!({ "problems": problems });
     f
 }
+
+/// The capability path `require` checks for the skills extension.
+const SKILLS_CAPABILITY: &str = "extensions.io.modelcontextprotocol/skills";
 
 /// Runs one command on a connected server.
 fn run_command(global: &Global, session: &Session, command: &Command) -> Result<Output, Failure> {
@@ -1253,6 +1264,29 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
                 out.json["saved"] = saved_json(&saved);
             }
             out
+        }
+        Command::Skills => {
+            require(session, SKILLS_CAPABILITY, "skills")?;
+            render::skills(&client.list_skills().map_err(fail)?)
+        }
+        Command::Skill { name, file } => {
+            require(session, SKILLS_CAPABILITY, "skills")?;
+            let skill = client.load_skill(name).map_err(fail)?;
+            match file {
+                None => render::skill(&skill),
+                Some(file) => {
+                    // A path within the skill (`references/FORMS.md`) or a listed URI.
+                    let suffix = format!("/{}", file.trim_start_matches('/'));
+                    let uri = skill
+                        .files
+                        .iter()
+                        .find(|f| f.uri == *file)
+                        .or_else(|| skill.files.iter().find(|f| f.uri.ends_with(&suffix)))
+                        .map_or(file.as_str(), |f| f.uri.as_str());
+                    let bytes = skill.read_file(client, uri).map_err(fail)?;
+                    render::skill_file(uri, bytes)
+                }
+            }
         }
         Command::Prompts => {
             require(session, "prompts", "prompts")?;
