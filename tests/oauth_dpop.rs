@@ -46,10 +46,17 @@ fn a_use_dpop_nonce_answer_is_retried_once_with_the_nonce() {
         .expect("the grant succeeds with the nonce");
     assert_eq!(tokens.token_type.as_deref(), Some("DPoP"));
     assert!(tokens.is_dpop());
-    let key = tokens.dpop_key.clone().expect("the key is kept with the token");
+    let key = tokens
+        .dpop_key
+        .clone()
+        .expect("the key is kept with the token");
 
     let token_requests = server.requests_to("/token");
-    assert_eq!(token_requests.len(), 2, "one request, then one with the nonce");
+    assert_eq!(
+        token_requests.len(),
+        2,
+        "one request, then one with the nonce"
+    );
     let endpoint = format!("{}/token", server.origin());
     let mut keys = Vec::new();
     for (i, r) in token_requests.iter().enumerate() {

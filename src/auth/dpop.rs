@@ -266,7 +266,10 @@ mod tests {
         let digest = ring::digest::digest(&ring::digest::SHA256, b"tok");
         assert_eq!(claims["ath"], b64url(digest.as_ref()));
         assert_eq!(claims["nonce"], "n-1");
-        assert!(!proof.contains("tok\""), "the token itself is not in the proof");
+        assert!(
+            !proof.contains("tok\""),
+            "the token itself is not in the proof"
+        );
     }
 
     #[test]

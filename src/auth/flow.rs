@@ -605,7 +605,11 @@ fn token_request(
         // not be used.
         let dpop_ok = dpop.is_some() && tt.eq_ignore_ascii_case("dpop");
         if !tt.eq_ignore_ascii_case("bearer") && !dpop_ok {
-            let expected = if dpop.is_some() { "Bearer or DPoP" } else { "Bearer" };
+            let expected = if dpop.is_some() {
+                "Bearer or DPoP"
+            } else {
+                "Bearer"
+            };
             return Err(Failure::Other(format!(
                 "the token type is `{}`, not {expected}",
                 crate::config::echo(tt, 40)

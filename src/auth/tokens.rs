@@ -174,9 +174,11 @@ impl OAuth {
 /// yet, and sending it as a bearer token would only be rejected.
 fn authorization(t: &StoredTokens) -> Result<String, String> {
     if t.is_dpop() {
-        return Err("the access token is DPoP-bound (token_type DPoP), and requests to MCP \
+        return Err(
+            "the access token is DPoP-bound (token_type DPoP), and requests to MCP \
                     servers do not carry DPoP proofs yet; sign in without OAuthConfig::dpop"
-            .into());
+                .into(),
+        );
     }
     Ok(format!("Bearer {}", t.access_token.expose()))
 }
