@@ -6,6 +6,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::display::require_showable;
+use super::dpop::{self, DpopKey};
 use super::live::{ClientReg, Inner, OAuth};
 use super::net::{Net, NetError, Reply};
 use super::util::{
@@ -54,6 +55,8 @@ struct Discovered {
     meta: Map<String, Value>,
     /// The metadata's `scopes_supported`.
     prm_scopes: Vec<String>,
+    /// The DPoP key of this authorization, when DPoP is on.
+    dpop: Option<DpopKey>,
 }
 
 impl Discovered {
@@ -254,6 +257,7 @@ fn discover(
         issuer,
         meta,
         prm_scopes,
+        dpop: None,
     })
 }
 
@@ -266,7 +270,14 @@ pub(super) fn obtain(
     granted: Option<String>,
 ) -> Result<StoredTokens, String> {
     let net = cfg.net(server_url);
-    let disc = discover(cfg, &net, server_url, challenge)?;
+    let mut disc = discover(cfg, &net, server_url, challenge)?;
+    if cfg.dpop {
+        disc.dpop = Some(DpopKey::generate()?);
+    } else if dpop::supported_by(&disc.meta) {
+        log::debug!(
+            "the authorization server accepts DPoP proofs; not sending them (OAuthConfig::dpop)"
+        );
+    }
     // The issuer is kept with the tokens and shown with them.
     require_showable(disc.meta_issuer(), "issuer")?;
     let scope = choose_scope(cfg, &disc, challenge, granted.as_deref());
@@ -524,18 +535,41 @@ const CREDENTIALS: [&str; 5] = [
 
 /// Posts a token request: `body` and `headers` as [`authenticate`] completed them, `secret`
 /// the client secret they carry (in the body, or encoded in an `Authorization` header).
+///
+/// With a DPoP key, each request carries a proof (`DPoP` header); an answer asking for a
+/// server-provided nonce (400 `use_dpop_nonce`, or 401 with a `DPoP-Nonce`) is followed by one
+/// more request whose proof carries it, and no more.
 fn token_request(
     net: &Net,
     endpoint: &str,
     body: &[(&'static str, String)],
     headers: &[(&'static str, String)],
     secret: Option<&Secret>,
+    dpop: Option<&DpopKey>,
 ) -> Result<Map<String, Value>, Failure> {
     require_secure(endpoint, "token_endpoint")?;
     let pairs: Vec<(&str, &str)> = body.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let reply: Reply = net
-        .post_form(endpoint, form(&pairs), headers)
-        .map_err(String::from)?;
+    let mut nonce: Option<String> = None;
+    let (reply, headers) = loop {
+        let mut headers = headers.to_vec();
+        if let Some(key) = dpop {
+            headers.push(("DPoP", key.proof("POST", endpoint, None, nonce.as_deref())?));
+        }
+        let reply: Reply = net
+            .post_form(endpoint, form(&pairs), &headers)
+            .map_err(String::from)?;
+        if let (Some(_), None) = (dpop, &nonce) {
+            let code = reply.error_code();
+            if let Some(n) =
+                dpop::nonce_asked(reply.status, code.as_deref(), reply.dpop_nonce.as_deref())
+            {
+                log::debug!("the token endpoint asks for a DPoP nonce; asking once more with it");
+                nonce = Some(n.to_owned());
+                continue;
+            }
+        }
+        break (reply, headers);
+    };
     if reply.status != 200 {
         // The server may quote what it was sent: the credentials of the request (a refresh
         // token, a code and its verifier, a client secret or assertion, the `Authorization`
@@ -567,9 +601,17 @@ fn token_request(
         _ => return Err("the token answer has no access_token".into()),
     }
     if let Some(tt) = m.get("token_type").and_then(Value::as_str) {
-        if !tt.eq_ignore_ascii_case("bearer") {
+        // A DPoP token only to a client that sent a proof: one bound to no key of ours could
+        // not be used.
+        let dpop_ok = dpop.is_some() && tt.eq_ignore_ascii_case("dpop");
+        if !tt.eq_ignore_ascii_case("bearer") && !dpop_ok {
+            let expected = if dpop.is_some() {
+                "Bearer or DPoP"
+            } else {
+                "Bearer"
+            };
             return Err(Failure::Other(format!(
-                "the token type is `{}`, not Bearer",
+                "the token type is `{}`, not {expected}",
                 crate::config::echo(tt, 40)
             )));
         }
@@ -589,8 +631,15 @@ fn tokens_from(
     token_endpoint: &str,
     requested_scope: Option<String>,
     old_refresh: Option<Secret>,
+    dpop: Option<&DpopKey>,
 ) -> StoredTokens {
     let s = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
+    let token_type = s("token_type").unwrap_or_else(|| "Bearer".to_owned());
+    // The key goes with the token it binds, and only with one (token_request refused a DPoP
+    // token without a key).
+    let dpop_key = dpop
+        .filter(|_| token_type.eq_ignore_ascii_case("dpop"))
+        .map(|k| k.stored().clone());
     StoredTokens {
         issuer: issuer.to_owned(),
         resource: resource.to_owned(),
@@ -605,6 +654,8 @@ fn tokens_from(
             .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
             .map(|secs| expiry(now_secs(), secs)),
         scope: s("scope").or(requested_scope),
+        token_type: Some(token_type),
+        dpop_key,
     }
 }
 
@@ -739,6 +790,10 @@ fn authorize_once(
     if let Some(s) = &scope {
         q.push(("scope", s.clone()));
     }
+    // RFC 9449 §10: the code is bound to the key whose proof must come with its redemption.
+    if let Some(k) = &disc.dpop {
+        q.push(("dpop_jkt", k.thumbprint()));
+    }
     let pairs: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let sep = if authorization_endpoint.contains('?') {
         '&'
@@ -837,6 +892,7 @@ fn authorize_once(
         &body,
         &headers,
         client.client_secret.as_ref(),
+        disc.dpop.as_ref(),
     )
     .map_err(with)?;
     Ok(tokens_from(
@@ -849,6 +905,7 @@ fn authorize_once(
         &token_endpoint,
         scope,
         None,
+        disc.dpop.as_ref(),
     ))
 }
 
@@ -895,6 +952,7 @@ fn client_credentials(
         &body,
         &headers,
         cfg.client_secret.as_ref(),
+        disc.dpop.as_ref(),
     )?;
     Ok(tokens_from(
         &m,
@@ -906,6 +964,7 @@ fn client_credentials(
         &token_endpoint,
         scope,
         None,
+        disc.dpop.as_ref(),
     ))
 }
 
@@ -932,12 +991,20 @@ pub(super) fn refresh(
         &mut body,
         &mut headers,
     )?;
+    // A DPoP-bound token is refreshed with proofs of its own key (the authorization server
+    // may have bound the refresh token to it too); with DPoP on, a bearer token gets a new key.
+    let dpop = match &t.dpop_key {
+        Some(k) if t.is_dpop() => Some(DpopKey::from_stored(k)?),
+        _ if cfg.dpop => Some(DpopKey::generate()?),
+        _ => None,
+    };
     let m = token_request(
         &net,
         &t.token_endpoint,
         &body,
         &headers,
         t.client_secret.as_ref(),
+        dpop.as_ref(),
     )?;
     Ok(tokens_from(
         &m,
@@ -949,5 +1016,6 @@ pub(super) fn refresh(
         &t.token_endpoint,
         t.scope.clone(),
         Some(refresh),
+        dpop.as_ref(),
     ))
 }

@@ -105,6 +105,7 @@
 //! ```
 
 mod display;
+mod dpop;
 mod flow;
 mod jwt;
 mod live;

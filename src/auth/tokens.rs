@@ -79,7 +79,7 @@ impl OAuth {
             .expires_at
             .is_some_and(|at| at <= util::now_secs() + REFRESH_MARGIN.as_secs());
         if !expiring {
-            return Ok(format!("Bearer {}", t.access_token.expose()));
+            return authorization(&t);
         }
         // Another process sharing the store may have refreshed already.
         if let Some(stored) = self.pick(server_url).filter(|s| {
@@ -87,7 +87,7 @@ impl OAuth {
                 && s.expires_at
                     .is_none_or(|at| at > util::now_secs() + REFRESH_MARGIN.as_secs())
         }) {
-            let value = format!("Bearer {}", stored.access_token.expose());
+            let value = authorization(&stored)?;
             if let Some(st) = inner.servers.get_mut(server_url) {
                 st.tokens = Some(stored);
             }
@@ -97,9 +97,9 @@ impl OAuth {
         if t.refresh_token.is_some() {
             match flow::refresh(self, server_url, &t) {
                 Ok(new) => {
-                    let value = format!("Bearer {}", new.access_token.expose());
+                    let value = authorization(&new);
                     self.adopt(&mut inner, server_url, new);
-                    return Ok(value);
+                    return value;
                 }
                 Err(e) => log::warn!(
                     "OAuth: refreshing the token of {} failed: {e}",
@@ -167,4 +167,18 @@ impl OAuth {
         self.keep(&mut inner, server_url, tokens, false)
             .map_err(Refused::Failed)
     }
+}
+
+/// The `Authorization` value for `t`: `Bearer <token>`. A DPoP-bound token is refused: the
+/// server would need a proof with each request, which requests to MCP servers do not carry
+/// yet, and sending it as a bearer token would only be rejected.
+fn authorization(t: &StoredTokens) -> Result<String, String> {
+    if t.is_dpop() {
+        return Err(
+            "the access token is DPoP-bound (token_type DPoP), and requests to MCP \
+                    servers do not carry DPoP proofs yet; sign in without OAuthConfig::dpop"
+                .into(),
+        );
+    }
+    Ok(format!("Bearer {}", t.access_token.expose()))
 }

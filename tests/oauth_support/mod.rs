@@ -70,6 +70,10 @@ pub struct AsOptions {
     /// A `client_credentials` grant is refused with an `error_description` quoting the client
     /// secret its Basic `Authorization` header carries.
     pub echo_client_secret: bool,
+    /// DPoP (RFC 9449): list ES256 in `dpop_signing_alg_values_supported`; a token request
+    /// with a `DPoP` proof whose `nonce` is not this one is answered 400 `use_dpop_nonce` with
+    /// a `DPoP-Nonce` header naming it (a proof with it gets a `DPoP` token).
+    pub dpop_nonce: Option<String>,
 }
 
 impl Default for AsOptions {
@@ -97,6 +101,7 @@ impl Default for AsOptions {
             stall_metadata: false,
             echo_refresh: false,
             echo_client_secret: false,
+            dpop_nonce: None,
         }
     }
 }
@@ -385,6 +390,9 @@ fn as_metadata(opts: &AsOptions, origin: &str) -> Value {
     if let Some(scopes) = &opts.as_scopes {
         m["scopes_supported"] = json!(scopes);
     }
+    if opts.dpop_nonce.is_some() {
+        m["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+    }
     if opts.metadata_padding > 0 {
         m["padding"] = json!("x".repeat(opts.metadata_padding));
     }
@@ -405,12 +413,35 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
             );
         }
     }
+    // The proof's claims (the signature is the client's unit tests' concern).
+    let proof_nonce = req.header("DPoP").map(|p| {
+        let claims = p.split('.').nth(1).unwrap_or_default();
+        let claims = base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(claims)
+            .unwrap_or_default();
+        let claims: Value = serde_json::from_slice(&claims).unwrap_or_default();
+        claims["nonce"].as_str().map(str::to_owned)
+    });
+    if let (Some(want), Some(got)) = (&opts.dpop_nonce, &proof_nonce) {
+        if got.as_deref() != Some(want.as_str()) {
+            return conn.json(
+                400,
+                &[("DPoP-Nonce", want.as_str())],
+                &json!({"error": "use_dpop_nonce", "error_description": "a nonce is required"}),
+            );
+        }
+    }
+    let token_type = if proof_nonce.is_some() && opts.dpop_nonce.is_some() {
+        "DPoP"
+    } else {
+        "Bearer"
+    };
     let issue = |conn: &mut Conn| {
         let access = st.next("at");
         st.access.lock().unwrap().push(access.clone());
         let mut body = json!({
             "access_token": access,
-            "token_type": "Bearer",
+            "token_type": token_type,
             "expires_in": opts.expires_in,
             "scope": "mcp:read",
         });

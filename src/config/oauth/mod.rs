@@ -82,6 +82,7 @@ pub struct OAuthConfig {
     pub(crate) extra_roots: Vec<Vec<u8>>,
     pub(crate) refresh_tokens: bool,
     pub(crate) endpoint_fallback: bool,
+    pub(crate) dpop: bool,
     /// Shared by clones: the run-time side (tokens in use, registrations, the refresh lock)
     /// that `auth` keeps for these settings is found by it.
     pub(crate) id: u64,
@@ -100,6 +101,7 @@ impl fmt::Debug for OAuthConfig {
             .field("timeout", &self.timeout)
             .field("refresh_tokens", &self.refresh_tokens)
             .field("endpoint_fallback", &self.endpoint_fallback)
+            .field("dpop", &self.dpop)
             .finish_non_exhaustive()
     }
 }
@@ -120,6 +122,7 @@ impl OAuthConfig {
             extra_roots: Vec::new(),
             refresh_tokens: true,
             endpoint_fallback: false,
+            dpop: false,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         }
     }
@@ -255,6 +258,27 @@ impl OAuthConfig {
     /// [module documentation](crate::auth#a-server-without-metadata).
     pub fn legacy_endpoint_fallback(mut self, allowed: bool) -> OAuthConfig {
         self.endpoint_fallback = allowed;
+        self
+    }
+
+    /// Sender-constrained tokens (DPoP, RFC 9449): each authorization makes a new P-256 key,
+    /// and every token request carries a proof signed with it (`DPoP:` header; a server that
+    /// answers `use_dpop_nonce`, or 401 with a `DPoP-Nonce`, is asked once more with its
+    /// nonce). A token the authorization server binds to the key (`token_type: DPoP`) is kept
+    /// in the [`TokenStore`] with the key, and refreshed with proofs of the same key. Off by
+    /// default.
+    ///
+    /// Requests to the MCP server itself do not carry proofs yet: a server holding a DPoP-bound
+    /// token fails its requests with an error saying so rather than sending the token as a
+    /// bearer token. Use this where the authorization server needs DPoP for its own requests.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::OAuthConfig;
+    /// let oauth = OAuthConfig::client_credentials("svc", "s3cret").dpop(true);
+    /// assert!(format!("{oauth:?}").contains("dpop: true"));
+    /// ```
+    pub fn dpop(mut self, enabled: bool) -> OAuthConfig {
+        self.dpop = enabled;
         self
     }
 
