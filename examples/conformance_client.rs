@@ -64,6 +64,31 @@ fn main() -> ExitCode {
     }
 }
 
+/// The skills scenarios (SEP-2640): list the skills; unless the scenario is about prefetching,
+/// load each (`SKILL.md`, verified) and only then read its files (each verified). A skill that
+/// fails verification is refused, and nothing more of it is read.
+fn skills(client: &Client, scenario: &str) -> Outcome {
+    let entries = client.list_skills()?;
+    eprintln!("{} skills", entries.len());
+    if scenario == "sep-2640-client-no-prefetch" {
+        return Ok(());
+    }
+    let limits = mcp_blocking::SkillLimits::default();
+    for entry in &entries {
+        match client.load_skill_entry(entry, &limits) {
+            Ok(skill) => {
+                for file in &skill.files {
+                    if let Err(e) = skill.read_file(client, &file.uri) {
+                        eprintln!("{}: {e}", file.uri);
+                    }
+                }
+            }
+            Err(e) => eprintln!("{}: refused: {e}", entry.uri),
+        }
+    }
+    Ok(())
+}
+
 /// The OAuth settings of an `auth/*` scenario.
 fn oauth_for(scenario: &str) -> Result<OAuthConfig, String> {
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
@@ -167,6 +192,9 @@ fn run(scenario: &str, url: &str, mode: ProtocolMode) -> Outcome {
 }
 
 fn scenario_steps(client: &Client, scenario: &str) -> Outcome {
+    if scenario.starts_with("sep-2640-client") {
+        return skills(client, scenario);
+    }
     let tools = client.list_tools()?;
     eprintln!("{} tools", tools.len());
     let call = |name: &str, args: Value| -> Outcome {
