@@ -125,6 +125,10 @@ fn oauth_for(scenario: &str) -> Result<OAuthConfig, String> {
             if let Some(secret) = field("client_secret") {
                 oauth = oauth.client_secret(secret);
             }
+            if scenario.starts_with("auth/dpop") {
+                // Sender-constrained tokens: proofs on the token and the MCP requests.
+                oauth = oauth.dpop(true);
+            }
             Ok(oauth)
         }
     }

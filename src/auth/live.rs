@@ -54,6 +54,10 @@ pub(crate) struct ClientReg {
 pub(crate) struct ServerState {
     pub(crate) loaded: bool,
     pub(crate) tokens: Option<StoredTokens>,
+    /// The last usable `DPoP-Nonce` the server sent, for the next proofs.
+    pub(crate) dpop_nonce: Option<String>,
+    /// The key of the DPoP-bound token in use, parsed once.
+    pub(crate) dpop_key: Option<Arc<super::dpop::DpopKey>>,
 }
 
 /// The states of the settings in use, by their identity. Entries whose state has gone are

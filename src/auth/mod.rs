@@ -126,7 +126,9 @@ pub use loopback::LoopbackListener;
 
 pub(crate) use live::OAuth;
 
-use crate::config::{AuthProvider, ServerConfig};
+use std::sync::Arc;
+
+use crate::config::{AuthProvider, RequestAuth, ServerConfig};
 use crate::error::Error;
 use util::Challenge;
 
@@ -198,8 +200,37 @@ pub(crate) fn attach(mut config: ServerConfig) -> ServerConfig {
         return config;
     };
     let (oauth, url) = (OAuth::of(settings), url.to_owned());
-    config.default_auth_provider(AuthProvider::new(move || oauth.header_value(&url)));
+    let per_request = Arc::new(ServerAuth {
+        oauth: oauth.clone(),
+        server_url: url.clone(),
+    });
+    config.default_auth_provider(AuthProvider::per_request(
+        move || oauth.header_value(&url),
+        per_request,
+    ));
     config
+}
+
+/// The credentials of each request to one server: its token, and a proof when the token is
+/// DPoP-bound.
+struct ServerAuth {
+    oauth: OAuth,
+    server_url: String,
+}
+
+impl RequestAuth for ServerAuth {
+    fn headers(&self, method: &str, url: &str) -> Result<(String, Option<String>), String> {
+        self.oauth.request_headers(&self.server_url, method, url)
+    }
+
+    fn nonce(&self, nonce: &str) -> bool {
+        self.oauth.keep_nonce(&self.server_url, nonce)
+    }
+}
+
+/// Whether a `WWW-Authenticate` value holds a `DPoP` challenge with `error="use_dpop_nonce"`.
+pub(crate) fn asks_for_dpop_nonce(www_authenticate: &str) -> bool {
+    Challenge::parse(Some(www_authenticate)).use_dpop_nonce
 }
 
 /// Why a refused request got no new token.
@@ -223,8 +254,13 @@ fn sign_in_required(server: &str, server_url: &str) -> Error {
 }
 
 /// Whether a failed request's status and challenge call for authorization.
+///
+/// A 401 asking for a DPoP nonce does not: the transport has sent the request once more with
+/// the nonce already, and a server asking again would not be satisfied by a new token either.
 pub(crate) fn wants_authorization(status: u16, www_authenticate: Option<&str>) -> bool {
-    status == 401 || (status == 403 && Challenge::parse(www_authenticate).insufficient_scope())
+    let challenge = Challenge::parse(www_authenticate);
+    (status == 401 && !challenge.use_dpop_nonce)
+        || (status == 403 && challenge.insufficient_scope())
 }
 
 /// The error of a failed authorization.

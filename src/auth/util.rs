@@ -106,21 +106,25 @@ pub(crate) fn s256(verifier: &str) -> String {
     b64url(ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes()).as_ref())
 }
 
-/// What a `Bearer` challenge says.
+/// What a `Bearer` or `DPoP` challenge says (the first value of each parameter).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Challenge {
     pub(crate) resource_metadata: Option<String>,
     pub(crate) scope: Option<String>,
     pub(crate) error: Option<String>,
+    /// A `DPoP` challenge says `error="use_dpop_nonce"`: the request wants a proof with the
+    /// server's nonce, not another token (RFC 9449 §9).
+    pub(crate) use_dpop_nonce: bool,
 }
 
 impl Challenge {
-    /// Parses the `Bearer` challenge among those of a `WWW-Authenticate` value (other schemes
-    /// are skipped; an unparsable one gives what could be read).
+    /// Parses the `Bearer` and `DPoP` challenges among those of a `WWW-Authenticate` value
+    /// (other schemes are skipped; an unparsable one gives what could be read).
     pub(crate) fn parse(header: Option<&str>) -> Challenge {
         let mut out = Challenge::default();
         let Some(h) = header else { return out };
         let mut in_bearer = false;
+        let mut in_dpop = false;
         let mut rest = h.trim();
         while !rest.is_empty() {
             // A token: either a scheme name (followed by space) or a parameter name (followed
@@ -155,7 +159,10 @@ impl Challenge {
                     let e = r.find([',', ' ']).unwrap_or(r.len());
                     (r[..e].to_owned(), &r[e..])
                 };
-                if in_bearer {
+                if in_dpop && word.eq_ignore_ascii_case("error") && value == "use_dpop_nonce" {
+                    out.use_dpop_nonce = true;
+                }
+                if in_bearer || in_dpop {
                     let slot = match word.to_ascii_lowercase().as_str() {
                         "resource_metadata" => Some(&mut out.resource_metadata),
                         "scope" => Some(&mut out.scope),
@@ -171,6 +178,7 @@ impl Challenge {
                 rest = after.trim_start().trim_start_matches(',').trim_start();
             } else if !word.is_empty() {
                 in_bearer = word.eq_ignore_ascii_case("bearer");
+                in_dpop = word.eq_ignore_ascii_case("dpop");
                 rest = rest.trim_start_matches(',').trim_start();
             } else {
                 rest = rest.get(1..).unwrap_or("").trim_start();
