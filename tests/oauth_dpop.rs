@@ -1,7 +1,8 @@
-//! DPoP (RFC 9449) against the loopback authorization server: token requests carry proofs, a
-//! `use_dpop_nonce` answer is followed by exactly one more request with the server's nonce, the
-//! `DPoP` token is kept with its key, and neither the key nor a proof shows in an error or a
-//! log line.
+//! DPoP (RFC 9449) against the loopback authorization server: token requests and every MCP
+//! request carry proofs (the MCP ones bound to the token through `ath`), a `use_dpop_nonce`
+//! answer from either server is followed by exactly one more request with the server's nonce,
+//! the `DPoP` token is kept with its key, and neither the key, the token nor a proof shows in
+//! an error or a log line.
 
 mod common;
 mod oauth_support;
@@ -143,17 +144,211 @@ fn the_authorization_code_grant_binds_the_code_and_the_token() {
         authorize[0].path.contains("dpop_jkt="),
         "the authorization request names the key's thumbprint"
     );
-    // Requests to the MCP server carry no proof yet: a DPoP-bound token is refused there with
-    // an error saying so, never sent as a bearer token.
-    let err = Client::connect(
+    // The MCP requests carry the token with the DPoP scheme and a proof of the same key.
+    let client = Client::connect(
         ServerConfig::http("secured", server.mcp_url())
             .with_timeout_secs(10.0)
             .with_oauth(oauth),
     )
-    .expect_err("a DPoP-bound token is not sent as a bearer token");
-    assert!(err.to_string().contains("DPoP"), "{err}");
-    assert!(server
+    .expect("a DPoP-bound token is sent with proofs");
+    client.list_tools().expect("tools/list");
+    client.close().expect("closed");
+    let token_jwk =
+        claims(server.requests_to("/token")[1].header("DPoP").unwrap()).0["jwk"].clone();
+    let (mcp, _) = mcp_proofs(&server, &tokens.access_token.expose().to_owned());
+    assert!(!mcp.is_empty());
+    assert!(
+        mcp.iter().all(|(header, _)| header["jwk"] == token_jwk),
+        "the token's key signs"
+    );
+}
+
+/// Checks every request to `/mcp` that carries `token`: the `DPoP` scheme, one proof whose
+/// signature verifies with its own `jwk`, `htm` the request's method, `htu` the endpoint,
+/// `ath` the token's hash, a `jti` of its own. Returns each proof's header and claims, and how
+/// many requests went without a token.
+fn mcp_proofs(server: &AuthServer, token: &str) -> (Vec<(Value, Value)>, usize) {
+    let endpoint = server.mcp_url();
+    let ath = base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(ring::digest::digest(
+        &ring::digest::SHA256,
+        token.as_bytes(),
+    ));
+    let mut out = Vec::new();
+    let mut without = 0;
+    let mut jtis = std::collections::HashSet::new();
+    for r in server.requests_to("/mcp") {
+        let Some(auth) = r.header("Authorization") else {
+            without += 1;
+            continue;
+        };
+        assert_eq!(auth, format!("DPoP {token}"), "{} {}", r.method, r.path);
+        let proofs = r.header_values("DPoP");
+        assert_eq!(proofs.len(), 1, "one proof on {} {}", r.method, r.path);
+        assert!(verifies(proofs[0]), "the proof verifies with its jwk");
+        let (header, c) = claims(proofs[0]);
+        assert_eq!(header["typ"], "dpop+jwt");
+        assert_eq!(header["alg"], "ES256");
+        assert!(header["jwk"].get("d").is_none(), "no private part");
+        assert_eq!(c["htm"], r.method.as_str());
+        assert_eq!(c["htu"], endpoint.as_str());
+        assert_eq!(c["ath"], ath.as_str());
+        assert!(c["iat"].is_u64());
+        assert!(
+            jtis.insert(c["jti"].as_str().expect("jti").to_owned()),
+            "each proof is fresh"
+        );
+        out.push((header, c));
+    }
+    (out, without)
+}
+
+/// Whether a compact JWS verifies with the P-256 key of its own header's `jwk`.
+fn verifies(jwt: &str) -> bool {
+    use ring::signature::{UnparsedPublicKey, ECDSA_P256_SHA256_FIXED};
+    let d = |s: &str| {
+        base64::engine::general_purpose::URL_SAFE_NO_PAD
+            .decode(s)
+            .unwrap_or_default()
+    };
+    let p: Vec<&str> = jwt.split('.').collect();
+    if p.len() != 3 {
+        return false;
+    }
+    let (header, _) = claims(jwt);
+    let x = d(header["jwk"]["x"].as_str().unwrap_or_default());
+    let y = d(header["jwk"]["y"].as_str().unwrap_or_default());
+    let point: Vec<u8> = [&[4u8][..], &x, &y].concat();
+    UnparsedPublicKey::new(&ECDSA_P256_SHA256_FIXED, point)
+        .verify(format!("{}.{}", p[0], p[1]).as_bytes(), &d(p[2]))
+        .is_ok()
+}
+
+fn m2m(server: &AuthServer) -> (OAuthConfig, ServerConfig) {
+    let oauth = OAuthConfig::client_credentials("m2m", "m2m-secret")
+        .dpop(true)
+        .token_store(MemoryTokenStore::new());
+    let config = ServerConfig::http("secured", server.mcp_url())
+        .with_timeout_secs(10.0)
+        .with_oauth(oauth.clone());
+    (oauth, config)
+}
+
+#[test]
+fn every_mcp_request_carries_a_fresh_proof_for_its_method_and_url() {
+    capture_logs();
+    let server = dpop_server();
+    let (oauth, config) = m2m(&server);
+    let client = Client::connect(config).expect("connected with a DPoP-bound token");
+    client.list_tools().expect("tools/list");
+    client
+        .call_tool("hello", serde_json::json!({}))
+        .expect("tools/call");
+    client.close().expect("closed");
+
+    let stored = oauth.stored_tokens(&server.mcp_url()).expect("store");
+    assert_eq!(stored.len(), 1);
+    assert!(stored[0].is_dpop());
+    let token = stored[0].access_token.expose().to_owned();
+    let (proofs, without) = mcp_proofs(&server, &token);
+    // initialize, initialized, tools/list, tools/call at least; the first may go without a
+    // token (the client signs in on its 401).
+    assert!(proofs.len() >= 4, "{} requests with proofs", proofs.len());
+    assert!(without <= 1, "{without} requests without a token");
+    let jwk = &proofs[0].0["jwk"];
+    assert!(
+        proofs.iter().all(|(h, _)| h["jwk"] == *jwk),
+        "one key signs every proof"
+    );
+    assert!(
+        proofs.iter().all(|(_, c)| c.get("nonce").is_none()),
+        "the resource server asked for no nonce"
+    );
+
+    let key = stored[0].dpop_key.clone().expect("key kept");
+    let sent: Vec<String> = server
         .requests_to("/mcp")
         .iter()
-        .all(|r| r.header("Authorization").is_none()));
+        .filter_map(|r| r.header("DPoP").map(str::to_owned))
+        .collect();
+    for line in logs().iter().filter(|l| l.contains(" mcp_blocking")) {
+        assert!(
+            !line.contains(key.expose())
+                && !line.contains(&token)
+                && sent.iter().all(|p| !line.contains(p.as_str())),
+            "a log line shows the key, the token or a proof: {line}"
+        );
+    }
+}
+
+#[test]
+fn a_resource_servers_nonce_is_used_once_asked_and_kept() {
+    let server = AuthServer::start(AsOptions {
+        dpop_nonce: Some("as-nonce".into()),
+        rs_dpop_nonce: Some("rs-nonce-7".into()),
+        ..AsOptions::default()
+    });
+    let (oauth, config) = m2m(&server);
+    let client = Client::connect(config).expect("connected after the nonce retry");
+    client.list_tools().expect("tools/list");
+    client.close().expect("closed");
+
+    let token = oauth.stored_tokens(&server.mcp_url()).expect("store")[0]
+        .access_token
+        .expose()
+        .to_owned();
+    let (proofs, _) = mcp_proofs(&server, &token);
+    let nonces: Vec<Option<&str>> = proofs.iter().map(|(_, c)| c["nonce"].as_str()).collect();
+    assert_eq!(nonces[0], None, "the first proof knows no nonce");
+    assert!(
+        nonces[1..].iter().all(|n| *n == Some("rs-nonce-7")),
+        "the retry and every later proof carry the server's nonce: {nonces:?}"
+    );
+    let asked = server
+        .requests_to("/mcp")
+        .iter()
+        .filter(|r| r.header("DPoP").is_some())
+        .count()
+        - nonces.iter().filter(|n| n.is_some()).count();
+    assert_eq!(asked, 1, "one request was asked for the nonce");
+    // The nonce retry is not a new authorization: one token grant (plus its AS nonce retry).
+    assert_eq!(server.requests_to("/token").len(), 2);
+}
+
+#[test]
+fn a_nonce_asked_for_again_after_the_retry_fails_the_request() {
+    let server = AuthServer::start(AsOptions {
+        dpop_nonce: Some("as-nonce".into()),
+        rs_dpop_nonce: Some("fresh".into()),
+        rs_nonce_never_accepted: true,
+        ..AsOptions::default()
+    });
+    let (oauth, config) = m2m(&server);
+    let err = Client::connect(config).expect_err("no proof satisfies this server");
+    let token = oauth.stored_tokens(&server.mcp_url()).expect("store")[0]
+        .access_token
+        .expose()
+        .to_owned();
+    let shown = format!("{err} {err:?}");
+    assert!(shown.contains("401"), "{shown}");
+    assert!(
+        !shown.contains(&token),
+        "the error shows the token: {shown}"
+    );
+    let (proofs, _) = mcp_proofs(&server, &token);
+    assert_eq!(
+        proofs.len(),
+        2,
+        "the request, then once more with the nonce; never a third time"
+    );
+    assert!(
+        proofs[1].1["nonce"]
+            .as_str()
+            .is_some_and(|n| n.starts_with("fresh-")),
+        "the retry carries the nonce the server named"
+    );
+    assert_eq!(
+        server.requests_to("/token").len(),
+        2,
+        "a nonce demand does not start a new authorization"
+    );
 }

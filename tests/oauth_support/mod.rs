@@ -74,6 +74,13 @@ pub struct AsOptions {
     /// with a `DPoP` proof whose `nonce` is not this one is answered 400 `use_dpop_nonce` with
     /// a `DPoP-Nonce` header naming it (a proof with it gets a `DPoP` token).
     pub dpop_nonce: Option<String>,
+    /// The MCP endpoint asks for this DPoP nonce: a request with a `DPoP` token whose proof
+    /// does not carry it is answered 401 `DPoP error="use_dpop_nonce"` with a `DPoP-Nonce`
+    /// header naming it.
+    pub rs_dpop_nonce: Option<String>,
+    /// With `rs_dpop_nonce`: every request with a `DPoP` token is answered `use_dpop_nonce`,
+    /// with a new nonce each time (a server no proof satisfies).
+    pub rs_nonce_never_accepted: bool,
 }
 
 impl Default for AsOptions {
@@ -102,6 +109,8 @@ impl Default for AsOptions {
             echo_refresh: false,
             echo_client_secret: false,
             dpop_nonce: None,
+            rs_dpop_nonce: None,
+            rs_nonce_never_accepted: false,
         }
     }
 }
@@ -399,6 +408,15 @@ fn as_metadata(opts: &AsOptions, origin: &str) -> Value {
     m
 }
 
+/// The claims of a DPoP proof, unverified (`null` when it is not a JWS).
+pub fn proof_claims(proof: &str) -> Value {
+    let claims = proof.split('.').nth(1).unwrap_or_default();
+    let claims = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(claims)
+        .unwrap_or_default();
+    serde_json::from_slice(&claims).unwrap_or_default()
+}
+
 fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
     let f = form(&req.body);
     if f.get("grant_type").map(String::as_str) != Some("client_credentials") {
@@ -414,14 +432,9 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
         }
     }
     // The proof's claims (the signature is the client's unit tests' concern).
-    let proof_nonce = req.header("DPoP").map(|p| {
-        let claims = p.split('.').nth(1).unwrap_or_default();
-        let claims = base64::engine::general_purpose::URL_SAFE_NO_PAD
-            .decode(claims)
-            .unwrap_or_default();
-        let claims: Value = serde_json::from_slice(&claims).unwrap_or_default();
-        claims["nonce"].as_str().map(str::to_owned)
-    });
+    let proof_nonce = req
+        .header("DPoP")
+        .map(|p| proof_claims(p)["nonce"].as_str().map(str::to_owned));
     if let (Some(want), Some(got)) = (&opts.dpop_nonce, &proof_nonce) {
         if got.as_deref() != Some(want.as_str()) {
             return conn.json(
@@ -533,12 +546,39 @@ fn refuse(
     req: &Req,
     conn: &mut Conn,
 ) -> bool {
-    let token = req
-        .header("authorization")
+    let authorization = req.header("authorization");
+    let dpop_token = authorization.and_then(|v| v.strip_prefix("DPoP "));
+    let token = authorization
         .and_then(|v| v.strip_prefix("Bearer "))
+        .or(dpop_token)
         .map(str::to_owned);
     if token.is_some_and(|t| st.access.lock().unwrap().contains(&t)) {
-        return false;
+        let Some(want) = opts.rs_dpop_nonce.as_ref().filter(|_| dpop_token.is_some()) else {
+            return false;
+        };
+        let sent = req
+            .header("DPoP")
+            .and_then(|p| proof_claims(p)["nonce"].as_str().map(str::to_owned));
+        if sent.as_deref() == Some(want.as_str()) && !opts.rs_nonce_never_accepted {
+            return false;
+        }
+        let nonce = if opts.rs_nonce_never_accepted {
+            st.next(want)
+        } else {
+            want.clone()
+        };
+        conn.json(
+            401,
+            &[
+                (
+                    "WWW-Authenticate",
+                    r#"DPoP error="use_dpop_nonce", error_description="a nonce is required""#,
+                ),
+                ("DPoP-Nonce", nonce.as_str()),
+            ],
+            &json!({"error": "use_dpop_nonce"}),
+        );
+        return true;
     }
     st.unauthorized.fetch_add(1, Ordering::SeqCst);
     let rm = opts
