@@ -387,6 +387,21 @@ mod tests {
     }
 
     #[test]
+    fn a_nonce_demand_does_not_start_an_authorization() {
+        assert!(wants_authorization(
+            401,
+            Some(r#"DPoP error="invalid_token""#)
+        ));
+        assert!(wants_authorization(401, None));
+        assert!(!wants_authorization(
+            401,
+            Some(r#"DPoP error="use_dpop_nonce""#)
+        ));
+        assert!(asks_for_dpop_nonce(r#"DPoP error="use_dpop_nonce""#));
+        assert!(!asks_for_dpop_nonce(r#"Bearer error="use_dpop_nonce""#));
+    }
+
+    #[test]
     fn a_server_without_oauth_is_left_as_it_is() {
         let plain = ServerConfig::http("h", "http://127.0.0.1:9/mcp");
         assert!(provider_of(&attach(plain)).is_none());

@@ -248,6 +248,25 @@ mod tests {
         let c = Challenge::parse(Some("Bearer error=invalid_token,scope=x"));
         assert_eq!(c.error.as_deref(), Some("invalid_token"));
         assert_eq!(c.scope.as_deref(), Some("x"));
+        assert!(!c.use_dpop_nonce);
+    }
+
+    #[test]
+    fn parses_dpop_challenges() {
+        let c = Challenge::parse(Some(
+            r#"DPoP resource_metadata="https://h/rm", algs="ES256""#,
+        ));
+        assert_eq!(c.resource_metadata.as_deref(), Some("https://h/rm"));
+        assert!(!c.use_dpop_nonce);
+        let c = Challenge::parse(Some(
+            r#"Bearer realm="x", DPoP error="use_dpop_nonce", error_description="nonce""#,
+        ));
+        assert!(c.use_dpop_nonce);
+        // Only a DPoP challenge asks for a nonce.
+        let c = Challenge::parse(Some(r#"Bearer error="use_dpop_nonce""#));
+        assert!(!c.use_dpop_nonce);
+        let c = Challenge::parse(Some(r#"Basic error="use_dpop_nonce""#));
+        assert!(!c.use_dpop_nonce);
     }
 
     #[test]

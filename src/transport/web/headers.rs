@@ -174,6 +174,57 @@ mod tests {
         );
     }
 
+    /// Signs a made-up proof naming the request it was asked for.
+    struct Signer;
+
+    impl RequestAuth for Signer {
+        fn headers(&self, method: &str, url: &str) -> Result<(String, Option<String>), String> {
+            if url.contains("bad") {
+                return Ok(("DPoP t".into(), Some("proof\r\nX-Evil: 1".into())));
+            }
+            Ok(("DPoP t".into(), Some(format!("proof-of {method} {url}"))))
+        }
+
+        fn nonce(&self, _: &str) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_per_request_provider_signs_for_the_request_and_replaces_a_configured_proof() {
+        let headers = RequestHeaders::new(
+            vec![
+                ("dpop".into(), "stale".into()),
+                ("X-Key".into(), "k".into()),
+            ],
+            Some(AuthProvider::per_request(
+                || Err("not used when a request is at hand".into()),
+                std::sync::Arc::new(Signer),
+            )),
+        );
+        assert!(headers.request_auth().is_some());
+        let got: Vec<(String, String)> = headers
+            .resolve("s", "DELETE", "http://h/mcp")
+            .expect("resolved")
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.into_owned()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("X-Key".to_owned(), "k".to_owned()),
+                ("Authorization".to_owned(), "DPoP t".to_owned()),
+                ("DPoP".to_owned(), "proof-of DELETE http://h/mcp".to_owned()),
+            ]
+        );
+        let err = headers
+            .resolve("s", "POST", "http://h/bad")
+            .expect_err("a proof that cannot be a header");
+        assert!(!err.to_string().contains("X-Evil"), "{err}");
+        let plain = RequestHeaders::new(Vec::new(), Some(AuthProvider::new(|| Ok("x".into()))));
+        assert!(plain.request_auth().is_none());
+    }
+
     #[test]
     fn a_provider_value_that_cannot_be_a_header_is_refused_unshown() {
         let headers = RequestHeaders::new(
