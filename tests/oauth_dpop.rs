@@ -155,7 +155,7 @@ fn the_authorization_code_grant_binds_the_code_and_the_token() {
     client.close().expect("closed");
     let token_jwk =
         claims(server.requests_to("/token")[1].header("DPoP").unwrap()).0["jwk"].clone();
-    let (mcp, _) = mcp_proofs(&server, &tokens.access_token.expose().to_owned());
+    let (mcp, _) = mcp_proofs(&server, tokens.access_token.expose());
     assert!(!mcp.is_empty());
     assert!(
         mcp.iter().all(|(header, _)| header["jwk"] == token_jwk),

@@ -98,8 +98,9 @@ impl RequestHeaders {
             .headers
             .iter()
             .filter(|(k, _)| {
-                !k.eq_ignore_ascii_case("authorization")
-                    && !(proof.is_some() && k.eq_ignore_ascii_case(DPOP))
+                let replaced = k.eq_ignore_ascii_case("authorization")
+                    || (proof.is_some() && k.eq_ignore_ascii_case(DPOP));
+                !replaced
             })
             .map(|(k, v)| (k.as_str(), Cow::Borrowed(v.as_str())))
             .collect();
