@@ -9,6 +9,10 @@
 //!                                            ath = base64url(SHA-256(token)), nonce}
 //!  token request ──DPoP: proof──> 400 use_dpop_nonce (or 401) with DPoP-Nonce
 //!                ──DPoP: proof with that nonce──> once, no more
+//!  MCP request   ──Authorization: DPoP <token>, DPoP: proof (htm, htu, ath, last nonce)──>
+//!                401 WWW-Authenticate: DPoP error="use_dpop_nonce" with DPoP-Nonce
+//!                ──the same request, a new proof with that nonce──> once, no more
+//!                (the transport's `Requester::once`; the nonce is kept per server)
 //! ```
 //!
 //! The key, its PKCS#8 and every proof are credentials: none of them appears in `Debug`, an

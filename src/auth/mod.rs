@@ -4,7 +4,8 @@
 //! Give a server an [`OAuthConfig`] with [`ServerConfig::with_oauth`](crate::ServerConfig::with_oauth).
 //! When the server answers any request with HTTP 401, or 403 `insufficient_scope`, the client
 //! authorizes and sends the request again (at most 3 authorizations per request), then every
-//! request carries `Authorization: Bearer …`:
+//! request carries `Authorization: Bearer …` (or, for a token bound to the client's key with
+//! [`OAuthConfig::dpop`], `Authorization: DPoP …` and a proof of its own):
 //!
 //! ```text
 //!  401 ─> protected-resource metadata (RFC 9728): the challenge's resource_metadata (same

@@ -268,9 +268,15 @@ impl OAuthConfig {
     /// in the [`TokenStore`] with the key, and refreshed with proofs of the same key. Off by
     /// default.
     ///
-    /// Requests to the MCP server itself do not carry proofs yet: a server holding a DPoP-bound
-    /// token fails its requests with an error saying so rather than sending the token as a
-    /// bearer token. Use this where the authorization server needs DPoP for its own requests.
+    /// Every request to the MCP server with a DPoP-bound token (Streamable HTTP POST, GET and
+    /// DELETE; legacy SSE) carries `Authorization: DPoP <token>` and a fresh proof for that
+    /// request: its method (`htm`), its URL without query or fragment (`htu`) and the token's
+    /// hash (`ath`). A 401 whose `WWW-Authenticate` holds `DPoP error="use_dpop_nonce"` with
+    /// a usable `DPoP-Nonce` is sent once more with a proof carrying that nonce; the latest
+    /// nonce of each server goes into its later proofs. A server that asks for a nonce again
+    /// fails the request with [`Error::Unauthorized`](crate::Error::Unauthorized) (no new
+    /// sign-in is started for it). A token the authorization server issues as `Bearer` is
+    /// sent as one.
     ///
     /// ```
     /// use mcp_blocking::auth::OAuthConfig;
