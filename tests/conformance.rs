@@ -170,3 +170,23 @@ fn alpha_suite_matches_the_expected_failures_at_2025_11_25() {
 fn alpha_suite_matches_the_expected_failures_at_2026_07_28() {
     alpha_suite_matches_its_expected_failures("2026-07-28");
 }
+
+#[test]
+fn dpop_extensions_pass_at_both_spec_versions() {
+    let suite = Suite::of(peers::CONFORMANCE_NEXT);
+    for spec_version in ["2025-11-25", "2026-07-28"] {
+        for scenario in ["auth/dpop", "auth/dpop-nonce"] {
+            let (ok, out) = suite.run(&[
+                "--scenario",
+                scenario,
+                "--spec-version",
+                spec_version,
+                "--force",
+            ]);
+            assert!(
+                ok && out.contains("OVERALL: PASSED") && out.contains("0 failed, 0 warnings"),
+                "scenario {scenario} at {spec_version} failed:\n{out}"
+            );
+        }
+    }
+}
