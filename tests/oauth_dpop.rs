@@ -352,3 +352,56 @@ fn a_nonce_asked_for_again_after_the_retry_fails_the_request() {
         "a nonce demand does not start a new authorization"
     );
 }
+
+#[test]
+fn a_server_quoting_the_token_and_proof_back_gets_neither_into_the_error() {
+    let server = AuthServer::start(AsOptions {
+        dpop_nonce: Some("as-nonce".into()),
+        echo_authorization: true,
+        ..AsOptions::default()
+    });
+    let (oauth, config) = m2m(&server);
+    let client = Client::connect(config).expect("connected");
+    let token = oauth.stored_tokens(&server.mcp_url()).expect("store")[0]
+        .access_token
+        .expose()
+        .to_owned();
+    for tool in ["leak_http", "leak_rpc"] {
+        let err = client
+            .call_tool(tool, serde_json::json!({}))
+            .expect_err("the server refuses, quoting what it got");
+        let shown = format!("{err} {err:?}");
+        let last = server
+            .requests_to("/mcp")
+            .last()
+            .cloned()
+            .expect("a request");
+        let proof = last.header("DPoP").expect("a proof").to_owned();
+        assert!(shown.contains("you sent"), "the quote is kept: {shown}");
+        assert!(
+            !shown.contains(&token) && !shown.contains(&proof),
+            "{tool}: the error shows the token or the proof: {shown}"
+        );
+    }
+    client.close().expect("closed");
+}
+
+#[test]
+fn a_nonce_longer_than_the_cap_is_not_used() {
+    let long = "n".repeat(2000);
+    let server = AuthServer::start(AsOptions {
+        dpop_nonce: Some("as-nonce".into()),
+        rs_dpop_nonce: Some(long.clone()),
+        ..AsOptions::default()
+    });
+    let (oauth, config) = m2m(&server);
+    let err = Client::connect(config).expect_err("the only nonce is over the cap");
+    assert!(err.to_string().contains("401"), "{err}");
+    let token = oauth.stored_tokens(&server.mcp_url()).expect("store")[0]
+        .access_token
+        .expose()
+        .to_owned();
+    let (proofs, _) = mcp_proofs(&server, &token);
+    assert_eq!(proofs.len(), 1, "no retry with a nonce that cannot be used");
+    assert!(proofs[0].1.get("nonce").is_none());
+}

@@ -58,7 +58,14 @@ pub(crate) struct ServerState {
     pub(crate) dpop_nonce: Option<String>,
     /// The key of the DPoP-bound token in use, parsed once.
     pub(crate) dpop_key: Option<Arc<super::dpop::DpopKey>>,
+    /// The last [`RECENT_PROOFS`] proofs sent, for hiding them in what a request fails with
+    /// (a server may quote the headers it got).
+    pub(crate) recent_proofs: std::collections::VecDeque<String>,
 }
+
+/// How many of a server's latest DPoP proofs are hidden in errors: enough for the requests
+/// that may be under way at once, and a bound on what a long run keeps.
+pub(crate) const RECENT_PROOFS: usize = 32;
 
 /// The states of the settings in use, by their identity. Entries whose state has gone are
 /// dropped at the next lookup.
@@ -206,6 +213,9 @@ impl OAuth {
             values.push(t.access_token.expose().to_owned());
             values.extend(t.refresh_token.iter().map(|r| r.expose().to_owned()));
             values.extend(t.client_secret.iter().map(|c| c.expose().to_owned()));
+        }
+        if let Some(s) = inner.servers.get(server_url) {
+            values.extend(s.recent_proofs.iter().cloned());
         }
         values.extend(self.client_secret.iter().map(|c| c.expose().to_owned()));
         crate::config::Secrets::new(values)

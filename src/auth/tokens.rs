@@ -3,7 +3,7 @@
 //! `insufficient_scope` starts, and an explicit sign-in; each under the state's one lock.
 
 use super::dpop::{self, DpopKey};
-use super::live::{Inner, OAuth};
+use super::live::{Inner, OAuth, RECENT_PROOFS};
 use super::util::{self, Challenge};
 use super::{auth_error, flow, net, sign_in_required, Refused, REFRESH_MARGIN};
 use crate::config::oauth::StoredTokens;
@@ -112,6 +112,10 @@ impl OAuth {
             }
         };
         let proof = key.proof(method, url, Some(token), st.dpop_nonce.as_deref())?;
+        if st.recent_proofs.len() == RECENT_PROOFS {
+            st.recent_proofs.pop_front();
+        }
+        st.recent_proofs.push_back(proof.clone());
         Ok((format!("DPoP {token}"), Some(proof)))
     }
 

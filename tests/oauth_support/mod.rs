@@ -58,7 +58,8 @@ pub struct AsOptions {
     /// The `resource` the protected resource metadata of `/mcp` states (default: the URL of
     /// `/mcp`).
     pub prm_resource: Option<String>,
-    /// `/mcp` quotes the request's `Authorization` header back: `tools/call` of `leak_http`
+    /// `/mcp` quotes the request's `Authorization` and `DPoP` headers back: `tools/call` of
+    /// `leak_http`
     /// in an HTTP 500 body, of `leak_rpc` in a JSON-RPC error message.
     pub echo_authorization: bool,
     /// `/token` never answers (it waits for the client to hang up).
@@ -653,7 +654,11 @@ fn mcp(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn)
     }
     let msg = req.json();
     if opts.echo_authorization && msg["method"] == "tools/call" {
-        let quoted = format!("you sent {}", req.header("authorization").unwrap_or(""));
+        let quoted = format!(
+            "you sent {} {}",
+            req.header("authorization").unwrap_or(""),
+            req.header("DPoP").unwrap_or("")
+        );
         match msg["params"]["name"].as_str() {
             Some("leak_http") => return conn.respond(500, &[], quoted.as_bytes()),
             Some("leak_rpc") => {
