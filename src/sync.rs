@@ -20,3 +20,15 @@ pub(crate) fn read_lock<T>(l: &RwLock<T>) -> RwLockReadGuard<'_, T> {
 pub(crate) fn write_lock<T>(l: &RwLock<T>) -> RwLockWriteGuard<'_, T> {
     l.write().unwrap_or_else(|p| p.into_inner())
 }
+
+/// Joins the threads of `handles` that have ended, keeping the others (which are not waited
+/// for).
+pub(crate) fn join_finished(handles: &mut Vec<std::thread::JoinHandle<()>>) {
+    let (done, running): (Vec<_>, Vec<_>) = handles
+        .drain(..)
+        .partition(std::thread::JoinHandle::is_finished);
+    *handles = running;
+    for h in done {
+        let _ = h.join();
+    }
+}

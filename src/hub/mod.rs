@@ -19,7 +19,8 @@ mod degrade;
 mod discovery;
 mod events;
 mod export;
-mod names;
+// Its name cleaning and digest also name a sandboxed server's folders.
+pub(crate) mod names;
 mod policy;
 mod porter;
 mod registry;

@@ -409,12 +409,7 @@ fn resolve(server: &str, host: &str, port: u16, deadline: Instant) -> io::Result
     }
     {
         let mut pending = lock(&PENDING_LOOKUPS);
-        let (done, running): (Vec<_>, Vec<_>) =
-            pending.drain(..).partition(JoinHandle::is_finished);
-        *pending = running;
-        for h in done {
-            let _ = h.join();
-        }
+        crate::sync::join_finished(&mut pending);
         if pending.len() >= MAX_PENDING_LOOKUPS {
             return Err(io::Error::other(format!(
                 "{MAX_PENDING_LOOKUPS} earlier DNS lookups are still running"

@@ -105,22 +105,10 @@ impl Drop for PrivateTemp {
 /// characters, and a digest of the exact name after it, so that two names that read alike
 /// (`a.b`, `a_b`) never share a folder.
 fn safe_name(server: &str) -> String {
-    // FNV-1a: stable from run to run, which a cache folder's name must be.
-    let digest = server.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
-    });
-    let readable: String = server
-        .chars()
-        .map(|c| {
-            if c.is_ascii_alphanumeric() || c == '-' || c == '_' {
-                c
-            } else {
-                '_'
-            }
-        })
-        .take(64)
-        .collect();
-    format!("{readable}-{:08x}", digest as u32)
+    use crate::hub::names::{fnv1a32, sanitize};
+    // The digest (FNV-1a) is stable from run to run, which a cache folder's name must be.
+    let readable: String = sanitize(server).chars().take(64).collect();
+    format!("{readable}-{:08x}", fnv1a32(&[server.as_bytes()]))
 }
 
 /// Commands whose runtime keeps a package cache, and the variable that moves it: a sandboxed

@@ -36,7 +36,7 @@ use std::time::{Duration, Instant};
 use crossbeam_channel::{Receiver, Sender};
 
 use crate::config::DomainRule;
-use crate::sync::lock;
+use crate::sync::{join_finished, lock};
 
 /// Connections served at once; one more is answered `503` and closed.
 pub(crate) const MAX_CONNECTIONS: usize = 64;
@@ -283,12 +283,7 @@ fn accept_loop(listener: &TcpListener, shared: &Arc<Shared>) {
                 continue;
             }
         };
-        let (done, running): (Vec<_>, Vec<_>) =
-            connections.drain(..).partition(JoinHandle::is_finished);
-        connections = running;
-        for h in done {
-            let _ = h.join();
-        }
+        join_finished(&mut connections);
         if connections.len() >= MAX_CONNECTIONS {
             log::warn!(
                 "server `{}`: sandbox proxy already serves {MAX_CONNECTIONS} connections; one more refused",
@@ -808,14 +803,6 @@ fn connect(host: &str, port: u16, deadline: Instant) -> io::Result<TcpStream> {
         }
     }
     Err(last)
-}
-
-fn join_finished(pending: &mut Vec<JoinHandle<()>>) {
-    let (done, running): (Vec<_>, Vec<_>) = pending.drain(..).partition(JoinHandle::is_finished);
-    *pending = running;
-    for h in done {
-        let _ = h.join();
-    }
 }
 
 fn join_finished_dials() {
