@@ -57,6 +57,8 @@ struct Discovered {
     prm_scopes: Vec<String>,
     /// The DPoP key of this authorization, when DPoP is on.
     dpop: Option<DpopKey>,
+    /// The protected resource metadata says `dpop_bound_access_tokens_required` (RFC 9728).
+    dpop_required: bool,
 }
 
 impl Discovered {
@@ -150,6 +152,11 @@ fn discover(
             Err(NetError::Failed(e)) => log::debug!("protected resource metadata: {e}"),
         }
     }
+    let dpop_required = prm
+        .as_ref()
+        .and_then(|m| m.get("dpop_bound_access_tokens_required"))
+        .and_then(Value::as_bool)
+        == Some(true);
     let (resource, issuer, strict, prm_scopes) = match prm {
         Some(m) => {
             let resource = m
@@ -258,6 +265,7 @@ fn discover(
         meta,
         prm_scopes,
         dpop: None,
+        dpop_required,
     })
 }
 
@@ -271,12 +279,34 @@ pub(super) fn obtain(
 ) -> Result<StoredTokens, String> {
     let net = cfg.net(server_url);
     let mut disc = discover(cfg, &net, server_url, challenge)?;
-    if cfg.dpop {
-        disc.dpop = Some(DpopKey::generate()?);
-    } else if dpop::supported_by(&disc.meta) {
-        log::debug!(
+    // DPoP when the program asked for it, or (unless it said no) when the server takes only
+    // DPoP-bound tokens: its challenge names only the DPoP scheme, or its protected resource
+    // metadata says `dpop_bound_access_tokens_required`.
+    let required = challenge.dpop_only || disc.dpop_required;
+    match cfg.dpop {
+        Some(true) => disc.dpop = Some(DpopKey::generate()?),
+        None if required => {
+            if !dpop::supported_by(&disc.meta)
+                && disc.meta.contains_key("dpop_signing_alg_values_supported")
+            {
+                return Err(
+                    "the server takes only DPoP-bound tokens, and its authorization \
+                            server does not accept ES256 proofs"
+                        .into(),
+                );
+            }
+            log::debug!("the server takes only DPoP-bound tokens: sending DPoP proofs");
+            disc.dpop = Some(DpopKey::generate()?);
+        }
+        Some(false) if required => {
+            return Err("the server takes only DPoP-bound tokens, and DPoP is off \
+                        (OAuthConfig::dpop(false))"
+                .into());
+        }
+        _ if dpop::supported_by(&disc.meta) => log::debug!(
             "the authorization server accepts DPoP proofs; not sending them (OAuthConfig::dpop)"
-        );
+        ),
+        _ => {}
     }
     // The issuer is kept with the tokens and shown with them.
     require_showable(disc.meta_issuer(), "issuer")?;
@@ -286,9 +316,10 @@ pub(super) fn obtain(
         disc.meta_issuer(),
         disc.resource
     );
-    match cfg.grant {
+    match &cfg.grant {
         Grant::ClientCredentials => client_credentials(cfg, &net, &disc, scope),
         Grant::AuthorizationCode => authorization_code(cfg, inner, &net, &disc, scope),
+        Grant::JwtBearer(_) | Grant::Enterprise(_) => Err("this grant is not available yet".into()),
     }
 }
 
@@ -320,7 +351,7 @@ fn choose_scope(
     }
     // SEP-2207: a client that wants refresh tokens asks for `offline_access` where the
     // authorization server lists it, and never where it does not.
-    if cfg.grant == Grant::AuthorizationCode
+    if cfg.grant.is_authorization_code()
         && cfg.refresh_tokens
         && disc
             .strings("scopes_supported")
@@ -995,7 +1026,7 @@ pub(super) fn refresh(
     // may have bound the refresh token to it too); with DPoP on, a bearer token gets a new key.
     let dpop = match &t.dpop_key {
         Some(k) if t.is_dpop() => Some(DpopKey::from_stored(k)?),
-        _ if cfg.dpop => Some(DpopKey::generate()?),
+        _ if cfg.dpop == Some(true) => Some(DpopKey::generate()?),
         _ => None,
     };
     let m = token_request(

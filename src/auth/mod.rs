@@ -119,9 +119,9 @@ use std::time::Duration;
 
 // The settings are plain data of `config`; the flow and the state it keeps are here.
 pub use crate::config::oauth::{
-    AuthError, AuthErrorKind, FileTokenStore, JwtAlgorithm, MemoryTokenStore, OAuthConfig,
-    RedirectHandler, Secret, SigningKey, StoredClient, StoredTokens, TokenStore,
-    DEFAULT_LOGIN_TIMEOUT, MAX_TOKEN_LIFETIME,
+    AssertionSource, AuthError, AuthErrorKind, EnterpriseIdp, FileTokenStore, JwtAlgorithm,
+    MemoryTokenStore, OAuthConfig, RedirectHandler, Secret, SigningKey, StoredClient, StoredTokens,
+    TokenStore, DEFAULT_LOGIN_TIMEOUT, MAX_ASSERTION_BYTES, MAX_TOKEN_LIFETIME,
 };
 pub use loopback::LoopbackListener;
 

@@ -115,6 +115,9 @@ pub(crate) struct Challenge {
     /// A `DPoP` challenge says `error="use_dpop_nonce"`: the request wants a proof with the
     /// server's nonce, not another token (RFC 9449 §9).
     pub(crate) use_dpop_nonce: bool,
+    /// The challenge names the `DPoP` scheme and not `Bearer`: the server takes only
+    /// DPoP-bound tokens (RFC 9449 §7.1).
+    pub(crate) dpop_only: bool,
 }
 
 impl Challenge {
@@ -125,6 +128,7 @@ impl Challenge {
         let Some(h) = header else { return out };
         let mut in_bearer = false;
         let mut in_dpop = false;
+        let (mut saw_bearer, mut saw_dpop) = (false, false);
         let mut rest = h.trim();
         while !rest.is_empty() {
             // A token: either a scheme name (followed by space) or a parameter name (followed
@@ -179,11 +183,14 @@ impl Challenge {
             } else if !word.is_empty() {
                 in_bearer = word.eq_ignore_ascii_case("bearer");
                 in_dpop = word.eq_ignore_ascii_case("dpop");
+                saw_bearer |= in_bearer;
+                saw_dpop |= in_dpop;
                 rest = rest.trim_start_matches(',').trim_start();
             } else {
                 rest = rest.get(1..).unwrap_or("").trim_start();
             }
         }
+        out.dpop_only = saw_dpop && !saw_bearer;
         out
     }
 

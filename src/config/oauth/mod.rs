@@ -11,6 +11,7 @@
 //! | `key.rs` | [`SigningKey`] for `private_key_jwt` |
 //! | `error.rs` | [`AuthError`]: how the functions that need no server fail |
 
+mod assertion;
 mod error;
 mod key;
 mod redirect;
@@ -21,6 +22,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub(crate) use assertion::SourceKind;
+pub use assertion::{AssertionSource, EnterpriseIdp, MAX_ASSERTION_BYTES};
 pub use error::{AuthError, AuthErrorKind};
 pub(crate) use key::Key;
 pub use key::{JwtAlgorithm, SigningKey};
@@ -37,10 +40,20 @@ pub use store::{
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 /// Which grant obtains tokens.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) enum Grant {
     AuthorizationCode,
     ClientCredentials,
+    /// RFC 7523 `jwt-bearer` with a workload's own JWT (workload identity federation).
+    JwtBearer(AssertionSource),
+    /// SEP-990: token exchange at the enterprise IdP for an ID-JAG, then `jwt-bearer`.
+    Enterprise(Box<EnterpriseIdp>),
+}
+
+impl Grant {
+    pub(crate) fn is_authorization_code(&self) -> bool {
+        matches!(self, Grant::AuthorizationCode)
+    }
 }
 
 /// OAuth settings of one remote server: plain data, plus the [`TokenStore`] tokens are kept in
@@ -82,7 +95,8 @@ pub struct OAuthConfig {
     pub(crate) extra_roots: Vec<Vec<u8>>,
     pub(crate) refresh_tokens: bool,
     pub(crate) endpoint_fallback: bool,
-    pub(crate) dpop: bool,
+    /// `None`: DPoP when the server requires it; `Some(b)`: as the program said.
+    pub(crate) dpop: Option<bool>,
     /// Shared by clones: the run-time side (tokens in use, registrations, the refresh lock)
     /// that `auth` keeps for these settings is found by it.
     pub(crate) id: u64,
@@ -122,7 +136,7 @@ impl OAuthConfig {
             extra_roots: Vec::new(),
             refresh_tokens: true,
             endpoint_fallback: false,
-            dpop: false,
+            dpop: None,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         }
     }
@@ -281,10 +295,10 @@ impl OAuthConfig {
     /// ```
     /// use mcp_blocking::auth::OAuthConfig;
     /// let oauth = OAuthConfig::client_credentials("svc", "s3cret").dpop(true);
-    /// assert!(format!("{oauth:?}").contains("dpop: true"));
+    /// assert!(format!("{oauth:?}").contains("dpop: Some(true)"));
     /// ```
     pub fn dpop(mut self, enabled: bool) -> OAuthConfig {
-        self.dpop = enabled;
+        self.dpop = Some(enabled);
         self
     }
 
@@ -306,7 +320,7 @@ impl OAuthConfig {
     /// Whether an authorization may run: any grant but the authorization code, or a redirect
     /// handler that reaches a person (not [`RedirectHandler::none`]).
     pub(crate) fn may_sign_in(&self) -> bool {
-        self.grant != Grant::AuthorizationCode
+        !self.grant.is_authorization_code()
             || self
                 .redirect
                 .as_ref()

@@ -1,0 +1,157 @@
+//! Where the JWTs of the assertion grants come from: a workload's platform-issued token
+//! ([`OAuthConfig::workload_identity`](super::OAuthConfig::workload_identity)) and an enterprise
+//! identity provider's ID token ([`EnterpriseIdp`]).
+
+use std::fmt;
+use std::path::PathBuf;
+use std::sync::Arc;
+
+use super::redirect::RedirectHandler;
+use super::store::Secret;
+
+/// The largest assertion read from a file, a variable or a callback: 64 KiB. Platform tokens
+/// are a few kilobytes; anything larger is refused rather than sent.
+pub const MAX_ASSERTION_BYTES: usize = 64 * 1024;
+
+type Callback = Arc<dyn Fn() -> Result<String, String> + Send + Sync>;
+
+#[derive(Clone)]
+pub(crate) enum SourceKind {
+    File(PathBuf),
+    Env(String),
+    Callback(Callback),
+    Value(Secret),
+}
+
+/// Where a JWT comes from. It is read again each time a token is needed (never cached by the
+/// crate), so a file a platform rotates (a Kubernetes projected token, a CI job's token file)
+/// or a variable refreshed between runs is always read fresh. `Debug` shows the file's path or
+/// the variable's name, never the token.
+///
+/// ```
+/// use mcp_blocking::auth::AssertionSource;
+/// let k8s = AssertionSource::file("/var/run/secrets/tokens/mcp-token");
+/// let ci = AssertionSource::env("MCP_ID_TOKEN");
+/// let cloud = AssertionSource::callback(|| Ok("eyJ...".to_owned()));
+/// assert!(format!("{k8s:?}").contains("mcp-token"));
+/// assert!(!format!("{:?}", AssertionSource::value("eyJh.eyJi.c2ln")).contains("eyJ"));
+/// # let _ = (ci, cloud);
+/// ```
+#[derive(Clone)]
+pub struct AssertionSource {
+    pub(crate) kind: SourceKind,
+}
+
+impl AssertionSource {
+    /// A file holding the JWT (surrounding whitespace ignored).
+    pub fn file(path: impl Into<PathBuf>) -> AssertionSource {
+        AssertionSource {
+            kind: SourceKind::File(path.into()),
+        }
+    }
+
+    /// An environment variable holding the JWT.
+    pub fn env(variable: impl Into<String>) -> AssertionSource {
+        AssertionSource {
+            kind: SourceKind::Env(variable.into()),
+        }
+    }
+
+    /// A function that returns the JWT (from a cloud metadata service, say), called each time
+    /// one is needed; its error is shown as the reason the authorization failed, so it must
+    /// not hold the token.
+    pub fn callback(
+        f: impl Fn() -> Result<String, String> + Send + Sync + 'static,
+    ) -> AssertionSource {
+        AssertionSource {
+            kind: SourceKind::Callback(Arc::new(f)),
+        }
+    }
+
+    /// A JWT given as it is.
+    pub fn value(jwt: impl Into<String>) -> AssertionSource {
+        AssertionSource {
+            kind: SourceKind::Value(Secret::new(jwt)),
+        }
+    }
+}
+
+impl fmt::Debug for AssertionSource {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.kind {
+            SourceKind::File(p) => write!(f, "AssertionSource::file({})", p.display()),
+            SourceKind::Env(v) => write!(f, "AssertionSource::env({v})"),
+            SourceKind::Callback(_) => f.write_str("AssertionSource::callback(..)"),
+            SourceKind::Value(_) => {
+                write!(f, "AssertionSource::value({})", crate::config::REDACTED)
+            }
+        }
+    }
+}
+
+/// The enterprise identity provider of enterprise-managed authorization (SEP-990): the client
+/// exchanges the person's ID token from this provider for an identity assertion grant (ID-JAG,
+/// RFC 8693 token exchange at [`token_endpoint`](Self::token_endpoint)), then presents the
+/// ID-JAG to the MCP server's authorization server as a JWT bearer grant (RFC 7523). One
+/// sign-in at the provider thus authorizes every MCP server the enterprise has approved.
+///
+/// ```
+/// use mcp_blocking::auth::{AssertionSource, EnterpriseIdp, OAuthConfig};
+/// let idp = EnterpriseIdp::new("https://idp.example.com", "mcp-client-at-idp")
+///     .id_token(AssertionSource::env("IDP_ID_TOKEN"));
+/// let oauth = OAuthConfig::enterprise(idp)
+///     .client_id("mcp-client")
+///     .client_secret("s3cret");
+/// assert!(!format!("{oauth:?}").contains("s3cret"));
+/// ```
+#[derive(Clone, Debug)]
+pub struct EnterpriseIdp {
+    pub(crate) issuer: String,
+    pub(crate) token_endpoint: Option<String>,
+    pub(crate) client_id: String,
+    pub(crate) client_secret: Option<Secret>,
+    pub(crate) id_token: Option<AssertionSource>,
+    pub(crate) redirect: Option<RedirectHandler>,
+}
+
+impl EnterpriseIdp {
+    /// The provider by its issuer URL, and this client's id at it. Its token endpoint is found
+    /// in its OpenID metadata (`/.well-known/openid-configuration`) unless
+    /// [`token_endpoint`](Self::token_endpoint) names it.
+    pub fn new(issuer: impl Into<String>, client_id: impl Into<String>) -> EnterpriseIdp {
+        EnterpriseIdp {
+            issuer: issuer.into(),
+            token_endpoint: None,
+            client_id: client_id.into(),
+            client_secret: None,
+            id_token: None,
+            redirect: None,
+        }
+    }
+
+    /// The provider's token endpoint, where the ID token is exchanged.
+    pub fn token_endpoint(mut self, url: impl Into<String>) -> EnterpriseIdp {
+        self.token_endpoint = Some(url.into());
+        self
+    }
+
+    /// This client's secret at the provider (sent with `client_secret_basic`).
+    pub fn client_secret(mut self, secret: impl Into<String>) -> EnterpriseIdp {
+        self.client_secret = Some(Secret::new(secret));
+        self
+    }
+
+    /// Where the person's ID token comes from, when the program already has one (from the
+    /// desktop's single sign-on, say).
+    pub fn id_token(mut self, source: AssertionSource) -> EnterpriseIdp {
+        self.id_token = Some(source);
+        self
+    }
+
+    /// Sign the person in at the provider (authorization code with PKCE, scope `openid`)
+    /// through `redirect` when no [`id_token`](Self::id_token) source is set.
+    pub fn sign_in(mut self, redirect: RedirectHandler) -> EnterpriseIdp {
+        self.redirect = Some(redirect);
+        self
+    }
+}
