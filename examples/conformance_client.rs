@@ -125,10 +125,8 @@ fn oauth_for(scenario: &str) -> Result<OAuthConfig, String> {
             if let Some(secret) = field("client_secret") {
                 oauth = oauth.client_secret(secret);
             }
-            if scenario.starts_with("auth/dpop") {
-                // Sender-constrained tokens: proofs on the token and the MCP requests.
-                oauth = oauth.dpop(true);
-            }
+            // DPoP is not turned on here: the DPoP scenarios' server challenges with the DPoP
+            // scheme alone, and the client then sends proofs by itself.
             Ok(oauth)
         }
     }

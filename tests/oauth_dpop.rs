@@ -405,3 +405,96 @@ fn a_nonce_longer_than_the_cap_is_not_used() {
     assert_eq!(proofs.len(), 1, "no retry with a nonce that cannot be used");
     assert!(proofs[0].1.get("nonce").is_none());
 }
+
+/// Client credentials with DPoP left to the client's choice (`dpop` not called).
+fn m2m_auto(server: &AuthServer, dpop: Option<bool>) -> (OAuthConfig, ServerConfig) {
+    let mut oauth =
+        OAuthConfig::client_credentials("m2m", "m2m-secret").token_store(MemoryTokenStore::new());
+    if let Some(on) = dpop {
+        oauth = oauth.dpop(on);
+    }
+    let config = ServerConfig::http("secured", server.mcp_url())
+        .with_timeout_secs(10.0)
+        .with_oauth(oauth.clone());
+    (oauth, config)
+}
+
+/// Whether the server's token endpoint saw a DPoP proof.
+fn token_requests_with_proofs(server: &AuthServer) -> (usize, usize) {
+    let reqs = server.requests_to("/token");
+    let with = reqs.iter().filter(|r| r.header("DPoP").is_some()).count();
+    (with, reqs.len())
+}
+
+#[test]
+fn dpop_turns_on_by_itself_for_a_server_that_challenges_with_the_dpop_scheme_only() {
+    let server = AuthServer::start(AsOptions {
+        dpop_nonce: Some("n-1".into()),
+        dpop_challenge: true,
+        ..AsOptions::default()
+    });
+    let (oauth, config) = m2m_auto(&server, None);
+    let client = Client::connect(config).expect("connected with a DPoP-bound token");
+    client.list_tools().expect("tools/list");
+    client.close().expect("closed");
+    let stored = oauth.stored_tokens(&server.mcp_url()).expect("store");
+    assert!(stored[0].is_dpop(), "the token is DPoP-bound: {stored:?}");
+    let (with, all) = token_requests_with_proofs(&server);
+    assert!(
+        with == all && all >= 1,
+        "{with} of {all} token requests had a proof"
+    );
+}
+
+#[test]
+fn dpop_turns_on_by_itself_when_the_resource_metadata_requires_it() {
+    let server = AuthServer::start(AsOptions {
+        dpop_nonce: Some("n-2".into()),
+        prm_requires_dpop: true,
+        ..AsOptions::default()
+    });
+    let (oauth, config) = m2m_auto(&server, None);
+    let client = Client::connect(config).expect("connected");
+    client.close().expect("closed");
+    assert!(oauth.stored_tokens(&server.mcp_url()).expect("store")[0].is_dpop());
+    let (with, all) = token_requests_with_proofs(&server);
+    assert!(
+        with == all && all >= 1,
+        "{with} of {all} token requests had a proof"
+    );
+}
+
+#[test]
+fn without_a_requirement_dpop_stays_off_unless_asked_for() {
+    // The authorization server accepts proofs, but nothing requires them.
+    let server = AuthServer::start(AsOptions {
+        dpop_nonce: Some("n-3".into()),
+        ..AsOptions::default()
+    });
+    let (oauth, config) = m2m_auto(&server, None);
+    let client = Client::connect(config).expect("connected");
+    client.close().expect("closed");
+    let stored = oauth.stored_tokens(&server.mcp_url()).expect("store");
+    assert!(!stored[0].is_dpop(), "a bearer token: {stored:?}");
+    assert_eq!(token_requests_with_proofs(&server).0, 0, "no proof sent");
+}
+
+#[test]
+fn dpop_turned_off_fails_a_server_that_takes_only_dpop_bound_tokens() {
+    let server = AuthServer::start(AsOptions {
+        dpop_nonce: Some("n-4".into()),
+        prm_requires_dpop: true,
+        ..AsOptions::default()
+    });
+    let (_, config) = m2m_auto(&server, Some(false));
+    let err = Client::connect(config).expect_err("DPoP is off");
+    let text = err.to_string();
+    assert!(
+        text.contains("only DPoP-bound tokens") && text.contains("secured"),
+        "{text}"
+    );
+    assert!(
+        server.requests_to("/token").is_empty(),
+        "no token was asked for"
+    );
+}

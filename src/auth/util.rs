@@ -213,6 +213,21 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_challenge_is_dpop_only_when_it_names_dpop_and_not_bearer() {
+        let only = Challenge::parse(Some(
+            r#"DPoP resource_metadata="https://a/x", algs="ES256""#,
+        ));
+        assert!(only.dpop_only);
+        assert_eq!(only.resource_metadata.as_deref(), Some("https://a/x"));
+        let both = Challenge::parse(Some(r#"Bearer realm="a", DPoP algs="ES256""#));
+        assert!(!both.dpop_only);
+        assert!(!Challenge::parse(Some(r#"Bearer error="invalid_token""#)).dpop_only);
+        assert!(!Challenge::parse(None).dpop_only);
+        // A parameter named like the scheme is not a scheme.
+        assert!(!Challenge::parse(Some(r#"Bearer scheme="DPoP""#)).dpop_only);
+    }
+
+    #[test]
     fn only_https_or_loopback_endpoints_pass() {
         for ok in [
             "https://as.example.com/token",

@@ -82,6 +82,10 @@ pub struct AsOptions {
     /// With `rs_dpop_nonce`: every request with a `DPoP` token is answered `use_dpop_nonce`,
     /// with a new nonce each time (a server no proof satisfies).
     pub rs_nonce_never_accepted: bool,
+    /// The MCP endpoint's 401 challenge names the `DPoP` scheme instead of `Bearer`.
+    pub dpop_challenge: bool,
+    /// The protected resource metadata says `dpop_bound_access_tokens_required: true`.
+    pub prm_requires_dpop: bool,
 }
 
 impl Default for AsOptions {
@@ -112,6 +116,8 @@ impl Default for AsOptions {
             dpop_nonce: None,
             rs_dpop_nonce: None,
             rs_nonce_never_accepted: false,
+            dpop_challenge: false,
+            prm_requires_dpop: false,
         }
     }
 }
@@ -297,15 +303,17 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
         ("GET", p) if opts.stall_metadata && p.starts_with("/.well-known/") => {
             conn.wait_for_peer_close()
         }
-        ("GET", "/.well-known/oauth-protected-resource/mcp") => conn.json(
-            200,
-            &[],
-            &json!({
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => {
+            let mut prm = json!({
                 "resource": opts.prm_resource.clone().unwrap_or_else(|| format!("{origin}/mcp")),
                 "authorization_servers": [opts.issuer.as_deref().unwrap_or(origin)],
                 "scopes_supported": ["mcp:read"],
-            }),
-        ),
+            });
+            if opts.prm_requires_dpop {
+                prm["dpop_bound_access_tokens_required"] = json!(true);
+            }
+            conn.json(200, &[], &prm)
+        }
         ("GET", "/.well-known/oauth-protected-resource/sse") => conn.json(
             200,
             &[],
@@ -586,7 +594,12 @@ fn refuse(
         .resource_metadata
         .clone()
         .unwrap_or_else(|| format!("{origin}/.well-known/oauth-protected-resource/{resource}"));
-    let mut challenge = format!(r#"Bearer error="invalid_token", resource_metadata="{rm}""#);
+    let scheme = if opts.dpop_challenge {
+        "DPoP"
+    } else {
+        "Bearer"
+    };
+    let mut challenge = format!(r#"{scheme} error="invalid_token", resource_metadata="{rm}""#);
     if let Some(s) = &opts.challenge_scope {
         challenge.push_str(&format!(r#", scope="{s}""#));
     }

@@ -279,8 +279,13 @@ impl OAuthConfig {
     /// and every token request carries a proof signed with it (`DPoP:` header; a server that
     /// answers `use_dpop_nonce`, or 401 with a `DPoP-Nonce`, is asked once more with its
     /// nonce). A token the authorization server binds to the key (`token_type: DPoP`) is kept
-    /// in the [`TokenStore`] with the key, and refreshed with proofs of the same key. Off by
-    /// default.
+    /// in the [`TokenStore`] with the key, and refreshed with proofs of the same key.
+    ///
+    /// Unless this is called, DPoP is automatic: on for a server that takes only DPoP-bound
+    /// tokens (its 401 challenge names the `DPoP` scheme and not `Bearer`, or its protected
+    /// resource metadata says `dpop_bound_access_tokens_required`), off otherwise. `dpop(true)`
+    /// sends proofs to every server; `dpop(false)` never does, and a server that takes only
+    /// DPoP-bound tokens then fails the authorization with an error saying so.
     ///
     /// Every request to the MCP server with a DPoP-bound token (Streamable HTTP POST, GET and
     /// DELETE; legacy SSE) carries `Authorization: DPoP <token>` and a fresh proof for that
