@@ -57,10 +57,29 @@ pub struct LoadedSkill {
     pub instructions: String,
     /// Its other files, as listed (not read).
     pub files: Vec<SkillFile>,
+    server: String,
     limits: SkillLimits,
 }
 
 impl LoadedSkill {
+    /// The configured name of the server it was loaded from.
+    pub fn server(&self) -> &str {
+        &self.server
+    }
+
+    /// A skill as if loaded from `server`, for the crate's own unit tests.
+    #[cfg(test)]
+    pub(crate) fn for_tests(server: &str, entry: SkillEntry, instructions: &str) -> LoadedSkill {
+        LoadedSkill {
+            frontmatter: entry.frontmatter.clone(),
+            entry,
+            instructions: instructions.to_owned(),
+            files: Vec::new(),
+            server: server.to_owned(),
+            limits: SkillLimits::default(),
+        }
+    }
+
     /// Reads one of the skill's files from `client` (the client it was loaded with) and
     /// returns its bytes once their size and digest are those listed.
     ///
@@ -261,6 +280,7 @@ impl Client {
                 .filter(|f| f.uri != entry.uri)
                 .cloned()
                 .collect(),
+            server: self.server_name().to_owned(),
             limits: *limits,
         })
     }

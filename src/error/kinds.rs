@@ -37,6 +37,9 @@ pub enum InvalidArgumentKind {
     OutOfRange,
     /// A name that nothing answers to (a tool no connected server offers).
     UnknownName,
+    /// A name that several things answer to (a skill that more than one of a Hub's servers
+    /// lists); nothing was done.
+    Ambiguous,
     /// Bytes that are not the text they must be (a WebSocket frame that is not UTF-8).
     NotText,
 }
@@ -61,6 +64,8 @@ pub enum SkillErrorKind {
     /// `sha256:` with 64 hex digits, or the read returned no contents for the URI.
     Unverifiable,
     /// More than a cap of [`SkillLimits`](crate::SkillLimits) allows: files in a skill,
-    /// bytes in a file or in a whole skill.
+    /// bytes in a file or in a whole skill; or more of a skill's text than an
+    /// [`Agent`](crate::agent::Agent) puts in its system prompt (see
+    /// [`Agent::add_skill`](crate::agent::Agent::add_skill)).
     TooLarge,
 }

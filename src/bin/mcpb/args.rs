@@ -438,6 +438,10 @@ pub(crate) struct ModelArgs {
     /// with the server's name
     #[arg(long)]
     pub(crate) server_instructions: bool,
+    /// Load this skill (skills extension), verified, and add its instructions to the system
+    /// prompt, labelled with its server (repeatable; SERVER/NAME when several servers list it)
+    #[arg(long, value_name = "[SERVER/]NAME")]
+    pub(crate) skill: Vec<String>,
 }
 
 /// `run [OPTIONS] MESSAGE`.
