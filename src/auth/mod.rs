@@ -108,6 +108,7 @@
 mod display;
 mod dpop;
 mod flow;
+mod grants;
 mod jwt;
 mod live;
 mod loopback;

@@ -3,6 +3,7 @@
 //! identity provider's ID token ([`EnterpriseIdp`]).
 
 use std::fmt;
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -74,6 +75,92 @@ impl AssertionSource {
             kind: SourceKind::Value(Secret::new(jwt)),
         }
     }
+}
+
+impl AssertionSource {
+    /// Reads the JWT now: the file (at most [`MAX_ASSERTION_BYTES`], with a bounded read),
+    /// the variable, the callback or the value, with surrounding whitespace removed. An empty
+    /// value, one over the cap, or one that is not three non-empty base64url parts (a signed
+    /// compact JWT) is refused before anything is sent. Errors name the source (the file's
+    /// path, the variable's name), never its content.
+    pub(crate) fn read(&self) -> Result<Secret, String> {
+        let what = self.describe();
+        let raw = match &self.kind {
+            SourceKind::File(p) => read_capped(p).map_err(|e| format!("{what}: {e}"))?,
+            SourceKind::Env(v) => match std::env::var(v) {
+                Ok(s) => s,
+                Err(std::env::VarError::NotPresent) => return Err(format!("{what} is not set")),
+                Err(std::env::VarError::NotUnicode(_)) => {
+                    return Err(format!("{what} does not hold text"))
+                }
+            },
+            // The callback's error is the program's own words (documented to hold no token).
+            SourceKind::Callback(f) => {
+                f().map_err(|e| format!("{what} failed: {}", crate::config::echo(&e, 300)))?
+            }
+            SourceKind::Value(s) => s.expose().to_owned(),
+        };
+        if raw.len() > MAX_ASSERTION_BYTES {
+            return Err(format!(
+                "{what} holds more than {MAX_ASSERTION_BYTES} bytes; refusing to send it"
+            ));
+        }
+        let jwt = raw.trim();
+        if jwt.is_empty() {
+            return Err(format!("{what} is empty"));
+        }
+        if !is_compact_jws(jwt) {
+            return Err(format!(
+                "{what} does not hold a signed JWT (three base64url parts separated by dots)"
+            ));
+        }
+        Ok(Secret::new(jwt))
+    }
+
+    /// The JWT given as a value, if that is the source (hidden in errors like other secrets).
+    pub(crate) fn given_value(&self) -> Option<&Secret> {
+        match &self.kind {
+            SourceKind::Value(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The source as errors name it.
+    fn describe(&self) -> String {
+        match &self.kind {
+            SourceKind::File(p) => format!("the assertion file `{}`", p.display()),
+            SourceKind::Env(v) => format!("the environment variable `{v}`"),
+            SourceKind::Callback(_) => "the assertion callback".to_owned(),
+            SourceKind::Value(_) => "the assertion given as a value".to_owned(),
+        }
+    }
+}
+
+/// Whether `s` has the shape of a compact JWS: three non-empty base64url parts.
+pub(crate) fn is_compact_jws(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
+/// The file's text, read up to one byte over the cap (so a larger file is told apart without
+/// reading all of it).
+fn read_capped(path: &std::path::Path) -> Result<String, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot be opened ({e})"))?;
+    let mut buf = Vec::new();
+    file.take(MAX_ASSERTION_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if buf.len() > MAX_ASSERTION_BYTES {
+        return Err(format!(
+            "holds more than {MAX_ASSERTION_BYTES} bytes; refusing to send it"
+        ));
+    }
+    String::from_utf8(buf).map_err(|_| "does not hold text".to_owned())
 }
 
 impl fmt::Debug for AssertionSource {
