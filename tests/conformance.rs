@@ -190,3 +190,26 @@ fn dpop_extensions_pass_at_both_spec_versions() {
         }
     }
 }
+
+#[test]
+fn assertion_grant_extensions_pass_at_both_spec_versions() {
+    let suite = Suite::of(peers::CONFORMANCE_NEXT);
+    for spec_version in ["2025-11-25", "2026-07-28"] {
+        for scenario in [
+            "auth/wif-jwt-bearer",
+            "auth/enterprise-managed-authorization",
+        ] {
+            let (ok, out) = suite.run(&[
+                "--scenario",
+                scenario,
+                "--spec-version",
+                spec_version,
+                "--force",
+            ]);
+            assert!(
+                ok && out.contains("OVERALL: PASSED") && out.contains("0 failed, 0 warnings"),
+                "scenario {scenario} at {spec_version} failed:\n{out}"
+            );
+        }
+    }
+}
