@@ -242,3 +242,75 @@ impl EnterpriseIdp {
         self
     }
 }
+
+#[cfg(test)]
+mod tests {
+    //! Reading a source: what is refused, and that errors name the source but not the token.
+
+    use super::*;
+
+    const JWT: &str = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.c2lnbmF0dXJl";
+
+    #[test]
+    fn a_value_and_a_callback_are_read_trimmed() {
+        let got = AssertionSource::value(format!(" {JWT}\n")).read().unwrap();
+        assert_eq!(got.expose(), JWT);
+        let got = AssertionSource::callback(|| Ok(JWT.to_owned()))
+            .read()
+            .unwrap();
+        assert_eq!(got.expose(), JWT);
+    }
+
+    #[test]
+    fn only_three_non_empty_base64url_parts_pass() {
+        assert!(is_compact_jws(JWT));
+        for bad in [
+            "", "a", "a.b", "a.b.c.d", ".b.c", "a..c", "a.b.", "a.b=.c", "a.b/.c", "a b.c.d",
+        ] {
+            assert!(!is_compact_jws(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_source_never_the_content() {
+        let secret = "s3cret-not-a-jwt";
+        let e = AssertionSource::value(secret).read().unwrap_err();
+        assert!(e.contains("value") && !e.contains(secret), "{e}");
+        let e = AssertionSource::value("   ").read().unwrap_err();
+        assert!(e.contains("empty"), "{e}");
+        let big = format!("{}.b.c", "a".repeat(MAX_ASSERTION_BYTES));
+        let e = AssertionSource::value(big.clone()).read().unwrap_err();
+        assert!(e.contains("more than") && !e.contains("aaaa"), "{e}");
+        let e = AssertionSource::callback(move || Ok(big.clone()))
+            .read()
+            .unwrap_err();
+        assert!(e.contains("callback") && e.contains("more than"), "{e}");
+        let e = AssertionSource::env("MCP_BLOCKING_SURELY_UNSET_VARIABLE_9f2")
+            .read()
+            .unwrap_err();
+        assert!(e.contains("MCP_BLOCKING_SURELY_UNSET_VARIABLE_9f2"), "{e}");
+    }
+
+    #[test]
+    fn a_file_is_read_up_to_the_cap() {
+        let dir = std::env::temp_dir().join(format!("mcp-assertion-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = dir.join("ok");
+        std::fs::write(&ok, format!("{JWT}\n")).unwrap();
+        assert_eq!(AssertionSource::file(&ok).read().unwrap().expose(), JWT);
+        // Exactly at the cap passes the size check (and fails the shape check only).
+        let at_cap = dir.join("at-cap");
+        std::fs::write(&at_cap, "a".repeat(MAX_ASSERTION_BYTES)).unwrap();
+        let e = AssertionSource::file(&at_cap).read().unwrap_err();
+        assert!(e.contains("signed JWT"), "{e}");
+        let over = dir.join("over");
+        std::fs::write(&over, "a".repeat(MAX_ASSERTION_BYTES + 1)).unwrap();
+        let e = AssertionSource::file(&over).read().unwrap_err();
+        assert!(e.contains("over") && e.contains("more than"), "{e}");
+        let binary = dir.join("binary");
+        std::fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
+        let e = AssertionSource::file(&binary).read().unwrap_err();
+        assert!(e.contains("text"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+}
