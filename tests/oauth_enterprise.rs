@@ -145,8 +145,8 @@ fn a_refusal_by_the_provider_ends_the_authorization_before_the_grant() {
         ..AsOptions::default()
     });
     let err = connect_to(&server.mcp_url(), settings(&server, &id_token()))
-        .err()
-        .expect("refused");
+        .map(drop)
+        .expect_err("refused");
     let detail = auth_detail(&err);
     assert!(
         detail.contains("invalid_grant") && detail.contains("identity provider"),
@@ -167,8 +167,8 @@ fn an_answer_that_is_not_an_id_jag_is_refused() {
     });
     let err = settings(&server, &id_token())
         .login("secured", &server.mcp_url())
-        .err()
-        .expect("refused");
+        .map(drop)
+        .expect_err("refused");
     let detail = auth_detail(&err);
     assert!(
         detail.contains("token-type:access_token") && detail.contains("ID-JAG"),
@@ -184,8 +184,8 @@ fn the_authorization_server_refusing_the_id_jag_ends_the_authorization() {
         ..AsOptions::default()
     });
     let err = connect_to(&server.mcp_url(), settings(&server, &id_token()))
-        .err()
-        .expect("refused");
+        .map(drop)
+        .expect_err("refused");
     let detail = auth_detail(&err);
     assert!(
         detail.contains("invalid_grant") && detail.contains("ID-JAG"),
@@ -205,8 +205,8 @@ fn wrong_client_credentials_at_the_authorization_server_are_refused() {
         .client_id(CLIENT)
         .client_secret("not-the-secret")
         .login("secured", &server.mcp_url())
-        .err()
-        .expect("refused");
+        .map(drop)
+        .expect_err("refused");
     assert!(auth_detail(&err).contains("invalid_client"), "{err}");
 }
 
@@ -217,8 +217,8 @@ fn a_missing_client_id_or_id_token_source_is_refused_before_any_request() {
         .id_token(AssertionSource::value(id_token()));
     let err = OAuthConfig::enterprise(idp)
         .login("secured", &server.mcp_url())
-        .err()
-        .expect("refused");
+        .map(drop)
+        .expect_err("refused");
     assert!(
         auth_detail(&err).contains("OAuthConfig::client_id"),
         "{err}"
@@ -227,8 +227,8 @@ fn a_missing_client_id_or_id_token_source_is_refused_before_any_request() {
     let err = OAuthConfig::enterprise(bare)
         .client_id(CLIENT)
         .login("secured", &server.mcp_url())
-        .err()
-        .expect("refused");
+        .map(drop)
+        .expect_err("refused");
     assert!(
         auth_detail(&err).contains("EnterpriseIdp::sign_in"),
         "{err}"
@@ -263,8 +263,8 @@ fn the_provider_token_endpoint_is_found_in_its_metadata() {
     let err = OAuthConfig::enterprise(idp)
         .client_id(CLIENT)
         .login("secured", &other.mcp_url())
-        .err()
-        .expect("refused");
+        .map(drop)
+        .expect_err("refused");
     assert!(auth_detail(&err).contains("states issuer"), "{err}");
     assert!(other.requests_to("/idp/token").is_empty());
 }
@@ -348,8 +348,8 @@ fn id_tokens_id_jags_and_secrets_never_show_in_errors_or_logs() {
         ..AsOptions::default()
     });
     let err = connect_to(&refusing_idp.mcp_url(), settings(&refusing_idp, &id))
-        .err()
-        .expect("refused");
+        .map(drop)
+        .expect_err("refused");
     text.push_str(&format!("{err} {err:?} "));
     assert!(auth_detail(&err).contains("<redacted>"), "{err}");
     // The authorization server quotes the ID-JAG in its refusal.
@@ -360,8 +360,8 @@ fn id_tokens_id_jags_and_secrets_never_show_in_errors_or_logs() {
     });
     let oauth = settings(&refusing_as, &id);
     let err = connect_to(&refusing_as.mcp_url(), oauth.clone())
-        .err()
-        .expect("refused");
+        .map(drop)
+        .expect_err("refused");
     text.push_str(&format!("{err} {err:?} {oauth:?}"));
     assert!(auth_detail(&err).contains("<redacted>"), "{err}");
     // A good run through a sign-in, too.

@@ -149,7 +149,9 @@ fn a_refused_assertion_ends_the_authorization_after_one_request() {
         });
         let oauth = OAuthConfig::workload_identity(AssertionSource::value(workload_jwt(error)))
             .client_id("wif-client");
-        let err = connect(&server, oauth).err().expect("the connect fails");
+        let err = connect(&server, oauth)
+            .map(drop)
+            .expect_err("the connect fails");
         let detail = auth_detail(&err);
         assert!(detail.contains(error), "{error}: {detail}");
         assert!(detail.contains("jwt-bearer"), "{detail}");
@@ -200,8 +202,8 @@ fn an_unusable_assertion_is_refused_before_any_request() {
         let label = format!("{source:?}");
         let err = OAuthConfig::workload_identity(source)
             .login("secured", &server.mcp_url())
-            .err()
-            .unwrap_or_else(|| panic!("{label}: refused"));
+            .map(drop)
+            .expect_err(&format!("{label}: refused"));
         let text = err.to_string();
         assert!(text.contains(named), "{label}: names its source: {text}");
         assert!(!text.contains(secretish), "{label}: {text}");
@@ -252,7 +254,9 @@ fn the_assertion_never_shows_in_errors_or_logs() {
     let oauth = OAuthConfig::workload_identity(AssertionSource::value(jwt.clone()))
         .client_id("wif-client")
         .client_secret("wif-client-secret-91b2");
-    let err = connect(&server, oauth.clone()).err().expect("refused");
+    let err = connect(&server, oauth.clone())
+        .map(drop)
+        .expect_err("refused");
     let text = format!("{err} {err:?}");
     assert!(
         text.contains("invalid_grant") && text.contains("<redacted>"),
@@ -260,8 +264,8 @@ fn the_assertion_never_shows_in_errors_or_logs() {
     );
     let login = oauth
         .login("secured", &server.mcp_url())
-        .err()
-        .expect("refused");
+        .map(drop)
+        .expect_err("refused");
     let text = format!("{text} {login} {login:?} {oauth:?}");
     // A good grant as well, so its token and the assertion go through every log line.
     let good = AuthServer::start(AsOptions::default());
