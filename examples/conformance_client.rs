@@ -21,7 +21,9 @@
 //!
 //! Auth scenarios run without a browser: the authorization URL is fetched without following
 //! redirects and the code is read from the `Location` header (the mock server approves at
-//! once). `MCP_CONFORMANCE_CONTEXT` gives pre-registered and client-credentials identities.
+//! once). `MCP_CONFORMANCE_CONTEXT` gives pre-registered and client-credentials identities, the
+//! workload's JWT of `auth/wif-jwt-bearer` (`valid_jwt`), and the identity provider and ID
+//! token of `auth/enterprise-managed-authorization`.
 //!
 //! Contract: the server URL is the last argument; logs go to stderr; exit 0 on success.
 //!
@@ -31,7 +33,9 @@
 
 use std::process::ExitCode;
 
-use mcp_blocking::auth::{JwtAlgorithm, OAuthConfig, RedirectHandler, SigningKey};
+use mcp_blocking::auth::{
+    AssertionSource, EnterpriseIdp, JwtAlgorithm, OAuthConfig, RedirectHandler, SigningKey,
+};
 use mcp_blocking::config::{ProtocolEra, ProtocolMode};
 use mcp_blocking::model::{ElicitParams, ElicitResult, Implementation};
 use mcp_blocking::{Client, ServerConfig};
@@ -110,6 +114,30 @@ fn oauth_for(scenario: &str) -> Result<OAuthConfig, String> {
                 field("client_id").ok_or("no client_id in the context")?,
                 key,
             ))
+        }
+        "auth/wif-jwt-bearer" => {
+            // Workload identity: the platform's JWT is the only credential.
+            let jwt = field("valid_jwt").ok_or("no valid_jwt in the context")?;
+            let mut oauth = OAuthConfig::workload_identity(AssertionSource::value(jwt));
+            if let Some(id) = field("client_id") {
+                oauth = oauth.client_id(id);
+            }
+            Ok(oauth)
+        }
+        "auth/enterprise-managed-authorization" => {
+            let mut idp = EnterpriseIdp::new(
+                field("idp_issuer").ok_or("no idp_issuer in the context")?,
+                field("idp_client_id").ok_or("no idp_client_id in the context")?,
+            )
+            .id_token(AssertionSource::value(
+                field("idp_id_token").ok_or("no idp_id_token in the context")?,
+            ));
+            if let Some(endpoint) = field("idp_token_endpoint") {
+                idp = idp.token_endpoint(endpoint);
+            }
+            Ok(OAuthConfig::enterprise(idp)
+                .client_id(field("client_id").ok_or("no client_id in the context")?)
+                .client_secret(field("client_secret").ok_or("no client_secret in the context")?))
         }
         _ => {
             let mut oauth = OAuthConfig::authorization_code(RedirectHandler::custom(

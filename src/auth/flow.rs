@@ -19,7 +19,7 @@ use crate::config::Secrets;
 use crate::url::{covers, resource_of, same_origin, split};
 
 /// How one authorization attempt failed.
-enum Failure {
+pub(super) enum Failure {
     /// The authorization server answered `invalid_client` for this client.
     InvalidClient(String),
     Other(String),
@@ -46,23 +46,24 @@ impl From<Failure> for String {
 }
 
 /// What discovery found.
-struct Discovered {
-    /// The RFC 8707 resource (the metadata's `resource`, else the server URL).
-    resource: String,
+pub(super) struct Discovered {
+    /// The RFC 8707 resource (the metadata's `resource`, else the server URL); empty for an
+    /// authorization that names none (a sign-in at an enterprise identity provider).
+    pub(super) resource: String,
     /// The issuer the metadata was looked up for.
-    issuer: String,
+    pub(super) issuer: String,
     /// The authorization server metadata (empty when none was found, in the legacy fallback).
-    meta: Map<String, Value>,
+    pub(super) meta: Map<String, Value>,
     /// The metadata's `scopes_supported`.
-    prm_scopes: Vec<String>,
+    pub(super) prm_scopes: Vec<String>,
     /// The DPoP key of this authorization, when DPoP is on.
-    dpop: Option<DpopKey>,
+    pub(super) dpop: Option<DpopKey>,
     /// The protected resource metadata says `dpop_bound_access_tokens_required` (RFC 9728).
-    dpop_required: bool,
+    pub(super) dpop_required: bool,
 }
 
 impl Discovered {
-    fn endpoint(&self, name: &str, fallback: &str) -> String {
+    pub(super) fn endpoint(&self, name: &str, fallback: &str) -> String {
         match self.meta.get(name).and_then(Value::as_str) {
             Some(u) => u.to_owned(),
             None => {
@@ -73,7 +74,7 @@ impl Discovered {
     }
 
     /// The issuer as the metadata states it (what `iss` and `aud` must be).
-    fn meta_issuer(&self) -> &str {
+    pub(super) fn meta_issuer(&self) -> &str {
         self.meta
             .get("issuer")
             .and_then(Value::as_str)
@@ -228,9 +229,12 @@ fn discover(
                     issuer
                 ));
             }
-            if !strings(m.get("code_challenge_methods_supported"))
-                .iter()
-                .any(|s| s == "S256")
+            // The assertion grants use no authorization code: PKCE does not apply to them.
+            let assertion_grant = matches!(cfg.grant, Grant::JwtBearer(_) | Grant::Enterprise(_));
+            if !assertion_grant
+                && !strings(m.get("code_challenge_methods_supported"))
+                    .iter()
+                    .any(|s| s == "S256")
             {
                 return Err("the authorization server does not support PKCE with S256 \
                      (code_challenge_methods_supported); refusing to use it"
@@ -277,6 +281,8 @@ pub(super) fn obtain(
     challenge: &Challenge,
     granted: Option<String>,
 ) -> Result<StoredTokens, String> {
+    // An assertion that cannot be used fails the authorization before any request.
+    let given = super::grants::read_ahead(cfg)?;
     let net = cfg.net(server_url);
     let mut disc = discover(cfg, &net, server_url, challenge)?;
     // DPoP when the program asked for it, or (unless it said no) when the server takes only
@@ -319,7 +325,9 @@ pub(super) fn obtain(
     match &cfg.grant {
         Grant::ClientCredentials => client_credentials(cfg, &net, &disc, scope),
         Grant::AuthorizationCode => authorization_code(cfg, inner, &net, &disc, scope),
-        Grant::JwtBearer(_) | Grant::Enterprise(_) => Err("this grant is not available yet".into()),
+        Grant::JwtBearer(_) | Grant::Enterprise(_) => {
+            super::grants::run(cfg, inner, &net, &disc, scope, given)
+        }
     }
 }
 
@@ -369,7 +377,7 @@ const OFFLINE_ACCESS: &str = "offline_access";
 /// The token endpoint authentication for a client with (or without) a secret: the first
 /// secret method the server lists (`client_secret_basic` when it lists none), or `none` when
 /// the server accepts only public clients or there is no secret.
-fn choose_method(disc: &Discovered, has_secret: bool) -> String {
+pub(super) fn choose_method(disc: &Discovered, has_secret: bool) -> String {
     if !has_secret {
         return "none".into();
     }
@@ -520,7 +528,7 @@ fn forget_client(cfg: &OAuth, inner: &mut Inner, issuer: &str, reg: &ClientReg) 
 }
 
 /// Adds the client authentication to a token request.
-fn authenticate(
+pub(super) fn authenticate(
     cfg: &OAuth,
     client_id: &str,
     secret: Option<&Secret>,
@@ -556,12 +564,14 @@ fn authenticate(
 }
 
 /// The fields of a token request that carry a credential.
-const CREDENTIALS: [&str; 5] = [
+const CREDENTIALS: [&str; 7] = [
     "refresh_token",
     "code",
     "code_verifier",
     "client_secret",
     "client_assertion",
+    "assertion",
+    "subject_token",
 ];
 
 /// Posts a token request: `body` and `headers` as [`authenticate`] completed them, `secret`
@@ -570,7 +580,43 @@ const CREDENTIALS: [&str; 5] = [
 /// With a DPoP key, each request carries a proof (`DPoP` header); an answer asking for a
 /// server-provided nonce (400 `use_dpop_nonce`, or 401 with a `DPoP-Nonce`) is followed by one
 /// more request whose proof carries it, and no more.
-fn token_request(
+///
+/// The answer must carry an access token of type `Bearer` (or `DPoP`, with a key).
+pub(super) fn token_request(
+    net: &Net,
+    endpoint: &str,
+    body: &[(&'static str, String)],
+    headers: &[(&'static str, String)],
+    secret: Option<&Secret>,
+    dpop: Option<&DpopKey>,
+) -> Result<Map<String, Value>, Failure> {
+    let m = token_post(net, endpoint, body, headers, secret, dpop)?;
+    match m.get("access_token").and_then(Value::as_str) {
+        Some(t) if !t.is_empty() => {}
+        _ => return Err("the token answer has no access_token".into()),
+    }
+    if let Some(tt) = m.get("token_type").and_then(Value::as_str) {
+        // A DPoP token only to a client that sent a proof: one bound to no key of ours could
+        // not be used.
+        let dpop_ok = dpop.is_some() && tt.eq_ignore_ascii_case("dpop");
+        if !tt.eq_ignore_ascii_case("bearer") && !dpop_ok {
+            let expected = if dpop.is_some() {
+                "Bearer or DPoP"
+            } else {
+                "Bearer"
+            };
+            return Err(Failure::Other(format!(
+                "the token type is `{}`, not {expected}",
+                crate::config::echo(tt, 40)
+            )));
+        }
+    }
+    Ok(m)
+}
+
+/// [`token_request`] without the checks of an access token answer: the successful answer as
+/// it came (a token exchange answers with other kinds of token).
+pub(super) fn token_post(
     net: &Net,
     endpoint: &str,
     body: &[(&'static str, String)],
@@ -624,35 +670,14 @@ fn token_request(
         }
         return Err(Failure::Other(msg));
     }
-    let m = reply
+    reply
         .json()
-        .ok_or("the token answer is not a JSON object")?;
-    match m.get("access_token").and_then(Value::as_str) {
-        Some(t) if !t.is_empty() => {}
-        _ => return Err("the token answer has no access_token".into()),
-    }
-    if let Some(tt) = m.get("token_type").and_then(Value::as_str) {
-        // A DPoP token only to a client that sent a proof: one bound to no key of ours could
-        // not be used.
-        let dpop_ok = dpop.is_some() && tt.eq_ignore_ascii_case("dpop");
-        if !tt.eq_ignore_ascii_case("bearer") && !dpop_ok {
-            let expected = if dpop.is_some() {
-                "Bearer or DPoP"
-            } else {
-                "Bearer"
-            };
-            return Err(Failure::Other(format!(
-                "the token type is `{}`, not {expected}",
-                crate::config::echo(tt, 40)
-            )));
-        }
-    }
-    Ok(m)
+        .ok_or_else(|| "the token answer is not a JSON object".into())
 }
 
 /// Tokens from a token answer.
 #[allow(clippy::too_many_arguments)]
-fn tokens_from(
+pub(super) fn tokens_from(
     m: &Map<String, Value>,
     issuer: &str,
     resource: &str,
@@ -751,7 +776,7 @@ fn bind_listener(
 }
 
 /// A failed attempt and the client identity it used (none when it failed before choosing one).
-type Attempt = (Failure, Option<Box<ClientReg>>);
+pub(super) type Attempt = (Failure, Option<Box<ClientReg>>);
 
 /// Refuses an authorization endpoint with a fragment: the query appended to it would be part
 /// of the fragment, never sent.
@@ -774,6 +799,31 @@ fn authorize_once(
     disc: &Discovered,
     scope: Option<String>,
 ) -> Result<StoredTokens, Attempt> {
+    let (m, client) = authorize_code(cfg, inner, net, disc, scope.as_deref())?;
+    let token_endpoint = disc.endpoint("token_endpoint", "/token");
+    Ok(tokens_from(
+        &m,
+        disc.meta_issuer(),
+        &disc.resource,
+        &client.client_id,
+        client.client_secret.clone(),
+        &client.method,
+        &token_endpoint,
+        scope,
+        None,
+        disc.dpop.as_ref(),
+    ))
+}
+
+/// The steps of an authorization-code flow up to the token answer, as it came, and the client
+/// identity it used. `disc.resource` goes with the requests unless it is empty.
+pub(super) fn authorize_code(
+    cfg: &OAuth,
+    inner: &mut Inner,
+    net: &Net,
+    disc: &Discovered,
+    scope: Option<&str>,
+) -> Result<(Map<String, Value>, ClientReg), Attempt> {
     // `RedirectHandler::none` is refused before discovery (a sign-in-required error); this
     // keeps it from reaching the matches below.
     let handler = cfg
@@ -816,10 +866,12 @@ fn authorize_once(
         ("state", state.clone()),
         ("code_challenge", s256(&verifier)),
         ("code_challenge_method", "S256".into()),
-        ("resource", disc.resource.clone()),
     ];
-    if let Some(s) = &scope {
-        q.push(("scope", s.clone()));
+    if !disc.resource.is_empty() {
+        q.push(("resource", disc.resource.clone()));
+    }
+    if let Some(s) = scope {
+        q.push(("scope", s.to_owned()));
     }
     // RFC 9449 §10: the code is bound to the key whose proof must come with its redemption.
     if let Some(k) = &disc.dpop {
@@ -904,8 +956,10 @@ fn authorize_once(
         ("code", code),
         ("redirect_uri", redirect_uri),
         ("code_verifier", verifier),
-        ("resource", disc.resource.clone()),
     ];
+    if !disc.resource.is_empty() {
+        body.push(("resource", disc.resource.clone()));
+    }
     let mut headers = Vec::new();
     authenticate(
         cfg,
@@ -926,18 +980,7 @@ fn authorize_once(
         disc.dpop.as_ref(),
     )
     .map_err(with)?;
-    Ok(tokens_from(
-        &m,
-        disc.meta_issuer(),
-        &disc.resource,
-        &client.client_id,
-        client.client_secret.clone(),
-        &client.method,
-        &token_endpoint,
-        scope,
-        None,
-        disc.dpop.as_ref(),
-    ))
+    Ok((m, client))
 }
 
 fn client_credentials(

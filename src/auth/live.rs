@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use super::net;
-use crate::config::oauth::{OAuthConfig, Secret, StoredTokens};
+use crate::config::oauth::{Grant, OAuthConfig, Secret, StoredTokens};
 use crate::sync::lock;
 
 /// The run-time side: tokens per server and client registrations per issuer, behind one lock
@@ -37,6 +37,9 @@ pub(crate) struct Inner {
     pub(crate) servers: HashMap<String, ServerState>,
     /// Client identities by issuer and redirect URI.
     pub(crate) clients: HashMap<(String, String), ClientReg>,
+    /// The ID tokens of sign-ins at enterprise identity providers, by provider issuer and
+    /// client id, with their expiry: one sign-in serves every server these settings reach.
+    pub(crate) id_tokens: HashMap<(String, String), (Secret, u64)>,
 }
 
 /// A client identity at one authorization server.
@@ -218,6 +221,22 @@ impl OAuth {
             values.extend(s.recent_proofs.iter().cloned());
         }
         values.extend(self.client_secret.iter().map(|c| c.expose().to_owned()));
+        // The assertion grants' credentials: a JWT given as a value, the identity provider's
+        // client secret, the ID tokens of sign-ins.
+        let given = match &self.grant {
+            Grant::JwtBearer(source) => Some(source),
+            Grant::Enterprise(idp) => {
+                values.extend(idp.client_secret.iter().map(|c| c.expose().to_owned()));
+                idp.id_token.as_ref()
+            }
+            _ => None,
+        };
+        values.extend(
+            given
+                .and_then(|s| s.given_value())
+                .map(|v| v.expose().to_owned()),
+        );
+        values.extend(inner.id_tokens.values().map(|(t, _)| t.expose().to_owned()));
         crate::config::Secrets::new(values)
     }
 }

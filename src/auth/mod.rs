@@ -24,6 +24,25 @@
 //! Machine-to-machine clients use the `client_credentials` grant instead
 //! ([`OAuthConfig::client_credentials`], [`OAuthConfig::private_key_jwt`]).
 //!
+//! # Workload identity and enterprise-managed authorization
+//!
+//! Two grants present a JWT instead of a person's sign-in (RFC 7523 `jwt-bearer`):
+//! [`OAuthConfig::workload_identity`] sends one the workload's platform issued, read from an
+//! [`AssertionSource`] for every authorization; [`OAuthConfig::enterprise`] first exchanges the
+//! person's ID token at the enterprise identity provider ([`EnterpriseIdp`]) for an ID-JAG
+//! naming this server (RFC 8693), then sends that:
+//!
+//! ```text
+//!  discovery ─> [IdP: token-exchange, subject_token = ID token, audience = AS issuer,
+//!  │             resource = the server] ─> ID-JAG            (enterprise only)
+//!  └──────────> AS token endpoint: grant_type = jwt-bearer, assertion, resource, scope
+//! ```
+//!
+//! An assertion that is missing, empty, larger than [`MAX_ASSERTION_BYTES`] or not a signed
+//! JWT fails the authorization before any request. A refusal by the identity provider or the
+//! authorization server ends it: it is not retried, and no other grant is tried. Neither
+//! grant needs PKCE, so their authorization server's metadata need not list `S256`.
+//!
 //! Tokens, codes, verifiers and secrets never appear in `Debug`, errors or logs.
 //!
 //! # The requests to the authorization server
@@ -108,6 +127,7 @@
 mod display;
 mod dpop;
 mod flow;
+mod grants;
 mod jwt;
 mod live;
 mod loopback;

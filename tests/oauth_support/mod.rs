@@ -86,6 +86,23 @@ pub struct AsOptions {
     pub dpop_challenge: bool,
     /// The protected resource metadata says `dpop_bound_access_tokens_required: true`.
     pub prm_requires_dpop: bool,
+    /// The metadata's `token_endpoint_auth_methods_supported` (default `["none"]`).
+    pub auth_methods: Option<Vec<String>>,
+    /// A `jwt-bearer` grant (RFC 7523) is answered 400 with this OAuth error (else a token).
+    pub jwt_bearer_error: Option<String>,
+    /// A `jwt-bearer` grant must carry this client's `Basic` authentication (id, secret), else
+    /// it is answered 401 `invalid_client`.
+    pub jwt_bearer_client: Option<(String, String)>,
+    /// A refused `jwt-bearer` grant's `error_description` quotes the assertion sent.
+    pub echo_assertion: bool,
+    /// The enterprise identity provider at `<origin>/idp` answers a token exchange 400 with
+    /// this OAuth error (else an ID-JAG).
+    pub idp_error: Option<String>,
+    /// The `issued_token_type` of the identity provider's exchange answer (default the ID-JAG
+    /// type).
+    pub idp_issued_type: Option<String>,
+    /// A refused exchange's `error_description` quotes the subject token sent.
+    pub idp_echo_subject: bool,
 }
 
 impl Default for AsOptions {
@@ -118,6 +135,13 @@ impl Default for AsOptions {
             rs_nonce_never_accepted: false,
             dpop_challenge: false,
             prm_requires_dpop: false,
+            auth_methods: None,
+            jwt_bearer_error: None,
+            jwt_bearer_client: None,
+            echo_assertion: false,
+            idp_error: None,
+            idp_issued_type: None,
+            idp_echo_subject: false,
         }
     }
 }
@@ -148,6 +172,12 @@ pub struct AsState {
     pub clients: Mutex<Vec<String>>,
     /// The client id of each token request.
     pub token_clients: Mutex<Vec<String>>,
+    /// `jwt-bearer` grants answered with a token.
+    pub jwt_bearer_grants: AtomicUsize,
+    /// The ID-JAGs the identity provider issued, in order.
+    pub id_jags: Mutex<Vec<String>>,
+    /// The ID tokens the identity provider issued on sign-in, in order.
+    pub id_tokens: Mutex<Vec<String>>,
     counter: AtomicU64,
 }
 
@@ -170,6 +200,9 @@ impl Default for AsState {
             scopes: Mutex::default(),
             clients: Mutex::default(),
             token_clients: Mutex::default(),
+            jwt_bearer_grants: AtomicUsize::default(),
+            id_jags: Mutex::default(),
+            id_tokens: Mutex::default(),
             counter: AtomicU64::default(),
         }
     }
@@ -244,6 +277,31 @@ impl AuthServer {
             .filter(|r| r.path.starts_with(prefix))
             .collect()
     }
+}
+
+/// The fields of a form-encoded request body.
+pub fn form_of(req: &Req) -> HashMap<String, String> {
+    form(&req.body)
+}
+
+/// The `Basic` value for `id` and `secret` (RFC 6749 §2.3.1 encoding).
+pub fn basic(id: &str, secret: &str) -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", enc(id), enc(secret)))
+    )
+}
+
+/// An unsigned-looking compact JWT (`header.claims.signature`) with these claims: the shape
+/// the client checks; no one here verifies signatures.
+pub fn fake_jwt(claims: &Value) -> String {
+    let b = |v: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
+    format!(
+        "{}.{}.{}",
+        b(br#"{"alg":"ES256","typ":"JWT"}"#),
+        b(claims.to_string().as_bytes()),
+        b(b"not-a-real-signature")
+    )
 }
 
 fn form(body: &[u8]) -> HashMap<String, String> {
@@ -382,6 +440,40 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
             conn.redirect(status, &location)
         }
         ("POST", "/token") | ("POST", "/token2") => token(opts, st, req, conn),
+        ("GET", "/idp/.well-known/openid-configuration") => conn.json(
+            200,
+            &[],
+            &json!({
+                "issuer": format!("{origin}/idp"),
+                "authorization_endpoint": format!("{origin}/idp/authorize"),
+                "token_endpoint": format!("{origin}/idp/token"),
+                "response_types_supported": ["code"],
+                "grant_types_supported": ["authorization_code", "urn:ietf:params:oauth:grant-type:token-exchange"],
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+                "authorization_response_iss_parameter_supported": true,
+            }),
+        ),
+        ("GET", "/idp/authorize") => {
+            let q = query(&req.path);
+            let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
+            let code = st.next("idp-code");
+            st.codes.lock().unwrap().insert(
+                code.clone(),
+                (
+                    q.get("code_challenge").cloned().unwrap_or_default(),
+                    redirect.clone(),
+                ),
+            );
+            let location = format!(
+                "{redirect}?code={}&state={}&iss={}",
+                enc(&code),
+                enc(q.get("state").map(String::as_str).unwrap_or("")),
+                enc(&format!("{origin}/idp"))
+            );
+            conn.redirect(302, &location)
+        }
+        ("POST", "/idp/token") => idp_token(opts, st, origin, req, conn),
         ("POST", "/mcp") => mcp(opts, st, origin, req, conn),
         ("DELETE", "/mcp") => conn.respond(200, &[], b""),
         _ => conn.respond(if path == "/mcp" { 405 } else { 404 }, &[], b""),
@@ -391,15 +483,19 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
 /// The authorization server metadata.
 fn as_metadata(opts: &AsOptions, origin: &str) -> Value {
     let origin = opts.issuer.as_deref().unwrap_or(origin);
+    let methods = opts
+        .auth_methods
+        .clone()
+        .unwrap_or_else(|| vec!["none".to_owned()]);
     let mut m = json!({
         "issuer": origin,
         "authorization_endpoint": format!("{origin}/authorize"),
         "token_endpoint": format!("{origin}/token"),
         "registration_endpoint": format!("{origin}/register"),
         "response_types_supported": ["code"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "grant_types_supported": ["authorization_code", "refresh_token", JWT_BEARER],
         "code_challenge_methods_supported": if opts.s256 { json!(["S256"]) } else { json!(["plain"]) },
-        "token_endpoint_auth_methods_supported": ["none"],
+        "token_endpoint_auth_methods_supported": methods,
         "authorization_response_iss_parameter_supported": true,
     });
     for (k, v) in &opts.endpoints {
@@ -514,6 +610,30 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
             }
             issue(conn)
         }
+        Some(JWT_BEARER) => {
+            if let Some((id, secret)) = &opts.jwt_bearer_client {
+                if req.header("authorization") != Some(basic(id, secret).as_str()) {
+                    return conn.json(401, &[], &json!({"error": "invalid_client"}));
+                }
+            }
+            if let Some(error) = &opts.jwt_bearer_error {
+                let description = if opts.echo_assertion {
+                    format!(
+                        "assertion {} rejected",
+                        f.get("assertion").map(String::as_str).unwrap_or("")
+                    )
+                } else {
+                    "assertion rejected".to_owned()
+                };
+                return conn.json(
+                    400,
+                    &[],
+                    &json!({"error": error, "error_description": description}),
+                );
+            }
+            st.jwt_bearer_grants.fetch_add(1, Ordering::SeqCst);
+            issue(conn)
+        }
         Some("client_credentials") => {
             let want = format!(
                 "Basic {}",
@@ -541,6 +661,83 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
             }
             st.client_credentials_grants.fetch_add(1, Ordering::SeqCst);
             issue(conn)
+        }
+        _ => conn.json(400, &[], &json!({"error": "unsupported_grant_type"})),
+    }
+}
+
+/// The RFC 7523 grant type.
+pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/// The RFC 8693 grant type.
+pub const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// The SEP-990 token type of an ID-JAG.
+pub const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+/// The enterprise identity provider's token endpoint: token exchange (an ID-JAG for any
+/// subject token) and the authorization code of a sign-in (an ID token valid for an hour).
+fn idp_token(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn) {
+    let f = form(&req.body);
+    match f.get("grant_type").map(String::as_str) {
+        Some(TOKEN_EXCHANGE) => {
+            if let Some(error) = &opts.idp_error {
+                let description = if opts.idp_echo_subject {
+                    format!(
+                        "subject token {} rejected",
+                        f.get("subject_token").map(String::as_str).unwrap_or("")
+                    )
+                } else {
+                    "subject token rejected".to_owned()
+                };
+                return conn.json(
+                    400,
+                    &[],
+                    &json!({"error": error, "error_description": description}),
+                );
+            }
+            let jag = fake_jwt(&json!({
+                "iss": format!("{origin}/idp"),
+                "aud": f.get("audience"),
+                "resource": f.get("resource"),
+                "jti": st.next("jag"),
+            }));
+            st.id_jags.lock().unwrap().push(jag.clone());
+            let issued = opts.idp_issued_type.as_deref().unwrap_or(ID_JAG);
+            conn.json(
+                200,
+                &[("Cache-Control", "no-store")],
+                &json!({"access_token": jag, "issued_token_type": issued, "token_type": "N_A"}),
+            )
+        }
+        Some("authorization_code") => {
+            let code = f.get("code").cloned().unwrap_or_default();
+            let Some((challenge, redirect)) = st.codes.lock().unwrap().remove(&code) else {
+                return conn.json(400, &[], &json!({"error": "invalid_grant"}));
+            };
+            let verifier = f.get("code_verifier").cloned().unwrap_or_default();
+            if s256(&verifier) != challenge || f.get("redirect_uri") != Some(&redirect) {
+                return conn.json(400, &[], &json!({"error": "invalid_grant"}));
+            }
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
+            let id_token = fake_jwt(&json!({
+                "iss": format!("{origin}/idp"),
+                "sub": "person",
+                "exp": now + 3600,
+                "jti": st.next("id"),
+            }));
+            st.id_tokens.lock().unwrap().push(id_token.clone());
+            conn.json(
+                200,
+                &[("Cache-Control", "no-store")],
+                &json!({
+                    "access_token": st.next("idp-at"),
+                    "token_type": "Bearer",
+                    "expires_in": 3600,
+                    "id_token": id_token,
+                }),
+            )
         }
         _ => conn.json(400, &[], &json!({"error": "unsupported_grant_type"})),
     }

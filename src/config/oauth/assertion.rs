@@ -3,6 +3,7 @@
 //! identity provider's ID token ([`EnterpriseIdp`]).
 
 use std::fmt;
+use std::io::Read;
 use std::path::PathBuf;
 use std::sync::Arc;
 
@@ -74,6 +75,92 @@ impl AssertionSource {
             kind: SourceKind::Value(Secret::new(jwt)),
         }
     }
+}
+
+impl AssertionSource {
+    /// Reads the JWT now: the file (at most [`MAX_ASSERTION_BYTES`], with a bounded read),
+    /// the variable, the callback or the value, with surrounding whitespace removed. An empty
+    /// value, one over the cap, or one that is not three non-empty base64url parts (a signed
+    /// compact JWT) is refused before anything is sent. Errors name the source (the file's
+    /// path, the variable's name), never its content.
+    pub(crate) fn read(&self) -> Result<Secret, String> {
+        let what = self.describe();
+        let raw = match &self.kind {
+            SourceKind::File(p) => read_capped(p).map_err(|e| format!("{what}: {e}"))?,
+            SourceKind::Env(v) => match std::env::var(v) {
+                Ok(s) => s,
+                Err(std::env::VarError::NotPresent) => return Err(format!("{what} is not set")),
+                Err(std::env::VarError::NotUnicode(_)) => {
+                    return Err(format!("{what} does not hold text"))
+                }
+            },
+            // The callback's error is the program's own words (documented to hold no token).
+            SourceKind::Callback(f) => {
+                f().map_err(|e| format!("{what} failed: {}", crate::config::echo(&e, 300)))?
+            }
+            SourceKind::Value(s) => s.expose().to_owned(),
+        };
+        if raw.len() > MAX_ASSERTION_BYTES {
+            return Err(format!(
+                "{what} holds more than {MAX_ASSERTION_BYTES} bytes; refusing to send it"
+            ));
+        }
+        let jwt = raw.trim();
+        if jwt.is_empty() {
+            return Err(format!("{what} is empty"));
+        }
+        if !is_compact_jws(jwt) {
+            return Err(format!(
+                "{what} does not hold a signed JWT (three base64url parts separated by dots)"
+            ));
+        }
+        Ok(Secret::new(jwt))
+    }
+
+    /// The JWT given as a value, if that is the source (hidden in errors like other secrets).
+    pub(crate) fn given_value(&self) -> Option<&Secret> {
+        match &self.kind {
+            SourceKind::Value(s) => Some(s),
+            _ => None,
+        }
+    }
+
+    /// The source as errors name it.
+    fn describe(&self) -> String {
+        match &self.kind {
+            SourceKind::File(p) => format!("the assertion file `{}`", p.display()),
+            SourceKind::Env(v) => format!("the environment variable `{v}`"),
+            SourceKind::Callback(_) => "the assertion callback".to_owned(),
+            SourceKind::Value(_) => "the assertion given as a value".to_owned(),
+        }
+    }
+}
+
+/// Whether `s` has the shape of a compact JWS: three non-empty base64url parts.
+pub(crate) fn is_compact_jws(s: &str) -> bool {
+    let parts: Vec<&str> = s.split('.').collect();
+    parts.len() == 3
+        && parts.iter().all(|p| {
+            !p.is_empty()
+                && p.bytes()
+                    .all(|b| b.is_ascii_alphanumeric() || b == b'-' || b == b'_')
+        })
+}
+
+/// The file's text, read up to one byte over the cap (so a larger file is told apart without
+/// reading all of it).
+fn read_capped(path: &std::path::Path) -> Result<String, String> {
+    let file = std::fs::File::open(path).map_err(|e| format!("cannot be opened ({e})"))?;
+    let mut buf = Vec::new();
+    file.take(MAX_ASSERTION_BYTES as u64 + 1)
+        .read_to_end(&mut buf)
+        .map_err(|e| format!("cannot be read ({e})"))?;
+    if buf.len() > MAX_ASSERTION_BYTES {
+        return Err(format!(
+            "holds more than {MAX_ASSERTION_BYTES} bytes; refusing to send it"
+        ));
+    }
+    String::from_utf8(buf).map_err(|_| "does not hold text".to_owned())
 }
 
 impl fmt::Debug for AssertionSource {
@@ -153,5 +240,77 @@ impl EnterpriseIdp {
     pub fn sign_in(mut self, redirect: RedirectHandler) -> EnterpriseIdp {
         self.redirect = Some(redirect);
         self
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    //! Reading a source: what is refused, and that errors name the source but not the token.
+
+    use super::*;
+
+    const JWT: &str = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.c2lnbmF0dXJl";
+
+    #[test]
+    fn a_value_and_a_callback_are_read_trimmed() {
+        let got = AssertionSource::value(format!(" {JWT}\n")).read().unwrap();
+        assert_eq!(got.expose(), JWT);
+        let got = AssertionSource::callback(|| Ok(JWT.to_owned()))
+            .read()
+            .unwrap();
+        assert_eq!(got.expose(), JWT);
+    }
+
+    #[test]
+    fn only_three_non_empty_base64url_parts_pass() {
+        assert!(is_compact_jws(JWT));
+        for bad in [
+            "", "a", "a.b", "a.b.c.d", ".b.c", "a..c", "a.b.", "a.b=.c", "a.b/.c", "a b.c.d",
+        ] {
+            assert!(!is_compact_jws(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn refusals_name_the_source_never_the_content() {
+        let secret = "s3cret-not-a-jwt";
+        let e = AssertionSource::value(secret).read().unwrap_err();
+        assert!(e.contains("value") && !e.contains(secret), "{e}");
+        let e = AssertionSource::value("   ").read().unwrap_err();
+        assert!(e.contains("empty"), "{e}");
+        let big = format!("{}.b.c", "a".repeat(MAX_ASSERTION_BYTES));
+        let e = AssertionSource::value(big.clone()).read().unwrap_err();
+        assert!(e.contains("more than") && !e.contains("aaaa"), "{e}");
+        let e = AssertionSource::callback(move || Ok(big.clone()))
+            .read()
+            .unwrap_err();
+        assert!(e.contains("callback") && e.contains("more than"), "{e}");
+        let e = AssertionSource::env("MCP_BLOCKING_SURELY_UNSET_VARIABLE_9f2")
+            .read()
+            .unwrap_err();
+        assert!(e.contains("MCP_BLOCKING_SURELY_UNSET_VARIABLE_9f2"), "{e}");
+    }
+
+    #[test]
+    fn a_file_is_read_up_to_the_cap() {
+        let dir = std::env::temp_dir().join(format!("mcp-assertion-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let ok = dir.join("ok");
+        std::fs::write(&ok, format!("{JWT}\n")).unwrap();
+        assert_eq!(AssertionSource::file(&ok).read().unwrap().expose(), JWT);
+        // Exactly at the cap passes the size check (and fails the shape check only).
+        let at_cap = dir.join("at-cap");
+        std::fs::write(&at_cap, "a".repeat(MAX_ASSERTION_BYTES)).unwrap();
+        let e = AssertionSource::file(&at_cap).read().unwrap_err();
+        assert!(e.contains("signed JWT"), "{e}");
+        let over = dir.join("over");
+        std::fs::write(&over, "a".repeat(MAX_ASSERTION_BYTES + 1)).unwrap();
+        let e = AssertionSource::file(&over).read().unwrap_err();
+        assert!(e.contains("over") && e.contains("more than"), "{e}");
+        let binary = dir.join("binary");
+        std::fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
+        let e = AssertionSource::file(&binary).read().unwrap_err();
+        assert!(e.contains("text"), "{e}");
+        let _ = std::fs::remove_dir_all(&dir);
     }
 }
