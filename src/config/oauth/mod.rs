@@ -168,6 +168,30 @@ impl OAuthConfig {
         c
     }
 
+    /// Workload identity federation: the RFC 7523 `jwt-bearer` grant with a JWT the workload's
+    /// platform issued (a CI job's OIDC token, a Kubernetes projected service account token, a
+    /// cloud metadata token), read from `assertion` each time a token is needed. No person
+    /// signs in and no client secret is needed; set [`client_id`](Self::client_id) when the
+    /// authorization server expects one.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{AssertionSource, OAuthConfig};
+    /// let oauth = OAuthConfig::workload_identity(AssertionSource::env("MCP_ID_TOKEN"));
+    /// assert!(format!("{oauth:?}").contains("MCP_ID_TOKEN"));
+    /// ```
+    pub fn workload_identity(assertion: AssertionSource) -> OAuthConfig {
+        Self::base(Grant::JwtBearer(assertion))
+    }
+
+    /// Enterprise-managed authorization: the person's ID token from the enterprise identity
+    /// provider `idp` is exchanged there for an identity assertion grant, which is presented to
+    /// the MCP server's authorization server as a `jwt-bearer` grant (see [`EnterpriseIdp`]).
+    /// [`client_id`](Self::client_id) and [`client_secret`](Self::client_secret) are this
+    /// client's at the MCP server's authorization server.
+    pub fn enterprise(idp: EnterpriseIdp) -> OAuthConfig {
+        Self::base(Grant::Enterprise(Box::new(idp)))
+    }
+
     /// A pre-registered client id (used instead of registering).
     pub fn client_id(mut self, id: impl Into<String>) -> OAuthConfig {
         self.client_id = Some(id.into());
@@ -207,6 +231,28 @@ impl OAuthConfig {
     /// How the authorization code comes back (see [`RedirectHandler`]).
     pub fn redirect(mut self, redirect: RedirectHandler) -> OAuthConfig {
         self.redirect = Some(redirect);
+        self
+    }
+
+    /// How the person signs in at the enterprise identity provider of
+    /// [`enterprise`](Self::enterprise) settings, replacing the provider's
+    /// [`EnterpriseIdp::sign_in`] (settings read from a config file log the sign-in URL; a
+    /// program shows it its own way). A provider with an ID token source never asks anyone to
+    /// sign in, and other grants have no provider: for them this changes nothing.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{EnterpriseIdp, OAuthConfig, RedirectHandler};
+    /// let idp = EnterpriseIdp::new("https://idp.example.com", "mcp-client-at-idp");
+    /// let oauth = OAuthConfig::enterprise(idp)
+    ///     .idp_sign_in(RedirectHandler::loopback(|url| eprintln!("sign in at {url}")));
+    /// # let _ = oauth;
+    /// ```
+    pub fn idp_sign_in(mut self, redirect: RedirectHandler) -> OAuthConfig {
+        if let Grant::Enterprise(idp) = &mut self.grant {
+            if idp.id_token.is_none() {
+                idp.redirect = Some(redirect);
+            }
+        }
         self
     }
 
