@@ -450,7 +450,14 @@ pub(super) fn parse(
                 )
                 .at(join(path, "idp")));
             };
-            OAuthConfig::enterprise(idp(v, &key_path, loopback(), expand)?)
+            // The listener's port is the settings' too, where programs look for it
+            // (`OAuthConfig::redirect_port`).
+            let oauth = OAuthConfig::enterprise(idp(v, &key_path, loopback(), expand)?);
+            if !id_token_given {
+                oauth.redirect(loopback())
+            } else {
+                oauth
+            }
         }
     }
     .scopes(scopes);
