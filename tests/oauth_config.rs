@@ -181,11 +181,11 @@ fn a_block_chooses_its_grant() {
                     "client_secret": "idp-s3cret", "token_endpoint": "https://idp.example.com/t",
                     "id_token": {"env": "IDP_ID_TOKEN"}}}},
         "ent_sign_in": {"url": "https://example.com/mcp", "oauth": {
-            "grant": "enterprise", "redirect_port": 8977,
+            "grant": "enterprise", "client_id": "mcp", "redirect_port": 8977,
             "idp": {"issuer": "https://idp.example.com", "clientId": "at-idp",
                     "tokenEndpoint": "https://idp.example.com/t2"}}},
         "ent_camel_token": {"url": "https://example.com/mcp", "oauth": {
-            "grant": "enterprise",
+            "grant": "enterprise", "client_id": "mcp",
             "idp": {"issuer": "https://idp.example.com", "client_id": "at-idp",
                     "idToken": {"file": "/run/id-token"}}}},
     }});
@@ -237,6 +237,24 @@ fn a_block_chooses_its_grant() {
         !s.contains("redirect: None })"),
         "the person signs in at the provider: {s}"
     );
+    assert!(
+        s.contains("id_token: None, redirect: Some(Loopback { port: 8977"),
+        "{s}"
+    );
+    let report = loader().load_value(&doc).unwrap();
+    let oauth = report
+        .server("ent_sign_in")
+        .unwrap()
+        .oauth()
+        .unwrap()
+        .clone();
+    assert_eq!(oauth.redirect_port(), Some(8977));
+    // A program replaces how the person signs in at the provider.
+    let replaced = format!("{:?}", oauth.idp_sign_in(RedirectHandler::none()));
+    assert!(
+        replaced.contains("id_token: None, redirect: Some(None) })"),
+        "{replaced}"
+    );
     let s = shown("ent_camel_token");
     assert!(
         s.contains("id_token: Some(AssertionSource::file(/run/id-token))"),
@@ -275,7 +293,7 @@ fn each_grant_keys_are_checked() {
         for (k, v) in extra.as_object().unwrap() {
             idp[k] = v.clone();
         }
-        json!({"grant": "enterprise", "idp": idp})
+        json!({"grant": "enterprise", "client_id": "mcp", "idp": idp})
     };
     // (block, kind, key path under `oauth`, suggestion)
     let cases: Vec<(serde_json::Value, ConfigErrorKind, &str, Option<&str>)> = vec![
@@ -295,7 +313,7 @@ fn each_grant_keys_are_checked() {
             None,
         ),
         (
-            json!({"grant": "enterprise", "idp": idp, "assertion": {"env": "T"}}),
+            json!({"grant": "enterprise", "client_id": "mcp", "idp": idp, "assertion": {"env": "T"}}),
             NotApplicable,
             "assertion",
             None,
@@ -321,7 +339,7 @@ fn each_grant_keys_are_checked() {
             None,
         ),
         (
-            json!({"grant": "enterprise", "redirect_port": 1,
+            json!({"grant": "enterprise", "client_id": "mcp", "redirect_port": 1,
                 "idp": {"issuer": "https://i.example", "client_id": "c", "id_token": {"env": "T"}}}),
             NotApplicable,
             "redirect_port",
@@ -375,21 +393,32 @@ fn each_grant_keys_are_checked() {
             "assertion",
             None,
         ),
-        (json!({"grant": "enterprise"}), MissingField, "idp", None),
         (
-            json!({"grant": "enterprise", "idp": "https://idp.example.com"}),
+            json!({"grant": "enterprise"}),
+            MissingField,
+            "client_id",
+            None,
+        ),
+        (
+            json!({"grant": "enterprise", "client_id": "mcp"}),
+            MissingField,
+            "idp",
+            None,
+        ),
+        (
+            json!({"grant": "enterprise", "client_id": "mcp", "idp": "https://idp.example.com"}),
             WrongType,
             "idp",
             None,
         ),
         (
-            json!({"grant": "enterprise", "idp": {"client_id": "c"}}),
+            json!({"grant": "enterprise", "client_id": "mcp", "idp": {"client_id": "c"}}),
             MissingField,
             "idp.issuer",
             None,
         ),
         (
-            json!({"grant": "enterprise", "idp": {"issuer": "https://i.example"}}),
+            json!({"grant": "enterprise", "client_id": "mcp", "idp": {"issuer": "https://i.example"}}),
             MissingField,
             "idp.client_id",
             None,
@@ -446,7 +475,7 @@ fn grant_errors_show_no_secret() {
         json!({"grant": "enterprise", "client_id": "a", "client_secret": "${CSEC}",
                "idp": {"issuer": "https://i.example", "client_id": "c",
                        "client_secret": "literal-s3cret", "id_token": {}}}),
-        json!({"grant": "enterprise",
+        json!({"grant": "enterprise", "client_id": "mcp",
                "idp": {"issuer": "${CSEC}", "client_id": "c", "client_secret": "${CSEC}"}}),
     ];
     for block in blocks {

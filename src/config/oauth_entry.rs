@@ -33,7 +33,7 @@
 //! # is exchanged there for an assertion the MCP server's authorization server accepts.
 //! oauth:
 //!   grant: enterprise
-//!   client_id: mcp-client              # this client at the MCP authorization server
+//!   client_id: mcp-client              # required: this client at the MCP authorization server
 //!   client_secret: ${MCP_SECRET}
 //!   idp:
 //!     issuer: https://idp.example.com
@@ -442,6 +442,14 @@ pub(super) fn parse(
             OAuthConfig::workload_identity(source(v, &key_path, expand)?)
         }
         GrantKind::Enterprise => {
+            if client_id.is_none() {
+                return Err(ConfigError::new(
+                    ConfigErrorKind::MissingField,
+                    "`grant: enterprise` needs a `client_id` (this client's id at the MCP \
+                     server's authorization server)",
+                )
+                .at(join(path, "client_id")));
+            }
             let Some((key_path, v)) = first_present(obj, path, &["idp"]) else {
                 return Err(ConfigError::new(
                     ConfigErrorKind::MissingField,

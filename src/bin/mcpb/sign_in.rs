@@ -5,7 +5,7 @@
 //! | none (`login`) | authorization code: a person signs in in the browser (--client-id, --client-secret: a pre-registered client) |
 //! | --client-id, --client-secret (not `login`) | client credentials (machine to machine) |
 //! | --assertion-file or --assertion-env | workload identity: the platform's JWT, `jwt-bearer` grant |
-//! | --idp-issuer, --idp-client-id [, --idp-token-endpoint, --idp-client-secret, --id-token-file or --id-token-env] | enterprise-managed authorization |
+//! | --idp-issuer, --idp-client-id, --client-id [, --client-secret, --idp-token-endpoint, --idp-client-secret, --id-token-file or --id-token-env] | enterprise-managed authorization |
 //!
 //! --dpop and --no-dpop apply to any of them; --scope too. Options that contradict each other
 //! (two sources of one JWT, the options of two grants, --dpop with --no-dpop) are usage
@@ -175,6 +175,12 @@ pub(crate) fn options(global: &Global, login: bool) -> Result<SignIn, UsageError
                  issuer URL and this client's id there"
             ));
         };
+        if global.client_id.is_none() {
+            return usage(format!(
+                "{option} (enterprise authorization) needs --client-id: this client's id at the \
+                 MCP server's authorization server"
+            ));
+        }
         Some(Grant::Enterprise(Idp {
             issuer: issuer.clone(),
             token_endpoint: global.idp_token_endpoint.clone(),
@@ -404,6 +410,14 @@ mod tests {
         let m = refused(&with(&["--idp-issuer", "https://i"]), true);
         assert!(
             m.contains("--idp-issuer (enterprise authorization) needs --idp-client-id"),
+            "{m}"
+        );
+        let m = refused(
+            &with(&["--idp-issuer", "https://i", "--idp-client-id", "c"]),
+            true,
+        );
+        assert!(
+            m.contains("(enterprise authorization) needs --client-id"),
             "{m}"
         );
         let m = refused(&with(&["--id-token-env", "T"]), false);

@@ -170,24 +170,50 @@ impl OAuthConfig {
 
     /// Workload identity federation: the RFC 7523 `jwt-bearer` grant with a JWT the workload's
     /// platform issued (a CI job's OIDC token, a Kubernetes projected service account token, a
-    /// cloud metadata token), read from `assertion` each time a token is needed. No person
-    /// signs in and no client secret is needed; set [`client_id`](Self::client_id) when the
-    /// authorization server expects one.
+    /// cloud metadata token), read from `assertion` each time a token is needed; no client
+    /// secret and no person involved. Add [`client_id`](Self::client_id) when the authorization
+    /// server expects one with the grant (it is then sent as the server's metadata says,
+    /// with [`client_secret`](Self::client_secret) or a signing key if set).
+    ///
+    /// The token request carries `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`,
+    /// `assertion`, `resource` and the scope chosen as for the other grants. An assertion that
+    /// is missing, empty, larger than [`MAX_ASSERTION_BYTES`] or not a signed JWT fails the
+    /// authorization before any request; an authorization server that refuses it
+    /// (`invalid_grant`, `invalid_scope`, `unauthorized_client`...) fails it at once, naming
+    /// its error: the grant is not retried and no other grant is tried. When a token without
+    /// a refresh token expires, the grant is run again with the assertion read afresh.
     ///
     /// ```
     /// use mcp_blocking::auth::{AssertionSource, OAuthConfig};
-    /// let oauth = OAuthConfig::workload_identity(AssertionSource::env("MCP_ID_TOKEN"));
-    /// assert!(format!("{oauth:?}").contains("MCP_ID_TOKEN"));
+    /// let oauth = OAuthConfig::workload_identity(AssertionSource::file(
+    ///     "/var/run/secrets/tokens/mcp-token",
+    /// ))
+    /// .client_id("build-agent");
+    /// # let _ = oauth;
     /// ```
     pub fn workload_identity(assertion: AssertionSource) -> OAuthConfig {
         Self::base(Grant::JwtBearer(assertion))
     }
 
-    /// Enterprise-managed authorization: the person's ID token from the enterprise identity
-    /// provider `idp` is exchanged there for an identity assertion grant, which is presented to
-    /// the MCP server's authorization server as a `jwt-bearer` grant (see [`EnterpriseIdp`]).
-    /// [`client_id`](Self::client_id) and [`client_secret`](Self::client_secret) are this
-    /// client's at the MCP server's authorization server.
+    /// Enterprise-managed authorization (SEP-990): the person's ID token from the enterprise
+    /// identity provider (given, or from a sign-in there) is exchanged at the provider's token
+    /// endpoint for an identity assertion grant (ID-JAG, RFC 8693 token exchange naming this
+    /// server's authorization server as `audience` and the server as `resource`), which is then
+    /// presented to the server's authorization server as a `jwt-bearer` grant, authenticated
+    /// with [`client_id`](Self::client_id) (required) and [`client_secret`](Self::client_secret).
+    ///
+    /// The ID token of a sign-in is kept while it is valid (its `exp`) and shared by the clones
+    /// of these settings: one sign-in serves every MCP server they reach. An answer from the
+    /// provider whose `issued_token_type` is not the ID-JAG type is refused; a refusal by either
+    /// server fails the authorization at once.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{EnterpriseIdp, OAuthConfig, RedirectHandler};
+    /// let idp = EnterpriseIdp::new("https://idp.example.com", "mcp-client-at-idp")
+    ///     .sign_in(RedirectHandler::loopback(|url| eprintln!("Sign in at: {url}")));
+    /// let oauth = OAuthConfig::enterprise(idp).client_id("mcp-client").client_secret("s3cret");
+    /// # let _ = oauth;
+    /// ```
     pub fn enterprise(idp: EnterpriseIdp) -> OAuthConfig {
         Self::base(Grant::Enterprise(Box::new(idp)))
     }
