@@ -461,6 +461,16 @@ pub(crate) enum Command {
     /// With --url (or --config and --server naming an http or sse server): sign in (OAuth) in
     /// the browser; later commands on that server use the stored token (--client-id,
     /// --client-secret, --scope choose the client and the scopes)
+    ///
+    /// The OAuth options choose how: by default a person signs in in the browser (the
+    /// authorization code); with --assertion-file or --assertion-env a CI job or a workload
+    /// signs in with the JWT its platform issued it, no secret and no person (workload
+    /// identity); with --idp-issuer, --idp-client-id and --client-id through the enterprise's
+    /// identity provider, exchanging the person's ID token (--id-token-file, --id-token-env;
+    /// without them the person signs in at the provider in the browser) for access to the
+    /// server (enterprise-managed authorization). --dpop binds the token to a key kept with it
+    /// in the token file, so that a copy of the token alone is of no use. A config entry's
+    /// `oauth` block may choose all of these itself (`grant`, `assertion`, `idp`, `dpop`).
     Login {
         /// Headless: print the address to open and read the one the browser ends on from stdin
         #[arg(long)]
