@@ -28,6 +28,7 @@ mod sandbox;
 mod save;
 mod schema;
 mod shell;
+mod sign_in;
 mod tasks;
 mod terminal;
 mod trust;
@@ -511,7 +512,7 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
         _ => {}
     }
     // Arguments that cannot be read are refused before anything starts.
-    global.machine_client().map_err(usage)?;
+    sign_in::options(global, false).map_err(usage)?;
     match command {
         Command::Call(call) if !call.help => {
             args::raw_arguments(&call.args).map_err(usage)?;
@@ -830,23 +831,24 @@ fn detecting_http(config: ServerConfig) -> ServerConfig {
     }
 }
 
-/// Applies `--timeout`, `--env`, `--header`, `--sandbox` and the OAuth sign-in (the stored one, or the
-/// client-credentials grant of `--client-id` and `--client-secret`) on top of a config.
+/// Applies `--timeout`, `--env`, `--header`, `--sandbox` and the OAuth sign-in (the stored one,
+/// or the grant of the OAuth options: see `sign_in`) on top of a config.
 fn apply_overrides(global: &Global, mut config: ServerConfig) -> Result<ServerConfig, Failure> {
     let kind = config.transport_type();
     let server = config.name().to_owned();
-    let machine = global.machine_client().map_err(usage)?;
-    if machine.is_some() && auth::url_of(&config).is_none() {
+    let sign_in = sign_in::options(global, false).map_err(usage)?;
+    if sign_in.is_set() && auth::url_of(&config).is_none() {
+        let options = sign_in::given(global).join(", ");
         return Err(FailureInfo::config(
             Some(&server),
             format!(
-                "server `{server}`: --client-id and --client-secret apply only to http and sse \
-                 servers, this one is {kind}"
+                "server `{server}`: {options}: OAuth applies only to http and sse servers, this \
+                 one is {kind}"
             ),
             vec![],
         ));
     }
-    config = auth::with_sign_in(config, machine.as_ref(), global.timeout);
+    config = auth::with_sign_in(config, &sign_in, global.timeout);
     if !global.env.is_empty() && kind != "stdio" {
         return Err(FailureInfo::config(
             Some(&server),

@@ -260,6 +260,28 @@ impl OAuthConfig {
         self
     }
 
+    /// How the person signs in at the enterprise identity provider of
+    /// [`enterprise`](Self::enterprise) settings, replacing the provider's
+    /// [`EnterpriseIdp::sign_in`] (settings read from a config file log the sign-in URL; a
+    /// program shows it its own way). A provider with an ID token source never asks anyone to
+    /// sign in, and other grants have no provider: for them this changes nothing.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{EnterpriseIdp, OAuthConfig, RedirectHandler};
+    /// let idp = EnterpriseIdp::new("https://idp.example.com", "mcp-client-at-idp");
+    /// let oauth = OAuthConfig::enterprise(idp)
+    ///     .idp_sign_in(RedirectHandler::loopback(|url| eprintln!("sign in at {url}")));
+    /// # let _ = oauth;
+    /// ```
+    pub fn idp_sign_in(mut self, redirect: RedirectHandler) -> OAuthConfig {
+        if let Grant::Enterprise(idp) = &mut self.grant {
+            if idp.id_token.is_none() {
+                idp.redirect = Some(redirect);
+            }
+        }
+        self
+    }
+
     /// The loopback port the redirect handler listens on: `Some(0)` for a random one, `None`
     /// when the handler is not a loopback listener (or there is none yet, as in a config file's
     /// `oauth` block without `redirect_port`).
