@@ -397,7 +397,6 @@ fn field<'a>(fields: &'a [(String, String)], name: &str) -> Option<&'a str> {
 }
 
 #[test]
-#[ignore = "needs the jwt-bearer flow"]
 fn login_with_an_assertion_file_uses_workload_identity() {
     let server = AuthServer::start(AsOptions::default());
     let url = server.mcp_url();
@@ -435,7 +434,6 @@ fn login_with_an_assertion_file_uses_workload_identity() {
 }
 
 #[test]
-#[ignore = "needs the jwt-bearer flow"]
 fn an_assertion_from_a_variable_serves_each_command() {
     let server = AuthServer::start(AsOptions::default());
     let url = server.mcp_url();
@@ -464,10 +462,9 @@ fn an_assertion_from_a_variable_serves_each_command() {
 }
 
 #[test]
-#[ignore = "needs the jwt-bearer flow"]
 fn login_through_the_enterprise_identity_provider() {
-    // The loopback server plays the identity provider too: its token endpoint answers the
-    // token exchange as well as the jwt-bearer grant.
+    // The loopback server plays the identity provider too, at `/idp`; its token endpoint is
+    // found in its OpenID metadata.
     let server = AuthServer::start(AsOptions::default());
     let url = server.mcp_url();
     let store = temp_store("enterprise");
@@ -475,16 +472,14 @@ fn login_through_the_enterprise_identity_provider() {
     std::fs::create_dir_all(dir).unwrap();
     let id_token = dir.join("id-token");
     std::fs::write(&id_token, ASSERTION).unwrap();
-    let idp_token = format!("{}/token", server.origin());
+    let idp = format!("{}/idp", server.origin());
     let out = login(
         &store,
         &[
             "--url",
             &url,
             "--idp-issuer",
-            &server.origin(),
-            "--idp-token-endpoint",
-            &idp_token,
+            &idp,
             "--idp-client-id",
             "idp-client",
             "--id-token-file",
@@ -497,22 +492,25 @@ fn login_through_the_enterprise_identity_provider() {
         false,
     );
     assert!(String::from_utf8_lossy(&out.stdout).contains("Signed in to"));
-    let requests = server.requests_to("/token");
-    let grants: Vec<String> = requests
-        .iter()
-        .map(|r| {
-            field(&form(&r.body), "grant_type")
-                .unwrap_or_default()
-                .to_owned()
-        })
-        .collect();
     assert_eq!(
-        grants,
-        [
-            "urn:ietf:params:oauth:grant-type:token-exchange",
-            "urn:ietf:params:oauth:grant-type:jwt-bearer"
-        ]
+        server
+            .requests_to("/idp/.well-known/openid-configuration")
+            .len(),
+        1
     );
+    let exchanges = server.requests_to("/idp/token");
+    assert_eq!(exchanges.len(), 1, "one token exchange");
+    assert_eq!(
+        field(&form(&exchanges[0].body), "grant_type"),
+        Some("urn:ietf:params:oauth:grant-type:token-exchange")
+    );
+    let grants = server.requests_to("/token");
+    assert_eq!(grants.len(), 1, "one grant at the authorization server");
+    assert_eq!(
+        field(&form(&grants[0].body), "grant_type"),
+        Some("urn:ietf:params:oauth:grant-type:jwt-bearer")
+    );
+    let requests = exchanges;
     let exchange = form(&requests[0].body);
     assert_eq!(field(&exchange, "subject_token"), Some(ASSERTION));
     let printed =
@@ -522,4 +520,36 @@ fn login_through_the_enterprise_identity_provider() {
         "{printed}"
     );
     let _ = std::fs::remove_dir_all(dir);
+}
+
+#[test]
+fn an_enterprise_sign_in_on_another_command_says_to_run_login() {
+    // No ID token source: the person would sign in at the provider, which only `login` does.
+    let server = AuthServer::start(AsOptions::default());
+    let url = server.mcp_url();
+    let store = temp_store("enterprise-unattended");
+    let idp = format!("{}/idp", server.origin());
+    let out = mcpb_with_token_file(
+        &store,
+        &[
+            "--url",
+            &url,
+            "--idp-issuer",
+            &idp,
+            "--idp-client-id",
+            "idp-client",
+            "--client-id",
+            "m2m",
+            "--client-secret",
+            "m2m-secret",
+            "tools",
+        ],
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(7), "{stderr}");
+    assert!(stderr.contains("mcpb login"), "{stderr}");
+    assert!(
+        server.requests_to("/idp").is_empty(),
+        "nothing asked of the provider"
+    );
 }

@@ -395,3 +395,26 @@ fn id_tokens_id_jags_and_secrets_never_show_in_errors_or_logs() {
         assert!(!lines.contains(payload), "a JWT's payload in the logs");
     }
 }
+
+#[test]
+fn a_sign_in_at_the_provider_no_one_can_answer_is_a_sign_in_required() {
+    let server = AuthServer::start(AsOptions::default());
+    let idp = EnterpriseIdp::new(format!("{}/idp", server.origin()), IDP_CLIENT)
+        .sign_in(RedirectHandler::none());
+    let oauth = OAuthConfig::enterprise(idp)
+        .client_id("m2m")
+        .client_secret("m2m-secret");
+    let config = ServerConfig::http("corp", server.mcp_url())
+        .with_timeout_secs(10.0)
+        .with_oauth(oauth);
+    let err = Client::connect(config).expect_err("no one can sign in");
+    assert!(err.is_sign_in_required(), "{err:?}");
+    assert!(
+        server.requests_to("/idp").is_empty(),
+        "nothing asked of the provider"
+    );
+    assert!(
+        server.requests_to("/token").is_empty(),
+        "nor of the authorization server"
+    );
+}

@@ -394,13 +394,20 @@ impl OAuthConfig {
             .map_err(|e| AuthError::new(AuthErrorKind::Store, e))
     }
 
-    /// Whether an authorization may run: any grant but the authorization code, or a redirect
-    /// handler that reaches a person (not [`RedirectHandler::none`]).
+    /// Whether an authorization may run without a person it cannot reach: the authorization
+    /// code needs a redirect handler that reaches one (not [`RedirectHandler::none`]), and so
+    /// does enterprise-managed authorization when it signs the person in at the identity
+    /// provider (no ID token source is set); the other grants need no one.
     pub(crate) fn may_sign_in(&self) -> bool {
-        !self.grant.is_authorization_code()
-            || self
-                .redirect
-                .as_ref()
-                .is_some_and(RedirectHandler::reaches_a_person)
+        let reaches =
+            |r: Option<&RedirectHandler>| r.is_some_and(RedirectHandler::reaches_a_person);
+        match &self.grant {
+            Grant::AuthorizationCode => reaches(self.redirect.as_ref()),
+            // Without a handler at all the flow fails with what is missing.
+            Grant::Enterprise(idp) if idp.id_token.is_none() && idp.redirect.is_some() => {
+                reaches(idp.redirect.as_ref())
+            }
+            _ => true,
+        }
     }
 }
