@@ -418,3 +418,100 @@ fn a_sign_in_at_the_provider_no_one_can_answer_is_a_sign_in_required() {
         "nor of the authorization server"
     );
 }
+
+/// A handler that counts the sign-ins it plays a browser for.
+fn counting_handler(count: &Arc<AtomicUsize>) -> RedirectHandler {
+    let count = count.clone();
+    RedirectHandler::custom("http://127.0.0.1:9/callback", move |url| {
+        count.fetch_add(1, Ordering::SeqCst);
+        headless(url)
+    })
+}
+
+#[test]
+fn settings_made_from_clones_of_one_provider_sign_in_once() {
+    // Two servers, two different settings (not clones of one another), one provider value.
+    let first = start_server(AsOptions::default());
+    let second = start_server(AsOptions::default());
+    let sign_ins = Arc::new(AtomicUsize::new(0));
+    let idp = EnterpriseIdp::new(format!("{}/idp", first.origin()), IDP_CLIENT)
+        .client_secret(IDP_SECRET)
+        .sign_in(counting_handler(&sign_ins));
+    let a = OAuthConfig::enterprise(idp.clone())
+        .client_id(CLIENT)
+        .client_secret(CLIENT_SECRET);
+    let b = OAuthConfig::enterprise(idp)
+        .client_id(CLIENT)
+        .client_secret(CLIENT_SECRET);
+    // Both at once: the second waits for the first's sign-in rather than starting its own.
+    std::thread::scope(|s| {
+        let one = s.spawn(|| connect_to(&first.mcp_url(), a));
+        let two = s.spawn(|| connect_to(&second.mcp_url(), b));
+        one.join().unwrap().expect("first connects");
+        two.join().unwrap().expect("second connects");
+    });
+    assert_eq!(sign_ins.load(Ordering::SeqCst), 1, "one sign-in");
+    assert_eq!(jwt_bearer_requests(&first), 1);
+    assert_eq!(jwt_bearer_requests(&second), 1);
+}
+
+/// A config file with one server at each of `servers`, whose `idp` blocks name the first
+/// server's provider with client id `idp_clients[i]`.
+fn config_file(servers: &[&AuthServer], idp_clients: &[&str]) -> Vec<ServerConfig> {
+    let mut entries = serde_json::Map::new();
+    for (i, (server, idp_client)) in servers.iter().zip(idp_clients).enumerate() {
+        entries.insert(
+            format!("corp{i}"),
+            json!({
+                "type": "http",
+                "url": server.mcp_url(),
+                "oauth": {
+                    "grant": "enterprise",
+                    "client_id": CLIENT,
+                    "client_secret": CLIENT_SECRET,
+                    "idp": {
+                        "issuer": format!("{}/idp", servers[0].origin()),
+                        "client_id": idp_client,
+                        "client_secret": IDP_SECRET,
+                    },
+                },
+            }),
+        );
+    }
+    let doc = json!({ "mcpServers": entries });
+    mcp_blocking::config::ConfigLoader::new()
+        .strict(true)
+        .load_value(&doc)
+        .expect("the file loads")
+        .servers
+}
+
+/// Connects to each server of `configs`, the provider's sign-in played by one counting handler.
+fn connect_all_counting(configs: Vec<ServerConfig>) -> usize {
+    let sign_ins = Arc::new(AtomicUsize::new(0));
+    for cfg in configs {
+        let oauth = cfg
+            .oauth()
+            .expect("an oauth block")
+            .clone()
+            .idp_sign_in(counting_handler(&sign_ins));
+        let client =
+            Client::connect(cfg.with_oauth(oauth).with_timeout_secs(10.0)).expect("connects");
+        client.list_tools().expect("tools");
+    }
+    sign_ins.load(Ordering::SeqCst)
+}
+
+#[test]
+fn the_servers_of_a_config_file_naming_one_provider_the_same_way_sign_in_once() {
+    let first = start_server(AsOptions::default());
+    let second = start_server(AsOptions::default());
+    let same = config_file(&[&first, &second], &[IDP_CLIENT, IDP_CLIENT]);
+    assert_eq!(connect_all_counting(same), 1, "one sign-in for both");
+
+    // Another client id at the provider is another sign-in.
+    let third = start_server(AsOptions::default());
+    let fourth = start_server(AsOptions::default());
+    let different = config_file(&[&third, &fourth], &[IDP_CLIENT, "another-idp-client"]);
+    assert_eq!(connect_all_counting(different), 2, "one sign-in each");
+}

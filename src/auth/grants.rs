@@ -27,6 +27,7 @@ use super::REFRESH_MARGIN;
 use crate::config::oauth::{
     is_compact_jws, EnterpriseIdp, Grant, OAuthConfig, Secret, StoredTokens, MAX_ASSERTION_BYTES,
 };
+use crate::sync::lock;
 
 /// The RFC 7523 grant type.
 const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
@@ -181,23 +182,26 @@ fn enterprise(
         (None, None) => return Err("the identity provider's token endpoint is unknown".into()),
     };
     require_secure(&token_endpoint, "identity provider's token_endpoint")?;
-    let key = (idp.issuer.clone(), idp.client_id.clone());
+    // A sign-in is shared by the clones of the provider's settings: one under way elsewhere is
+    // waited for (the guard is held until this one has its ID token).
     let (id_token, signed_in) = match given {
         Some(t) => (t, false),
-        None => match kept_id_token(inner, &key) {
-            Some(t) => {
-                log::debug!(
-                    "using the ID token of the earlier sign-in at {}",
-                    idp.issuer
-                );
-                (t, true)
+        None => {
+            let _one_at_a_time = lock(&idp.signed_in.signing_in);
+            match kept_id_token(idp) {
+                Some(t) => {
+                    log::debug!(
+                        "using the ID token of the earlier sign-in at {}",
+                        idp.issuer
+                    );
+                    (t, true)
+                }
+                None => {
+                    let meta = meta.unwrap_or_default();
+                    (sign_in(cfg, inner, net, idp, meta)?, true)
+                }
             }
-            None => {
-                let meta = meta.unwrap_or_default();
-                let t = sign_in(cfg, inner, net, idp, meta)?;
-                (t, true)
-            }
-        },
+        }
     };
     let id_jag = match exchange(net, &token_endpoint, disc, scope.as_deref(), idp, &id_token) {
         Ok(j) => j,
@@ -205,7 +209,7 @@ fn enterprise(
             // An ID token the provider no longer takes is not used again: the next
             // authorization signs the person in anew.
             if signed_in {
-                inner.id_tokens.remove(&key);
+                forget_id_token(idp, &id_token);
             }
             return Err(format!(
                 "the token exchange at the enterprise identity provider failed: {e}"
@@ -319,13 +323,23 @@ fn idp_metadata(net: &Net, idp: &EnterpriseIdp) -> Result<Map<String, Value>, St
 }
 
 /// The ID token of an earlier sign-in at this provider, while it has a while to live.
-fn kept_id_token(inner: &mut Inner, key: &(String, String)) -> Option<Secret> {
-    let (token, exp) = inner.id_tokens.get(key)?;
-    if *exp > now_secs() + REFRESH_MARGIN.as_secs() {
-        return Some(token.clone());
+fn kept_id_token(idp: &EnterpriseIdp) -> Option<Secret> {
+    let mut kept = lock(&idp.signed_in.id_token);
+    match kept.as_ref() {
+        Some((token, exp)) if *exp > now_secs() + REFRESH_MARGIN.as_secs() => Some(token.clone()),
+        _ => {
+            *kept = None;
+            None
+        }
     }
-    inner.id_tokens.remove(key);
-    None
+}
+
+/// Drops `token` if it is still the one kept (a newer sign-in's is left alone).
+fn forget_id_token(idp: &EnterpriseIdp, token: &Secret) {
+    let mut kept = lock(&idp.signed_in.id_token);
+    if kept.as_ref().is_some_and(|(t, _)| t == token) {
+        *kept = None;
+    }
 }
 
 /// Signs the person in at the identity provider (authorization code with PKCE and `state`,
@@ -391,12 +405,7 @@ fn sign_in(
     }
     let id_token = Secret::new(id_token);
     match expiry_of(&id_token) {
-        Some(exp) => {
-            inner.id_tokens.insert(
-                (idp.issuer.clone(), idp.client_id.clone()),
-                (id_token.clone(), exp),
-            );
-        }
+        Some(exp) => *lock(&idp.signed_in.id_token) = Some((id_token.clone(), exp)),
         None => log::debug!("the ID token states no expiry: it is used once, not kept"),
     }
     Ok(id_token)

@@ -37,9 +37,6 @@ pub(crate) struct Inner {
     pub(crate) servers: HashMap<String, ServerState>,
     /// Client identities by issuer and redirect URI.
     pub(crate) clients: HashMap<(String, String), ClientReg>,
-    /// The ID tokens of sign-ins at enterprise identity providers, by provider issuer and
-    /// client id, with their expiry: one sign-in serves every server these settings reach.
-    pub(crate) id_tokens: HashMap<(String, String), (Secret, u64)>,
 }
 
 /// A client identity at one authorization server.
@@ -227,6 +224,9 @@ impl OAuth {
             Grant::JwtBearer(source) => Some(source),
             Grant::Enterprise(idp) => {
                 values.extend(idp.client_secret.iter().map(|c| c.expose().to_owned()));
+                if let Some((t, _)) = lock(&idp.signed_in.id_token).as_ref() {
+                    values.push(t.expose().to_owned());
+                }
                 idp.id_token.as_ref()
             }
             _ => None,
@@ -236,7 +236,6 @@ impl OAuth {
                 .and_then(|s| s.given_value())
                 .map(|v| v.expose().to_owned()),
         );
-        values.extend(inner.id_tokens.values().map(|(t, _)| t.expose().to_owned()));
         crate::config::Secrets::new(values)
     }
 }

@@ -307,6 +307,7 @@ pub(super) fn parse(
     dialect: Dialect,
     expand: &mut Expand<'_>,
     foreign: &mut Vec<String>,
+    idps: Option<&std::cell::RefCell<Vec<EnterpriseIdp>>>,
 ) -> Result<Option<OAuthConfig>, ConfigError> {
     let obj: &Map<String, Value> = match v {
         Value::Null => return Ok(None),
@@ -460,7 +461,17 @@ pub(super) fn parse(
             };
             // The listener's port is the settings' too, where programs look for it
             // (`OAuthConfig::redirect_port`).
-            let oauth = OAuthConfig::enterprise(idp(v, &key_path, loopback(), expand)?);
+            let mut provider = idp(v, &key_path, loopback(), expand)?;
+            // The servers of one load whose blocks name the same provider the same way sign
+            // the person in once.
+            if let Some(seen) = idps {
+                let mut seen = seen.borrow_mut();
+                match seen.iter().find(|p| p.same_provider(&provider)) {
+                    Some(first) => provider = provider.share_sign_in_with(first),
+                    None => seen.push(provider.clone()),
+                }
+            }
+            let oauth = OAuthConfig::enterprise(provider);
             if !id_token_given {
                 oauth.redirect(loopback())
             } else {

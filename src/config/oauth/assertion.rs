@@ -5,7 +5,7 @@
 use std::fmt;
 use std::io::Read;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 use super::redirect::RedirectHandler;
 use super::store::Secret;
@@ -191,6 +191,12 @@ impl fmt::Debug for AssertionSource {
 ///     .client_secret("s3cret");
 /// assert!(!format!("{oauth:?}").contains("s3cret"));
 /// ```
+///
+/// A person signed in through [`sign_in`](Self::sign_in) is signed in for every clone of this
+/// value: settings made from clones (for several MCP servers, each with its own client id at
+/// its own authorization server) share the ID token until it expires, and a second
+/// authorization waits for a sign-in under way rather than starting its own. The servers of
+/// one config file whose `idp` blocks name the same provider the same way share it too.
 #[derive(Clone, Debug)]
 pub struct EnterpriseIdp {
     pub(crate) issuer: String,
@@ -199,6 +205,22 @@ pub struct EnterpriseIdp {
     pub(crate) client_secret: Option<Secret>,
     pub(crate) id_token: Option<AssertionSource>,
     pub(crate) redirect: Option<RedirectHandler>,
+    pub(crate) signed_in: Arc<SignedIn>,
+}
+
+/// The sign-in at a provider that the clones of an [`EnterpriseIdp`] share.
+#[derive(Default)]
+pub(crate) struct SignedIn {
+    /// Held while a person signs in, so that a second authorization waits for the first.
+    pub(crate) signing_in: Mutex<()>,
+    /// The ID token of the latest sign-in, with its `exp`.
+    pub(crate) id_token: Mutex<Option<(Secret, u64)>>,
+}
+
+impl fmt::Debug for SignedIn {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("SignedIn { .. }")
+    }
 }
 
 impl EnterpriseIdp {
@@ -213,7 +235,34 @@ impl EnterpriseIdp {
             client_secret: None,
             id_token: None,
             redirect: None,
+            signed_in: Arc::default(),
         }
+    }
+
+    /// Whether `other` names the same provider the same way (issuer, token endpoint, client
+    /// id and secret, and an ID token from the same file or variable, or none): two such
+    /// blocks of a config file share one sign-in.
+    pub(crate) fn same_provider(&self, other: &EnterpriseIdp) -> bool {
+        let same_source = match (&self.id_token, &other.id_token) {
+            (None, None) => true,
+            (Some(a), Some(b)) => match (&a.kind, &b.kind) {
+                (SourceKind::File(x), SourceKind::File(y)) => x == y,
+                (SourceKind::Env(x), SourceKind::Env(y)) => x == y,
+                _ => false,
+            },
+            _ => false,
+        };
+        self.issuer == other.issuer
+            && self.token_endpoint == other.token_endpoint
+            && self.client_id == other.client_id
+            && self.client_secret == other.client_secret
+            && same_source
+    }
+
+    /// The same provider, sharing `other`'s sign-in.
+    pub(crate) fn share_sign_in_with(mut self, other: &EnterpriseIdp) -> EnterpriseIdp {
+        self.signed_in = other.signed_in.clone();
+        self
     }
 
     /// The provider's token endpoint, where the ID token is exchanged.
