@@ -225,7 +225,7 @@ fn a_block_chooses_its_grant() {
         "{s}"
     );
     assert!(
-        s.contains("redirect: None })"),
+        s.contains("redirect: None, .. })"),
         "no sign-in with an ID token: {s}"
     );
     assert!(s.contains("client_id: Some(\"mcp-client\")"), "{s}");
@@ -234,7 +234,7 @@ fn a_block_chooses_its_grant() {
     assert!(s.contains("id_token: None"), "{s}");
     assert!(s.contains("token_endpoint: Some(\"https://idp.example.com/t2\")"));
     assert!(
-        !s.contains("redirect: None })"),
+        !s.contains("redirect: None, .. })"),
         "the person signs in at the provider: {s}"
     );
     assert!(
@@ -252,7 +252,7 @@ fn a_block_chooses_its_grant() {
     // A program replaces how the person signs in at the provider.
     let replaced = format!("{:?}", oauth.idp_sign_in(RedirectHandler::none()));
     assert!(
-        replaced.contains("id_token: None, redirect: Some(None) })"),
+        replaced.contains("id_token: None, redirect: Some(None), .. })"),
         "{replaced}"
     );
     let s = shown("ent_camel_token");

@@ -141,17 +141,24 @@ impl OAuth {
             st.tokens = self.pick(server_url);
         }
         let t = st.tokens.clone()?;
+        // A refreshable token is refreshed a margin ahead of its expiry; one that cannot be is
+        // used until it expires (a token issued for less than the margin is still good: dropping
+        // it at once would authorize again on every request).
+        let margin = if t.refresh_token.is_some() {
+            REFRESH_MARGIN.as_secs()
+        } else {
+            0
+        };
         let expiring = t
             .expires_at
-            .is_some_and(|at| at <= util::now_secs() + REFRESH_MARGIN.as_secs());
+            .is_some_and(|at| at <= util::now_secs() + margin);
         if !expiring {
             return Some(t);
         }
         // Another process sharing the store may have refreshed already.
         if let Some(stored) = self.pick(server_url).filter(|s| {
             s.access_token != t.access_token
-                && s.expires_at
-                    .is_none_or(|at| at > util::now_secs() + REFRESH_MARGIN.as_secs())
+                && s.expires_at.is_none_or(|at| at > util::now_secs() + margin)
         }) {
             if let Some(st) = inner.servers.get_mut(server_url) {
                 st.tokens = Some(stored.clone());

@@ -197,7 +197,7 @@ impl fmt::Debug for AssertionSource {
 /// its own authorization server) share the ID token until it expires, and a second
 /// authorization waits for a sign-in under way rather than starting its own. The servers of
 /// one config file whose `idp` blocks name the same provider the same way share it too.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct EnterpriseIdp {
     pub(crate) issuer: String,
     pub(crate) token_endpoint: Option<String>,
@@ -215,6 +215,19 @@ pub(crate) struct SignedIn {
     pub(crate) signing_in: Mutex<()>,
     /// The ID token of the latest sign-in, with its `exp`.
     pub(crate) id_token: Mutex<Option<(Secret, u64)>>,
+}
+
+impl fmt::Debug for EnterpriseIdp {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("EnterpriseIdp")
+            .field("issuer", &self.issuer)
+            .field("token_endpoint", &self.token_endpoint)
+            .field("client_id", &self.client_id)
+            .field("client_secret", &self.client_secret)
+            .field("id_token", &self.id_token)
+            .field("redirect", &self.redirect)
+            .finish_non_exhaustive()
+    }
 }
 
 impl fmt::Debug for SignedIn {
