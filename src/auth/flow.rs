@@ -528,7 +528,7 @@ fn forget_client(cfg: &OAuth, inner: &mut Inner, issuer: &str, reg: &ClientReg) 
 }
 
 /// Adds the client authentication to a token request.
-pub(super) fn authenticate(
+fn authenticate(
     cfg: &OAuth,
     client_id: &str,
     secret: Option<&Secret>,
@@ -582,7 +582,7 @@ const CREDENTIALS: [&str; 7] = [
 /// more request whose proof carries it, and no more.
 ///
 /// The answer must carry an access token of type `Bearer` (or `DPoP`, with a key).
-pub(super) fn token_request(
+fn token_request(
     net: &Net,
     endpoint: &str,
     body: &[(&'static str, String)],
@@ -677,7 +677,7 @@ pub(super) fn token_post(
 
 /// Tokens from a token answer.
 #[allow(clippy::too_many_arguments)]
-pub(super) fn tokens_from(
+fn tokens_from(
     m: &Map<String, Value>,
     issuer: &str,
     resource: &str,
@@ -1002,24 +1002,38 @@ fn client_credentials(
             m => m.to_owned(),
         }
     };
+    let body = vec![("grant_type", "client_credentials".to_owned())];
+    direct_grant(cfg, net, disc, body, Some((&client_id, &method)), scope)
+}
+
+/// The token request of a grant no person takes part in (client credentials, jwt-bearer):
+/// `body` with the resource and scope added, the client authenticated with its method when
+/// there is one (`None`: no client authentication), and the tokens of the answer.
+pub(super) fn direct_grant(
+    cfg: &OAuth,
+    net: &Net,
+    disc: &Discovered,
+    mut body: Vec<(&'static str, String)>,
+    client: Option<(&str, &str)>,
+    scope: Option<String>,
+) -> Result<StoredTokens, String> {
     let token_endpoint = disc.endpoint("token_endpoint", "/token");
-    let mut body = vec![
-        ("grant_type", "client_credentials".to_owned()),
-        ("resource", disc.resource.clone()),
-    ];
+    body.push(("resource", disc.resource.clone()));
     if let Some(s) = &scope {
         body.push(("scope", s.clone()));
     }
     let mut headers = Vec::new();
-    authenticate(
-        cfg,
-        &client_id,
-        cfg.client_secret.as_ref(),
-        &method,
-        disc.meta_issuer(),
-        &mut body,
-        &mut headers,
-    )?;
+    if let Some((id, method)) = client {
+        authenticate(
+            cfg,
+            id,
+            cfg.client_secret.as_ref(),
+            method,
+            disc.meta_issuer(),
+            &mut body,
+            &mut headers,
+        )?;
+    }
     let m = token_request(
         net,
         &token_endpoint,
@@ -1028,13 +1042,14 @@ fn client_credentials(
         cfg.client_secret.as_ref(),
         disc.dpop.as_ref(),
     )?;
+    let (client_id, method) = client.unwrap_or(("", "none"));
     Ok(tokens_from(
         &m,
         disc.meta_issuer(),
         &disc.resource,
-        &client_id,
+        client_id,
         cfg.client_secret.clone(),
-        &method,
+        method,
         &token_endpoint,
         scope,
         None,

@@ -17,9 +17,7 @@
 use base64::Engine as _;
 use serde_json::{Map, Value};
 
-use super::flow::{
-    authenticate, authorize_code, choose_method, token_post, token_request, tokens_from, Discovered,
-};
+use super::flow::{authorize_code, choose_method, direct_grant, token_post, Discovered};
 use super::live::{Inner, OAuth};
 use super::net::{Net, NetError};
 use super::util::{b64, encode, now_secs, require_secure};
@@ -101,57 +99,17 @@ fn jwt_bearer(
     scope: Option<String>,
     assertion: &Secret,
 ) -> Result<StoredTokens, String> {
-    let token_endpoint = disc.endpoint("token_endpoint", "/token");
-    let mut body = vec![
+    let body = vec![
         ("grant_type", JWT_BEARER.to_owned()),
         ("assertion", assertion.expose().to_owned()),
-        ("resource", disc.resource.clone()),
     ];
-    if let Some(s) = &scope {
-        body.push(("scope", s.clone()));
-    }
-    let mut headers = Vec::new();
-    let (client_id, method) = match &cfg.client_id {
-        Some(id) => {
-            let method = if cfg.signing_key.is_some() {
-                "private_key_jwt".to_owned()
-            } else {
-                choose_method(disc, cfg.client_secret.is_some())
-            };
-            authenticate(
-                cfg,
-                id,
-                cfg.client_secret.as_ref(),
-                &method,
-                disc.meta_issuer(),
-                &mut body,
-                &mut headers,
-            )?;
-            (id.clone(), method)
-        }
-        None => (String::new(), "none".to_owned()),
+    let method = match (&cfg.client_id, &cfg.signing_key) {
+        (None, _) => None,
+        (Some(_), Some(_)) => Some("private_key_jwt".to_owned()),
+        (Some(_), None) => Some(choose_method(disc, cfg.client_secret.is_some())),
     };
-    let m = token_request(
-        net,
-        &token_endpoint,
-        &body,
-        &headers,
-        cfg.client_secret.as_ref(),
-        disc.dpop.as_ref(),
-    )
-    .map_err(String::from)?;
-    Ok(tokens_from(
-        &m,
-        disc.meta_issuer(),
-        &disc.resource,
-        &client_id,
-        cfg.client_secret.clone(),
-        &method,
-        &token_endpoint,
-        scope,
-        None,
-        disc.dpop.as_ref(),
-    ))
+    let client = cfg.client_id.as_deref().zip(method.as_deref());
+    direct_grant(cfg, net, disc, body, client, scope)
 }
 
 /// SEP-990: the person's ID token exchanged at the identity provider for an ID-JAG naming
