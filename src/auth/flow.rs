@@ -229,9 +229,9 @@ fn discover(
                     issuer
                 ));
             }
-            // The assertion grants use no authorization code: PKCE does not apply to them.
-            let assertion_grant = matches!(cfg.grant, Grant::JwtBearer(_) | Grant::Enterprise(_));
-            if !assertion_grant
+            // Only the authorization code grant uses PKCE: client credentials and the
+            // assertion grants have no code to protect.
+            if cfg.grant.is_authorization_code()
                 && !strings(m.get("code_challenge_methods_supported"))
                     .iter()
                     .any(|s| s == "S256")
