@@ -29,6 +29,8 @@ use std::thread::JoinHandle;
 use std::time::Instant;
 
 use mcp_blocking::{Client, ServerConfig};
+
+mod support;
 use serde_json::json;
 
 /// Rounds per row; rows are interleaved round by round and each row reports its median round,
@@ -45,7 +47,7 @@ fn main() {
     }
     let calls: usize = args.first().and_then(|n| n.parse().ok()).unwrap_or(14_000);
     let unpinned = run(calls);
-    pin_to_core0();
+    support::pin_to_core0();
     let pinned = run(calls);
     println!(
         "Streamable HTTP tools/call, loopback, {ROUNDS} interleaved rounds of {} calls per row; \
@@ -104,22 +106,6 @@ struct Row {
     /// The floor's fastest round (unpinned, rounds swing between two modes on some machines).
     floor_min: f64,
     conns_per_1000: f64,
-}
-
-/// Pins this process (and every thread it starts later) to core 0.
-#[cfg(unix)]
-fn pin_to_core0() {
-    let mut set = rustix::thread::CpuSet::new();
-    set.set(0);
-    if let Err(e) = rustix::thread::sched_setaffinity(None, &set) {
-        eprintln!("could not pin to core 0: {e}");
-    }
-}
-
-/// Pinning is done on Unix only: elsewhere the figures are taken unpinned.
-#[cfg(not(unix))]
-fn pin_to_core0() {
-    eprintln!("not pinned to core 0 (Unix only)");
 }
 
 /// The id of the calling thread, whose CPU time `/proc` gives (none where there is no `/proc`).

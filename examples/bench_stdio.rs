@@ -538,26 +538,6 @@ fn peak_rss_kb(baseline: bool) -> (f64, f64) {
     (it.next().unwrap_or(0.0), it.next().unwrap_or(0.0))
 }
 
-#[cfg(unix)]
-fn pin_to_core0() {
-    let mut set = rustix_cpuset();
-    set.set(0);
-    if let Err(e) = rustix::thread::sched_setaffinity(None, &set) {
-        eprintln!("could not pin to core 0: {e}");
-    }
-}
-
-/// Pinning is done on Unix only: elsewhere the figures are taken unpinned.
-#[cfg(not(unix))]
-fn pin_to_core0() {
-    eprintln!("not pinned to core 0 (Unix only)");
-}
-
-#[cfg(unix)]
-fn rustix_cpuset() -> rustix::thread::CpuSet {
-    rustix::thread::CpuSet::new()
-}
-
 /// Runs `f` (one client, one floor and one minimal-client measurement) `rounds` times,
 /// interleaved, and keeps the median of each: noise from other processes hits every side alike.
 /// The medians of the client, the floor and the minimal client, and the client's and the
@@ -675,7 +655,7 @@ fn main() -> ExitCode {
         if std::env::var_os("BENCH_UNPINNED").is_some() {
             print("Unpinned", &run("unpinned"));
         } else {
-            pin_to_core0();
+            support::pin_to_core0();
             print("Pinned to one core", &run("pinned to core 0"));
         }
         return ExitCode::SUCCESS;
@@ -683,7 +663,7 @@ fn main() -> ExitCode {
     let unpinned = run("unpinned");
     let rss = peak_rss_kb(false);
     let base = peak_rss_kb(true);
-    pin_to_core0();
+    support::pin_to_core0();
     let pinned = run("pinned to core 0");
     let pinned_rss = peak_rss_kb(false);
     let large_rss = (probe_kb(&["--large"]), probe_kb(&["--large", "--floor"]));

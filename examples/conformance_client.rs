@@ -21,7 +21,9 @@
 //!
 //! Auth scenarios run without a browser: the authorization URL is fetched without following
 //! redirects and the code is read from the `Location` header (the mock server approves at
-//! once). `MCP_CONFORMANCE_CONTEXT` gives pre-registered and client-credentials identities.
+//! once). `MCP_CONFORMANCE_CONTEXT` gives pre-registered and client-credentials identities, the
+//! workload's JWT of `auth/wif-jwt-bearer` (`valid_jwt`), and the identity provider and ID
+//! token of `auth/enterprise-managed-authorization`.
 //!
 //! Contract: the server URL is the last argument; logs go to stderr; exit 0 on success.
 //!
@@ -31,7 +33,9 @@
 
 use std::process::ExitCode;
 
-use mcp_blocking::auth::{JwtAlgorithm, OAuthConfig, RedirectHandler, SigningKey};
+use mcp_blocking::auth::{
+    AssertionSource, EnterpriseIdp, JwtAlgorithm, OAuthConfig, RedirectHandler, SigningKey,
+};
 use mcp_blocking::config::{ProtocolEra, ProtocolMode};
 use mcp_blocking::model::{ElicitParams, ElicitResult, Implementation};
 use mcp_blocking::{Client, ServerConfig};
@@ -64,6 +68,31 @@ fn main() -> ExitCode {
     }
 }
 
+/// The skills scenarios (SEP-2640): list the skills; unless the scenario is about prefetching,
+/// load each (`SKILL.md`, verified) and only then read its files (each verified). A skill that
+/// fails verification is refused, and nothing more of it is read.
+fn skills(client: &Client, scenario: &str) -> Outcome {
+    let entries = client.list_skills()?;
+    eprintln!("{} skills", entries.len());
+    if scenario == "sep-2640-client-no-prefetch" {
+        return Ok(());
+    }
+    let limits = mcp_blocking::SkillLimits::default();
+    for entry in &entries {
+        match client.load_skill_entry(entry, &limits) {
+            Ok(skill) => {
+                for file in &skill.files {
+                    if let Err(e) = skill.read_file(client, &file.uri) {
+                        eprintln!("{}: {e}", file.uri);
+                    }
+                }
+            }
+            Err(e) => eprintln!("{}: refused: {e}", entry.uri),
+        }
+    }
+    Ok(())
+}
+
 /// The OAuth settings of an `auth/*` scenario.
 fn oauth_for(scenario: &str) -> Result<OAuthConfig, String> {
     let context: Value = std::env::var("MCP_CONFORMANCE_CONTEXT")
@@ -86,6 +115,30 @@ fn oauth_for(scenario: &str) -> Result<OAuthConfig, String> {
                 key,
             ))
         }
+        "auth/wif-jwt-bearer" => {
+            // Workload identity: the platform's JWT is the only credential.
+            let jwt = field("valid_jwt").ok_or("no valid_jwt in the context")?;
+            let mut oauth = OAuthConfig::workload_identity(AssertionSource::value(jwt));
+            if let Some(id) = field("client_id") {
+                oauth = oauth.client_id(id);
+            }
+            Ok(oauth)
+        }
+        "auth/enterprise-managed-authorization" => {
+            let mut idp = EnterpriseIdp::new(
+                field("idp_issuer").ok_or("no idp_issuer in the context")?,
+                field("idp_client_id").ok_or("no idp_client_id in the context")?,
+            )
+            .id_token(AssertionSource::value(
+                field("idp_id_token").ok_or("no idp_id_token in the context")?,
+            ));
+            if let Some(endpoint) = field("idp_token_endpoint") {
+                idp = idp.token_endpoint(endpoint);
+            }
+            Ok(OAuthConfig::enterprise(idp)
+                .client_id(field("client_id").ok_or("no client_id in the context")?)
+                .client_secret(field("client_secret").ok_or("no client_secret in the context")?))
+        }
         _ => {
             let mut oauth = OAuthConfig::authorization_code(RedirectHandler::custom(
                 "http://localhost:3000/callback",
@@ -100,6 +153,8 @@ fn oauth_for(scenario: &str) -> Result<OAuthConfig, String> {
             if let Some(secret) = field("client_secret") {
                 oauth = oauth.client_secret(secret);
             }
+            // DPoP is not turned on here: the DPoP scenarios' server challenges with the DPoP
+            // scheme alone, and the client then sends proofs by itself.
             Ok(oauth)
         }
     }
@@ -167,6 +222,9 @@ fn run(scenario: &str, url: &str, mode: ProtocolMode) -> Outcome {
 }
 
 fn scenario_steps(client: &Client, scenario: &str) -> Outcome {
+    if scenario.starts_with("sep-2640-client") {
+        return skills(client, scenario);
+    }
     let tools = client.list_tools()?;
     eprintln!("{} tools", tools.len());
     let call = |name: &str, args: Value| -> Outcome {

@@ -47,7 +47,7 @@ pub(crate) fn is_server_auth_status(status: u16) -> bool {
 type Cause = Box<dyn std::error::Error + Send + Sync>;
 
 pub use crate::protocol::jsonrpc::ErrorCode;
-pub use kinds::{InvalidArgumentKind, ProtocolErrorKind};
+pub use kinds::{InvalidArgumentKind, ProtocolErrorKind, SkillErrorKind};
 
 mod kinds;
 
@@ -248,6 +248,20 @@ pub enum Error {
         /// The tool, the rule that refuses it and where it was written.
         refusal: Box<crate::config::ToolRefusal>,
     },
+
+    /// A skill, or a file of one, was refused: not listed, not as listed (size, digest,
+    /// frontmatter), or over a cap; see [`SkillErrorKind`]. None of its content is returned.
+    #[error("server `{server}`: skill `{uri}`: {detail}")]
+    Skill {
+        /// The server's configured name.
+        server: String,
+        /// Why it was refused.
+        kind: SkillErrorKind,
+        /// The URI of the skill or file.
+        uri: String,
+        /// What was wrong, in words.
+        detail: String,
+    },
 }
 
 fn tail(stderr_tail: &str) -> String {
@@ -282,7 +296,8 @@ impl Error {
             | Error::InvalidArgument { server, .. }
             | Error::Task { server, .. }
             | Error::Unsupported { server, .. }
-            | Error::ToolNotAllowed { server, .. } => Some(server),
+            | Error::ToolNotAllowed { server, .. }
+            | Error::Skill { server, .. } => Some(server),
         }
     }
 
@@ -557,6 +572,17 @@ impl Error {
                 era,
             },
             refused @ Error::ToolNotAllowed { .. } => refused,
+            Error::Skill {
+                server,
+                kind,
+                uri,
+                detail,
+            } => Error::Skill {
+                server,
+                kind,
+                uri: r(uri),
+                detail: r(detail),
+            },
         }
     }
 }

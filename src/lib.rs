@@ -90,7 +90,7 @@ mod url;
 #[cfg(windows)]
 mod wsapoll;
 
-pub use client::{CallOptions, Client, ClientBuilder};
+pub use client::{CallOptions, Client, ClientBuilder, LoadedSkill, SkillLimits};
 pub use config::{ConfigLoader, ServerConfig};
 pub use error::{Error, Result};
 pub use hub::Hub;

@@ -311,7 +311,7 @@ fn auth_usage_errors_are_the_usual_error_document() {
     let message = doc["error"]["message"].as_str().unwrap_or_default();
     assert_eq!(
         message,
-        "usage: `logout` does not take --client-id (they choose the client of `login`)"
+        "usage: `logout` does not take --client-id (they choose how `login` signs in)"
     );
     let err = String::from_utf8_lossy(&out.stderr);
     assert_eq!(err.matches("mcpb:").count(), 1, "{err}");

@@ -264,6 +264,18 @@ fn an_authorization_server_without_s256_is_refused() {
 }
 
 #[test]
+fn client_credentials_need_no_s256_for_they_have_no_code() {
+    let server = AuthServer::start(AsOptions {
+        s256: false,
+        ..AsOptions::default()
+    });
+    let oauth = OAuthConfig::client_credentials("m2m", "m2m-secret");
+    let client = connect(&server, oauth).expect("a machine client connects");
+    client.list_tools().expect("tools/list");
+    assert_eq!(server.requests_to("/token").len(), 1);
+}
+
+#[test]
 fn a_wrong_state_is_refused() {
     let server = AuthServer::start(AsOptions::default());
     let oauth = OAuthConfig::authorization_code(RedirectHandler::custom(

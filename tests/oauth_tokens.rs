@@ -437,3 +437,30 @@ fn a_server_quoting_the_access_token_back_shows_none_of_it_in_the_error() {
     }
     client.close().expect("close");
 }
+
+#[test]
+fn a_token_issued_for_less_than_the_refresh_margin_is_used_while_it_lasts() {
+    // 30 s, no refresh token: the token is good for 30 s and is used, not dropped at once (which
+    // would authorize again before every request).
+    let server = AuthServer::start(AsOptions {
+        expires_in: 30,
+        refresh: false,
+        ..AsOptions::default()
+    });
+    let oauth = OAuthConfig::client_credentials("m2m", "m2m-secret");
+    let client = Client::connect(
+        ServerConfig::http("secured", server.mcp_url())
+            .with_oauth(oauth)
+            .with_timeout_secs(10.0),
+    )
+    .expect("connects");
+    for _ in 0..3 {
+        client.list_tools().expect("tools/list");
+    }
+    client.close().expect("closed");
+    assert_eq!(
+        server.requests_to("/token").len(),
+        1,
+        "one token served every request"
+    );
+}

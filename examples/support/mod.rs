@@ -67,3 +67,21 @@ pub fn fixture_command() -> std::io::Result<Command> {
     cmd.arg(MARKER);
     Ok(cmd)
 }
+
+/// Pins this process, and every thread it starts afterwards, to core 0: client and server
+/// threads then share one core, so a benchmark's pinned table shows the work done rather than
+/// how it spreads over cores.
+#[cfg(unix)]
+pub fn pin_to_core0() {
+    let mut set = rustix::thread::CpuSet::new();
+    set.set(0);
+    if let Err(e) = rustix::thread::sched_setaffinity(None, &set) {
+        eprintln!("could not pin to core 0: {e}");
+    }
+}
+
+/// Pinning is done on Unix only: elsewhere the pinned figures are taken unpinned.
+#[cfg(not(unix))]
+pub fn pin_to_core0() {
+    eprintln!("not pinned to core 0 (Unix only)");
+}

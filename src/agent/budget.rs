@@ -192,12 +192,20 @@ pub(crate) fn server_instructions(hub: &Hub, tools: &[HubTool]) -> Option<String
 /// `text` with every `<server-instructions` and `</server-instructions` (in any case) turned
 /// into `<_server-instructions` and `<_/server-instructions`, which close and open nothing.
 fn neutralise(text: &str) -> String {
+    neutralise_tags(text, OPEN, CLOSE)
+}
+
+/// `text` with every `open` and `close` tag start (`<name`, `</name`; lowercase, matched in
+/// any case) turned into `<_name` and `<_/name`, which close and open nothing.
+pub(crate) fn neutralise_tags(text: &str, open: &str, close: &str) -> String {
+    // ASCII lowercasing keeps every byte where it was, so offsets into `lower` are offsets
+    // into `text`.
     let lower = text.to_ascii_lowercase();
     let mut out = String::with_capacity(text.len());
     let mut i = 0;
     while i < text.len() {
         let rest = &lower[i..];
-        if rest.starts_with(CLOSE) || rest.starts_with(OPEN) {
+        if rest.starts_with(close) || rest.starts_with(open) {
             out.push_str("<_");
             i += 1;
             continue;
@@ -210,7 +218,7 @@ fn neutralise(text: &str) -> String {
 }
 
 /// A server name as an attribute value: quotes and angle brackets replaced.
-fn attribute(name: &str) -> String {
+pub(crate) fn attribute(name: &str) -> String {
     name.chars()
         .map(|c| match c {
             '"' | '<' | '>' | '&' => '_',

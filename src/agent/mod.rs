@@ -18,7 +18,8 @@
 //!
 //! ```text
 //!  run(message) ── hub.resolve(query = message, run-level allow-list)   discovery: first run only
-//!     │            system = prompt + servers' instructions (opt-in) + unavailable-tools note
+//!     │            system = prompt + servers' instructions (opt-in) + skills (added, opt-in)
+//!     │                     + unavailable-tools note
 //!     └─ turn 1..=max_turns:  model.complete(system, conversation, tools)
 //!          │                  tools: all of the run's, or with ToolSearch: search_tools +
 //!          │                         pinned + found/used (found by a search: from next turn)
@@ -60,6 +61,7 @@ mod openai_chat;
 mod openai_responses;
 mod runner;
 mod search;
+mod skills;
 mod stream;
 mod types;
 

@@ -252,6 +252,7 @@ pub struct Agent<'h> {
     /// The tool search of the current run (`search` on).
     search_run: Option<SearchRun>,
     server_instructions: bool,
+    skills: super::skills::Offers,
 }
 
 impl fmt::Debug for Agent<'_> {
@@ -273,6 +274,7 @@ impl fmt::Debug for Agent<'_> {
             .field("max_tool_result_bytes", &self.limits.max_tool_result_bytes)
             .field("tool_search", &self.search)
             .field("server_instructions", &self.server_instructions)
+            .field("skills", &self.skills.len())
             .field("messages", &self.messages.len())
             .finish()
     }
@@ -281,6 +283,14 @@ impl fmt::Debug for Agent<'_> {
 impl<'h> Agent<'h> {
     /// The default turn limit.
     pub const DEFAULT_MAX_TURNS: usize = 10;
+
+    /// The most bytes one skill may add to the system prompt (see
+    /// [`add_skill`](Self::add_skill)): 64 KiB.
+    pub const MAX_SKILL_PROMPT_BYTES: usize = 64 * 1024;
+
+    /// The most bytes all the skills offered may add to the system prompt together (see
+    /// [`add_skill`](Self::add_skill)): 256 KiB.
+    pub const MAX_SKILLS_PROMPT_BYTES: usize = 256 * 1024;
 
     /// An agent with an empty conversation, no system prompt, the Hub's tools and at most
     /// [`DEFAULT_MAX_TURNS`](Self::DEFAULT_MAX_TURNS) model requests per run.
@@ -302,6 +312,7 @@ impl<'h> Agent<'h> {
             search: None,
             search_run: None,
             server_instructions: false,
+            skills: super::skills::Offers::default(),
         }
     }
 
@@ -426,6 +437,56 @@ impl<'h> Agent<'h> {
     pub fn server_instructions(mut self, on: bool) -> Self {
         self.server_instructions = on;
         self
+    }
+
+    /// Offers a loaded skill to the model: from the next run on, the system prompt holds the
+    /// skill's name and description (from its frontmatter) and its instructions (its verified
+    /// `SKILL.md` after the frontmatter), in a `<skill server="NAME" name="SKILL">` element
+    /// after a line saying that skills come from the servers named, not from the user. No skill
+    /// is offered unless the program adds it. Adding the same skill (server and URI) again
+    /// replaces it; [`clear_skills`](Self::clear_skills) forgets them all.
+    ///
+    /// A skill is the server's text, and the model reads it as instructions: offer only the
+    /// skills of servers you trust as much as your own system prompt. Its verification (see
+    /// [`Client::load_skill`](crate::Client::load_skill)) proves only that the text is what the
+    /// server listed. A skill cannot close its element early (the element's tags are
+    /// neutralised in its text), but what it says inside it is up to the server.
+    ///
+    /// Only the instructions are offered: the skill's other files are not read, and the model
+    /// gets no way to ask for them (the program can, with
+    /// [`LoadedSkill::read_file`](crate::LoadedSkill::read_file)).
+    ///
+    /// ```no_run
+    /// use mcp_blocking::{Hub, ServerConfig};
+    /// use mcp_blocking::agent::{Agent, OpenAiChat};
+    /// let hub = Hub::new([ServerConfig::stdio("docs", "docs-server")]);
+    /// hub.connect_all();
+    /// let skill = hub.load_skill(Some("docs"), "pdf-processing")?;
+    /// let mut agent = Agent::new(&hub, OpenAiChat::new("gpt-4o-mini"));
+    /// agent.add_skill(&skill)?;
+    /// let reply = agent.run("Fill in form.pdf with my address.")?;
+    /// # let _ = reply;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::Skill`] of kind [`TooLarge`](crate::error::SkillErrorKind::TooLarge) when the
+    /// skill's element would be longer than [`MAX_SKILL_PROMPT_BYTES`](Self::MAX_SKILL_PROMPT_BYTES),
+    /// or all the skills' elements, with it, longer than
+    /// [`MAX_SKILLS_PROMPT_BYTES`](Self::MAX_SKILLS_PROMPT_BYTES): the skill is not offered
+    /// (it is refused whole rather than cut, since instructions cut short could mislead), and
+    /// the skills already offered stay.
+    pub fn add_skill(&mut self, skill: &crate::LoadedSkill) -> Result<(), Error> {
+        self.skills.add(
+            skill,
+            Self::MAX_SKILL_PROMPT_BYTES,
+            Self::MAX_SKILLS_PROMPT_BYTES,
+        )
+    }
+
+    /// Stops offering the skills added with [`add_skill`](Self::add_skill).
+    pub fn clear_skills(&mut self) {
+        self.skills.clear();
     }
 
     /// Asks `approve` before each local tool call and each hosted call that needs approval;
@@ -556,10 +617,15 @@ impl<'h> Agent<'h> {
             .server_instructions
             .then(|| budget::server_instructions(self.hub, &set.tools))
             .flatten();
-        let system = [self.system.clone(), instructions, set.status_note()]
-            .into_iter()
-            .flatten()
-            .reduce(|a, b| format!("{a}\n\n{b}"));
+        let system = [
+            self.system.clone(),
+            instructions,
+            self.skills.prompt(),
+            set.status_note(),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| format!("{a}\n\n{b}"));
         // A run with no tools offers none, not a search over nothing.
         self.search_run = self
             .search

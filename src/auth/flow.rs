@@ -6,6 +6,7 @@ use std::time::Instant;
 use serde_json::{json, Map, Value};
 
 use super::display::require_showable;
+use super::dpop::{self, DpopKey};
 use super::live::{ClientReg, Inner, OAuth};
 use super::net::{Net, NetError, Reply};
 use super::util::{
@@ -18,7 +19,7 @@ use crate::config::Secrets;
 use crate::url::{covers, resource_of, same_origin, split};
 
 /// How one authorization attempt failed.
-enum Failure {
+pub(super) enum Failure {
     /// The authorization server answered `invalid_client` for this client.
     InvalidClient(String),
     Other(String),
@@ -45,19 +46,24 @@ impl From<Failure> for String {
 }
 
 /// What discovery found.
-struct Discovered {
-    /// The RFC 8707 resource (the metadata's `resource`, else the server URL).
-    resource: String,
+pub(super) struct Discovered {
+    /// The RFC 8707 resource (the metadata's `resource`, else the server URL); empty for an
+    /// authorization that names none (a sign-in at an enterprise identity provider).
+    pub(super) resource: String,
     /// The issuer the metadata was looked up for.
-    issuer: String,
+    pub(super) issuer: String,
     /// The authorization server metadata (empty when none was found, in the legacy fallback).
-    meta: Map<String, Value>,
+    pub(super) meta: Map<String, Value>,
     /// The metadata's `scopes_supported`.
-    prm_scopes: Vec<String>,
+    pub(super) prm_scopes: Vec<String>,
+    /// The DPoP key of this authorization, when DPoP is on.
+    pub(super) dpop: Option<DpopKey>,
+    /// The protected resource metadata says `dpop_bound_access_tokens_required` (RFC 9728).
+    pub(super) dpop_required: bool,
 }
 
 impl Discovered {
-    fn endpoint(&self, name: &str, fallback: &str) -> String {
+    pub(super) fn endpoint(&self, name: &str, fallback: &str) -> String {
         match self.meta.get(name).and_then(Value::as_str) {
             Some(u) => u.to_owned(),
             None => {
@@ -68,7 +74,7 @@ impl Discovered {
     }
 
     /// The issuer as the metadata states it (what `iss` and `aud` must be).
-    fn meta_issuer(&self) -> &str {
+    pub(super) fn meta_issuer(&self) -> &str {
         self.meta
             .get("issuer")
             .and_then(Value::as_str)
@@ -147,6 +153,11 @@ fn discover(
             Err(NetError::Failed(e)) => log::debug!("protected resource metadata: {e}"),
         }
     }
+    let dpop_required = prm
+        .as_ref()
+        .and_then(|m| m.get("dpop_bound_access_tokens_required"))
+        .and_then(Value::as_bool)
+        == Some(true);
     let (resource, issuer, strict, prm_scopes) = match prm {
         Some(m) => {
             let resource = m
@@ -218,9 +229,12 @@ fn discover(
                     issuer
                 ));
             }
-            if !strings(m.get("code_challenge_methods_supported"))
-                .iter()
-                .any(|s| s == "S256")
+            // Only the authorization code grant uses PKCE: client credentials and the
+            // assertion grants have no code to protect.
+            if cfg.grant.is_authorization_code()
+                && !strings(m.get("code_challenge_methods_supported"))
+                    .iter()
+                    .any(|s| s == "S256")
             {
                 return Err("the authorization server does not support PKCE with S256 \
                      (code_challenge_methods_supported); refusing to use it"
@@ -254,6 +268,8 @@ fn discover(
         issuer,
         meta,
         prm_scopes,
+        dpop: None,
+        dpop_required,
     })
 }
 
@@ -265,8 +281,39 @@ pub(super) fn obtain(
     challenge: &Challenge,
     granted: Option<String>,
 ) -> Result<StoredTokens, String> {
+    // An assertion that cannot be used fails the authorization before any request.
+    let given = super::grants::read_ahead(cfg)?;
     let net = cfg.net(server_url);
-    let disc = discover(cfg, &net, server_url, challenge)?;
+    let mut disc = discover(cfg, &net, server_url, challenge)?;
+    // DPoP when the program asked for it, or (unless it said no) when the server takes only
+    // DPoP-bound tokens: its challenge names only the DPoP scheme, or its protected resource
+    // metadata says `dpop_bound_access_tokens_required`.
+    let required = challenge.dpop_only || disc.dpop_required;
+    match cfg.dpop {
+        Some(true) => disc.dpop = Some(DpopKey::generate()?),
+        None if required => {
+            if !dpop::supported_by(&disc.meta)
+                && disc.meta.contains_key("dpop_signing_alg_values_supported")
+            {
+                return Err(
+                    "the server takes only DPoP-bound tokens, and its authorization \
+                            server does not accept ES256 proofs"
+                        .into(),
+                );
+            }
+            log::debug!("the server takes only DPoP-bound tokens: sending DPoP proofs");
+            disc.dpop = Some(DpopKey::generate()?);
+        }
+        Some(false) if required => {
+            return Err("the server takes only DPoP-bound tokens, and DPoP is off \
+                        (OAuthConfig::dpop(false))"
+                .into());
+        }
+        _ if dpop::supported_by(&disc.meta) => log::debug!(
+            "the authorization server accepts DPoP proofs; not sending them (OAuthConfig::dpop)"
+        ),
+        _ => {}
+    }
     // The issuer is kept with the tokens and shown with them.
     require_showable(disc.meta_issuer(), "issuer")?;
     let scope = choose_scope(cfg, &disc, challenge, granted.as_deref());
@@ -275,9 +322,12 @@ pub(super) fn obtain(
         disc.meta_issuer(),
         disc.resource
     );
-    match cfg.grant {
+    match &cfg.grant {
         Grant::ClientCredentials => client_credentials(cfg, &net, &disc, scope),
         Grant::AuthorizationCode => authorization_code(cfg, inner, &net, &disc, scope),
+        Grant::JwtBearer(_) | Grant::Enterprise(_) => {
+            super::grants::run(cfg, inner, &net, &disc, scope, given)
+        }
     }
 }
 
@@ -309,7 +359,7 @@ fn choose_scope(
     }
     // SEP-2207: a client that wants refresh tokens asks for `offline_access` where the
     // authorization server lists it, and never where it does not.
-    if cfg.grant == Grant::AuthorizationCode
+    if cfg.grant.is_authorization_code()
         && cfg.refresh_tokens
         && disc
             .strings("scopes_supported")
@@ -327,7 +377,7 @@ const OFFLINE_ACCESS: &str = "offline_access";
 /// The token endpoint authentication for a client with (or without) a secret: the first
 /// secret method the server lists (`client_secret_basic` when it lists none), or `none` when
 /// the server accepts only public clients or there is no secret.
-fn choose_method(disc: &Discovered, has_secret: bool) -> String {
+pub(super) fn choose_method(disc: &Discovered, has_secret: bool) -> String {
     if !has_secret {
         return "none".into();
     }
@@ -514,28 +564,89 @@ fn authenticate(
 }
 
 /// The fields of a token request that carry a credential.
-const CREDENTIALS: [&str; 5] = [
+const CREDENTIALS: [&str; 7] = [
     "refresh_token",
     "code",
     "code_verifier",
     "client_secret",
     "client_assertion",
+    "assertion",
+    "subject_token",
 ];
 
 /// Posts a token request: `body` and `headers` as [`authenticate`] completed them, `secret`
 /// the client secret they carry (in the body, or encoded in an `Authorization` header).
+///
+/// With a DPoP key, each request carries a proof (`DPoP` header); an answer asking for a
+/// server-provided nonce (400 `use_dpop_nonce`, or 401 with a `DPoP-Nonce`) is followed by one
+/// more request whose proof carries it, and no more.
+///
+/// The answer must carry an access token of type `Bearer` (or `DPoP`, with a key).
 fn token_request(
     net: &Net,
     endpoint: &str,
     body: &[(&'static str, String)],
     headers: &[(&'static str, String)],
     secret: Option<&Secret>,
+    dpop: Option<&DpopKey>,
+) -> Result<Map<String, Value>, Failure> {
+    let m = token_post(net, endpoint, body, headers, secret, dpop)?;
+    match m.get("access_token").and_then(Value::as_str) {
+        Some(t) if !t.is_empty() => {}
+        _ => return Err("the token answer has no access_token".into()),
+    }
+    if let Some(tt) = m.get("token_type").and_then(Value::as_str) {
+        // A DPoP token only to a client that sent a proof: one bound to no key of ours could
+        // not be used.
+        let dpop_ok = dpop.is_some() && tt.eq_ignore_ascii_case("dpop");
+        if !tt.eq_ignore_ascii_case("bearer") && !dpop_ok {
+            let expected = if dpop.is_some() {
+                "Bearer or DPoP"
+            } else {
+                "Bearer"
+            };
+            return Err(Failure::Other(format!(
+                "the token type is `{}`, not {expected}",
+                crate::config::echo(tt, 40)
+            )));
+        }
+    }
+    Ok(m)
+}
+
+/// [`token_request`] without the checks of an access token answer: the successful answer as
+/// it came (a token exchange answers with other kinds of token).
+pub(super) fn token_post(
+    net: &Net,
+    endpoint: &str,
+    body: &[(&'static str, String)],
+    headers: &[(&'static str, String)],
+    secret: Option<&Secret>,
+    dpop: Option<&DpopKey>,
 ) -> Result<Map<String, Value>, Failure> {
     require_secure(endpoint, "token_endpoint")?;
     let pairs: Vec<(&str, &str)> = body.iter().map(|(k, v)| (*k, v.as_str())).collect();
-    let reply: Reply = net
-        .post_form(endpoint, form(&pairs), headers)
-        .map_err(String::from)?;
+    let mut nonce: Option<String> = None;
+    let (reply, headers) = loop {
+        let mut headers = headers.to_vec();
+        if let Some(key) = dpop {
+            headers.push(("DPoP", key.proof("POST", endpoint, None, nonce.as_deref())?));
+        }
+        let reply: Reply = net
+            .post_form(endpoint, form(&pairs), &headers)
+            .map_err(String::from)?;
+        if let (Some(_), None) = (dpop, &nonce) {
+            let code = reply.error_code();
+            if let Some(n) =
+                dpop::nonce_asked(reply.status, code.as_deref(), reply.dpop_nonce.as_deref())
+            {
+                log::debug!("the token endpoint asks for a DPoP nonce; asking once more with it");
+                nonce = Some(n.to_owned());
+                continue;
+            }
+        }
+        break (reply, headers);
+    };
     if reply.status != 200 {
         // The server may quote what it was sent: the credentials of the request (a refresh
         // token, a code and its verifier, a client secret or assertion, the `Authorization`
@@ -559,22 +670,9 @@ fn token_request(
         }
         return Err(Failure::Other(msg));
     }
-    let m = reply
+    reply
         .json()
-        .ok_or("the token answer is not a JSON object")?;
-    match m.get("access_token").and_then(Value::as_str) {
-        Some(t) if !t.is_empty() => {}
-        _ => return Err("the token answer has no access_token".into()),
-    }
-    if let Some(tt) = m.get("token_type").and_then(Value::as_str) {
-        if !tt.eq_ignore_ascii_case("bearer") {
-            return Err(Failure::Other(format!(
-                "the token type is `{}`, not Bearer",
-                crate::config::echo(tt, 40)
-            )));
-        }
-    }
-    Ok(m)
+        .ok_or_else(|| "the token answer is not a JSON object".into())
 }
 
 /// Tokens from a token answer.
@@ -589,8 +687,15 @@ fn tokens_from(
     token_endpoint: &str,
     requested_scope: Option<String>,
     old_refresh: Option<Secret>,
+    dpop: Option<&DpopKey>,
 ) -> StoredTokens {
     let s = |k: &str| m.get(k).and_then(Value::as_str).map(str::to_owned);
+    let token_type = s("token_type").unwrap_or_else(|| "Bearer".to_owned());
+    // The key goes with the token it binds, and only with one (token_request refused a DPoP
+    // token without a key).
+    let dpop_key = dpop
+        .filter(|_| token_type.eq_ignore_ascii_case("dpop"))
+        .map(|k| k.stored().clone());
     StoredTokens {
         issuer: issuer.to_owned(),
         resource: resource.to_owned(),
@@ -605,6 +710,8 @@ fn tokens_from(
             .and_then(|v| v.as_u64().or_else(|| v.as_str()?.parse().ok()))
             .map(|secs| expiry(now_secs(), secs)),
         scope: s("scope").or(requested_scope),
+        token_type: Some(token_type),
+        dpop_key,
     }
 }
 
@@ -669,7 +776,7 @@ fn bind_listener(
 }
 
 /// A failed attempt and the client identity it used (none when it failed before choosing one).
-type Attempt = (Failure, Option<Box<ClientReg>>);
+pub(super) type Attempt = (Failure, Option<Box<ClientReg>>);
 
 /// Refuses an authorization endpoint with a fragment: the query appended to it would be part
 /// of the fragment, never sent.
@@ -692,6 +799,31 @@ fn authorize_once(
     disc: &Discovered,
     scope: Option<String>,
 ) -> Result<StoredTokens, Attempt> {
+    let (m, client) = authorize_code(cfg, inner, net, disc, scope.as_deref())?;
+    let token_endpoint = disc.endpoint("token_endpoint", "/token");
+    Ok(tokens_from(
+        &m,
+        disc.meta_issuer(),
+        &disc.resource,
+        &client.client_id,
+        client.client_secret.clone(),
+        &client.method,
+        &token_endpoint,
+        scope,
+        None,
+        disc.dpop.as_ref(),
+    ))
+}
+
+/// The steps of an authorization-code flow up to the token answer, as it came, and the client
+/// identity it used. `disc.resource` goes with the requests unless it is empty.
+pub(super) fn authorize_code(
+    cfg: &OAuth,
+    inner: &mut Inner,
+    net: &Net,
+    disc: &Discovered,
+    scope: Option<&str>,
+) -> Result<(Map<String, Value>, ClientReg), Attempt> {
     // `RedirectHandler::none` is refused before discovery (a sign-in-required error); this
     // keeps it from reaching the matches below.
     let handler = cfg
@@ -734,10 +866,16 @@ fn authorize_once(
         ("state", state.clone()),
         ("code_challenge", s256(&verifier)),
         ("code_challenge_method", "S256".into()),
-        ("resource", disc.resource.clone()),
     ];
-    if let Some(s) = &scope {
-        q.push(("scope", s.clone()));
+    if !disc.resource.is_empty() {
+        q.push(("resource", disc.resource.clone()));
+    }
+    if let Some(s) = scope {
+        q.push(("scope", s.to_owned()));
+    }
+    // RFC 9449 §10: the code is bound to the key whose proof must come with its redemption.
+    if let Some(k) = &disc.dpop {
+        q.push(("dpop_jkt", k.thumbprint()));
     }
     let pairs: Vec<(&str, &str)> = q.iter().map(|(k, v)| (*k, v.as_str())).collect();
     let sep = if authorization_endpoint.contains('?') {
@@ -818,8 +956,10 @@ fn authorize_once(
         ("code", code),
         ("redirect_uri", redirect_uri),
         ("code_verifier", verifier),
-        ("resource", disc.resource.clone()),
     ];
+    if !disc.resource.is_empty() {
+        body.push(("resource", disc.resource.clone()));
+    }
     let mut headers = Vec::new();
     authenticate(
         cfg,
@@ -837,19 +977,10 @@ fn authorize_once(
         &body,
         &headers,
         client.client_secret.as_ref(),
+        disc.dpop.as_ref(),
     )
     .map_err(with)?;
-    Ok(tokens_from(
-        &m,
-        disc.meta_issuer(),
-        &disc.resource,
-        &client.client_id,
-        client.client_secret.clone(),
-        &client.method,
-        &token_endpoint,
-        scope,
-        None,
-    ))
+    Ok((m, client))
 }
 
 fn client_credentials(
@@ -871,41 +1002,58 @@ fn client_credentials(
             m => m.to_owned(),
         }
     };
+    let body = vec![("grant_type", "client_credentials".to_owned())];
+    direct_grant(cfg, net, disc, body, Some((&client_id, &method)), scope)
+}
+
+/// The token request of a grant no person takes part in (client credentials, jwt-bearer):
+/// `body` with the resource and scope added, the client authenticated with its method when
+/// there is one (`None`: no client authentication), and the tokens of the answer.
+pub(super) fn direct_grant(
+    cfg: &OAuth,
+    net: &Net,
+    disc: &Discovered,
+    mut body: Vec<(&'static str, String)>,
+    client: Option<(&str, &str)>,
+    scope: Option<String>,
+) -> Result<StoredTokens, String> {
     let token_endpoint = disc.endpoint("token_endpoint", "/token");
-    let mut body = vec![
-        ("grant_type", "client_credentials".to_owned()),
-        ("resource", disc.resource.clone()),
-    ];
+    body.push(("resource", disc.resource.clone()));
     if let Some(s) = &scope {
         body.push(("scope", s.clone()));
     }
     let mut headers = Vec::new();
-    authenticate(
-        cfg,
-        &client_id,
-        cfg.client_secret.as_ref(),
-        &method,
-        disc.meta_issuer(),
-        &mut body,
-        &mut headers,
-    )?;
+    if let Some((id, method)) = client {
+        authenticate(
+            cfg,
+            id,
+            cfg.client_secret.as_ref(),
+            method,
+            disc.meta_issuer(),
+            &mut body,
+            &mut headers,
+        )?;
+    }
     let m = token_request(
         net,
         &token_endpoint,
         &body,
         &headers,
         cfg.client_secret.as_ref(),
+        disc.dpop.as_ref(),
     )?;
+    let (client_id, method) = client.unwrap_or(("", "none"));
     Ok(tokens_from(
         &m,
         disc.meta_issuer(),
         &disc.resource,
-        &client_id,
+        client_id,
         cfg.client_secret.clone(),
-        &method,
+        method,
         &token_endpoint,
         scope,
         None,
+        disc.dpop.as_ref(),
     ))
 }
 
@@ -932,12 +1080,20 @@ pub(super) fn refresh(
         &mut body,
         &mut headers,
     )?;
+    // A DPoP-bound token is refreshed with proofs of its own key (the authorization server
+    // may have bound the refresh token to it too); with DPoP on, a bearer token gets a new key.
+    let dpop = match &t.dpop_key {
+        Some(k) if t.is_dpop() => Some(DpopKey::from_stored(k)?),
+        _ if cfg.dpop == Some(true) => Some(DpopKey::generate()?),
+        _ => None,
+    };
     let m = token_request(
         &net,
         &t.token_endpoint,
         &body,
         &headers,
         t.client_secret.as_ref(),
+        dpop.as_ref(),
     )?;
     Ok(tokens_from(
         &m,
@@ -949,5 +1105,6 @@ pub(super) fn refresh(
         &t.token_endpoint,
         t.scope.clone(),
         Some(refresh),
+        dpop.as_ref(),
     ))
 }

@@ -18,7 +18,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, Weak};
 
 use super::net;
-use crate::config::oauth::{OAuthConfig, Secret, StoredTokens};
+use crate::config::oauth::{Grant, OAuthConfig, Secret, StoredTokens};
 use crate::sync::lock;
 
 /// The run-time side: tokens per server and client registrations per issuer, behind one lock
@@ -54,7 +54,18 @@ pub(crate) struct ClientReg {
 pub(crate) struct ServerState {
     pub(crate) loaded: bool,
     pub(crate) tokens: Option<StoredTokens>,
+    /// The last usable `DPoP-Nonce` the server sent, for the next proofs.
+    pub(crate) dpop_nonce: Option<String>,
+    /// The key of the DPoP-bound token in use, parsed once.
+    pub(crate) dpop_key: Option<Arc<super::dpop::DpopKey>>,
+    /// The last [`RECENT_PROOFS`] proofs sent, for hiding them in what a request fails with
+    /// (a server may quote the headers it got).
+    pub(crate) recent_proofs: std::collections::VecDeque<String>,
 }
+
+/// How many of a server's latest DPoP proofs are hidden in errors: enough for the requests
+/// that may be under way at once, and a bound on what a long run keeps.
+pub(crate) const RECENT_PROOFS: usize = 32;
 
 /// The states of the settings in use, by their identity. Entries whose state has gone are
 /// dropped at the next lookup.
@@ -203,7 +214,28 @@ impl OAuth {
             values.extend(t.refresh_token.iter().map(|r| r.expose().to_owned()));
             values.extend(t.client_secret.iter().map(|c| c.expose().to_owned()));
         }
+        if let Some(s) = inner.servers.get(server_url) {
+            values.extend(s.recent_proofs.iter().cloned());
+        }
         values.extend(self.client_secret.iter().map(|c| c.expose().to_owned()));
+        // The assertion grants' credentials: a JWT given as a value, the identity provider's
+        // client secret, the ID tokens of sign-ins.
+        let given = match &self.grant {
+            Grant::JwtBearer(source) => Some(source),
+            Grant::Enterprise(idp) => {
+                values.extend(idp.client_secret.iter().map(|c| c.expose().to_owned()));
+                if let Some((t, _)) = lock(&idp.signed_in.id_token).as_ref() {
+                    values.push(t.expose().to_owned());
+                }
+                idp.id_token.as_ref()
+            }
+            _ => None,
+        };
+        values.extend(
+            given
+                .and_then(|s| s.given_value())
+                .map(|v| v.expose().to_owned()),
+        );
         crate::config::Secrets::new(values)
     }
 }

@@ -4,7 +4,8 @@
 //! Give a server an [`OAuthConfig`] with [`ServerConfig::with_oauth`](crate::ServerConfig::with_oauth).
 //! When the server answers any request with HTTP 401, or 403 `insufficient_scope`, the client
 //! authorizes and sends the request again (at most 3 authorizations per request), then every
-//! request carries `Authorization: Bearer …`:
+//! request carries `Authorization: Bearer …` (or, for a token bound to the client's key with
+//! [`OAuthConfig::dpop`], `Authorization: DPoP …` and a proof of its own):
 //!
 //! ```text
 //!  401 ─> protected-resource metadata (RFC 9728): the challenge's resource_metadata (same
@@ -22,6 +23,25 @@
 //!
 //! Machine-to-machine clients use the `client_credentials` grant instead
 //! ([`OAuthConfig::client_credentials`], [`OAuthConfig::private_key_jwt`]).
+//!
+//! # Workload identity and enterprise-managed authorization
+//!
+//! Two grants present a JWT instead of a person's sign-in (RFC 7523 `jwt-bearer`):
+//! [`OAuthConfig::workload_identity`] sends one the workload's platform issued, read from an
+//! [`AssertionSource`] for every authorization; [`OAuthConfig::enterprise`] first exchanges the
+//! person's ID token at the enterprise identity provider ([`EnterpriseIdp`]) for an ID-JAG
+//! naming this server (RFC 8693), then sends that:
+//!
+//! ```text
+//!  discovery ─> [IdP: token-exchange, subject_token = ID token, audience = AS issuer,
+//!  │             resource = the server] ─> ID-JAG            (enterprise only)
+//!  └──────────> AS token endpoint: grant_type = jwt-bearer, assertion, resource, scope
+//! ```
+//!
+//! An assertion that is missing, empty, larger than [`MAX_ASSERTION_BYTES`] or not a signed
+//! JWT fails the authorization before any request. A refusal by the identity provider or the
+//! authorization server ends it: it is not retried, and no other grant is tried. Neither
+//! grant needs PKCE, so their authorization server's metadata need not list `S256`.
 //!
 //! Tokens, codes, verifiers and secrets never appear in `Debug`, errors or logs.
 //!
@@ -105,7 +125,9 @@
 //! ```
 
 mod display;
+mod dpop;
 mod flow;
+mod grants;
 mod jwt;
 mod live;
 mod loopback;
@@ -117,15 +139,17 @@ use std::time::Duration;
 
 // The settings are plain data of `config`; the flow and the state it keeps are here.
 pub use crate::config::oauth::{
-    AuthError, AuthErrorKind, FileTokenStore, JwtAlgorithm, MemoryTokenStore, OAuthConfig,
-    RedirectHandler, Secret, SigningKey, StoredClient, StoredTokens, TokenStore,
-    DEFAULT_LOGIN_TIMEOUT, MAX_TOKEN_LIFETIME,
+    AssertionSource, AuthError, AuthErrorKind, EnterpriseIdp, FileTokenStore, JwtAlgorithm,
+    MemoryTokenStore, OAuthConfig, RedirectHandler, Secret, SigningKey, StoredClient, StoredTokens,
+    TokenStore, DEFAULT_LOGIN_TIMEOUT, MAX_ASSERTION_BYTES, MAX_TOKEN_LIFETIME,
 };
 pub use loopback::LoopbackListener;
 
 pub(crate) use live::OAuth;
 
-use crate::config::{AuthProvider, ServerConfig};
+use std::sync::Arc;
+
+use crate::config::{AuthProvider, RequestAuth, ServerConfig};
 use crate::error::Error;
 use util::Challenge;
 
@@ -197,8 +221,37 @@ pub(crate) fn attach(mut config: ServerConfig) -> ServerConfig {
         return config;
     };
     let (oauth, url) = (OAuth::of(settings), url.to_owned());
-    config.default_auth_provider(AuthProvider::new(move || oauth.header_value(&url)));
+    let per_request = Arc::new(ServerAuth {
+        oauth: oauth.clone(),
+        server_url: url.clone(),
+    });
+    config.default_auth_provider(AuthProvider::per_request(
+        move || oauth.header_value(&url),
+        per_request,
+    ));
     config
+}
+
+/// The credentials of each request to one server: its token, and a proof when the token is
+/// DPoP-bound.
+struct ServerAuth {
+    oauth: OAuth,
+    server_url: String,
+}
+
+impl RequestAuth for ServerAuth {
+    fn headers(&self, method: &str, url: &str) -> Result<(String, Option<String>), String> {
+        self.oauth.request_headers(&self.server_url, method, url)
+    }
+
+    fn nonce(&self, nonce: &str) -> bool {
+        self.oauth.keep_nonce(&self.server_url, nonce)
+    }
+}
+
+/// Whether a `WWW-Authenticate` value holds a `DPoP` challenge with `error="use_dpop_nonce"`.
+pub(crate) fn asks_for_dpop_nonce(www_authenticate: &str) -> bool {
+    Challenge::parse(Some(www_authenticate)).use_dpop_nonce
 }
 
 /// Why a refused request got no new token.
@@ -222,8 +275,13 @@ fn sign_in_required(server: &str, server_url: &str) -> Error {
 }
 
 /// Whether a failed request's status and challenge call for authorization.
+///
+/// A 401 asking for a DPoP nonce does not: the transport has sent the request once more with
+/// the nonce already, and a server asking again would not be satisfied by a new token either.
 pub(crate) fn wants_authorization(status: u16, www_authenticate: Option<&str>) -> bool {
-    status == 401 || (status == 403 && Challenge::parse(www_authenticate).insufficient_scope())
+    let challenge = Challenge::parse(www_authenticate);
+    (status == 401 && !challenge.use_dpop_nonce)
+        || (status == 403 && challenge.insufficient_scope())
 }
 
 /// The error of a failed authorization.
@@ -347,6 +405,21 @@ mod tests {
             let later = base.with_oauth(headless()).with_auth_provider(fixed());
             assert_eq!(provider_of(&attach(later)), Some(Ok("Bearer fixed".into())));
         }
+    }
+
+    #[test]
+    fn a_nonce_demand_does_not_start_an_authorization() {
+        assert!(wants_authorization(
+            401,
+            Some(r#"DPoP error="invalid_token""#)
+        ));
+        assert!(wants_authorization(401, None));
+        assert!(!wants_authorization(
+            401,
+            Some(r#"DPoP error="use_dpop_nonce""#)
+        ));
+        assert!(asks_for_dpop_nonce(r#"DPoP error="use_dpop_nonce""#));
+        assert!(!asks_for_dpop_nonce(r#"Bearer error="use_dpop_nonce""#));
     }
 
     #[test]

@@ -28,10 +28,13 @@ use crate::transport::proxy::{route_for, Route};
 use crate::transport::web::{follow, Policy};
 use crate::url::origin;
 
-/// An answer: status and body.
+/// An answer: status, body and the `DPoP-Nonce` it carried (RFC 9449 §8).
 pub(crate) struct Reply {
     pub(crate) status: u16,
     pub(crate) body: String,
+    /// The `DPoP-Nonce` header, when present, valid text and at most
+    /// [`MAX_NONCE_BYTES`](super::dpop::MAX_NONCE_BYTES) long (a longer one is dropped).
+    pub(crate) dpop_nonce: Option<String>,
 }
 
 impl Reply {
@@ -248,6 +251,12 @@ impl Net {
 
     fn read(&self, url: &str, resp: ureq::http::Response<ureq::Body>) -> Result<Reply, NetError> {
         let status = resp.status().as_u16();
+        let dpop_nonce = resp
+            .headers()
+            .get("DPoP-Nonce")
+            .and_then(|v| v.to_str().ok())
+            .and_then(super::dpop::usable_nonce)
+            .map(str::to_owned);
         let cap = self.settings.max_body;
         let mut buf = Vec::new();
         resp.into_body()
@@ -265,6 +274,7 @@ impl Net {
         Ok(Reply {
             status,
             body: String::from_utf8_lossy(&buf).into_owned(),
+            dpop_nonce,
         })
     }
 }

@@ -2,7 +2,8 @@
 //! before expiry, or adopted from another process sharing the store), what a 401 or 403
 //! `insufficient_scope` starts, and an explicit sign-in; each under the state's one lock.
 
-use super::live::{Inner, OAuth};
+use super::dpop::{self, DpopKey};
+use super::live::{Inner, OAuth, RECENT_PROOFS};
 use super::util::{self, Challenge};
 use super::{auth_error, flow, net, sign_in_required, Refused, REFRESH_MARGIN};
 use crate::config::oauth::StoredTokens;
@@ -64,42 +65,112 @@ impl OAuth {
     }
 
     /// The `Authorization` value for the next request to `server_url` (`""`: none yet),
-    /// refreshing first when the token is about to expire.
+    /// refreshing first when the token is about to expire. A DPoP-bound token fails: it goes
+    /// only with a proof, which [`request_headers`](Self::request_headers) signs.
     pub(crate) fn header_value(&self, server_url: &str) -> Result<String, String> {
         let mut inner = lock(&self.state.inner);
+        match self.current(&mut inner, server_url) {
+            None => Ok(String::new()),
+            Some(t) if t.is_dpop() => Err("the access token is DPoP-bound: it is sent only \
+                                           with a proof for each request"
+                .into()),
+            Some(t) => Ok(format!("Bearer {}", t.access_token.expose())),
+        }
+    }
+
+    /// The `Authorization` value (`""`: none yet) and, for a DPoP-bound token, the `DPoP`
+    /// proof of a `method` request to `url` on the server at `server_url` (with the last
+    /// nonce the server sent); refreshing first when the token is about to expire.
+    pub(crate) fn request_headers(
+        &self,
+        server_url: &str,
+        method: &str,
+        url: &str,
+    ) -> Result<(String, Option<String>), String> {
+        let mut inner = lock(&self.state.inner);
+        let Some(t) = self.current(&mut inner, server_url) else {
+            return Ok((String::new(), None));
+        };
+        let token = t.access_token.expose();
+        if !t.is_dpop() {
+            return Ok((format!("Bearer {token}"), None));
+        }
+        let st = inner.servers.entry(server_url.to_owned()).or_default();
+        let Some(stored) = t.dpop_key.as_ref() else {
+            return Err(
+                "the access token is DPoP-bound (token_type DPoP), and the token \
+                        store kept no key for it; sign in again"
+                    .into(),
+            );
+        };
+        let key = match st.dpop_key.as_ref().filter(|k| k.stored() == stored) {
+            Some(k) => k.clone(),
+            None => {
+                let k = std::sync::Arc::new(DpopKey::from_stored(stored)?);
+                st.dpop_key = Some(k.clone());
+                k
+            }
+        };
+        let proof = key.proof(method, url, Some(token), st.dpop_nonce.as_deref())?;
+        if st.recent_proofs.len() == RECENT_PROOFS {
+            st.recent_proofs.pop_front();
+        }
+        st.recent_proofs.push_back(proof.clone());
+        Ok((format!("DPoP {token}"), Some(proof)))
+    }
+
+    /// Keeps `nonce`, sent by the server at `server_url`, for the next proofs; `false` when it
+    /// is not usable (empty, too long, or holding characters a nonce may not).
+    pub(crate) fn keep_nonce(&self, server_url: &str, nonce: &str) -> bool {
+        let Some(nonce) = dpop::usable_nonce(nonce) else {
+            return false;
+        };
+        let mut inner = lock(&self.state.inner);
+        let st = inner.servers.entry(server_url.to_owned()).or_default();
+        st.dpop_nonce = Some(nonce.to_owned());
+        true
+    }
+
+    /// The tokens the next request to `server_url` carries (`None`: none yet), refreshed
+    /// first when about to expire, or adopted from the store when another process sharing it
+    /// refreshed them.
+    fn current(&self, inner: &mut Inner, server_url: &str) -> Option<StoredTokens> {
         let st = inner.servers.entry(server_url.to_owned()).or_default();
         if !st.loaded {
             st.loaded = true;
             st.tokens = self.pick(server_url);
         }
-        let Some(t) = st.tokens.clone() else {
-            return Ok(String::new());
+        let t = st.tokens.clone()?;
+        // A refreshable token is refreshed a margin ahead of its expiry; one that cannot be is
+        // used until it expires (a token issued for less than the margin is still good: dropping
+        // it at once would authorize again on every request).
+        let margin = if t.refresh_token.is_some() {
+            REFRESH_MARGIN.as_secs()
+        } else {
+            0
         };
         let expiring = t
             .expires_at
-            .is_some_and(|at| at <= util::now_secs() + REFRESH_MARGIN.as_secs());
+            .is_some_and(|at| at <= util::now_secs() + margin);
         if !expiring {
-            return Ok(format!("Bearer {}", t.access_token.expose()));
+            return Some(t);
         }
         // Another process sharing the store may have refreshed already.
         if let Some(stored) = self.pick(server_url).filter(|s| {
             s.access_token != t.access_token
-                && s.expires_at
-                    .is_none_or(|at| at > util::now_secs() + REFRESH_MARGIN.as_secs())
+                && s.expires_at.is_none_or(|at| at > util::now_secs() + margin)
         }) {
-            let value = format!("Bearer {}", stored.access_token.expose());
             if let Some(st) = inner.servers.get_mut(server_url) {
-                st.tokens = Some(stored);
+                st.tokens = Some(stored.clone());
             }
             self.bump();
-            return Ok(value);
+            return Some(stored);
         }
         if t.refresh_token.is_some() {
             match flow::refresh(self, server_url, &t) {
                 Ok(new) => {
-                    let value = format!("Bearer {}", new.access_token.expose());
-                    self.adopt(&mut inner, server_url, new);
-                    return Ok(value);
+                    self.adopt(inner, server_url, new.clone());
+                    return Some(new);
                 }
                 Err(e) => log::warn!(
                     "OAuth: refreshing the token of {} failed: {e}",
@@ -112,7 +183,7 @@ impl OAuth {
             st.tokens = None;
         }
         self.bump();
-        Ok(String::new())
+        None
     }
 
     /// After a 401 or 403 `insufficient_scope`: adopt a token another thread or process got

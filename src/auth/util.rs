@@ -106,21 +106,29 @@ pub(crate) fn s256(verifier: &str) -> String {
     b64url(ring::digest::digest(&ring::digest::SHA256, verifier.as_bytes()).as_ref())
 }
 
-/// What a `Bearer` challenge says.
+/// What a `Bearer` or `DPoP` challenge says (the first value of each parameter).
 #[derive(Debug, Default, Clone, PartialEq, Eq)]
 pub(crate) struct Challenge {
     pub(crate) resource_metadata: Option<String>,
     pub(crate) scope: Option<String>,
     pub(crate) error: Option<String>,
+    /// A `DPoP` challenge says `error="use_dpop_nonce"`: the request wants a proof with the
+    /// server's nonce, not another token (RFC 9449 §9).
+    pub(crate) use_dpop_nonce: bool,
+    /// The challenge names the `DPoP` scheme and not `Bearer`: the server takes only
+    /// DPoP-bound tokens (RFC 9449 §7.1).
+    pub(crate) dpop_only: bool,
 }
 
 impl Challenge {
-    /// Parses the `Bearer` challenge among those of a `WWW-Authenticate` value (other schemes
-    /// are skipped; an unparsable one gives what could be read).
+    /// Parses the `Bearer` and `DPoP` challenges among those of a `WWW-Authenticate` value
+    /// (other schemes are skipped; an unparsable one gives what could be read).
     pub(crate) fn parse(header: Option<&str>) -> Challenge {
         let mut out = Challenge::default();
         let Some(h) = header else { return out };
         let mut in_bearer = false;
+        let mut in_dpop = false;
+        let (mut saw_bearer, mut saw_dpop) = (false, false);
         let mut rest = h.trim();
         while !rest.is_empty() {
             // A token: either a scheme name (followed by space) or a parameter name (followed
@@ -155,7 +163,10 @@ impl Challenge {
                     let e = r.find([',', ' ']).unwrap_or(r.len());
                     (r[..e].to_owned(), &r[e..])
                 };
-                if in_bearer {
+                if in_dpop && word.eq_ignore_ascii_case("error") && value == "use_dpop_nonce" {
+                    out.use_dpop_nonce = true;
+                }
+                if in_bearer || in_dpop {
                     let slot = match word.to_ascii_lowercase().as_str() {
                         "resource_metadata" => Some(&mut out.resource_metadata),
                         "scope" => Some(&mut out.scope),
@@ -171,11 +182,15 @@ impl Challenge {
                 rest = after.trim_start().trim_start_matches(',').trim_start();
             } else if !word.is_empty() {
                 in_bearer = word.eq_ignore_ascii_case("bearer");
+                in_dpop = word.eq_ignore_ascii_case("dpop");
+                saw_bearer |= in_bearer;
+                saw_dpop |= in_dpop;
                 rest = rest.trim_start_matches(',').trim_start();
             } else {
                 rest = rest.get(1..).unwrap_or("").trim_start();
             }
         }
+        out.dpop_only = saw_dpop && !saw_bearer;
         out
     }
 
@@ -196,6 +211,21 @@ pub(crate) fn now_secs() -> u64 {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_challenge_is_dpop_only_when_it_names_dpop_and_not_bearer() {
+        let only = Challenge::parse(Some(
+            r#"DPoP resource_metadata="https://a/x", algs="ES256""#,
+        ));
+        assert!(only.dpop_only);
+        assert_eq!(only.resource_metadata.as_deref(), Some("https://a/x"));
+        let both = Challenge::parse(Some(r#"Bearer realm="a", DPoP algs="ES256""#));
+        assert!(!both.dpop_only);
+        assert!(!Challenge::parse(Some(r#"Bearer error="invalid_token""#)).dpop_only);
+        assert!(!Challenge::parse(None).dpop_only);
+        // A parameter named like the scheme is not a scheme.
+        assert!(!Challenge::parse(Some(r#"Bearer scheme="DPoP""#)).dpop_only);
+    }
 
     #[test]
     fn only_https_or_loopback_endpoints_pass() {
@@ -240,6 +270,25 @@ mod tests {
         let c = Challenge::parse(Some("Bearer error=invalid_token,scope=x"));
         assert_eq!(c.error.as_deref(), Some("invalid_token"));
         assert_eq!(c.scope.as_deref(), Some("x"));
+        assert!(!c.use_dpop_nonce);
+    }
+
+    #[test]
+    fn parses_dpop_challenges() {
+        let c = Challenge::parse(Some(
+            r#"DPoP resource_metadata="https://h/rm", algs="ES256""#,
+        ));
+        assert_eq!(c.resource_metadata.as_deref(), Some("https://h/rm"));
+        assert!(!c.use_dpop_nonce);
+        let c = Challenge::parse(Some(
+            r#"Bearer realm="x", DPoP error="use_dpop_nonce", error_description="nonce""#,
+        ));
+        assert!(c.use_dpop_nonce);
+        // Only a DPoP challenge asks for a nonce.
+        let c = Challenge::parse(Some(r#"Bearer error="use_dpop_nonce""#));
+        assert!(!c.use_dpop_nonce);
+        let c = Challenge::parse(Some(r#"Basic error="use_dpop_nonce""#));
+        assert!(!c.use_dpop_nonce);
     }
 
     #[test]

@@ -33,6 +33,7 @@ mod listen;
 mod opener;
 mod options;
 mod renamed;
+mod skills;
 mod subscriptions;
 mod task_calls;
 mod tasks;
@@ -63,6 +64,7 @@ use opener::Opener;
 const CANCEL_SEND_TIMEOUT: std::time::Duration = std::time::Duration::from_secs(1);
 pub use options::CallOptions;
 use options::Handlers;
+pub use skills::{LoadedSkill, SkillLimits};
 pub use tasks::TaskHandle;
 
 /// A connection to one MCP server.

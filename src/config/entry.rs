@@ -44,6 +44,8 @@ pub(crate) struct Ctx<'a> {
     /// Whether a key that limits a server but is not enforced is ignored (and reported) rather
     /// than an error (see `ConfigLoader::accept_unenforced`).
     pub(crate) accept_unenforced: bool,
+    /// The enterprise identity providers named so far in this load (see `Walk::idps`).
+    pub(crate) idps: Option<&'a std::cell::RefCell<Vec<super::oauth::EnterpriseIdp>>>,
 }
 
 /// Why a `headersHelper` of a project file not approved yet was not run, though the program
@@ -586,6 +588,7 @@ fn parse_inner(v: &Value, ctx: &Ctx<'_>, secrets: &mut Vec<String>) -> Result<En
             ctx.dialect,
             &mut expand,
             &mut foreign,
+            ctx.idps,
         )?,
         None => None,
     };

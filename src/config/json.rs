@@ -60,6 +60,7 @@ impl ServerConfig {
             allow_header_commands: false,
             header_commands_held: false,
             accept_unenforced: false,
+            idps: None,
         };
         match parse_entry(value, &ctx)? {
             Entry::Server(s, _) => Ok(*s),

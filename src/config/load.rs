@@ -483,6 +483,7 @@ impl ConfigLoader {
             report: LoadReport::default(),
             names: HashMap::new(),
             flavor,
+            idps: Default::default(),
         };
         match doc {
             Value::Array(items) => walk.list(items, "")?,
@@ -532,6 +533,9 @@ pub(crate) struct Walk<'a> {
     pub(crate) names: HashMap<String, String>,
     /// Which host wrote the document.
     pub(crate) flavor: Flavor,
+    /// The enterprise identity providers the entries' `oauth` blocks named so far: a block
+    /// naming one the same way shares its sign-in.
+    pub(crate) idps: std::cell::RefCell<Vec<super::oauth::EnterpriseIdp>>,
 }
 
 impl Walk<'_> {
@@ -582,6 +586,7 @@ impl Walk<'_> {
             allow_header_commands: self.loader.allow_header_commands,
             header_commands_held: self.loader.header_commands_held,
             accept_unenforced: self.loader.accept_unenforced,
+            idps: Some(&self.idps),
         };
         let result = parse_entry(v, &ctx).and_then(|e| match e {
             Entry::Server(s, ignored) => match self.names.get(&s.name) {

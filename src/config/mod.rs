@@ -50,7 +50,7 @@ mod suggest;
 mod template;
 mod toml_doc;
 mod trust;
-mod yaml;
+pub(crate) mod yaml;
 
 pub use error::{ConfigError, ConfigErrorKind};
 pub use hosted::{HostedMcpServer, HostedReport, RequireApproval};
@@ -110,7 +110,25 @@ pub(crate) const REDACTED: &str = "<redacted>";
 /// An `Err` fails that request (or the connect) with [`Error::Transport`](crate::Error::Transport)
 /// naming the server. An empty value sends no `Authorization` header (nor a configured one).
 #[derive(Clone)]
-pub struct AuthProvider(pub(crate) Arc<dyn Fn() -> Result<String, String> + Send + Sync>);
+pub struct AuthProvider(
+    pub(crate) Arc<dyn Fn() -> Result<String, String> + Send + Sync>,
+    /// Credentials that depend on the request (OAuth with DPoP-bound tokens): when set, it
+    /// gives each request's headers instead of the closure.
+    pub(crate) Option<Arc<dyn RequestAuth>>,
+);
+
+/// The credentials of one request when they depend on its method and URL: a DPoP proof
+/// (RFC 9449) is signed for exactly one request.
+pub(crate) trait RequestAuth: Send + Sync {
+    /// The `Authorization` value (`""`: none) and, for a DPoP-bound token, the `DPoP` proof of
+    /// a `method` request to `url`.
+    fn headers(&self, method: &str, url: &str) -> Result<(String, Option<String>), String>;
+
+    /// Keeps the `DPoP-Nonce` a response to a request with a proof carried, for later proofs;
+    /// `true` when it is usable (a request refused with `use_dpop_nonce` may then be sent
+    /// once more).
+    fn nonce(&self, nonce: &str) -> bool;
+}
 
 impl AuthProvider {
     /// Wraps a closure that returns the full header value (e.g. `"Bearer abc"`).
@@ -121,7 +139,16 @@ impl AuthProvider {
     /// assert_eq!(format!("{auth:?}"), "AuthProvider(<redacted>)");
     /// ```
     pub fn new(f: impl Fn() -> Result<String, String> + Send + Sync + 'static) -> Self {
-        AuthProvider(Arc::new(f))
+        AuthProvider(Arc::new(f), None)
+    }
+
+    /// A provider whose headers depend on the request; the closure serves where no request is
+    /// at hand.
+    pub(crate) fn per_request(
+        f: impl Fn() -> Result<String, String> + Send + Sync + 'static,
+        request: Arc<dyn RequestAuth>,
+    ) -> Self {
+        AuthProvider(Arc::new(f), Some(request))
     }
 }
 

@@ -179,6 +179,7 @@ impl ConfigLoader {
             report: LoadReport::default(),
             names: HashMap::new(),
             flavor: super::entry::Flavor::Generic,
+            idps: Default::default(),
         };
         match meta.shift_remove("mcp") {
             None | Some(Value::Null) => {}

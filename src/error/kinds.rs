@@ -37,6 +37,35 @@ pub enum InvalidArgumentKind {
     OutOfRange,
     /// A name that nothing answers to (a tool no connected server offers).
     UnknownName,
+    /// A name that several things answer to (a skill that more than one of a Hub's servers
+    /// lists); nothing was done.
+    Ambiguous,
     /// Bytes that are not the text they must be (a WebSocket frame that is not UTF-8).
     NotText,
+}
+
+/// Why a skill or one of its files was refused, for [`Error::Skill`](super::Error::Skill).
+/// Whatever the kind, none of the refused content is returned.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum SkillErrorKind {
+    /// The server lists no skill with this URI or name.
+    NotFound,
+    /// The URI is not one of the skill's listed files.
+    Unlisted,
+    /// What was read is not as long as the listed size.
+    SizeMismatch,
+    /// What was read does not have the listed digest.
+    DigestMismatch,
+    /// The `SKILL.md` frontmatter differs from the listed entry's, or is missing or not a
+    /// mapping.
+    FrontmatterMismatch,
+    /// Nothing to verify against: the skill lists its files as `"dynamic"`, or a digest is not
+    /// `sha256:` with 64 hex digits, or the read returned no contents for the URI.
+    Unverifiable,
+    /// More than a cap of [`SkillLimits`](crate::SkillLimits) allows: files in a skill,
+    /// bytes in a file or in a whole skill; or more of a skill's text than an
+    /// [`Agent`](crate::agent::Agent) puts in its system prompt (see
+    /// [`Agent::add_skill`](crate::agent::Agent::add_skill)).
+    TooLarge,
 }

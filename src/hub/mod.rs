@@ -285,6 +285,125 @@ impl Hub {
         self.inner.lock_state().connected_names()
     }
 
+    /// The skills of every connected server that offers the skills extension, in configuration
+    /// order: each server's name with its [`Client::list_skills`] (entries only; no skill file
+    /// is read). The servers are asked one after another, each within its own timeout; one that
+    /// fails leaves the others' lists intact.
+    pub fn list_skills(&self) -> Vec<(String, Result<Vec<crate::model::SkillEntry>, Error>)> {
+        self.connected_servers()
+            .into_iter()
+            .filter_map(|name| {
+                let client = self.client(&name)?;
+                client
+                    .supports_skills()
+                    .then(|| (name, client.list_skills()))
+            })
+            .collect()
+    }
+
+    /// Loads a skill (see [`Client::load_skill`]) from one of the connected servers: from
+    /// `server` when it is given, else from the one connected server whose `skills/list` names
+    /// it. `skill` is the skill's name or the URI of its `SKILL.md`. Only `SKILL.md` is read,
+    /// and the skill is returned only once it is verified against its entry (size, digest,
+    /// frontmatter); [`LoadedSkill::server`](crate::LoadedSkill::server) says where it came
+    /// from.
+    ///
+    /// Only connected servers are asked: load skills after a run has resolved the Hub, or
+    /// after [`connect_all`](Self::connect_all).
+    ///
+    /// ```no_run
+    /// use mcp_blocking::{Hub, ServerConfig};
+    /// let hub = Hub::new([ServerConfig::stdio("docs", "docs-server")]);
+    /// hub.connect_all();
+    /// let skill = hub.load_skill(None, "pdf-processing")?;
+    /// println!("{} from {}", skill.entry.uri, skill.server());
+    /// # Ok::<(), mcp_blocking::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] (server `hub`) of kind
+    /// [`UnknownName`](InvalidArgumentKind::UnknownName) when `server` is not connected, or of
+    /// kind [`Ambiguous`](InvalidArgumentKind::Ambiguous) when several servers list the skill
+    /// (nothing is read: name the server); [`Error::Skill`] of kind
+    /// [`NotFound`](crate::error::SkillErrorKind::NotFound) when no server lists it, or
+    /// `server` does not offer the skills extension (server `hub` when none was named); a
+    /// server's error from `skills/list` when no other server lists the skill; as
+    /// [`Client::load_skill_entry`].
+    pub fn load_skill(
+        &self,
+        server: Option<&str>,
+        skill: &str,
+    ) -> Result<crate::LoadedSkill, Error> {
+        use crate::error::SkillErrorKind;
+        let not_found = |server: &str, detail: String| Error::Skill {
+            server: server.to_owned(),
+            kind: SkillErrorKind::NotFound,
+            uri: skill.to_owned(),
+            detail,
+        };
+        if let Some(name) = server {
+            let client = self.client(name).ok_or_else(|| Error::InvalidArgument {
+                server: "hub".to_owned(),
+                kind: InvalidArgumentKind::UnknownName,
+                detail: format!("no connected server is named `{name}`"),
+            })?;
+            if !client.supports_skills() {
+                return Err(not_found(
+                    name,
+                    "the server does not offer the skills extension".to_owned(),
+                ));
+            }
+            return client.load_skill(skill);
+        }
+        let mut found: Vec<(Arc<Client>, crate::model::SkillEntry)> = Vec::new();
+        let mut first_failure: Option<Error> = None;
+        let mut asked = 0;
+        for (name, listed) in self.list_skills() {
+            asked += 1;
+            let entries = match listed {
+                Ok(entries) => entries,
+                Err(e) => {
+                    log::warn!("server `{name}`: its skills could not be listed: {e}");
+                    first_failure.get_or_insert(e);
+                    continue;
+                }
+            };
+            let entry = entries
+                .iter()
+                .find(|e| e.uri == skill)
+                .or_else(|| entries.iter().find(|e| e.name() == Some(skill)));
+            if let (Some(entry), Some(client)) = (entry, self.client(&name)) {
+                found.push((client, entry.clone()));
+            }
+        }
+        match found.len() {
+            1 => {
+                let (client, entry) = found.remove(0);
+                client.load_skill_entry(&entry, &crate::SkillLimits::default())
+            }
+            0 => Err(first_failure.unwrap_or_else(|| {
+                not_found(
+                    "hub",
+                    format!("none of the {asked} connected servers offering skills lists it"),
+                )
+            })),
+            _ => {
+                let names: Vec<String> = found
+                    .iter()
+                    .map(|(c, _)| format!("`{}`", c.server_name()))
+                    .collect();
+                Err(Error::InvalidArgument {
+                    server: "hub".to_owned(),
+                    kind: InvalidArgumentKind::Ambiguous,
+                    detail: format!(
+                        "the skill `{skill}` is listed by several servers ({}); name one",
+                        names.join(", ")
+                    ),
+                })
+            }
+        }
+    }
+
     /// The client of a server, when the Hub knows it.
     pub fn client(&self, server: &str) -> Option<Arc<Client>> {
         self.inner.lock_state().client(server)

@@ -122,6 +122,7 @@ mod init;
 mod notifications;
 mod prompts;
 mod resources;
+mod skills;
 mod tasks;
 mod tools;
 
@@ -150,6 +151,7 @@ pub use resources::{
     ListResourceTemplatesResult, ListResourcesResult, ReadResourceResult, Resource, ResourceLink,
     ResourceTemplate,
 };
+pub use skills::{ListSkillsResult, SkillEntry, SkillFile, SkillResources, SKILLS_EXTENSION};
 pub use tasks::{
     related_task_id, CancelTaskResult, CreateTaskResult, GetTaskResult, ListTasksParams,
     ListTasksResult, Task, TaskIdParams, TaskMetadata, TaskStatus, TaskSupport, TasksCapability,

@@ -346,7 +346,7 @@ fn add_headers(
 ) -> Result<(), Error> {
     let headers = RequestHeaders::new(cfg.headers.clone(), cfg.auth.clone());
     let mut pairs = Vec::new();
-    for (name, value) in headers.resolve(server)? {
+    for (name, value) in headers.resolve(server, "GET", &cfg.url)? {
         pairs.push(header_pair(name, &value).map_err(|e| e.for_server(Some(server)))?);
     }
     for (name, _) in &pairs {

@@ -58,7 +58,8 @@ pub struct AsOptions {
     /// The `resource` the protected resource metadata of `/mcp` states (default: the URL of
     /// `/mcp`).
     pub prm_resource: Option<String>,
-    /// `/mcp` quotes the request's `Authorization` header back: `tools/call` of `leak_http`
+    /// `/mcp` quotes the request's `Authorization` and `DPoP` headers back: `tools/call` of
+    /// `leak_http`
     /// in an HTTP 500 body, of `leak_rpc` in a JSON-RPC error message.
     pub echo_authorization: bool,
     /// `/token` never answers (it waits for the client to hang up).
@@ -70,6 +71,38 @@ pub struct AsOptions {
     /// A `client_credentials` grant is refused with an `error_description` quoting the client
     /// secret its Basic `Authorization` header carries.
     pub echo_client_secret: bool,
+    /// DPoP (RFC 9449): list ES256 in `dpop_signing_alg_values_supported`; a token request
+    /// with a `DPoP` proof whose `nonce` is not this one is answered 400 `use_dpop_nonce` with
+    /// a `DPoP-Nonce` header naming it (a proof with it gets a `DPoP` token).
+    pub dpop_nonce: Option<String>,
+    /// The MCP endpoint asks for this DPoP nonce: a request with a `DPoP` token whose proof
+    /// does not carry it is answered 401 `DPoP error="use_dpop_nonce"` with a `DPoP-Nonce`
+    /// header naming it.
+    pub rs_dpop_nonce: Option<String>,
+    /// With `rs_dpop_nonce`: every request with a `DPoP` token is answered `use_dpop_nonce`,
+    /// with a new nonce each time (a server no proof satisfies).
+    pub rs_nonce_never_accepted: bool,
+    /// The MCP endpoint's 401 challenge names the `DPoP` scheme instead of `Bearer`.
+    pub dpop_challenge: bool,
+    /// The protected resource metadata says `dpop_bound_access_tokens_required: true`.
+    pub prm_requires_dpop: bool,
+    /// The metadata's `token_endpoint_auth_methods_supported` (default `["none"]`).
+    pub auth_methods: Option<Vec<String>>,
+    /// A `jwt-bearer` grant (RFC 7523) is answered 400 with this OAuth error (else a token).
+    pub jwt_bearer_error: Option<String>,
+    /// A `jwt-bearer` grant must carry this client's `Basic` authentication (id, secret), else
+    /// it is answered 401 `invalid_client`.
+    pub jwt_bearer_client: Option<(String, String)>,
+    /// A refused `jwt-bearer` grant's `error_description` quotes the assertion sent.
+    pub echo_assertion: bool,
+    /// The enterprise identity provider at `<origin>/idp` answers a token exchange 400 with
+    /// this OAuth error (else an ID-JAG).
+    pub idp_error: Option<String>,
+    /// The `issued_token_type` of the identity provider's exchange answer (default the ID-JAG
+    /// type).
+    pub idp_issued_type: Option<String>,
+    /// A refused exchange's `error_description` quotes the subject token sent.
+    pub idp_echo_subject: bool,
 }
 
 impl Default for AsOptions {
@@ -97,6 +130,18 @@ impl Default for AsOptions {
             stall_metadata: false,
             echo_refresh: false,
             echo_client_secret: false,
+            dpop_nonce: None,
+            rs_dpop_nonce: None,
+            rs_nonce_never_accepted: false,
+            dpop_challenge: false,
+            prm_requires_dpop: false,
+            auth_methods: None,
+            jwt_bearer_error: None,
+            jwt_bearer_client: None,
+            echo_assertion: false,
+            idp_error: None,
+            idp_issued_type: None,
+            idp_echo_subject: false,
         }
     }
 }
@@ -127,6 +172,12 @@ pub struct AsState {
     pub clients: Mutex<Vec<String>>,
     /// The client id of each token request.
     pub token_clients: Mutex<Vec<String>>,
+    /// `jwt-bearer` grants answered with a token.
+    pub jwt_bearer_grants: AtomicUsize,
+    /// The ID-JAGs the identity provider issued, in order.
+    pub id_jags: Mutex<Vec<String>>,
+    /// The ID tokens the identity provider issued on sign-in, in order.
+    pub id_tokens: Mutex<Vec<String>>,
     counter: AtomicU64,
 }
 
@@ -149,6 +200,9 @@ impl Default for AsState {
             scopes: Mutex::default(),
             clients: Mutex::default(),
             token_clients: Mutex::default(),
+            jwt_bearer_grants: AtomicUsize::default(),
+            id_jags: Mutex::default(),
+            id_tokens: Mutex::default(),
             counter: AtomicU64::default(),
         }
     }
@@ -225,6 +279,31 @@ impl AuthServer {
     }
 }
 
+/// The fields of a form-encoded request body.
+pub fn form_of(req: &Req) -> HashMap<String, String> {
+    form(&req.body)
+}
+
+/// The `Basic` value for `id` and `secret` (RFC 6749 §2.3.1 encoding).
+pub fn basic(id: &str, secret: &str) -> String {
+    format!(
+        "Basic {}",
+        base64::engine::general_purpose::STANDARD.encode(format!("{}:{}", enc(id), enc(secret)))
+    )
+}
+
+/// An unsigned-looking compact JWT (`header.claims.signature`) with these claims: the shape
+/// the client checks; no one here verifies signatures.
+pub fn fake_jwt(claims: &Value) -> String {
+    let b = |v: &[u8]| base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(v);
+    format!(
+        "{}.{}.{}",
+        b(br#"{"alg":"ES256","typ":"JWT"}"#),
+        b(claims.to_string().as_bytes()),
+        b(b"not-a-real-signature")
+    )
+}
+
 fn form(body: &[u8]) -> HashMap<String, String> {
     let text = String::from_utf8_lossy(body);
     text.split('&')
@@ -282,15 +361,17 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
         ("GET", p) if opts.stall_metadata && p.starts_with("/.well-known/") => {
             conn.wait_for_peer_close()
         }
-        ("GET", "/.well-known/oauth-protected-resource/mcp") => conn.json(
-            200,
-            &[],
-            &json!({
+        ("GET", "/.well-known/oauth-protected-resource/mcp") => {
+            let mut prm = json!({
                 "resource": opts.prm_resource.clone().unwrap_or_else(|| format!("{origin}/mcp")),
                 "authorization_servers": [opts.issuer.as_deref().unwrap_or(origin)],
                 "scopes_supported": ["mcp:read"],
-            }),
-        ),
+            });
+            if opts.prm_requires_dpop {
+                prm["dpop_bound_access_tokens_required"] = json!(true);
+            }
+            conn.json(200, &[], &prm)
+        }
         ("GET", "/.well-known/oauth-protected-resource/sse") => conn.json(
             200,
             &[],
@@ -359,6 +440,40 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
             conn.redirect(status, &location)
         }
         ("POST", "/token") | ("POST", "/token2") => token(opts, st, req, conn),
+        ("GET", "/idp/.well-known/openid-configuration") => conn.json(
+            200,
+            &[],
+            &json!({
+                "issuer": format!("{origin}/idp"),
+                "authorization_endpoint": format!("{origin}/idp/authorize"),
+                "token_endpoint": format!("{origin}/idp/token"),
+                "response_types_supported": ["code"],
+                "grant_types_supported": ["authorization_code", "urn:ietf:params:oauth:grant-type:token-exchange"],
+                "code_challenge_methods_supported": ["S256"],
+                "token_endpoint_auth_methods_supported": ["client_secret_basic"],
+                "authorization_response_iss_parameter_supported": true,
+            }),
+        ),
+        ("GET", "/idp/authorize") => {
+            let q = query(&req.path);
+            let redirect = q.get("redirect_uri").cloned().unwrap_or_default();
+            let code = st.next("idp-code");
+            st.codes.lock().unwrap().insert(
+                code.clone(),
+                (
+                    q.get("code_challenge").cloned().unwrap_or_default(),
+                    redirect.clone(),
+                ),
+            );
+            let location = format!(
+                "{redirect}?code={}&state={}&iss={}",
+                enc(&code),
+                enc(q.get("state").map(String::as_str).unwrap_or("")),
+                enc(&format!("{origin}/idp"))
+            );
+            conn.redirect(302, &location)
+        }
+        ("POST", "/idp/token") => idp_token(opts, st, origin, req, conn),
         ("POST", "/mcp") => mcp(opts, st, origin, req, conn),
         ("DELETE", "/mcp") => conn.respond(200, &[], b""),
         _ => conn.respond(if path == "/mcp" { 405 } else { 404 }, &[], b""),
@@ -368,15 +483,19 @@ fn handle(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Co
 /// The authorization server metadata.
 fn as_metadata(opts: &AsOptions, origin: &str) -> Value {
     let origin = opts.issuer.as_deref().unwrap_or(origin);
+    let methods = opts
+        .auth_methods
+        .clone()
+        .unwrap_or_else(|| vec!["none".to_owned()]);
     let mut m = json!({
         "issuer": origin,
         "authorization_endpoint": format!("{origin}/authorize"),
         "token_endpoint": format!("{origin}/token"),
         "registration_endpoint": format!("{origin}/register"),
         "response_types_supported": ["code"],
-        "grant_types_supported": ["authorization_code", "refresh_token"],
+        "grant_types_supported": ["authorization_code", "refresh_token", JWT_BEARER],
         "code_challenge_methods_supported": if opts.s256 { json!(["S256"]) } else { json!(["plain"]) },
-        "token_endpoint_auth_methods_supported": ["none"],
+        "token_endpoint_auth_methods_supported": methods,
         "authorization_response_iss_parameter_supported": true,
     });
     for (k, v) in &opts.endpoints {
@@ -385,10 +504,22 @@ fn as_metadata(opts: &AsOptions, origin: &str) -> Value {
     if let Some(scopes) = &opts.as_scopes {
         m["scopes_supported"] = json!(scopes);
     }
+    if opts.dpop_nonce.is_some() {
+        m["dpop_signing_alg_values_supported"] = json!(["ES256"]);
+    }
     if opts.metadata_padding > 0 {
         m["padding"] = json!("x".repeat(opts.metadata_padding));
     }
     m
+}
+
+/// The claims of a DPoP proof, unverified (`null` when it is not a JWS).
+pub fn proof_claims(proof: &str) -> Value {
+    let claims = proof.split('.').nth(1).unwrap_or_default();
+    let claims = base64::engine::general_purpose::URL_SAFE_NO_PAD
+        .decode(claims)
+        .unwrap_or_default();
+    serde_json::from_slice(&claims).unwrap_or_default()
 }
 
 fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
@@ -405,12 +536,30 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
             );
         }
     }
+    // The proof's claims (the signature is the client's unit tests' concern).
+    let proof_nonce = req
+        .header("DPoP")
+        .map(|p| proof_claims(p)["nonce"].as_str().map(str::to_owned));
+    if let (Some(want), Some(got)) = (&opts.dpop_nonce, &proof_nonce) {
+        if got.as_deref() != Some(want.as_str()) {
+            return conn.json(
+                400,
+                &[("DPoP-Nonce", want.as_str())],
+                &json!({"error": "use_dpop_nonce", "error_description": "a nonce is required"}),
+            );
+        }
+    }
+    let token_type = if proof_nonce.is_some() && opts.dpop_nonce.is_some() {
+        "DPoP"
+    } else {
+        "Bearer"
+    };
     let issue = |conn: &mut Conn| {
         let access = st.next("at");
         st.access.lock().unwrap().push(access.clone());
         let mut body = json!({
             "access_token": access,
-            "token_type": "Bearer",
+            "token_type": token_type,
             "expires_in": opts.expires_in,
             "scope": "mcp:read",
         });
@@ -461,6 +610,30 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
             }
             issue(conn)
         }
+        Some(JWT_BEARER) => {
+            if let Some((id, secret)) = &opts.jwt_bearer_client {
+                if req.header("authorization") != Some(basic(id, secret).as_str()) {
+                    return conn.json(401, &[], &json!({"error": "invalid_client"}));
+                }
+            }
+            if let Some(error) = &opts.jwt_bearer_error {
+                let description = if opts.echo_assertion {
+                    format!(
+                        "assertion {} rejected",
+                        f.get("assertion").map(String::as_str).unwrap_or("")
+                    )
+                } else {
+                    "assertion rejected".to_owned()
+                };
+                return conn.json(
+                    400,
+                    &[],
+                    &json!({"error": error, "error_description": description}),
+                );
+            }
+            st.jwt_bearer_grants.fetch_add(1, Ordering::SeqCst);
+            issue(conn)
+        }
         Some("client_credentials") => {
             let want = format!(
                 "Basic {}",
@@ -493,6 +666,83 @@ fn token(opts: &AsOptions, st: &AsState, req: &Req, conn: &mut Conn) {
     }
 }
 
+/// The RFC 7523 grant type.
+pub const JWT_BEARER: &str = "urn:ietf:params:oauth:grant-type:jwt-bearer";
+/// The RFC 8693 grant type.
+pub const TOKEN_EXCHANGE: &str = "urn:ietf:params:oauth:grant-type:token-exchange";
+/// The SEP-990 token type of an ID-JAG.
+pub const ID_JAG: &str = "urn:ietf:params:oauth:token-type:id-jag";
+
+/// The enterprise identity provider's token endpoint: token exchange (an ID-JAG for any
+/// subject token) and the authorization code of a sign-in (an ID token valid for an hour).
+fn idp_token(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn) {
+    let f = form(&req.body);
+    match f.get("grant_type").map(String::as_str) {
+        Some(TOKEN_EXCHANGE) => {
+            if let Some(error) = &opts.idp_error {
+                let description = if opts.idp_echo_subject {
+                    format!(
+                        "subject token {} rejected",
+                        f.get("subject_token").map(String::as_str).unwrap_or("")
+                    )
+                } else {
+                    "subject token rejected".to_owned()
+                };
+                return conn.json(
+                    400,
+                    &[],
+                    &json!({"error": error, "error_description": description}),
+                );
+            }
+            let jag = fake_jwt(&json!({
+                "iss": format!("{origin}/idp"),
+                "aud": f.get("audience"),
+                "resource": f.get("resource"),
+                "jti": st.next("jag"),
+            }));
+            st.id_jags.lock().unwrap().push(jag.clone());
+            let issued = opts.idp_issued_type.as_deref().unwrap_or(ID_JAG);
+            conn.json(
+                200,
+                &[("Cache-Control", "no-store")],
+                &json!({"access_token": jag, "issued_token_type": issued, "token_type": "N_A"}),
+            )
+        }
+        Some("authorization_code") => {
+            let code = f.get("code").cloned().unwrap_or_default();
+            let Some((challenge, redirect)) = st.codes.lock().unwrap().remove(&code) else {
+                return conn.json(400, &[], &json!({"error": "invalid_grant"}));
+            };
+            let verifier = f.get("code_verifier").cloned().unwrap_or_default();
+            if s256(&verifier) != challenge || f.get("redirect_uri") != Some(&redirect) {
+                return conn.json(400, &[], &json!({"error": "invalid_grant"}));
+            }
+            let now = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs();
+            let id_token = fake_jwt(&json!({
+                "iss": format!("{origin}/idp"),
+                "sub": "person",
+                "exp": now + 3600,
+                "jti": st.next("id"),
+            }));
+            st.id_tokens.lock().unwrap().push(id_token.clone());
+            conn.json(
+                200,
+                &[("Cache-Control", "no-store")],
+                &json!({
+                    "access_token": st.next("idp-at"),
+                    "token_type": "Bearer",
+                    "expires_in": 3600,
+                    "id_token": id_token,
+                }),
+            )
+        }
+        _ => conn.json(400, &[], &json!({"error": "unsupported_grant_type"})),
+    }
+}
+
 /// Answers 401 (with the challenge) for a request without a valid token; `true` when it did.
 fn refuse(
     opts: &AsOptions,
@@ -502,19 +752,51 @@ fn refuse(
     req: &Req,
     conn: &mut Conn,
 ) -> bool {
-    let token = req
-        .header("authorization")
+    let authorization = req.header("authorization");
+    let dpop_token = authorization.and_then(|v| v.strip_prefix("DPoP "));
+    let token = authorization
         .and_then(|v| v.strip_prefix("Bearer "))
+        .or(dpop_token)
         .map(str::to_owned);
     if token.is_some_and(|t| st.access.lock().unwrap().contains(&t)) {
-        return false;
+        let Some(want) = opts.rs_dpop_nonce.as_ref().filter(|_| dpop_token.is_some()) else {
+            return false;
+        };
+        let sent = req
+            .header("DPoP")
+            .and_then(|p| proof_claims(p)["nonce"].as_str().map(str::to_owned));
+        if sent.as_deref() == Some(want.as_str()) && !opts.rs_nonce_never_accepted {
+            return false;
+        }
+        let nonce = if opts.rs_nonce_never_accepted {
+            st.next(want)
+        } else {
+            want.clone()
+        };
+        conn.json(
+            401,
+            &[
+                (
+                    "WWW-Authenticate",
+                    r#"DPoP error="use_dpop_nonce", error_description="a nonce is required""#,
+                ),
+                ("DPoP-Nonce", nonce.as_str()),
+            ],
+            &json!({"error": "use_dpop_nonce"}),
+        );
+        return true;
     }
     st.unauthorized.fetch_add(1, Ordering::SeqCst);
     let rm = opts
         .resource_metadata
         .clone()
         .unwrap_or_else(|| format!("{origin}/.well-known/oauth-protected-resource/{resource}"));
-    let mut challenge = format!(r#"Bearer error="invalid_token", resource_metadata="{rm}""#);
+    let scheme = if opts.dpop_challenge {
+        "DPoP"
+    } else {
+        "Bearer"
+    };
+    let mut challenge = format!(r#"{scheme} error="invalid_token", resource_metadata="{rm}""#);
     if let Some(s) = &opts.challenge_scope {
         challenge.push_str(&format!(r#", scope="{s}""#));
     }
@@ -582,7 +864,11 @@ fn mcp(opts: &AsOptions, st: &AsState, origin: &str, req: &Req, conn: &mut Conn)
     }
     let msg = req.json();
     if opts.echo_authorization && msg["method"] == "tools/call" {
-        let quoted = format!("you sent {}", req.header("authorization").unwrap_or(""));
+        let quoted = format!(
+            "you sent {} {}",
+            req.header("authorization").unwrap_or(""),
+            req.header("DPoP").unwrap_or("")
+        );
         match msg["params"]["name"].as_str() {
             Some("leak_http") => return conn.respond(500, &[], quoted.as_bytes()),
             Some("leak_rpc") => {

@@ -191,7 +191,9 @@ pub(crate) struct Global {
         help_heading = "OAuth (http and sse servers)"
     )]
     pub(crate) client_id: Option<String>,
-    /// OAuth client secret (needs --client-id)
+    /// OAuth client secret (needs --client-id). A secret on the command line shows in the
+    /// process list: a config file's `oauth` block taking it from a variable (`${VAR}`) keeps
+    /// it out
     #[arg(
         long,
         value_name = "SECRET",
@@ -207,6 +209,85 @@ pub(crate) struct Global {
         help_heading = "OAuth (http and sse servers)"
     )]
     pub(crate) scope: Vec<String>,
+    /// Sender-constrained tokens (DPoP): bind the tokens to a key kept with them in the token
+    /// file [default: only when the authorization server requires it]
+    #[arg(long, global = true, help_heading = "OAuth (http and sse servers)")]
+    pub(crate) dpop: bool,
+    /// Never DPoP (a server that accepts only DPoP-bound tokens is then refused)
+    #[arg(long, global = true, help_heading = "OAuth (http and sse servers)")]
+    pub(crate) no_dpop: bool,
+    /// Workload identity: the JWT the platform issued this job or workload (a CI job's OIDC
+    /// token, a Kubernetes projected token) is in FILE, read afresh for each token
+    /// (--client-id when the authorization server expects one)
+    #[arg(
+        long,
+        value_name = "FILE",
+        global = true,
+        help_heading = "OAuth (http and sse servers)"
+    )]
+    pub(crate) assertion_file: Option<String>,
+    /// Workload identity, the JWT in the variable VAR
+    #[arg(
+        long,
+        value_name = "VAR",
+        global = true,
+        help_heading = "OAuth (http and sse servers)"
+    )]
+    pub(crate) assertion_env: Option<String>,
+    /// Enterprise-managed authorization: the issuer URL of the enterprise's identity provider,
+    /// where the person's ID token is exchanged for an assertion the MCP server's
+    /// authorization server accepts (needs --idp-client-id; --client-id and --client-secret
+    /// are the client at the MCP server's authorization server)
+    #[arg(
+        long,
+        value_name = "URL",
+        global = true,
+        help_heading = "OAuth (http and sse servers)"
+    )]
+    pub(crate) idp_issuer: Option<String>,
+    /// The identity provider's token endpoint [default: from its OpenID metadata]
+    #[arg(
+        long,
+        value_name = "URL",
+        global = true,
+        help_heading = "OAuth (http and sse servers)"
+    )]
+    pub(crate) idp_token_endpoint: Option<String>,
+    /// This client's id at the identity provider
+    #[arg(
+        long,
+        value_name = "ID",
+        global = true,
+        help_heading = "OAuth (http and sse servers)"
+    )]
+    pub(crate) idp_client_id: Option<String>,
+    /// This client's secret at the identity provider. A secret on the command line shows in
+    /// the process list: a config file's `idp` block taking it from a variable (`${VAR}`)
+    /// keeps it out
+    #[arg(
+        long,
+        value_name = "SECRET",
+        global = true,
+        help_heading = "OAuth (http and sse servers)"
+    )]
+    pub(crate) idp_client_secret: Option<String>,
+    /// The person's ID token from the identity provider is in FILE (without --id-token-file or
+    /// --id-token-env, `login` signs the person in at the provider in the browser)
+    #[arg(
+        long,
+        value_name = "FILE",
+        global = true,
+        help_heading = "OAuth (http and sse servers)"
+    )]
+    pub(crate) id_token_file: Option<String>,
+    /// The person's ID token is in the variable VAR
+    #[arg(
+        long,
+        value_name = "VAR",
+        global = true,
+        help_heading = "OAuth (http and sse servers)"
+    )]
+    pub(crate) id_token_env: Option<String>,
     /// Offer DIR to the server as a root (a file:// URI; repeatable); without it no roots
     /// are offered (`mcpb shell`: `roots add DIR` offers more)
     #[arg(
@@ -306,6 +387,16 @@ pub(crate) enum Command {
         #[arg(short, long, value_name = "FILE")]
         output: Option<String>,
     },
+    /// List the server's skills (the skills extension); reads no skill file
+    Skills,
+    /// Load a skill and print its instructions, or print one of its files; each is checked
+    /// against the size and digest the server lists before it is shown
+    Skill {
+        /// The skill's name or the URI of its SKILL.md
+        name: String,
+        /// A file of the skill: its path within the skill (`references/FORMS.md`) or its URI
+        file: Option<String>,
+    },
     /// List prompts (every server of --config without --server)
     Prompts,
     /// Get a prompt (arguments are strings)
@@ -370,6 +461,16 @@ pub(crate) enum Command {
     /// With --url (or --config and --server naming an http or sse server): sign in (OAuth) in
     /// the browser; later commands on that server use the stored token (--client-id,
     /// --client-secret, --scope choose the client and the scopes)
+    ///
+    /// The OAuth options choose how: by default a person signs in in the browser (the
+    /// authorization code); with --assertion-file or --assertion-env a CI job or a workload
+    /// signs in with the JWT its platform issued it, no secret and no person (workload
+    /// identity); with --idp-issuer, --idp-client-id and --client-id through the enterprise's
+    /// identity provider, exchanging the person's ID token (--id-token-file, --id-token-env;
+    /// without them the person signs in at the provider in the browser) for access to the
+    /// server (enterprise-managed authorization). --dpop binds the token to a key kept with it
+    /// in the token file, so that a copy of the token alone is of no use. A config entry's
+    /// `oauth` block may choose all of these itself (`grant`, `assertion`, `idp`, `dpop`).
     Login {
         /// Headless: print the address to open and read the one the browser ends on from stdin
         #[arg(long)]
@@ -428,6 +529,10 @@ pub(crate) struct ModelArgs {
     /// with the server's name
     #[arg(long)]
     pub(crate) server_instructions: bool,
+    /// Load this skill (skills extension), verified, and add its instructions to the system
+    /// prompt, labelled with its server (repeatable; SERVER/NAME when several servers list it)
+    #[arg(long, value_name = "[SERVER/]NAME")]
+    pub(crate) skill: Vec<String>,
 }
 
 /// `run [OPTIONS] MESSAGE`.
@@ -510,6 +615,8 @@ impl Command {
             Command::Resources => "resources",
             Command::Templates => "templates",
             Command::Read { .. } => "read",
+            Command::Skills => "skills",
+            Command::Skill { .. } => "skill",
             Command::Prompts => "prompts",
             Command::Prompt { .. } => "prompt",
             Command::Complete(_) => "complete",
@@ -726,6 +833,16 @@ impl Global {
             ("--client-id", self.client_id.is_some()),
             ("--client-secret", self.client_secret.is_some()),
             ("--scope", !self.scope.is_empty()),
+            ("--dpop", self.dpop),
+            ("--no-dpop", self.no_dpop),
+            ("--assertion-file", self.assertion_file.is_some()),
+            ("--assertion-env", self.assertion_env.is_some()),
+            ("--idp-issuer", self.idp_issuer.is_some()),
+            ("--idp-token-endpoint", self.idp_token_endpoint.is_some()),
+            ("--idp-client-id", self.idp_client_id.is_some()),
+            ("--idp-client-secret", self.idp_client_secret.is_some()),
+            ("--id-token-file", self.id_token_file.is_some()),
+            ("--id-token-env", self.id_token_env.is_some()),
             ("--root", !self.roots.is_empty()),
             ("--sampling-model-url", self.sampling_model_url.is_some()),
             ("--sampling-model", self.sampling_model.is_some()),
@@ -753,23 +870,6 @@ impl Global {
             .collect()
     }
 
-    /// `--client-id ID --client-secret SECRET [--scope S]` on a command other than `login`:
-    /// the client-credentials grant (machine to machine); `None` without them.
-    pub(crate) fn machine_client(&self) -> Result<Option<MachineClient>, UsageError> {
-        match (&self.client_id, &self.client_secret) {
-            (None, None) if self.scope.is_empty() => Ok(None),
-            (Some(id), Some(secret)) => Ok(Some(MachineClient {
-                id: id.clone(),
-                secret: secret.clone(),
-                scopes: self.scopes(),
-            })),
-            _ => usage(
-                "--client-id with --client-secret (and optionally --scope) sign in as a machine \
-                 client; for a person's sign-in use `login`",
-            ),
-        }
-    }
-
     /// `--max-time`, never less than `--timeout`.
     pub(crate) fn max_time(&self, timeout: Duration) -> Duration {
         let max = self
@@ -777,14 +877,6 @@ impl Global {
             .map_or(DEFAULT_MAX_TIME, Duration::from_secs_f64);
         max.max(timeout)
     }
-}
-
-/// The client of the client-credentials grant (`--client-id`, `--client-secret`, `--scope`).
-#[derive(Debug, Clone, PartialEq)]
-pub(crate) struct MachineClient {
-    pub(crate) id: String,
-    pub(crate) secret: String,
-    pub(crate) scopes: Vec<String>,
 }
 
 /// The default of `--max-time`.
@@ -1131,10 +1223,14 @@ mod tests {
             "s",
             "tools",
         ]);
-        let m = cli.global.machine_client().unwrap().unwrap();
-        assert_eq!((m.id.as_str(), m.secret.as_str()), ("i", "s"));
+        assert_eq!(
+            (
+                cli.global.client_id.as_deref(),
+                cli.global.client_secret.as_deref()
+            ),
+            (Some("i"), Some("s"))
+        );
         let cli = run(&["--url", "u", "--client-id", "i", "tools"]);
-        assert!(cli.global.machine_client().is_err());
         let e = cli.global.refuse("logout", &["--client-id"], "no");
         assert_eq!(e.unwrap_err().0, "`logout` does not take --client-id (no)");
     }

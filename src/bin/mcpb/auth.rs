@@ -31,7 +31,8 @@ use mcp_blocking::config::TransportConfig;
 use mcp_blocking::ServerConfig;
 use serde_json::{json, Value};
 
-use crate::args::{AuthAction, Command, Global, MachineClient, Target, UrlTransport, UsageError};
+use crate::args::{AuthAction, Command, Global, Target, UrlTransport, UsageError};
+use crate::sign_in::{self, SignIn};
 use crate::{Failure, FailureInfo, Output};
 
 /// The redirect URI announced by the paste flow (nothing needs to listen there).
@@ -74,19 +75,13 @@ pub(crate) fn command(global: &Global, command: &Command) -> Result<Output, Fail
     }
     if !matches!(command, Command::Login { .. }) {
         global
-            .refuse(
-                word,
-                &["--client-id", "--client-secret", "--scope"],
-                "they choose the client of `login`",
-            )
+            .refuse(word, &sign_in::ALL, "they choose how `login` signs in")
             .map_err(crate::usage)?;
     }
-    if global.client_secret.is_some() && global.client_id.is_none() {
-        return Err(FailureInfo::usage("--client-secret needs --client-id"));
-    }
+    let sign_in = sign_in::options(global, true).map_err(crate::usage)?;
     let remote = remote(global, word)?;
     match command {
-        Command::Login { paste } => login(global, &remote, *paste),
+        Command::Login { paste } => login(global, &sign_in, &remote, *paste),
         Command::Logout => logout(&remote),
         _ => status(&remote),
     }
@@ -190,10 +185,12 @@ pub(crate) fn url_of(config: &ServerConfig) -> Option<String> {
     }
 }
 
-/// A remote config with its sign-in: with `machine`, the client-credentials grant; else the
-/// config entry's `oauth` block, or the stored sign-in of its URL when there is one (requests
-/// carry the token and refresh it). Tokens are kept in mcpb's token file. No command but
-/// `login` asks a person to sign in: one that needs a new sign-in fails at once with
+/// A remote config with its sign-in: the grant of the OAuth options (client credentials,
+/// workload identity, enterprise); else the config entry's `oauth` block, or the stored sign-in
+/// of its URL when there is one (requests carry the token and refresh it); --dpop or --no-dpop
+/// on top. Tokens are kept in mcpb's token file. No command but `login` asks a person to sign
+/// in (at the server's authorization server or at an enterprise identity provider): one that
+/// needs a new sign-in fails at once with
 /// [`Error::SignInRequired`](mcp_blocking::Error::SignInRequired) (exit 7, naming
 /// [`login_command`]). Other configs are returned as they are.
 ///
@@ -201,25 +198,32 @@ pub(crate) fn url_of(config: &ServerConfig) -> Option<String> {
 /// refresh) is bounded by it too, as every request mcpb makes.
 pub(crate) fn with_sign_in(
     config: ServerConfig,
-    machine: Option<&MachineClient>,
+    sign_in: &SignIn,
     timeout: Option<f64>,
 ) -> ServerConfig {
     let Some(url) = url_of(&config) else {
         return config;
     };
-    let bounded = |oauth: OAuthConfig| match timeout {
-        Some(t) => oauth.timeout(std::time::Duration::from_secs_f64(t)),
-        None => oauth,
+    let bounded = |oauth: OAuthConfig| {
+        let oauth = match timeout {
+            Some(t) => oauth.timeout(std::time::Duration::from_secs_f64(t)),
+            None => oauth,
+        };
+        match sign_in.dpop {
+            Some(on) => oauth.dpop(on),
+            None => oauth,
+        }
     };
     let store = FileTokenStore::new(store_path());
-    if let Some(m) = machine {
-        let oauth = OAuthConfig::client_credentials(&m.id, &m.secret)
-            .scopes(m.scopes.clone())
-            .token_store(store);
+    if let Some(oauth) = sign_in.grant_config(RedirectHandler::none()) {
+        let oauth = sign_in.finish(oauth).token_store(store);
         return config.with_oauth(bounded(oauth));
     }
     if let Some(oauth) = config.oauth().cloned() {
-        let oauth = oauth.redirect(RedirectHandler::none()).token_store(store);
+        let oauth = oauth
+            .redirect(RedirectHandler::none())
+            .idp_sign_in(RedirectHandler::none())
+            .token_store(store);
         return config.with_oauth(bounded(oauth));
     }
     match store.load(&url) {
@@ -277,7 +281,12 @@ fn store_failure(remote: &Remote, e: String) -> Failure {
     )
 }
 
-fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failure> {
+fn login(
+    global: &Global,
+    sign_in: &SignIn,
+    remote: &Remote,
+    paste: bool,
+) -> Result<Output, Failure> {
     let url = &remote.url;
     // A token file that cannot be read could not keep the sign-in either: a failure of the
     // token file (exit 2, as for `auth status`), before anyone is sent to sign in.
@@ -320,20 +329,24 @@ fn login(global: &Global, remote: &Remote, paste: bool) -> Result<Output, Failur
                 .map_or(DEFAULT_LOGIN_TIMEOUT, std::time::Duration::from_secs_f64),
         )
     };
-    let mut oauth = match &remote.oauth {
-        Some(entry) => entry.clone().redirect(redirect),
-        None => OAuthConfig::authorization_code(redirect).client_name("mcpb"),
-    }
-    .token_store(FileTokenStore::new(store_path()));
-    if let Some(id) = &global.client_id {
-        oauth = oauth.client_id(id);
-    }
-    if let Some(secret) = &global.client_secret {
-        oauth = oauth.client_secret(secret);
-    }
-    if !global.scope.is_empty() {
-        oauth = oauth.scopes(global.scopes());
-    }
+    // The grant of the options replaces the entry's block; without one, the entry's block (or
+    // the authorization code) with the options' client. The person, if anyone signs in, is
+    // sent to the browser the same way at the authorization server or the identity provider.
+    let oauth = match (sign_in.grant_config(redirect.clone()), &remote.oauth) {
+        (Some(oauth), _) => oauth,
+        (None, Some(entry)) => sign_in.client(
+            entry
+                .clone()
+                .redirect(redirect.clone())
+                .idp_sign_in(redirect),
+        ),
+        (None, None) => {
+            sign_in.client(OAuthConfig::authorization_code(redirect).client_name("mcpb"))
+        }
+    };
+    let mut oauth = sign_in
+        .finish(oauth)
+        .token_store(FileTokenStore::new(store_path()));
     if let Some(t) = global.timeout {
         oauth = oauth.timeout(std::time::Duration::from_secs_f64(t));
     }

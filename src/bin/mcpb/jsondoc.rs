@@ -11,10 +11,13 @@ Every command, on failure (any exit code but 0 and 1):
              "detail": ["more lines"], ...}}
   kind: usage | config | unsupported | unknown_tool | unknown_prompt | invalid_argument |
         output | connect | timeout | rpc | protocol | closed | unauthorized | interrupted |
-        turn_limit | model | task | tool_not_allowed
+        turn_limit | model | task | tool_not_allowed | skill
   tool_not_allowed (exit 2: the server's config excludes the tool; nothing was sent) adds
   "tool", "rule", "key" (the key path, or null) and "file" (or null)
   task adds "reason" (unsupported | cancelled | invalid)
+  skill (exit 5: a skill or one of its files refused; none of it is printed) adds "reason"
+  (notfound | unlisted | sizemismatch | digestmismatch | frontmattermismatch | unverifiable |
+  toolarge) and "uri"
   interrupted (exit 130, Ctrl-C) adds "reason"
   connect adds "reason" (unreachable | auth | timed_out | closed | rejected | protocol | other)
   and "www_authenticate" when the server sent one; rpc adds "code" and "data";
@@ -54,6 +57,9 @@ servers --check
             "version"}, "protocolVersion", "tools": N|null}
             | {"server", "ok": false, "latencyMs"?, "error": {...}}
             | {"server", "ok": null, "disabled": true}]}
+skills     {"skills": [SkillEntry]}
+skill      {"skill": SkillEntry, "frontmatter", "instructions", "files": [{"uri", "digest",
+            "size"}]}; with FILE: {"uri", "text"}, or {"uri", "blob"} (base64) when not UTF-8
 tasks      {"server": NAME, "tasks": [Task]}
 task-cancel
            {"server": NAME, "task": Task}
@@ -62,7 +68,8 @@ subscribe  one JSON document per line (JSON Lines), one per update, until Ctrl-C
 run        {"text", "turns", "tool_calls": [{"server", "tool", "arguments", "is_error"}],
             "usage": {"input_tokens", "output_tokens"}}; on failure kind turn_limit (exit 8,
             with "turns", "tool_calls", "usage"), model (exit 9, "status" when the API
-            answered) or interrupted (exit 130)
+            answered), interrupted (exit 130), or skill (exit 5, a --skill refused; the
+            model was asked nothing)
 chat       one "run" document per message (JSON Lines)
 login      {"signed_in": true, "server": URL, "tokens": [Tokens]}; a refused sign-in is kind
             connect (exit 3, "reason": "auth")
@@ -89,6 +96,8 @@ Sandbox: null (the server runs unconfined; always for a remote server), or what 
         [HOST[:PORT]], "deny": [HOST[:PORT]]}, "limits": {"addressSpace", "openFiles",
         "processes", "cpuSeconds"} (each a number or null), "bestEffort": BOOL, "key": the
         file's key that asked for it, or null}
+SkillEntry: {"uri", "frontmatter", "resources": [{"uri", "digest", "size"}] | "dynamic"}, as
+        the server listed it
 Waiting: {"file", "host", "sha256", "servers": [{"name", "transport", "target"}]}
 Tokens: {"issuer", "resource", "client_id", "scope", "expires_at", "refreshable"} (never the
         tokens themselves)

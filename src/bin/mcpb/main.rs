@@ -28,6 +28,7 @@ mod sandbox;
 mod save;
 mod schema;
 mod shell;
+mod sign_in;
 mod tasks;
 mod terminal;
 mod trust;
@@ -203,6 +204,13 @@ impl FailureInfo {
                 (5, "task")
             }
             Error::Unsupported { .. } => (5, "unsupported"),
+            Error::Skill { kind, uri, .. } => {
+                extra = json!({
+                    "reason": format!("{kind:?}").to_ascii_lowercase(),
+                    "uri": uri,
+                });
+                (5, "skill")
+            }
             Error::Spawn { .. } => (3, "connect"),
             // Closed, Transport (broken pipe, dropped stream), NotConnected after the end.
             _ => (6, "closed"),
@@ -504,7 +512,7 @@ fn run(cli: &Cli) -> Result<Output, Failure> {
         _ => {}
     }
     // Arguments that cannot be read are refused before anything starts.
-    global.machine_client().map_err(usage)?;
+    sign_in::options(global, false).map_err(usage)?;
     match command {
         Command::Call(call) if !call.help => {
             args::raw_arguments(&call.args).map_err(usage)?;
@@ -823,23 +831,24 @@ fn detecting_http(config: ServerConfig) -> ServerConfig {
     }
 }
 
-/// Applies `--timeout`, `--env`, `--header`, `--sandbox` and the OAuth sign-in (the stored one, or the
-/// client-credentials grant of `--client-id` and `--client-secret`) on top of a config.
+/// Applies `--timeout`, `--env`, `--header`, `--sandbox` and the OAuth sign-in (the stored one,
+/// or the grant of the OAuth options: see `sign_in`) on top of a config.
 fn apply_overrides(global: &Global, mut config: ServerConfig) -> Result<ServerConfig, Failure> {
     let kind = config.transport_type();
     let server = config.name().to_owned();
-    let machine = global.machine_client().map_err(usage)?;
-    if machine.is_some() && auth::url_of(&config).is_none() {
+    let sign_in = sign_in::options(global, false).map_err(usage)?;
+    if sign_in.is_set() && auth::url_of(&config).is_none() {
+        let options = sign_in::given(global).join(", ");
         return Err(FailureInfo::config(
             Some(&server),
             format!(
-                "server `{server}`: --client-id and --client-secret apply only to http and sse \
-                 servers, this one is {kind}"
+                "server `{server}`: {options}: OAuth applies only to http and sse servers, this \
+                 one is {kind}"
             ),
             vec![],
         ));
     }
-    config = auth::with_sign_in(config, machine.as_ref(), global.timeout);
+    config = auth::with_sign_in(config, &sign_in, global.timeout);
     if !global.env.is_empty() && kind != "stdio" {
         return Err(FailureInfo::config(
             Some(&server),
@@ -1154,6 +1163,7 @@ fn require(session: &Session, capability: &str, what: &str) -> Result<(), Failur
         "prompts" => caps.prompts.is_some(),
         "completions" => caps.completions.is_some(),
         "logging" => caps.logging.is_some(),
+        "extensions.io.modelcontextprotocol/skills" => session.client.supports_skills(),
         _ => true,
     };
     if offered {
@@ -1200,6 +1210,9 @@ fn argument_failure(server: &str, what: &str, problems: Vec<String>) -> Failure 
     f.extra = json!({ "problems": problems });
     f
 }
+
+/// The capability path `require` checks for the skills extension.
+const SKILLS_CAPABILITY: &str = "extensions.io.modelcontextprotocol/skills";
 
 /// Runs one command on a connected server.
 fn run_command(global: &Global, session: &Session, command: &Command) -> Result<Output, Failure> {
@@ -1253,6 +1266,29 @@ fn run_command(global: &Global, session: &Session, command: &Command) -> Result<
                 out.json["saved"] = saved_json(&saved);
             }
             out
+        }
+        Command::Skills => {
+            require(session, SKILLS_CAPABILITY, "skills")?;
+            render::skills(&client.list_skills().map_err(fail)?)
+        }
+        Command::Skill { name, file } => {
+            require(session, SKILLS_CAPABILITY, "skills")?;
+            let skill = client.load_skill(name).map_err(fail)?;
+            match file {
+                None => render::skill(&skill),
+                Some(file) => {
+                    // A path within the skill (`references/FORMS.md`) or a listed URI.
+                    let suffix = format!("/{}", file.trim_start_matches('/'));
+                    let uri = skill
+                        .files
+                        .iter()
+                        .find(|f| f.uri == *file)
+                        .or_else(|| skill.files.iter().find(|f| f.uri.ends_with(&suffix)))
+                        .map_or(file.as_str(), |f| f.uri.as_str());
+                    let bytes = skill.read_file(client, uri).map_err(fail)?;
+                    render::skill_file(uri, bytes)
+                }
+            }
         }
         Command::Prompts => {
             require(session, "prompts", "prompts")?;

@@ -8,9 +8,9 @@ use std::fmt::Write;
 use mcp_blocking::config::{Approval, LoadReport, RuleSource, ToolPattern, TransportConfig};
 use mcp_blocking::model::{
     CallToolResult, CompleteResult, GetPromptResult, Prompt, ReadResourceResult, Resource,
-    ResourceTemplate, Tool,
+    ResourceTemplate, SkillEntry, Tool,
 };
-use mcp_blocking::{Client, ServerConfig};
+use mcp_blocking::{Client, LoadedSkill, ServerConfig};
 use serde::Serialize;
 use serde_json::{json, Value};
 
@@ -434,6 +434,59 @@ pub(crate) fn completion(result: &CompleteResult) -> Output {
         text.push_str("(no completions)\n");
     }
     Output::ok(json, text)
+}
+
+/// Skills, one each: `NAME  URI`, then the description.
+pub(crate) fn skills(skills: &[SkillEntry]) -> Output {
+    let mut text = String::new();
+    for skill in skills {
+        let _ = writeln!(text, "{}  {}", skill.name().unwrap_or(""), skill.uri);
+        indented(&mut text, skill.description().unwrap_or(""));
+    }
+    if skills.is_empty() {
+        text.push_str("(no skills)\n");
+    }
+    Output::ok(json!({ "skills": skills }), text)
+}
+
+/// A loaded skill: its instructions, then the files it lists (not read).
+pub(crate) fn skill(skill: &LoadedSkill) -> Output {
+    let mut text = skill.instructions.trim_start_matches('\n').to_owned();
+    if !text.ends_with('\n') {
+        text.push('\n');
+    }
+    if !skill.files.is_empty() {
+        text.push_str("\nfiles:\n");
+        for file in &skill.files {
+            let _ = writeln!(text, "  {}  ({} bytes)", file.uri, file.size);
+        }
+    }
+    Output::ok(
+        json!({
+            "skill": skill.entry,
+            "frontmatter": skill.frontmatter,
+            "instructions": skill.instructions,
+            "files": skill.files,
+        }),
+        text,
+    )
+}
+
+/// A verified file of a skill: its text, or its size when it is not UTF-8 (the JSON then
+/// holds it in base64).
+pub(crate) fn skill_file(uri: &str, bytes: Vec<u8>) -> Output {
+    match String::from_utf8(bytes) {
+        Ok(text) => Output::ok(json!({ "uri": uri, "text": text }), text),
+        Err(e) => {
+            let bytes = e.into_bytes();
+            let blob = base64::Engine::encode(&base64::engine::general_purpose::STANDARD, &bytes);
+            let text = format!(
+                "({} bytes of binary data; --json gives them in base64)\n",
+                bytes.len()
+            );
+            Output::ok(json!({ "uri": uri, "blob": blob }), text)
+        }
+    }
 }
 
 pub(crate) fn resources(resources: &[Resource]) -> Output {

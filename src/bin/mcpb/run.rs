@@ -3,7 +3,8 @@
 //! ```text
 //! mcpb --config FILE run [--server NAME]... [--model M] [--model-url URL] [--api-key-env VAR]
 //!      [--max-turns N] [--template FILE] [--tool-search] [--max-result-bytes N]
-//!      [--server-instructions] [--timeout SECS] [--json] [-v] "MESSAGE"
+//!      [--server-instructions] [--skill [SERVER/]NAME]... [--timeout SECS] [--json] [-v]
+//!      "MESSAGE"
 //! ```
 //!
 //! `mcpb chat` takes the same options and no MESSAGE: one conversation, a message per line of
@@ -369,13 +370,63 @@ fn with_agent<T>(
         .collect();
     clients.iter().for_each(interrupt::register);
     let mut agent = agent(&hub, setup, global, args, stream);
-    interrupt::register_run(agent.cancel_handle());
-    let result = f(&mut agent);
-    interrupt::unregister_run();
+    // Every skill is loaded and verified before the model is asked anything: one that fails
+    // stops the command with nothing sent to the model.
+    let result = match offer_skills(global, &hub, &mut agent, &args.skill) {
+        Ok(()) => {
+            interrupt::register_run(agent.cancel_handle());
+            let result = f(&mut agent);
+            interrupt::unregister_run();
+            result
+        }
+        Err(e) => Err(e),
+    };
     clients.iter().for_each(interrupt::unregister);
     drop(agent);
     hub.disconnect();
     result
+}
+
+/// Loads each `--skill` from the Hub's servers (verified) and offers it to the model; the first
+/// that fails is the command's failure, with the exit status `mcpb skill` gives it.
+fn offer_skills(
+    global: &Global,
+    hub: &Hub,
+    agent: &mut Agent<'_>,
+    skills: &[String],
+) -> Result<(), Failure> {
+    for wanted in skills {
+        let (server, name) = skill_name(wanted)?;
+        let skill = hub
+            .load_skill(server, name)
+            .map_err(|e| FailureInfo::from_error(&e, true))?;
+        agent
+            .add_skill(&skill)
+            .map_err(|e| FailureInfo::from_error(&e, true))?;
+        if global.verbose > 0 {
+            eprintln!(
+                "mcpb: skill `{}` of server `{}` offered to the model",
+                terminal::escaped(name),
+                terminal::escaped(skill.server())
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The server (when named) and the skill of a `--skill` value: `NAME`, `SERVER/NAME`, or the
+/// URI of a skill's `SKILL.md` (which is not split).
+fn skill_name(value: &str) -> Result<(Option<&str>, &str), Failure> {
+    let (server, name) = match value.split_once('/') {
+        Some((server, name)) if !value.contains("://") => (Some(server), name),
+        _ => (None, value),
+    };
+    if name.trim().is_empty() || server.is_some_and(|s| s.trim().is_empty()) {
+        return Err(FailureInfo::usage(format!(
+            "--skill `{value}`: give NAME, SERVER/NAME or the URI of a SKILL.md"
+        )));
+    }
+    Ok((server, name))
 }
 
 /// `mcpb run MESSAGE`: the answer, or a failure.
@@ -550,5 +601,18 @@ mod tests {
         assert!(is_loopback("http://127.0.0.1:8080"));
         assert!(is_loopback("http://[::1]:8080/v1"));
         assert!(!is_loopback("https://api.openai.com/v1"));
+    }
+
+    #[test]
+    fn skill_values_name_a_skill_and_perhaps_its_server() {
+        assert_eq!(skill_name("pdf").unwrap(), (None, "pdf"));
+        assert_eq!(skill_name("docs/pdf").unwrap(), (Some("docs"), "pdf"));
+        assert_eq!(
+            skill_name("skill://pdf/SKILL.md").unwrap(),
+            (None, "skill://pdf/SKILL.md")
+        );
+        for bad in ["", "docs/", "/pdf", " "] {
+            assert!(skill_name(bad).is_err(), "{bad:?}");
+        }
     }
 }

@@ -37,10 +37,10 @@ pub(crate) fn command(global: &Global, yes: bool) -> Result<Output, Failure> {
                 "--header",
                 "--env",
                 "--log-level",
-                "--client-id",
-                "--client-secret",
-                "--scope",
-            ],
+            ]
+            .into_iter()
+            .chain(crate::sign_in::ALL)
+            .collect::<Vec<_>>(),
             "it approves the project config files found from the current folder; a file named \
              with --config needs no approval",
         )

@@ -11,6 +11,7 @@
 //! | `key.rs` | [`SigningKey`] for `private_key_jwt` |
 //! | `error.rs` | [`AuthError`]: how the functions that need no server fail |
 
+mod assertion;
 mod error;
 mod key;
 mod redirect;
@@ -21,6 +22,8 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
+pub(crate) use assertion::is_compact_jws;
+pub use assertion::{AssertionSource, EnterpriseIdp, MAX_ASSERTION_BYTES};
 pub use error::{AuthError, AuthErrorKind};
 pub(crate) use key::Key;
 pub use key::{JwtAlgorithm, SigningKey};
@@ -37,10 +40,20 @@ pub use store::{
 static NEXT_ID: AtomicU64 = AtomicU64::new(0);
 
 /// Which grant obtains tokens.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug)]
 pub(crate) enum Grant {
     AuthorizationCode,
     ClientCredentials,
+    /// RFC 7523 `jwt-bearer` with a workload's own JWT (workload identity federation).
+    JwtBearer(AssertionSource),
+    /// SEP-990: token exchange at the enterprise IdP for an ID-JAG, then `jwt-bearer`.
+    Enterprise(Box<EnterpriseIdp>),
+}
+
+impl Grant {
+    pub(crate) fn is_authorization_code(&self) -> bool {
+        matches!(self, Grant::AuthorizationCode)
+    }
 }
 
 /// OAuth settings of one remote server: plain data, plus the [`TokenStore`] tokens are kept in
@@ -82,6 +95,8 @@ pub struct OAuthConfig {
     pub(crate) extra_roots: Vec<Vec<u8>>,
     pub(crate) refresh_tokens: bool,
     pub(crate) endpoint_fallback: bool,
+    /// `None`: DPoP when the server requires it; `Some(b)`: as the program said.
+    pub(crate) dpop: Option<bool>,
     /// Shared by clones: the run-time side (tokens in use, registrations, the refresh lock)
     /// that `auth` keeps for these settings is found by it.
     pub(crate) id: u64,
@@ -100,6 +115,7 @@ impl fmt::Debug for OAuthConfig {
             .field("timeout", &self.timeout)
             .field("refresh_tokens", &self.refresh_tokens)
             .field("endpoint_fallback", &self.endpoint_fallback)
+            .field("dpop", &self.dpop)
             .finish_non_exhaustive()
     }
 }
@@ -120,6 +136,7 @@ impl OAuthConfig {
             extra_roots: Vec::new(),
             refresh_tokens: true,
             endpoint_fallback: false,
+            dpop: None,
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
         }
     }
@@ -149,6 +166,56 @@ impl OAuthConfig {
         c.client_id = Some(client_id.into());
         c.signing_key = Some(key);
         c
+    }
+
+    /// Workload identity federation: the RFC 7523 `jwt-bearer` grant with a JWT the workload's
+    /// platform issued (a CI job's OIDC token, a Kubernetes projected service account token, a
+    /// cloud metadata token), read from `assertion` each time a token is needed; no client
+    /// secret and no person involved. Add [`client_id`](Self::client_id) when the authorization
+    /// server expects one with the grant (it is then sent as the server's metadata says,
+    /// with [`client_secret`](Self::client_secret) or a signing key if set).
+    ///
+    /// The token request carries `grant_type=urn:ietf:params:oauth:grant-type:jwt-bearer`,
+    /// `assertion`, `resource` and the scope chosen as for the other grants. An assertion that
+    /// is missing, empty, larger than [`MAX_ASSERTION_BYTES`] or not a signed JWT fails the
+    /// authorization before any request; an authorization server that refuses it
+    /// (`invalid_grant`, `invalid_scope`, `unauthorized_client`...) fails it at once, naming
+    /// its error: the grant is not retried and no other grant is tried. When a token without
+    /// a refresh token expires, the grant is run again with the assertion read afresh.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{AssertionSource, OAuthConfig};
+    /// let oauth = OAuthConfig::workload_identity(AssertionSource::file(
+    ///     "/var/run/secrets/tokens/mcp-token",
+    /// ))
+    /// .client_id("build-agent");
+    /// # let _ = oauth;
+    /// ```
+    pub fn workload_identity(assertion: AssertionSource) -> OAuthConfig {
+        Self::base(Grant::JwtBearer(assertion))
+    }
+
+    /// Enterprise-managed authorization (SEP-990): the person's ID token from the enterprise
+    /// identity provider (given, or from a sign-in there) is exchanged at the provider's token
+    /// endpoint for an identity assertion grant (ID-JAG, RFC 8693 token exchange naming this
+    /// server's authorization server as `audience` and the server as `resource`), which is then
+    /// presented to the server's authorization server as a `jwt-bearer` grant, authenticated
+    /// with [`client_id`](Self::client_id) (required) and [`client_secret`](Self::client_secret).
+    ///
+    /// The ID token of a sign-in is kept while it is valid (its `exp`) and shared by the clones
+    /// of these settings: one sign-in serves every MCP server they reach. An answer from the
+    /// provider whose `issued_token_type` is not the ID-JAG type is refused; a refusal by either
+    /// server fails the authorization at once.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{EnterpriseIdp, OAuthConfig, RedirectHandler};
+    /// let idp = EnterpriseIdp::new("https://idp.example.com", "mcp-client-at-idp")
+    ///     .sign_in(RedirectHandler::loopback(|url| eprintln!("Sign in at: {url}")));
+    /// let oauth = OAuthConfig::enterprise(idp).client_id("mcp-client").client_secret("s3cret");
+    /// # let _ = oauth;
+    /// ```
+    pub fn enterprise(idp: EnterpriseIdp) -> OAuthConfig {
+        Self::base(Grant::Enterprise(Box::new(idp)))
     }
 
     /// A pre-registered client id (used instead of registering).
@@ -190,6 +257,28 @@ impl OAuthConfig {
     /// How the authorization code comes back (see [`RedirectHandler`]).
     pub fn redirect(mut self, redirect: RedirectHandler) -> OAuthConfig {
         self.redirect = Some(redirect);
+        self
+    }
+
+    /// How the person signs in at the enterprise identity provider of
+    /// [`enterprise`](Self::enterprise) settings, replacing the provider's
+    /// [`EnterpriseIdp::sign_in`] (settings read from a config file log the sign-in URL; a
+    /// program shows it its own way). A provider with an ID token source never asks anyone to
+    /// sign in, and other grants have no provider: for them this changes nothing.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::{EnterpriseIdp, OAuthConfig, RedirectHandler};
+    /// let idp = EnterpriseIdp::new("https://idp.example.com", "mcp-client-at-idp");
+    /// let oauth = OAuthConfig::enterprise(idp)
+    ///     .idp_sign_in(RedirectHandler::loopback(|url| eprintln!("sign in at {url}")));
+    /// # let _ = oauth;
+    /// ```
+    pub fn idp_sign_in(mut self, redirect: RedirectHandler) -> OAuthConfig {
+        if let Grant::Enterprise(idp) = &mut self.grant {
+            if idp.id_token.is_none() {
+                idp.redirect = Some(redirect);
+            }
+        }
         self
     }
 
@@ -258,6 +347,38 @@ impl OAuthConfig {
         self
     }
 
+    /// Sender-constrained tokens (DPoP, RFC 9449): each authorization makes a new P-256 key,
+    /// and every token request carries a proof signed with it (`DPoP:` header; a server that
+    /// answers `use_dpop_nonce`, or 401 with a `DPoP-Nonce`, is asked once more with its
+    /// nonce). A token the authorization server binds to the key (`token_type: DPoP`) is kept
+    /// in the [`TokenStore`] with the key, and refreshed with proofs of the same key.
+    ///
+    /// Unless this is called, DPoP is automatic: on for a server that takes only DPoP-bound
+    /// tokens (its 401 challenge names the `DPoP` scheme and not `Bearer`, or its protected
+    /// resource metadata says `dpop_bound_access_tokens_required`), off otherwise. `dpop(true)`
+    /// sends proofs to every server; `dpop(false)` never does, and a server that takes only
+    /// DPoP-bound tokens then fails the authorization with an error saying so.
+    ///
+    /// Every request to the MCP server with a DPoP-bound token (Streamable HTTP POST, GET and
+    /// DELETE; legacy SSE) carries `Authorization: DPoP <token>` and a fresh proof for that
+    /// request: its method (`htm`), its URL without query or fragment (`htu`) and the token's
+    /// hash (`ath`). A 401 whose `WWW-Authenticate` holds `DPoP error="use_dpop_nonce"` with
+    /// a usable `DPoP-Nonce` is sent once more with a proof carrying that nonce; the latest
+    /// nonce of each server goes into its later proofs. A server that asks for a nonce again
+    /// fails the request with [`Error::Unauthorized`](crate::Error::Unauthorized) (no new
+    /// sign-in is started for it). A token the authorization server issues as `Bearer` is
+    /// sent as one.
+    ///
+    /// ```
+    /// use mcp_blocking::auth::OAuthConfig;
+    /// let oauth = OAuthConfig::client_credentials("svc", "s3cret").dpop(true);
+    /// assert!(format!("{oauth:?}").contains("dpop: Some(true)"));
+    /// ```
+    pub fn dpop(mut self, enabled: bool) -> OAuthConfig {
+        self.dpop = Some(enabled);
+        self
+    }
+
     /// The token store.
     pub fn store(&self) -> &Arc<dyn TokenStore> {
         &self.store
@@ -273,13 +394,20 @@ impl OAuthConfig {
             .map_err(|e| AuthError::new(AuthErrorKind::Store, e))
     }
 
-    /// Whether an authorization may run: any grant but the authorization code, or a redirect
-    /// handler that reaches a person (not [`RedirectHandler::none`]).
+    /// Whether an authorization may run without a person it cannot reach: the authorization
+    /// code needs a redirect handler that reaches one (not [`RedirectHandler::none`]), and so
+    /// does enterprise-managed authorization when it signs the person in at the identity
+    /// provider (no ID token source is set); the other grants need no one.
     pub(crate) fn may_sign_in(&self) -> bool {
-        self.grant != Grant::AuthorizationCode
-            || self
-                .redirect
-                .as_ref()
-                .is_some_and(RedirectHandler::reaches_a_person)
+        let reaches =
+            |r: Option<&RedirectHandler>| r.is_some_and(RedirectHandler::reaches_a_person);
+        match &self.grant {
+            Grant::AuthorizationCode => reaches(self.redirect.as_ref()),
+            // Without a handler at all the flow fails with what is missing.
+            Grant::Enterprise(idp) if idp.id_token.is_none() && idp.redirect.is_some() => {
+                reaches(idp.redirect.as_ref())
+            }
+            _ => true,
+        }
     }
 }

@@ -5,7 +5,7 @@
 use std::borrow::Cow;
 use std::fmt;
 
-use crate::config::AuthProvider;
+use crate::config::{AuthProvider, RequestAuth};
 use crate::error::Error;
 
 /// Configured headers and the auth callback, applied to every request. `Debug` shows names only.
@@ -34,25 +34,42 @@ impl RequestHeaders {
         RequestHeaders { headers, auth }
     }
 
-    /// Adds the headers to a request; the auth provider is called now.
+    /// Adds the headers of a `method` request to `url`; the auth provider is called now.
+    /// Returns the request and whether it carries a DPoP proof.
     pub(crate) fn apply<B>(
         &self,
         server: &str,
+        method: &str,
+        url: &str,
         mut req: ureq::RequestBuilder<B>,
-    ) -> Result<ureq::RequestBuilder<B>, Error> {
-        for (name, value) in self.resolve(server)? {
+    ) -> Result<(ureq::RequestBuilder<B>, bool), Error> {
+        let mut proof = false;
+        for (name, value) in self.resolve(server, method, url)? {
+            proof |= name == DPOP;
             req = req.header(name, value.as_ref());
         }
-        Ok(req)
+        Ok((req, proof))
     }
 
-    /// The headers one request carries, in order: the configured ones, then the auth provider's
-    /// `Authorization` (called now), which replaces a configured one.
+    /// The per-request credentials of the auth provider, when it has them (OAuth with a
+    /// DPoP-bound token), for keeping the nonces the server sends.
+    pub(crate) fn request_auth(&self) -> Option<&std::sync::Arc<dyn RequestAuth>> {
+        self.auth.as_ref().and_then(|a| a.1.as_ref())
+    }
+
+    /// The headers a `method` request to `url` carries, in order: the configured ones, then
+    /// the auth provider's `Authorization` (called now), which replaces a configured one, and
+    /// its `DPoP` proof when it signs one.
     ///
     /// # Errors
     /// [`Error::Transport`] naming the server when the provider fails or returns a value that
     /// cannot be a header (the value is never shown).
-    pub(crate) fn resolve(&self, server: &str) -> Result<Vec<(&str, Cow<'_, str>)>, Error> {
+    pub(crate) fn resolve(
+        &self,
+        server: &str,
+        method: &str,
+        url: &str,
+    ) -> Result<Vec<(&str, Cow<'_, str>)>, Error> {
         let fail = |detail: String| Error::Transport {
             server: server.to_owned(),
             status: None,
@@ -66,8 +83,13 @@ impl RequestHeaders {
                 .map(|(k, v)| (k.as_str(), Cow::Borrowed(v.as_str())))
                 .collect());
         };
-        let value = (auth.0)().map_err(|e| fail(format!("the auth provider failed: {e}")))?;
-        if ureq::http::HeaderValue::from_str(&value).is_err() {
+        let (value, proof) = match &auth.1 {
+            Some(per_request) => per_request.headers(method, url),
+            None => (auth.0)().map(|v| (v, None)),
+        }
+        .map_err(|e| fail(format!("the auth provider failed: {e}")))?;
+        let valid = |v: &str| ureq::http::HeaderValue::from_str(v).is_ok();
+        if !valid(&value) || proof.as_deref().is_some_and(|p| !valid(p)) {
             return Err(fail(
                 "the auth provider returned a value that is not a valid HTTP header value".into(),
             ));
@@ -75,16 +97,26 @@ impl RequestHeaders {
         let mut out: Vec<(&str, Cow<'_, str>)> = self
             .headers
             .iter()
-            .filter(|(k, _)| !k.eq_ignore_ascii_case("authorization"))
+            .filter(|(k, _)| {
+                let replaced = k.eq_ignore_ascii_case("authorization")
+                    || (proof.is_some() && k.eq_ignore_ascii_case(DPOP));
+                !replaced
+            })
             .map(|(k, v)| (k.as_str(), Cow::Borrowed(v.as_str())))
             .collect();
         // An empty value: no `Authorization` at all (an OAuth client before it has a token).
         if !value.is_empty() {
             out.push(("Authorization", Cow::Owned(value)));
         }
+        if let Some(p) = proof {
+            out.push((DPOP, Cow::Owned(p)));
+        }
         Ok(out)
     }
 }
+
+/// The header of a DPoP proof.
+const DPOP: &str = "DPoP";
 
 /// The cause of a transport error raised because the auth provider could not give a usable
 /// `Authorization` value (so a failed connect is reported as an authentication failure).
@@ -129,7 +161,7 @@ mod tests {
             Some(AuthProvider::new(|| Ok("Bearer fresh".into()))),
         );
         let got: Vec<(String, String)> = headers
-            .resolve("s")
+            .resolve("s", "POST", "http://h/mcp")
             .expect("resolved")
             .into_iter()
             .map(|(k, v)| (k.to_owned(), v.into_owned()))
@@ -143,6 +175,57 @@ mod tests {
         );
     }
 
+    /// Signs a made-up proof naming the request it was asked for.
+    struct Signer;
+
+    impl RequestAuth for Signer {
+        fn headers(&self, method: &str, url: &str) -> Result<(String, Option<String>), String> {
+            if url.contains("bad") {
+                return Ok(("DPoP t".into(), Some("proof\r\nX-Evil: 1".into())));
+            }
+            Ok(("DPoP t".into(), Some(format!("proof-of {method} {url}"))))
+        }
+
+        fn nonce(&self, _: &str) -> bool {
+            false
+        }
+    }
+
+    #[test]
+    fn a_per_request_provider_signs_for_the_request_and_replaces_a_configured_proof() {
+        let headers = RequestHeaders::new(
+            vec![
+                ("dpop".into(), "stale".into()),
+                ("X-Key".into(), "k".into()),
+            ],
+            Some(AuthProvider::per_request(
+                || Err("not used when a request is at hand".into()),
+                std::sync::Arc::new(Signer),
+            )),
+        );
+        assert!(headers.request_auth().is_some());
+        let got: Vec<(String, String)> = headers
+            .resolve("s", "DELETE", "http://h/mcp")
+            .expect("resolved")
+            .into_iter()
+            .map(|(k, v)| (k.to_owned(), v.into_owned()))
+            .collect();
+        assert_eq!(
+            got,
+            vec![
+                ("X-Key".to_owned(), "k".to_owned()),
+                ("Authorization".to_owned(), "DPoP t".to_owned()),
+                ("DPoP".to_owned(), "proof-of DELETE http://h/mcp".to_owned()),
+            ]
+        );
+        let err = headers
+            .resolve("s", "POST", "http://h/bad")
+            .expect_err("a proof that cannot be a header");
+        assert!(!err.to_string().contains("X-Evil"), "{err}");
+        let plain = RequestHeaders::new(Vec::new(), Some(AuthProvider::new(|| Ok("x".into()))));
+        assert!(plain.request_auth().is_none());
+    }
+
     #[test]
     fn a_provider_value_that_cannot_be_a_header_is_refused_unshown() {
         let headers = RequestHeaders::new(
@@ -151,7 +234,9 @@ mod tests {
                 || Ok("Bearer s3cret\r\nX-Evil: 1".into()),
             )),
         );
-        let err = headers.resolve("api").expect_err("refused");
+        let err = headers
+            .resolve("api", "POST", "http://h/mcp")
+            .expect_err("refused");
         let text = err.to_string();
         assert!(matches!(err, Error::Transport { .. }), "{err:?}");
         assert!(

@@ -161,7 +161,9 @@ impl Requester {
         )
     }
 
-    /// One request, no redirect followed.
+    /// One request, no redirect followed. A request with a DPoP proof refused with
+    /// `use_dpop_nonce` and a usable `DPoP-Nonce` is sent once more, its new proof carrying
+    /// that nonce (RFC 9449 §9); any nonce an answer carries is kept for later proofs.
     fn once(
         &self,
         verb: Verb<'_>,
@@ -170,30 +172,62 @@ impl Requester {
         limit: Limit,
     ) -> Result<ureq::http::Response<ureq::Body>, Once> {
         let home = self.is_home(url);
-        match verb {
-            Verb::Get => self
-                .prepare(self.agent.get(url), extra, limit, home)?
-                .call()
-                .map_err(Once::Ureq),
-            Verb::Delete => self
-                .prepare(self.agent.delete(url), extra, limit, home)?
-                .call()
-                .map_err(Once::Ureq),
-            Verb::Post(body) => self
-                .prepare(self.agent.post(url), extra, limit, home)?
-                .send(body)
-                .map_err(Once::Ureq),
+        let mut retried = false;
+        loop {
+            let (resp, proof) = match verb {
+                Verb::Get => {
+                    let (req, proof) =
+                        self.prepare(self.agent.get(url), verb, url, extra, limit, home)?;
+                    (req.call().map_err(Once::Ureq)?, proof)
+                }
+                Verb::Delete => {
+                    let (req, proof) =
+                        self.prepare(self.agent.delete(url), verb, url, extra, limit, home)?;
+                    (req.call().map_err(Once::Ureq)?, proof)
+                }
+                Verb::Post(body) => {
+                    let (req, proof) =
+                        self.prepare(self.agent.post(url), verb, url, extra, limit, home)?;
+                    (req.send(body).map_err(Once::Ureq)?, proof)
+                }
+            };
+            let Some(auth) = self.headers.request_auth().filter(|_| proof) else {
+                return Ok(resp);
+            };
+            let kept = resp
+                .headers()
+                .get("dpop-nonce")
+                .and_then(|v| v.to_str().ok())
+                .is_some_and(|n| auth.nonce(n));
+            let asked = resp.status() == 401
+                && resp
+                    .headers()
+                    .get_all("www-authenticate")
+                    .iter()
+                    .any(|v| v.to_str().is_ok_and(crate::auth::asks_for_dpop_nonce));
+            if retried || !kept || !asked {
+                return Ok(resp);
+            }
+            retried = true;
+            log::debug!(
+                "{} {}: the server asks for a DPoP nonce; sending once more with it",
+                verb.name(),
+                redact_url(url)
+            );
+            drain(resp);
         }
     }
 
-    /// Sets the time limits and headers of one request.
+    /// Sets the time limits and headers of one request; whether it carries a DPoP proof.
     fn prepare<B>(
         &self,
         req: ureq::RequestBuilder<B>,
+        verb: Verb<'_>,
+        url: &str,
         extra: &[(&str, &str)],
         limit: Limit,
         home: bool,
-    ) -> Result<ureq::RequestBuilder<B>, Once> {
+    ) -> Result<(ureq::RequestBuilder<B>, bool), Once> {
         let mut req = match limit {
             Limit::Until(deadline) => {
                 let left = deadline.saturating_duration_since(Instant::now());
@@ -217,13 +251,12 @@ impl Requester {
         for (name, value) in extra {
             req = req.header(*name, *value);
         }
-        if home {
-            req = self
-                .headers
-                .apply(&self.server, req)
-                .map_err(Once::Headers)?;
+        if !home {
+            return Ok((req, false));
         }
-        Ok(req)
+        self.headers
+            .apply(&self.server, verb.name(), url, req)
+            .map_err(Once::Headers)
     }
 }
 

@@ -93,9 +93,24 @@ pub struct StoredTokens {
     /// The granted scope (space-separated), when known.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub scope: Option<String>,
+    /// The token type the authorization server issued: `Bearer`, or `DPoP` for a token bound
+    /// to [`dpop_key`](Self::dpop_key). `None` in entries saved before it was kept: `Bearer`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token_type: Option<String>,
+    /// The DPoP key (RFC 9449) a `DPoP` token is bound to: its PKCS#8 document, base64url. The
+    /// token is useless without it, so it is kept with it, as secret as the token.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub dpop_key: Option<Secret>,
 }
 
 impl StoredTokens {
+    /// Whether the access token is DPoP-bound (`token_type` `DPoP`, case-insensitive).
+    pub fn is_dpop(&self) -> bool {
+        self.token_type
+            .as_deref()
+            .is_some_and(|t| t.eq_ignore_ascii_case("dpop"))
+    }
+
     /// Whether this entry has the same key (issuer, resource, client) as `other`.
     pub fn same_key(&self, other: &StoredTokens) -> bool {
         self.issuer == other.issuer
@@ -264,6 +279,8 @@ mod tests {
             refresh_token: None,
             expires_at: None,
             scope: None,
+            token_type: None,
+            dpop_key: None,
         }
     }
 
