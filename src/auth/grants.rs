@@ -125,10 +125,11 @@ fn enterprise(
 ) -> Result<StoredTokens, String> {
     // The provider's metadata is needed for its token endpoint when none is configured, and
     // for its authorization endpoint when the person signs in.
-    let meta = if idp.token_endpoint.is_none() || given.is_none() {
-        Some(idp_metadata(net, idp)?)
-    } else {
-        None
+    // The provider's metadata: for its token endpoint when none is configured, and for its
+    // authorization endpoint when the person signs in (read then, not for a kept ID token).
+    let mut meta = match idp.token_endpoint {
+        None => Some(idp_metadata(net, idp)?),
+        Some(_) => None,
     };
     let token_endpoint = match (&idp.token_endpoint, &meta) {
         (Some(t), _) => t.clone(),
@@ -155,7 +156,10 @@ fn enterprise(
                     (t, true)
                 }
                 None => {
-                    let meta = meta.unwrap_or_default();
+                    let meta = match meta.take() {
+                        Some(m) => m,
+                        None => idp_metadata(net, idp)?,
+                    };
                     (sign_in(cfg, inner, net, idp, meta)?, true)
                 }
             }

@@ -150,6 +150,11 @@ pub(crate) fn is_compact_jws(s: &str) -> bool {
 /// The file's text, read up to one byte over the cap (so a larger file is told apart without
 /// reading all of it).
 fn read_capped(path: &std::path::Path) -> Result<String, String> {
+    // Only a regular file: opening a named pipe would wait for a writer with no deadline.
+    let meta = std::fs::metadata(path).map_err(|e| format!("cannot be opened ({e})"))?;
+    if !meta.is_file() {
+        return Err("is not a regular file".to_owned());
+    }
     let file = std::fs::File::open(path).map_err(|e| format!("cannot be opened ({e})"))?;
     let mut buf = Vec::new();
     file.take(MAX_ASSERTION_BYTES as u64 + 1)
@@ -373,6 +378,17 @@ mod tests {
         std::fs::write(&binary, [0xff, 0xfe, 0x00]).unwrap();
         let e = AssertionSource::file(&binary).read().unwrap_err();
         assert!(e.contains("text"), "{e}");
+        // A folder, and (on Linux) a named pipe no one writes to: refused, not waited on.
+        let e = AssertionSource::file(&dir).read().unwrap_err();
+        assert!(e.contains("not a regular file"), "{e}");
+        #[cfg(target_os = "linux")]
+        {
+            let fifo = dir.join("fifo");
+            let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+            assert!(made.is_ok_and(|s| s.success()), "mkfifo {}", fifo.display());
+            let e = AssertionSource::file(&fifo).read().unwrap_err();
+            assert!(e.contains("not a regular file"), "{e}");
+        }
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
