@@ -1,6 +1,7 @@
 //! The authorization server's endpoints under the same stalls: resource metadata, its own
-//! metadata, registration and token, for both grants, and the token endpoint for the refresh of
-//! a stored token that expired. Each stalled request must be given up
+//! metadata, registration and token, for each grant (authorization code, client credentials,
+//! workload identity's jwt-bearer, enterprise authorization with the identity provider's token
+//! exchange), and the token endpoint for the refresh of a stored token that expired. Each stalled request must be given up
 //! within [`OAuthConfig::timeout`], and connecting must end (recovered, or with a typed error
 //! naming the server) within it + 1 s.
 
@@ -8,7 +9,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use mcp_blocking::auth::{
-    MemoryTokenStore, OAuthConfig, RedirectHandler, StoredTokens, TokenStore,
+    AssertionSource, EnterpriseIdp, MemoryTokenStore, OAuthConfig, RedirectHandler, StoredTokens,
+    TokenStore,
 };
 use mcp_blocking::config::ProtocolMode;
 use mcp_blocking::{Client, Error, ServerConfig};
@@ -19,8 +21,16 @@ use super::fault_support::{wire, Plan, Stall};
 use super::{Outcome, LONG, NAME, SLACK, STALLS, T};
 
 /// The endpoints of an OAuth sign-in, as the authorization peer names them.
-pub(super) const AUTH_ENDPOINTS: [&str; 4] =
-    ["resource-metadata", "as-metadata", "registration", "token"];
+pub(super) const AUTH_ENDPOINTS: [&str; 5] = [
+    "resource-metadata",
+    "as-metadata",
+    "registration",
+    "token",
+    "idp-token",
+];
+
+/// A JWT-shaped assertion (the peer checks nothing of it).
+const ASSERTION: &str = "eyJhbGciOiJFUzI1NiJ9.eyJzdWIiOiJ3In0.c2ln";
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) enum Grant {
@@ -31,6 +41,11 @@ pub(super) enum Grant {
     /// A stored access token that has expired: its refresh token goes to the token endpoint
     /// (a sign-in, as `AuthorizationCode`, follows a failed refresh).
     Refresh,
+    /// Workload identity: the jwt-bearer grant with a given assertion; nothing registers.
+    WorkloadIdentity,
+    /// Enterprise-managed authorization: the ID token exchanged at the identity provider's
+    /// token endpoint (`/idp/token`) for an ID-JAG, then the jwt-bearer grant.
+    Enterprise,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -46,6 +61,8 @@ impl AuthCell {
             Grant::AuthorizationCode => "authorization-code",
             Grant::ClientCredentials => "client-credentials",
             Grant::Refresh => "refresh",
+            Grant::WorkloadIdentity => "workload-identity",
+            Grant::Enterprise => "enterprise",
         };
         format!("auth/{g}/{}/{:?}", self.endpoint, self.s).to_lowercase()
     }
@@ -53,8 +70,18 @@ impl AuthCell {
 
 /// The authorization cells that cannot exist, and why.
 pub(super) fn auth_impossible(c: &AuthCell) -> Option<&'static str> {
-    if c.grant == Grant::ClientCredentials && c.endpoint == "registration" {
-        return Some("a client-credentials client is registered beforehand: nothing registers");
+    if c.endpoint == "idp-token" && c.grant != Grant::Enterprise {
+        return Some("only enterprise authorization asks an identity provider");
+    }
+    if c.endpoint == "registration"
+        && matches!(
+            c.grant,
+            Grant::ClientCredentials | Grant::WorkloadIdentity | Grant::Enterprise
+        )
+    {
+        return Some(
+            "a client of a grant no person takes part in is set beforehand: nothing registers",
+        );
     }
     (c.grant == Grant::Refresh && c.endpoint != "token").then_some(
         "a refresh goes straight to the stored token endpoint: the stalls of discovery and \
@@ -72,6 +99,8 @@ pub(super) fn auth_route(req: &Req) -> Option<&'static str> {
         Some("as-metadata")
     } else if p.starts_with("/register") {
         Some("registration")
+    } else if p.starts_with("/idp/token") {
+        Some("idp-token")
     } else if p.starts_with("/token") {
         Some("token")
     } else {
@@ -106,6 +135,12 @@ pub(super) fn auth_handler() -> Handler {
                 "201 Created",
                 &json!({"client_id": "client-1", "token_endpoint_auth_method": "none",
                         "redirect_uris": ["http://localhost:3000/callback"]}),
+            ),
+            ("POST", Some("idp-token")) => Reply::json(
+                "200 OK",
+                &json!({"access_token": ASSERTION,
+                        "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
+                        "token_type": "N_A"}),
             ),
             ("POST", Some("token")) => Reply::json(
                 "200 OK",
@@ -190,6 +225,16 @@ pub(super) fn run_auth_cell(cell: &AuthCell) -> Outcome {
             signed_in,
         ))
         .token_store(expired_tokens(&peer.origin())),
+        Grant::WorkloadIdentity => {
+            OAuthConfig::workload_identity(AssertionSource::value(ASSERTION))
+        }
+        Grant::Enterprise => OAuthConfig::enterprise(
+            EnterpriseIdp::new(format!("{}/idp", peer.origin()), "idp-client")
+                .token_endpoint(format!("{}/idp/token", peer.origin()))
+                .id_token(AssertionSource::value(ASSERTION)),
+        )
+        .client_id("svc")
+        .client_secret("s3cret"),
     }
     .timeout(T);
     let cfg = ServerConfig::http(NAME, format!("{}/mcp", peer.origin()))
@@ -268,6 +313,8 @@ pub(super) fn auth_cells() -> Vec<AuthCell> {
         Grant::AuthorizationCode,
         Grant::ClientCredentials,
         Grant::Refresh,
+        Grant::WorkloadIdentity,
+        Grant::Enterprise,
     ] {
         for endpoint in AUTH_ENDPOINTS {
             for s in STALLS {
