@@ -1,10 +1,12 @@
 //! The authorization server's endpoints under the same stalls: resource metadata, its own
 //! metadata, registration and token, for each grant (authorization code, client credentials,
 //! workload identity's jwt-bearer, enterprise authorization with the identity provider's token
-//! exchange), and the token endpoint for the refresh of a stored token that expired. Each stalled request must be given up
-//! within [`OAuthConfig::timeout`], and connecting must end (recovered, or with a typed error
-//! naming the server) within it + 1 s.
+//! exchange, DPoP's token request and its retries with the servers' nonces), and the token
+//! endpoint for the refresh of a stored token that expired. Each stalled request must be given
+//! up within [`OAuthConfig::timeout`] (an MCP request, within the request timeout), and
+//! connecting must end (recovered, or with a typed error naming the server) within it + 1 s.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -20,13 +22,17 @@ use super::fault_support::endpoint::{EndpointPeer, Handler, Reply, Req};
 use super::fault_support::{wire, Plan, Stall};
 use super::{Outcome, LONG, NAME, SLACK, STALLS, T};
 
-/// The endpoints of an OAuth sign-in, as the authorization peer names them.
-pub(super) const AUTH_ENDPOINTS: [&str; 5] = [
+/// The endpoints of an OAuth sign-in, as the authorization peer names them, and DPoP's retries:
+/// `token-nonce` is the token request sent again with the authorization server's nonce,
+/// `mcp-nonce` the MCP request sent again with the resource server's.
+pub(super) const AUTH_ENDPOINTS: [&str; 7] = [
     "resource-metadata",
     "as-metadata",
     "registration",
     "token",
     "idp-token",
+    "token-nonce",
+    "mcp-nonce",
 ];
 
 /// A JWT-shaped assertion (the peer checks nothing of it).
@@ -46,6 +52,9 @@ pub(super) enum Grant {
     /// Enterprise-managed authorization: the ID token exchanged at the identity provider's
     /// token endpoint (`/idp/token`) for an ID-JAG, then the jwt-bearer grant.
     Enterprise,
+    /// Client credentials with DPoP: the token endpoint asks for a nonce once
+    /// (`use_dpop_nonce`), and so does the MCP server on the first request with the token.
+    Dpop,
 }
 
 #[derive(Clone, Copy, Debug)]
@@ -63,8 +72,20 @@ impl AuthCell {
             Grant::Refresh => "refresh",
             Grant::WorkloadIdentity => "workload-identity",
             Grant::Enterprise => "enterprise",
+            Grant::Dpop => "dpop",
         };
         format!("auth/{g}/{}/{:?}", self.endpoint, self.s).to_lowercase()
+    }
+
+    /// The request that stalls: the route's name and its occurrence (from 1). The MCP server's
+    /// third POST is the retried `initialize`: the first had no token (401, the sign-in), the
+    /// second was answered `use_dpop_nonce`.
+    fn stall_at(&self) -> (&'static str, usize) {
+        match self.endpoint {
+            "token-nonce" => ("token", 2),
+            "mcp-nonce" => ("mcp", 3),
+            e => (e, 1),
+        }
     }
 }
 
@@ -73,10 +94,19 @@ pub(super) fn auth_impossible(c: &AuthCell) -> Option<&'static str> {
     if c.endpoint == "idp-token" && c.grant != Grant::Enterprise {
         return Some("only enterprise authorization asks an identity provider");
     }
+    if c.endpoint.ends_with("-nonce") && c.grant != Grant::Dpop {
+        return Some("only DPoP asks for a nonce");
+    }
+    if c.grant == Grant::Dpop && c.endpoint.ends_with("metadata") {
+        return Some(
+            "DPoP's discovery is client credentials' (the same requests, with no proof): \
+             those cells cover it",
+        );
+    }
     if c.endpoint == "registration"
         && matches!(
             c.grant,
-            Grant::ClientCredentials | Grant::WorkloadIdentity | Grant::Enterprise
+            Grant::ClientCredentials | Grant::WorkloadIdentity | Grant::Enterprise | Grant::Dpop
         )
     {
         return Some(
@@ -103,14 +133,20 @@ pub(super) fn auth_route(req: &Req) -> Option<&'static str> {
         Some("idp-token")
     } else if p.starts_with("/token") {
         Some("token")
+    } else if req.method == "POST" && p.starts_with("/mcp") {
+        Some("mcp")
     } else {
         None
     }
 }
 
-/// A protected MCP server and its authorization server on one origin.
-pub(super) fn auth_handler() -> Handler {
-    Arc::new(|req: &Req, origin: &str| {
+/// A protected MCP server and its authorization server on one origin; with `dpop`, the token
+/// endpoint asks once for a nonce before it issues a `DPoP` token, and the MCP server asks once
+/// for its own before it takes that token.
+pub(super) fn auth_handler(dpop: bool) -> Handler {
+    let token_requests = AtomicUsize::new(0);
+    let mcp_with_token = AtomicUsize::new(0);
+    Arc::new(move |req: &Req, origin: &str| {
         let path = req.path.split('?').next().unwrap_or("");
         match (req.method.as_str(), auth_route(req)) {
             ("GET", Some("resource-metadata")) => Reply::json(
@@ -142,12 +178,37 @@ pub(super) fn auth_handler() -> Handler {
                         "issued_token_type": "urn:ietf:params:oauth:token-type:id-jag",
                         "token_type": "N_A"}),
             ),
+            ("POST", Some("token"))
+                if dpop && token_requests.fetch_add(1, Ordering::SeqCst) == 0 =>
+            {
+                Reply {
+                    status: "400 Bad Request",
+                    headers: vec![
+                        ("Content-Type", "application/json".into()),
+                        ("DPoP-Nonce", "as-nonce-1".into()),
+                    ],
+                    body: br#"{"error":"use_dpop_nonce"}"#.to_vec(),
+                }
+            }
             ("POST", Some("token")) => Reply::json(
                 "200 OK",
-                &json!({"access_token": "tok-1", "token_type": "Bearer", "expires_in": 3600}),
+                &json!({"access_token": "tok-1",
+                        "token_type": if dpop { "DPoP" } else { "Bearer" },
+                        "expires_in": 3600}),
             ),
             ("POST", _) if path == "/mcp" => {
-                if req.header("authorization") == Some("Bearer tok-1") {
+                let token = if dpop { "DPoP tok-1" } else { "Bearer tok-1" };
+                if req.header("authorization") == Some(token) {
+                    if dpop && mcp_with_token.fetch_add(1, Ordering::SeqCst) == 0 {
+                        return Reply {
+                            status: "401 Unauthorized",
+                            headers: vec![
+                                ("WWW-Authenticate", r#"DPoP error="use_dpop_nonce""#.into()),
+                                ("DPoP-Nonce", "rs-nonce-1".into()),
+                            ],
+                            body: b"use_dpop_nonce".to_vec(),
+                        };
+                    }
                     mcp_reply(req)
                 } else {
                     Reply {
@@ -211,9 +272,9 @@ pub(super) fn signed_in(url: &str) -> Result<String, String> {
 }
 
 pub(super) fn run_auth_cell(cell: &AuthCell) -> Outcome {
-    let mut plan = Plan::new((cell.endpoint, 1), cell.s);
+    let mut plan = Plan::new(cell.stall_at(), cell.s);
     plan.close_each = false;
-    let peer = EndpointPeer::start(plan, auth_route, auth_handler());
+    let peer = EndpointPeer::start(plan, auth_route, auth_handler(cell.grant == Grant::Dpop));
     let oauth = match cell.grant {
         Grant::AuthorizationCode => OAuthConfig::authorization_code(RedirectHandler::custom(
             "http://localhost:3000/callback",
@@ -235,10 +296,18 @@ pub(super) fn run_auth_cell(cell: &AuthCell) -> Outcome {
         )
         .client_id("svc")
         .client_secret("s3cret"),
+        Grant::Dpop => OAuthConfig::client_credentials("svc", "s3cret").dpop(true),
     }
     .timeout(T);
+    // An MCP request is bounded by the request timeout, the authorization's requests by
+    // `OAuthConfig::timeout`: the cell gives the one it stalls `T`, the other `LONG`.
+    let request_timeout = if cell.endpoint == "mcp-nonce" {
+        T
+    } else {
+        LONG
+    };
     let cfg = ServerConfig::http(NAME, format!("{}/mcp", peer.origin()))
-        .with_timeout(LONG)
+        .with_timeout(request_timeout)
         .with_protocol(ProtocolMode::Legacy)
         .with_oauth(oauth);
     let started = Instant::now();
@@ -315,6 +384,7 @@ pub(super) fn auth_cells() -> Vec<AuthCell> {
         Grant::Refresh,
         Grant::WorkloadIdentity,
         Grant::Enterprise,
+        Grant::Dpop,
     ] {
         for endpoint in AUTH_ENDPOINTS {
             for s in STALLS {
