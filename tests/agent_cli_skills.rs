@@ -78,10 +78,15 @@ fn run_offers_a_skill_only_with_skill() {
     assert!(with.contains(&element("fx")), "{with}");
     assert!(
         with.contains(
-            "Description: Extract, fill, and assemble PDF documents\n\nSkill body.\n</skill>"
+            "Description: Extract, fill, and assemble PDF documents\n\nSkill body.\n\nFiles \
+             of this skill:\n- skill://pdf-processing/references/FORMS.md (20 bytes)\n</skill>"
         ),
         "{with}"
     );
+    // The model may read the skill's file: the file tool is offered with the skill only.
+    let tools = |i: usize| model.requests()[i].body["tools"].to_string();
+    assert!(!tools(0).contains("read_skill_file"), "{}", tools(0));
+    assert!(tools(1).contains("\"read_skill_file\""), "{}", tools(1));
     assert!(model.violations().is_empty(), "{:?}", model.violations());
 }
 

@@ -1,7 +1,8 @@
 //! Skills offered to the agent's model: loaded from a Hub's fixture servers (real processes)
 //! and verified, a skill's instructions reach the model's system prompt only when the program
 //! adds it, labelled with its server; a tampered skill is refused before anything is offered;
-//! the caps on what skills add to the prompt hold (in-process servers, scripted model on
+//! the caps on what skills add to the prompt hold; the model reads a skill's listed files
+//! through the file tool, verified, and nothing else (in-process servers, scripted model on
 //! loopback).
 
 mod common;
@@ -11,10 +12,13 @@ use common::agent::{chat, no_violations};
 use hub_support::fixture;
 use mcp_blocking::agent::Agent;
 use mcp_blocking::error::{InvalidArgumentKind, SkillErrorKind};
+use mcp_blocking::model::{CallToolResult, Content, Tool};
 use mcp_blocking::testing::TestServer;
-use mcp_blocking::{Error, Hub};
-use mcp_fixture_server::scripted_model::{ScriptedModel, Step};
+use mcp_blocking::{Error, Hub, ServerConfig};
+use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
 use serde_json::{json, Value};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
 
 /// The system message of a Chat request body ("" when there is none).
 fn system(body: &Value) -> String {
@@ -26,8 +30,17 @@ fn system(body: &Value) -> String {
         .to_owned()
 }
 
-/// The element the fixture's skill is offered in, as served by `server`.
+/// The element the fixture's skill is offered in, as served by `server`: with its list of
+/// files (the model may read them), or its instructions alone.
 fn fixture_skill(server: &str) -> String {
+    fixture_skill_alone(server).replace(
+        "Skill body.\n</skill>",
+        "Skill body.\n\nFiles of this skill:\n- skill://pdf-processing/references/FORMS.md \
+         (20 bytes)\n</skill>",
+    )
+}
+
+fn fixture_skill_alone(server: &str) -> String {
     format!(
         "<skill server=\"{server}\" name=\"pdf-processing\">\nDescription: Extract, fill, and \
          assemble PDF documents\n\nSkill body.\n</skill>"
@@ -240,5 +253,235 @@ fn a_skill_over_64_kib_is_refused_whole_and_skills_stop_at_256_kib_in_all() {
         "{}",
         sys.len()
     );
+    no_violations(&model);
+}
+
+const FORMS: &str = "skill://pdf-processing/references/FORMS.md";
+
+/// The names of the tools a Chat request body offers.
+fn offered(body: &Value) -> Vec<String> {
+    body["tools"]
+        .as_array()
+        .map(|tools| {
+            tools
+                .iter()
+                .filter_map(|t| t["function"]["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The text of the tool results a Chat request body carries, in order.
+fn tool_results(body: &Value) -> Vec<String> {
+    body["messages"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|m| m["role"] == "tool")
+        .map(|m| m["content"].as_str().unwrap_or("").to_owned())
+        .collect()
+}
+
+#[test]
+fn the_model_reads_a_listed_file_of_an_offered_skill_through_the_file_tool() {
+    let hub = Hub::new([fixture("fx", "", &["--skills"])]);
+    assert!(hub.connect_all().is_empty());
+    let skill = hub.load_skill(None, "pdf-processing").unwrap();
+    assert_eq!(skill.files.len(), 1);
+    let model = ScriptedModel::start(vec![
+        calls(vec![call("read_skill_file", json!({"uri": FORMS}))]),
+        Step::Summary("read: ".into()),
+    ])
+    .unwrap();
+    let mut agent = Agent::new(&hub, chat(&model));
+    agent.add_skill(&skill).unwrap();
+    let out = agent.run("fill the form").unwrap();
+    assert_eq!(out.text, "read: Supporting content.\n");
+    let record = &out.tool_calls[0];
+    assert_eq!(record.server.as_deref(), Some("fx"));
+    assert_eq!(record.tool, "read_skill_file");
+    assert!(!record.is_error);
+
+    let r = model.requests();
+    // Offered beside the fixture's tools, and the file listed (not read) in the element.
+    assert!(offered(&r[0].body).contains(&"read_skill_file".to_owned()));
+    assert!(offered(&r[0].body).contains(&"echo".to_owned()));
+    let sys = system(&r[0].body);
+    assert!(
+        sys.contains(&format!(
+            "Files of this skill:\n- {FORMS} (20 bytes)\n</skill>"
+        )),
+        "{sys}"
+    );
+    assert!(
+        sys.contains("read it with the `read_skill_file` tool"),
+        "{sys}"
+    );
+    assert!(!sys.contains("Supporting content."), "{sys}");
+    assert_eq!(tool_results(&r[1].body), ["Supporting content.\n"]);
+    no_violations(&model);
+
+    // Off: the instructions alone, and no file tool.
+    let model = ScriptedModel::start(vec![Step::Text("ok".into())]).unwrap();
+    let mut agent = Agent::new(&hub, chat(&model)).offer_skill_files(false);
+    agent.add_skill(&skill).unwrap();
+    agent.run("fill the form").unwrap();
+    let body = &model.requests()[0].body;
+    assert!(!offered(body).contains(&"read_skill_file".to_owned()));
+    let sys = system(body);
+    assert!(sys.contains(&fixture_skill_alone("fx")), "{sys}");
+    assert!(
+        !sys.contains("FORMS.md") && !sys.contains("read_skill_file"),
+        "{sys}"
+    );
+    no_violations(&model);
+
+    // No skill with files offered: no file tool either.
+    let model = ScriptedModel::start(vec![Step::Text("ok".into())]).unwrap();
+    Agent::new(&hub, chat(&model)).run("hi").unwrap();
+    assert!(!offered(&model.requests()[0].body).contains(&"read_skill_file".to_owned()));
+}
+
+/// An in-process server whose one skill lists `files` (URI, listed bytes, served bytes) and
+/// counts the reads of each; it also has a tool named `read_skill_file`.
+fn skill_with_files(
+    files: Vec<(&'static str, Vec<u8>, Vec<u8>)>,
+) -> (TestServer, Arc<AtomicUsize>) {
+    let skill_md = "---\nname: forms\ndescription: Forms\n---\nRead the files.\n";
+    let mut resources = vec![json!({"uri": "skill://forms/SKILL.md",
+        "digest": digest(skill_md.as_bytes()), "size": skill_md.len()})];
+    for (uri, listed, _) in &files {
+        resources.push(json!({"uri": uri, "digest": digest(listed), "size": listed.len()}));
+    }
+    let entry = json!({"uri": "skill://forms/SKILL.md",
+        "frontmatter": {"name": "forms", "description": "Forms"}, "resources": resources});
+    let reads = Arc::new(AtomicUsize::new(0));
+    let counted = reads.clone();
+    let server = TestServer::new("forms")
+        .capabilities(json!({
+            "resources": {}, "tools": {},
+            "extensions": {"io.modelcontextprotocol/skills": {}}
+        }))
+        .tool(
+            Tool::new("read_skill_file", json!({"type": "object"})),
+            |_| {
+                Ok(CallToolResult::success(vec![Content::text(
+                    "the server's own tool",
+                )]))
+            },
+        )
+        .on_request("skills/list", move |_| Ok(json!({ "skills": [entry] })))
+        .on_request("resources/read", move |params| {
+            let uri = params
+                .and_then(|p| p["uri"].as_str())
+                .unwrap_or("")
+                .to_owned();
+            if uri == "skill://forms/SKILL.md" {
+                return Ok(json!({"contents": [{"uri": uri, "text": skill_md}]}));
+            }
+            counted.fetch_add(1, Ordering::SeqCst);
+            let served = files
+                .iter()
+                .find(|(u, _, _)| *u == uri)
+                .map(|(_, _, b)| b.clone())
+                .unwrap_or_default();
+            let blob = base64_encode(&served);
+            Ok(json!({"contents": [{"uri": uri, "blob": blob}]}))
+        });
+    (server, reads)
+}
+
+fn base64_encode(bytes: &[u8]) -> String {
+    use base64::Engine as _;
+    base64::engine::general_purpose::STANDARD.encode(bytes)
+}
+
+#[test]
+fn a_file_that_fails_its_check_is_not_an_unlisted_one_not_read_and_binary_not_shown() {
+    let (server, reads) = skill_with_files(vec![
+        (
+            "skill://forms/good.md",
+            b"good text".to_vec(),
+            b"good text".to_vec(),
+        ),
+        (
+            "skill://forms/bad.md",
+            b"listed text".to_vec(),
+            b"SECRET text".to_vec(),
+        ),
+        (
+            "skill://forms/logo.png",
+            vec![0x89, 0xff, 0x00, 0x10],
+            vec![0x89, 0xff, 0x00, 0x10],
+        ),
+    ]);
+    let client = Arc::new(server.connect().unwrap());
+    // A Hub whose one server is the in-process one (its configured command never runs).
+    let hub = Hub::new([ServerConfig::stdio("forms", "not-run")]);
+    let tools = client.list_tools().unwrap();
+    hub.inject(vec![client.clone()], vec![("forms".into(), tools)]);
+    let skill = client.load_skill("forms").unwrap();
+    let model = ScriptedModel::start(vec![
+        calls(vec![
+            call("read_skill_file_2", json!({"uri": "skill://forms/bad.md"})),
+            call(
+                "read_skill_file_2",
+                json!({"uri": "skill://forms/other.md"}),
+            ),
+            call(
+                "read_skill_file_2",
+                json!({"uri": "skill://forms/logo.png"}),
+            ),
+            call(
+                "read_skill_file_2",
+                json!({"uri": "skill://forms/good.md", "server": "nope"}),
+            ),
+            call("read_skill_file_2", json!({})),
+            call(
+                "read_skill_file_2",
+                json!({"uri": "skill://forms/good.md", "server": "forms"}),
+            ),
+        ]),
+        Step::Text("done".into()),
+    ])
+    .unwrap();
+    let mut agent = Agent::new(&hub, chat(&model));
+    agent.add_skill(&skill).unwrap();
+    let out = agent.run("fill").unwrap();
+    let errors: Vec<bool> = out.tool_calls.iter().map(|c| c.is_error).collect();
+    assert_eq!(errors, [true, true, true, true, true, false]);
+    let results = tool_results(&model.requests()[1].body);
+    assert_eq!(results.len(), 6);
+    // The server's tool of the same name keeps it; the file tool takes the next.
+    let names = offered(&model.requests()[0].body);
+    assert!(
+        names.contains(&"read_skill_file".to_owned())
+            && names.contains(&"read_skill_file_2".to_owned())
+    );
+    assert!(
+        results[0].contains("its SHA-256 digest is not the listed one"),
+        "{}",
+        results[0]
+    );
+    assert!(!results.iter().any(|r| r.contains("SECRET")), "{results:?}");
+    assert!(
+        results[1].contains("No skill lists the file"),
+        "{}",
+        results[1]
+    );
+    assert!(
+        results[2].contains("is not text (4 bytes)"),
+        "{}",
+        results[2]
+    );
+    assert!(
+        results[3].contains("No skill of the server `nope`"),
+        "{}",
+        results[3]
+    );
+    assert!(results[4].contains("`uri` is missing"), "{}", results[4]);
+    assert_eq!(results[5], "good text");
+    // Read: the bad file, the binary one and the good one; never the unlisted one.
+    assert_eq!(reads.load(Ordering::SeqCst), 3);
     no_violations(&model);
 }

@@ -13,6 +13,7 @@ use super::approval::{self, ApprovalDecision, ToolApproval};
 use super::budget;
 use super::cancel::CancelHandle;
 use super::search::{Routed, SearchRun, ToolSearch};
+use super::skills;
 use super::types::{
     joined_text, ApprovalRequest, DeltaSink, Message, Model, ModelError, ModelRequest,
     ModelSettings, Part, ToolCall, ToolResultMessage, Usage,
@@ -253,6 +254,10 @@ pub struct Agent<'h> {
     search_run: Option<SearchRun>,
     server_instructions: bool,
     skills: super::skills::Offers,
+    /// Whether the model may read an offered skill's files (`offer_skill_files`).
+    skill_files: bool,
+    /// The current run's name for the skill file tool, when it is offered.
+    file_tool: Option<String>,
 }
 
 impl fmt::Debug for Agent<'_> {
@@ -275,6 +280,7 @@ impl fmt::Debug for Agent<'_> {
             .field("tool_search", &self.search)
             .field("server_instructions", &self.server_instructions)
             .field("skills", &self.skills.len())
+            .field("skill_files", &self.skill_files)
             .field("messages", &self.messages.len())
             .finish()
     }
@@ -313,6 +319,8 @@ impl<'h> Agent<'h> {
             search_run: None,
             server_instructions: false,
             skills: super::skills::Offers::default(),
+            skill_files: true,
+            file_tool: None,
         }
     }
 
@@ -452,9 +460,17 @@ impl<'h> Agent<'h> {
     /// server listed. A skill cannot close its element early (the element's tags are
     /// neutralised in its text), but what it says inside it is up to the server.
     ///
-    /// Only the instructions are offered: the skill's other files are not read, and the model
-    /// gets no way to ask for them (the program can, with
-    /// [`LoadedSkill::read_file`](crate::LoadedSkill::read_file)).
+    /// The skill's other files are listed in its element (URI and size) and not read: while a
+    /// skill that lists files is offered, the model is offered a `read_skill_file` tool (with
+    /// `uri`, and `server` when two servers list the same URI), which reads one of them with
+    /// [`LoadedSkill::read_file`](crate::LoadedSkill::read_file) on the Hub's client of the
+    /// skill's server: its size and digest are checked against the listing before the model
+    /// sees a byte, a file that is not UTF-8 text is refused, and the text is cut to
+    /// [`Limits::max_tool_result_bytes`](crate::config::Limits::max_tool_result_bytes). Only
+    /// the files of offered skills can be read; such a read is not a tool call of the server
+    /// (it is a `resources/read`), so it is not put to the approval hook. It sends
+    /// `ToolCallStarted` and `ToolCallFinished` with the skill's server and the tool's name.
+    /// [`offer_skill_files(false)`](Self::offer_skill_files) offers the instructions alone.
     ///
     /// ```no_run
     /// use mcp_blocking::{Hub, ServerConfig};
@@ -487,6 +503,22 @@ impl<'h> Agent<'h> {
     /// Stops offering the skills added with [`add_skill`](Self::add_skill).
     pub fn clear_skills(&mut self) {
         self.skills.clear();
+    }
+
+    /// Whether the model may read the files of the skills offered (see
+    /// [`add_skill`](Self::add_skill)); on by default. Off, the skills' elements hold their
+    /// instructions alone and no file tool is offered.
+    ///
+    /// ```
+    /// # struct M; impl mcp_blocking::agent::Model for M { fn complete(&self, _: &mcp_blocking::agent::ModelRequest) -> Result<mcp_blocking::agent::ModelResponse, mcp_blocking::agent::ModelError> { unimplemented!() } }
+    /// let hub = mcp_blocking::Hub::default();
+    /// let agent = mcp_blocking::agent::Agent::new(&hub, M).offer_skill_files(false);
+    /// # drop(agent);
+    /// ```
+    #[must_use]
+    pub fn offer_skill_files(mut self, on: bool) -> Self {
+        self.skill_files = on;
+        self
     }
 
     /// Asks `approve` before each local tool call and each hosted call that needs approval;
@@ -617,21 +649,25 @@ impl<'h> Agent<'h> {
             .server_instructions
             .then(|| budget::server_instructions(self.hub, &set.tools))
             .flatten();
-        let system = [
-            self.system.clone(),
-            instructions,
-            self.skills.prompt(),
-            set.status_note(),
-        ]
-        .into_iter()
-        .flatten()
-        .reduce(|a, b| format!("{a}\n\n{b}"));
         // A run with no tools offers none, not a search over nothing.
         self.search_run = self
             .search
             .as_ref()
             .filter(|_| !set.tools.is_empty())
             .map(|o| SearchRun::new(o, self.hub, &set.tools, &self.messages[..start]));
+        self.file_tool = (self.skill_files && self.skills.have_files()).then(|| {
+            skills::file_tool_name(&set.tools, self.search_run.as_ref().map(SearchRun::name))
+        });
+        let file_tool = self.file_tool.as_ref().map(|n| skills::file_tool(n));
+        let system = [
+            self.system.clone(),
+            instructions,
+            self.skills.prompt(self.file_tool.as_deref()),
+            set.status_note(),
+        ]
+        .into_iter()
+        .flatten()
+        .reduce(|a, b| format!("{a}\n\n{b}"));
         let by_name: HashMap<&str, &HubTool> =
             set.tools.iter().map(|t| (t.name.as_str(), t)).collect();
         let mut usage = Usage::default();
@@ -649,6 +685,7 @@ impl<'h> Agent<'h> {
                 Some(search) => search.offer(),
                 None => set.tools.clone(),
             };
+            request.tools.extend(file_tool.clone());
             request.settings = self.settings.clone();
             request.cancel = Some(self.cancel.clone());
             if let (true, Some(f)) = (self.stream, &self.on_event) {
@@ -852,6 +889,9 @@ impl<'h> Agent<'h> {
         tools: &HashMap<&str, &HubTool>,
     ) -> (ToolResultMessage, ToolCallRecord) {
         let started = Instant::now();
+        if self.file_tool.as_deref() == Some(call.name.as_str()) {
+            return self.read_skill_file(turn, call, started);
+        }
         if let Some(search) = &self.search_run {
             let refused = match search.route(&call.name) {
                 Routed::Offered => None,
@@ -961,6 +1001,80 @@ impl<'h> Agent<'h> {
             arguments,
             is_error,
             output,
+        };
+        self.finished(&record, started);
+        let result = ToolResultMessage {
+            call_id: call.id.clone(),
+            name: call.name.clone(),
+            content,
+            is_error,
+        };
+        (result, record)
+    }
+
+    /// Answers a call of the skill file tool: the file read from the offered skill that lists
+    /// it, verified, as text cut to the tool-result budget; or what went wrong.
+    fn read_skill_file(
+        &self,
+        turn: usize,
+        call: &ToolCall,
+        started: Instant,
+    ) -> (ToolResultMessage, ToolCallRecord) {
+        let arguments = parse_arguments(&call.arguments).unwrap_or(Value::Null);
+        let found = skills::file_arguments(&arguments).and_then(|(uri, server)| {
+            let skill = self.skills.skill_with_file(&uri, server.as_deref())?;
+            Ok((uri, skill))
+        });
+        let (uri, skill) = match found {
+            Ok(f) => f,
+            Err(text) => {
+                let text = format!("`{}` was not run: {text}", call.name);
+                let mut out = failed(turn, call, None, &call.name, text);
+                out.1.arguments = arguments;
+                self.finished(&out.1, started);
+                return out;
+            }
+        };
+        let server = skill.server().to_owned();
+        self.emit(AgentEvent::ToolCallStarted {
+            turn,
+            id: call.id.clone(),
+            server: server.clone(),
+            tool: call.name.clone(),
+            arguments: arguments.clone(),
+        });
+        let read = match self.hub.client(&server) {
+            Some(client) => skill.read_file(&client, &uri),
+            None => Err(Error::NotConnected {
+                server: server.clone(),
+            }),
+        };
+        let max = self.limits.max_tool_result_bytes;
+        let (content, is_error) = match read {
+            Ok(bytes) => match String::from_utf8(bytes) {
+                Ok(text) => (budget::text(text, max), false),
+                Err(e) => (
+                    budget::text(
+                        format!(
+                            "The skill file `{uri}` is not text ({} bytes): it cannot be shown.",
+                            e.as_bytes().len()
+                        ),
+                        max,
+                    ),
+                    true,
+                ),
+            },
+            Err(e) => (budget::text(error_text(&call.name, &e), max), true),
+        };
+        let record = ToolCallRecord {
+            turn,
+            id: call.id.clone(),
+            name: call.name.clone(),
+            server: Some(server),
+            tool: call.name.clone(),
+            arguments,
+            is_error,
+            output: joined_text(&content),
         };
         self.finished(&record, started);
         let result = ToolResultMessage {
