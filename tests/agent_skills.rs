@@ -10,7 +10,7 @@ mod hub_support;
 
 use common::agent::{chat, no_violations};
 use hub_support::fixture;
-use mcp_blocking::agent::Agent;
+use mcp_blocking::agent::{Agent, AgentError};
 use mcp_blocking::error::{InvalidArgumentKind, SkillErrorKind};
 use mcp_blocking::model::{CallToolResult, Content, Tool};
 use mcp_blocking::testing::TestServer;
@@ -19,6 +19,7 @@ use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 /// The system message of a Chat request body ("" when there is none).
 fn system(body: &Value) -> String {
@@ -484,4 +485,75 @@ fn a_file_that_fails_its_check_is_not_an_unlisted_one_not_read_and_binary_not_sh
     // Read: the bad file, the binary one and the good one; never the unlisted one.
     assert_eq!(reads.load(Ordering::SeqCst), 3);
     no_violations(&model);
+}
+
+#[test]
+fn cancelling_the_run_ends_a_skill_file_read_being_waited_for() {
+    let skill_md = "---\nname: slow\ndescription: Slow\n---\nRead f.md.\n";
+    let file = "a file the server holds back";
+    let entry = json!({"uri": "skill://slow/SKILL.md",
+    "frontmatter": {"name": "slow", "description": "Slow"},
+    "resources": [
+        {"uri": "skill://slow/SKILL.md", "digest": digest(skill_md.as_bytes()),
+         "size": skill_md.len()},
+        {"uri": "skill://slow/f.md", "digest": digest(file.as_bytes()), "size": file.len()}
+    ]});
+    let (got_tx, got_rx) = crossbeam_channel::bounded::<()>(1);
+    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+    let server = TestServer::new("slow")
+        .capabilities(json!({
+            "resources": {}, "extensions": {"io.modelcontextprotocol/skills": {}}
+        }))
+        .on_request("skills/list", move |_| Ok(json!({ "skills": [entry] })))
+        .on_request("resources/read", move |params| {
+            let uri = params
+                .and_then(|p| p["uri"].as_str())
+                .unwrap_or("")
+                .to_owned();
+            if uri == "skill://slow/SKILL.md" {
+                return Ok(json!({"contents": [{"uri": uri, "text": skill_md}]}));
+            }
+            // Held until the test ends (a minute at the most).
+            let _ = got_tx.try_send(());
+            let _ = release_rx.recv_timeout(Duration::from_secs(60));
+            Ok(json!({"contents": [{"uri": uri, "text": file}]}))
+        });
+    let client = Arc::new(server.connect().unwrap());
+    let hub = Hub::new([ServerConfig::stdio("slow", "not-run")]);
+    hub.inject(vec![client.clone()], vec![("slow".into(), Vec::new())]);
+    let skill = client.load_skill("slow").unwrap();
+    let model = ScriptedModel::start(vec![
+        calls(vec![call(
+            "read_skill_file",
+            json!({"uri": "skill://slow/f.md"}),
+        )]),
+        Step::Text("never asked".into()),
+    ])
+    .unwrap();
+    let mut agent = Agent::new(&hub, chat(&model));
+    agent.add_skill(&skill).unwrap();
+    let cancel = agent.cancel_handle();
+    let (ran, after_cancel) = std::thread::scope(|s| {
+        let watcher = std::thread::Builder::new()
+            .name("canceller".into())
+            .spawn_scoped(s, || {
+                got_rx
+                    .recv_timeout(Duration::from_secs(30))
+                    .expect("the server never got the read");
+                cancel.cancel();
+                Instant::now()
+            })
+            .unwrap();
+        let ran = agent.run("go");
+        let cancelled_at = watcher.join().unwrap();
+        (ran, cancelled_at.elapsed())
+    });
+    eprintln!("DEBUG {ran:?}");
+    assert!(
+        after_cancel < Duration::from_secs(3),
+        "the run ended {after_cancel:?} after the cancellation (the bar is 1 s)"
+    );
+    assert!(matches!(ran, Err(AgentError::Cancelled { .. })), "{ran:?}");
+    assert_eq!(model.requests().len(), 1, "the model was not asked again");
+    drop(release_tx);
 }

@@ -327,6 +327,53 @@ fn cancelling_cancels_a_slow_tool_call_and_its_server_is_told() {
 }
 
 #[test]
+fn cancelling_ends_a_call_that_an_in_process_server_holds() {
+    use mcp_blocking::model::{CallToolResult, Content, Tool};
+    use mcp_blocking::testing::TestServer;
+    use mcp_blocking::ServerConfig;
+    // The handler holds the call until the test ends (a minute at the most): the cancellation,
+    // not the handler or the 15 s timeout, must end the run.
+    let (got_tx, got_rx) = crossbeam_channel::bounded::<()>(1);
+    let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
+    let server =
+        TestServer::new("held").tool(Tool::new("hold", json!({"type": "object"})), move |_| {
+            let _ = got_tx.try_send(());
+            let _ = release_rx.recv_timeout(Duration::from_secs(60));
+            Ok(CallToolResult::success(vec![Content::text("late")]))
+        });
+    let client = Arc::new(server.connect().unwrap());
+    let hub = Hub::new([ServerConfig::stdio("held", "not-run")]);
+    let tools = client.list_tools().unwrap();
+    hub.inject(vec![client.clone()], vec![("held".into(), tools)]);
+    let model = ScriptedModel::start(vec![
+        Step::Call(String::new(), vec![call("hold", json!({}))]),
+        Step::Text("never asked".into()),
+    ])
+    .unwrap();
+    let agent = Agent::new(&hub, model_for("chat", &model));
+    let (at, cancel) = canceller(agent.cancel_handle());
+    let mut agent = agent;
+    let ran = std::thread::scope(|s| {
+        let watcher = std::thread::Builder::new()
+            .name("canceller".into())
+            .spawn_scoped(s, || {
+                got_rx
+                    .recv_timeout(Duration::from_secs(30))
+                    .expect("the server never got the call");
+                cancel();
+            })
+            .unwrap();
+        let ran = agent.run("hold on");
+        watcher.join().unwrap();
+        ran
+    });
+    ended_soon("in-process tool", &at);
+    assert!(matches!(ran, Err(AgentError::Cancelled { .. })), "{ran:?}");
+    assert_eq!(model.requests().len(), 1, "the model was not asked again");
+    drop(release_tx);
+}
+
+#[test]
 fn a_streamed_request_is_retried_after_its_retry_after_and_bounded_by_the_timeout() {
     let hub = Hub::default();
     // A 429 comes whole, before any stream: it is retried as on the unstreamed path.

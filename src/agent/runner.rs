@@ -1043,8 +1043,14 @@ impl<'h> Agent<'h> {
             tool: call.name.clone(),
             arguments: arguments.clone(),
         });
+        // The read keeps the run's tool timeout and ends when the run is cancelled.
+        let mut opts = CallOptions::new();
+        if let Some(t) = self.tool_timeout {
+            opts = opts.timeout(t);
+        }
+        opts.cancel = Some(self.cancel.clone());
         let read = match self.hub.client(&server) {
-            Some(client) => skill.read_file(&client, &uri),
+            Some(client) => skill.read_file_with(&client, &uri, &opts),
             None => Err(Error::NotConnected {
                 server: server.clone(),
             }),

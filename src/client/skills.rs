@@ -5,7 +5,7 @@
 use base64::Engine as _;
 use serde_json::{json, Value};
 
-use super::Client;
+use super::{CallOptions, Client};
 use crate::config::InputLimits;
 use crate::error::{Error, ProtocolErrorKind, SkillErrorKind};
 use crate::model::{
@@ -91,6 +91,34 @@ impl LoadedSkill {
     /// [`DigestMismatch`](SkillErrorKind::DigestMismatch) or
     /// [`Unverifiable`](SkillErrorKind::Unverifiable); as [`Client::read_resource`].
     pub fn read_file(&self, client: &Client, uri: &str) -> Result<Vec<u8>, Error> {
+        self.read_file_with(client, uri, &CallOptions::default())
+    }
+
+    /// As [`read_file`](Self::read_file), with `opts` for the `resources/read` (its timeout;
+    /// an [`Agent`](crate::agent::Agent) run also passes its cancellation, so that cancelling
+    /// the run ends a read that is waited for).
+    ///
+    /// ```no_run
+    /// use std::time::Duration;
+    /// use mcp_blocking::{CallOptions, Client, ServerConfig};
+    /// let client = Client::connect(ServerConfig::stdio("docs", "docs-server"))?;
+    /// let skill = client.load_skill("pdf-processing")?;
+    /// if let Some(file) = skill.files.first() {
+    ///     let opts = CallOptions::new().timeout(Duration::from_secs(5));
+    ///     let bytes = skill.read_file_with(&client, &file.uri, &opts)?;
+    ///     # let _ = bytes;
+    /// }
+    /// # Ok::<(), mcp_blocking::Error>(())
+    /// ```
+    ///
+    /// # Errors
+    /// As [`read_file`](Self::read_file); [`Error::Timeout`] past `opts`' timeout.
+    pub fn read_file_with(
+        &self,
+        client: &Client,
+        uri: &str,
+        opts: &CallOptions,
+    ) -> Result<Vec<u8>, Error> {
         let Some(file) = self.files.iter().find(|f| f.uri == uri) else {
             return Err(skill_error(
                 client,
@@ -99,7 +127,7 @@ impl LoadedSkill {
                 "not a listed file of this skill; not read".to_owned(),
             ));
         };
-        client.read_verified(file, &self.limits)
+        client.read_verified(file, &self.limits, opts)
     }
 }
 
@@ -256,7 +284,7 @@ impl Client {
                 "the skill's files do not list its SKILL.md".to_owned(),
             ));
         };
-        let bytes = self.read_verified(manifest, limits)?;
+        let bytes = self.read_verified(manifest, limits, &CallOptions::default())?;
         let text = String::from_utf8(bytes).map_err(|_| {
             fail(
                 SkillErrorKind::FrontmatterMismatch,
@@ -286,7 +314,12 @@ impl Client {
     }
 
     /// Reads `file` and returns its bytes when they are as listed.
-    fn read_verified(&self, file: &SkillFile, limits: &SkillLimits) -> Result<Vec<u8>, Error> {
+    fn read_verified(
+        &self,
+        file: &SkillFile,
+        limits: &SkillLimits,
+        opts: &CallOptions,
+    ) -> Result<Vec<u8>, Error> {
         let fail = |kind, detail: String| skill_error(self, kind, &file.uri, detail);
         if file.size > limits.max_file_bytes {
             return Err(fail(
@@ -304,7 +337,8 @@ impl Client {
                 "its digest is not `sha256:` and 64 hex digits".to_owned(),
             ));
         };
-        let result: ReadResourceResult = self.read_resource(&file.uri)?;
+        let result: ReadResourceResult =
+            self.typed("resources/read", Some(json!({ "uri": file.uri })), opts)?;
         let contents = result
             .contents
             .iter()

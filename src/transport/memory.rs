@@ -16,6 +16,9 @@
 //! something while handling a message (sampling, elicitation) waits, up to the sender's
 //! deadline, for the answer that the client's dispatcher sends back.
 //!
+//! A request given up by another thread (the caller's cancellation) stops that wait at once
+//! ([`Transport::interrupt`]): the handler goes on, as after a timeout.
+//!
 //! Handler threads are joined: finished ones whenever a message is sent, the rest on close,
 //! which waits at most [`CLOSE_GRACE`] for them (a connect that failed does not wait: see
 //! [`Closing::Abort`]); one still running then is joined once it ends, by a later send or
@@ -140,6 +143,16 @@ pub(crate) struct MemoryTransport {
     server: Arc<dyn InProcessServer>,
     /// The threads handling requests, each with a channel that disconnects when it ends.
     handlers: Mutex<Vec<Handler>>,
+    /// The requests `send` is waiting for, by id, each with the way to stop that wait.
+    interrupts: Mutex<HashMap<i64, Interrupt>>,
+}
+
+/// How a wait in `send` for request `id` learns that its caller gave the request up.
+enum Interrupt {
+    /// `send` waits: a message here ends the wait.
+    Waiting(Sender<()>),
+    /// The request was given up before `send` began to wait: it does not wait.
+    Early,
 }
 
 /// A thread handling one request.
@@ -190,6 +203,7 @@ impl MemoryTransport {
             peer,
             server,
             handlers: Mutex::new(Vec::new()),
+            interrupts: Mutex::new(HashMap::new()),
         }
     }
 
@@ -202,6 +216,7 @@ impl MemoryTransport {
             .deadline
             .unwrap_or_else(|| crate::deadline::after(crate::config::DEFAULT_TIMEOUT));
         let (ended_tx, ended) = crossbeam_channel::bounded::<()>(0);
+        let id = msg.get("id").and_then(Value::as_i64);
         let server = Arc::clone(&self.server);
         let thread = std::thread::Builder::new()
             .name(format!("mcp-test:{}", self.peer.inner.server))
@@ -215,7 +230,7 @@ impl MemoryTransport {
                 detail: format!("cannot start a thread to handle the request: {e}"),
                 source: Some(Box::new(e)),
             })?;
-        if ended.recv_deadline(deadline) == Err(crossbeam_channel::RecvTimeoutError::Disconnected) {
+        if self.wait_for_handler(id, &ended, deadline) {
             let _ = thread.join();
             reap_lingering();
             return Ok(());
@@ -233,6 +248,37 @@ impl MemoryTransport {
         Ok(())
     }
 
+    /// Waits until the handler of request `id` has ended (true), or until `deadline` or the
+    /// request's interruption (false).
+    fn wait_for_handler(&self, id: Option<i64>, ended: &Receiver<()>, deadline: Instant) -> bool {
+        let handler_ended = |r: Result<(), crossbeam_channel::RecvError>| r.is_err();
+        let Some(id) = id else {
+            return ended.recv_deadline(deadline)
+                == Err(crossbeam_channel::RecvTimeoutError::Disconnected);
+        };
+        let (tx, interrupted) = crossbeam_channel::bounded::<()>(1);
+        {
+            let mut interrupts = lock(&self.interrupts);
+            if let Some(Interrupt::Early) = interrupts.remove(&id) {
+                return false;
+            }
+            interrupts.insert(id, Interrupt::Waiting(tx));
+        }
+        let mut sel = crossbeam_channel::Select::new();
+        let on_end = sel.recv(ended);
+        sel.recv(&interrupted);
+        let done = match sel.select_deadline(deadline) {
+            Ok(op) if op.index() == on_end => handler_ended(op.recv(ended)),
+            Ok(op) => {
+                let _ = op.recv(&interrupted);
+                false
+            }
+            Err(_) => false,
+        };
+        lock(&self.interrupts).remove(&id);
+        done
+    }
+
     /// Closes the connection and joins the handler threads that end within `grace`; the rest
     /// are joined once they end (see the module docs).
     fn end(&self, grace: std::time::Duration) {
@@ -244,6 +290,7 @@ impl MemoryTransport {
                 .sink
                 .closed("closed by the client".into(), String::new());
         }
+        lock(&self.interrupts).clear();
         let until = crate::deadline::after(grace);
         let handlers = std::mem::take(&mut *lock(&self.handlers));
         for h in handlers {
@@ -311,6 +358,21 @@ impl Transport for MemoryTransport {
         }
         self.server.handle(&msg, &peer);
         Ok(())
+    }
+
+    /// Ends the wait of `send` for request `id` (see the module docs); a request not yet waited
+    /// for is marked, so that its wait does not begin.
+    fn interrupt(&self, id: i64) {
+        let mut interrupts = lock(&self.interrupts);
+        match interrupts.get(&id) {
+            Some(Interrupt::Waiting(tx)) => {
+                let _ = tx.try_send(());
+            }
+            Some(Interrupt::Early) => {}
+            None => {
+                interrupts.insert(id, Interrupt::Early);
+            }
+        }
     }
 
     /// [`Closing::Abort`]: handlers still running are not waited for: they join the lingering
