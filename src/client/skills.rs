@@ -158,17 +158,16 @@ impl Client {
     /// # Errors
     /// As [`list_skills`](Self::list_skills).
     pub fn list_skills_with(&self, limits: &SkillLimits) -> Result<Vec<SkillEntry>, Error> {
-        let mut all: Vec<SkillEntry> = Vec::new();
-        let mut cursor: Option<String> = None;
-        let mut seen = std::collections::HashSet::new();
-        loop {
-            let params = match &cursor {
+        let mut listed = 0usize;
+        self.collect_pages(|cursor| {
+            let params = match cursor {
                 Some(c) => json!({ "cursor": c }),
                 None => json!({}),
             };
             let page: ListSkillsResult =
-                self.typed("skills/list", Some(params), &super::CallOptions::default())?;
-            if all.len() + page.skills.len() > limits.max_entries {
+                self.typed("skills/list", Some(params), &CallOptions::default())?;
+            listed += page.skills.len();
+            if listed > limits.max_entries {
                 return Err(self.redacted(Error::Protocol {
                     server: self.server_name().to_owned(),
                     kind: ProtocolErrorKind::TooMany,
@@ -178,23 +177,9 @@ impl Client {
                     ),
                 }));
             }
-            all.extend(page.skills);
-            match page.next_cursor {
-                Some(next) if !next.is_empty() => {
-                    if !seen.insert(next.clone()) {
-                        return Err(self.redacted(Error::Protocol {
-                            server: self.server_name().to_owned(),
-                            kind: ProtocolErrorKind::Unexpected,
-                            detail: format!(
-                                "the server repeated the cursor `{next}`; stopping pagination"
-                            ),
-                        }));
-                    }
-                    cursor = Some(next);
-                }
-                _ => return Ok(all),
-            }
-        }
+            // An empty cursor ends the list, as no cursor does.
+            Ok((page.skills, page.next_cursor.filter(|c| !c.is_empty())))
+        })
     }
 
     /// Loads the skill named by `skill`: the URI of its `SKILL.md`, or its name. Finds its
