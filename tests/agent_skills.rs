@@ -398,7 +398,7 @@ fn base64_encode(bytes: &[u8]) -> String {
 }
 
 #[test]
-fn a_file_that_fails_its_check_is_not_an_unlisted_one_not_read_and_binary_not_shown() {
+fn the_file_tool_gives_the_model_only_verified_text_of_listed_files() {
     let (server, reads) = skill_with_files(vec![
         (
             "skill://forms/good.md",
