@@ -327,6 +327,7 @@ fn cancelling_cancels_a_slow_tool_call_and_its_server_is_told() {
 }
 
 #[test]
+#[cfg(feature = "testing")]
 fn cancelling_ends_a_call_that_an_in_process_server_holds() {
     use mcp_blocking::model::{CallToolResult, Content, Tool};
     use mcp_blocking::testing::TestServer;
