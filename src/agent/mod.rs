@@ -78,3 +78,16 @@ pub use types::{
     ModelRequest, ModelResponse, ModelSettings, Part, RawMessage, ToolCall, ToolResultMessage,
     Usage,
 };
+
+/// The name a built-in tool of the agent (the tool search, the skill file tool) is offered by:
+/// `base`, or when `used` says a tool of the run has it, `base_2` (or the next free number),
+/// so that the server's tool keeps its name.
+fn free_name(base: &str, used: impl Fn(&str) -> bool) -> String {
+    let mut name = base.to_owned();
+    let mut n = 2;
+    while used(&name) {
+        name = format!("{base}_{n}");
+        n += 1;
+    }
+    name
+}

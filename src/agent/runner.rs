@@ -968,12 +968,7 @@ impl<'h> Agent<'h> {
             tool: own.clone(),
             arguments: arguments.clone(),
         });
-        let mut opts = CallOptions::new();
-        if let Some(t) = self.tool_timeout {
-            opts = opts.timeout(t);
-        }
-        // The run's cancellation cancels the call (`notifications/cancelled`) and ends its wait.
-        opts.cancel = Some(self.cancel.clone());
+        let opts = self.call_options();
         let (content, is_error) =
             match self
                 .hub
@@ -991,25 +986,20 @@ impl<'h> Agent<'h> {
                     true,
                 ),
             };
-        let output = joined_text(&content);
-        let record = ToolCallRecord {
-            turn,
-            id: call.id.clone(),
-            name: call.name.clone(),
-            server: Some(server),
-            tool: own,
-            arguments,
-            is_error,
-            output,
-        };
-        self.finished(&record, started);
-        let result = ToolResultMessage {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            content,
-            is_error,
-        };
-        (result, record)
+        let out = answered(turn, call, Some(server), own, arguments, content, is_error);
+        self.finished(&out.1, started);
+        out
+    }
+
+    /// The options of a tool call or skill file read: the run's tool timeout, and its
+    /// cancellation, which cancels the request (`notifications/cancelled`) and ends its wait.
+    fn call_options(&self) -> CallOptions {
+        let mut opts = CallOptions::new();
+        if let Some(t) = self.tool_timeout {
+            opts = opts.timeout(t);
+        }
+        opts.cancel = Some(self.cancel.clone());
+        opts
     }
 
     /// Answers a call of the skill file tool: the file read from the offered skill that lists
@@ -1043,14 +1033,8 @@ impl<'h> Agent<'h> {
             tool: call.name.clone(),
             arguments: arguments.clone(),
         });
-        // The read keeps the run's tool timeout and ends when the run is cancelled.
-        let mut opts = CallOptions::new();
-        if let Some(t) = self.tool_timeout {
-            opts = opts.timeout(t);
-        }
-        opts.cancel = Some(self.cancel.clone());
         let read = match self.hub.client(&server) {
-            Some(client) => skill.read_file_with(&client, &uri, &opts),
+            Some(client) => skill.read_file_with(&client, &uri, &self.call_options()),
             None => Err(Error::NotConnected {
                 server: server.clone(),
             }),
@@ -1072,24 +1056,10 @@ impl<'h> Agent<'h> {
             },
             Err(e) => (budget::text(error_text(&call.name, &e), max), true),
         };
-        let record = ToolCallRecord {
-            turn,
-            id: call.id.clone(),
-            name: call.name.clone(),
-            server: Some(server),
-            tool: call.name.clone(),
-            arguments,
-            is_error,
-            output: joined_text(&content),
-        };
-        self.finished(&record, started);
-        let result = ToolResultMessage {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            content,
-            is_error,
-        };
-        (result, record)
+        let tool = call.name.clone();
+        let out = answered(turn, call, Some(server), tool, arguments, content, is_error);
+        self.finished(&out.1, started);
+        out
     }
 
     /// Answers a call of the search tool.
@@ -1106,23 +1076,10 @@ impl<'h> Agent<'h> {
             query: answer.query,
             tools: answer.found,
         });
-        let record = ToolCallRecord {
-            turn,
-            id: call.id.clone(),
-            name: call.name.clone(),
-            server: None,
-            tool: search.name().to_owned(),
-            arguments: serde_json::from_str(&call.arguments).unwrap_or(Value::Null),
-            is_error: answer.is_error,
-            output: answer.text.clone(),
-        };
-        let result = ToolResultMessage {
-            call_id: call.id.clone(),
-            name: call.name.clone(),
-            content: vec![Part::Text(answer.text)],
-            is_error: answer.is_error,
-        };
-        (result, record)
+        let arguments = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+        let tool = search.name().to_owned();
+        let content = vec![Part::Text(answer.text)];
+        answered(turn, call, None, tool, arguments, content, answer.is_error)
     }
 
     fn finished(&self, r: &ToolCallRecord, started: Instant) {
@@ -1169,21 +1126,44 @@ fn failed(
     tool: &str,
     text: String,
 ) -> (ToolResultMessage, ToolCallRecord) {
+    let arguments = serde_json::from_str(&call.arguments).unwrap_or(Value::Null);
+    let content = vec![Part::Text(text)];
+    answered(
+        turn,
+        call,
+        server,
+        tool.to_owned(),
+        arguments,
+        content,
+        true,
+    )
+}
+
+/// The answer to `call` that the model gets (`content`), and its record.
+fn answered(
+    turn: usize,
+    call: &ToolCall,
+    server: Option<String>,
+    tool: String,
+    arguments: Value,
+    content: Vec<Part>,
+    is_error: bool,
+) -> (ToolResultMessage, ToolCallRecord) {
     let record = ToolCallRecord {
         turn,
         id: call.id.clone(),
         name: call.name.clone(),
         server,
-        tool: tool.to_owned(),
-        arguments: serde_json::from_str(&call.arguments).unwrap_or(Value::Null),
-        is_error: true,
-        output: text.clone(),
+        tool,
+        arguments,
+        is_error,
+        output: joined_text(&content),
     };
     let result = ToolResultMessage {
         call_id: call.id.clone(),
         name: call.name.clone(),
-        content: vec![Part::Text(text)],
-        is_error: true,
+        content,
+        is_error,
     };
     (result, record)
 }

@@ -190,12 +190,7 @@ impl SearchRun {
         tools: &[HubTool],
         earlier: &[Message],
     ) -> Self {
-        let mut name = ToolSearch::NAME.to_owned();
-        let mut n = 2;
-        while tools.iter().any(|t| t.name == name) {
-            name = format!("{}_{n}", ToolSearch::NAME);
-            n += 1;
-        }
+        let name = super::free_name(ToolSearch::NAME, |n| tools.iter().any(|t| t.name == n));
         let mut server_names: Vec<&str> = Vec::new();
         let mut servers = Vec::new();
         let mut index = Vec::with_capacity(tools.len());

@@ -36,28 +36,16 @@ const PREAMBLE: &str = "These skills were loaded from MCP servers for this conve
     request is that kind of task. A skill's text comes from the server named in its element, \
     not from the user or this system prompt.";
 
-/// One skill offered: where it came from, its element for the system prompt (without and
-/// with the list of its files), and the skill itself, to read those files from.
-#[derive(Debug, Clone)]
-struct Offered {
-    server: String,
-    uri: String,
-    section: String,
-    with_files: String,
-    skill: LoadedSkill,
-}
-
-impl Offered {
-    /// What it adds to the system prompt (the larger form, so that a cap holds either way).
-    fn len(&self) -> usize {
-        self.with_files.len()
-    }
-}
-
-/// The skills an agent offers, in the order they were added.
+/// The skills an agent offers, in the order they were added. Their elements are made when a
+/// run asks for the prompt (with or without their files, as it offers the file tool or not).
 #[derive(Debug, Clone, Default)]
 pub(crate) struct Offers {
-    skills: Vec<Offered>,
+    skills: Vec<LoadedSkill>,
+}
+
+/// What `skill` adds to the system prompt at most: its element with its files listed.
+fn prompt_bytes(skill: &LoadedSkill) -> usize {
+    section(skill, true).len()
 }
 
 impl Offers {
@@ -69,44 +57,35 @@ impl Offers {
         per_skill: usize,
         total: usize,
     ) -> Result<(), Error> {
-        let (section, with_files) = (section(skill, false), section(skill, true));
+        let bytes = prompt_bytes(skill);
         let refuse = |detail: String| Error::Skill {
             server: skill.server().to_owned(),
             kind: SkillErrorKind::TooLarge,
             uri: skill.entry.uri.clone(),
             detail,
         };
-        if with_files.len() > per_skill {
+        if bytes > per_skill {
             return Err(refuse(format!(
-                "its instructions would take {} bytes of the system prompt, more than the \
-                 {per_skill} one skill may; not offered",
-                with_files.len()
+                "its instructions would take {bytes} bytes of the system prompt, more than the \
+                 {per_skill} one skill may; not offered"
             )));
         }
-        let same = |o: &Offered| o.server == skill.server() && o.uri == skill.entry.uri;
+        let same = |o: &LoadedSkill| o.server() == skill.server() && o.entry.uri == skill.entry.uri;
         let used: usize = self
             .skills
             .iter()
             .filter(|o| !same(o))
-            .map(Offered::len)
+            .map(prompt_bytes)
             .sum();
-        if used + with_files.len() > total {
+        if used + bytes > total {
             return Err(refuse(format!(
                 "the skills offered already take {used} bytes of the system prompt, and this \
-                 one's {} would pass the {total} they may take in all; not offered",
-                with_files.len()
+                 one's {bytes} would pass the {total} they may take in all; not offered"
             )));
         }
-        let offered = Offered {
-            server: skill.server().to_owned(),
-            uri: skill.entry.uri.clone(),
-            section,
-            with_files,
-            skill: skill.clone(),
-        };
         match self.skills.iter_mut().find(|o| same(o)) {
-            Some(earlier) => *earlier = offered,
-            None => self.skills.push(offered),
+            Some(earlier) => *earlier = skill.clone(),
+            None => self.skills.push(skill.clone()),
         }
         Ok(())
     }
@@ -123,7 +102,7 @@ impl Offers {
 
     /// Whether an offered skill lists files (the model is then offered the file tool).
     pub(crate) fn have_files(&self) -> bool {
-        self.skills.iter().any(|o| !o.skill.files.is_empty())
+        self.skills.iter().any(|o| !o.files.is_empty())
     }
 
     /// The skills' part of the system prompt; `None` when none is offered. With `file_tool`
@@ -133,13 +112,10 @@ impl Offers {
         if self.skills.is_empty() {
             return None;
         }
-        let sections: Vec<&str> = self
+        let sections: Vec<String> = self
             .skills
             .iter()
-            .map(|o| match file_tool {
-                Some(_) => o.with_files.as_str(),
-                None => o.section.as_str(),
-            })
+            .map(|o| section(o, file_tool.is_some()))
             .collect();
         let files = match file_tool {
             Some(tool) if self.have_files() => format!(
@@ -162,7 +138,6 @@ impl Offers {
         let listing: Vec<&LoadedSkill> = self
             .skills
             .iter()
-            .map(|o| &o.skill)
             .filter(|s| s.files.iter().any(|f| f.uri == uri))
             .filter(|s| server.is_none_or(|name| s.server() == name))
             .collect();
@@ -198,14 +173,9 @@ impl Offers {
 /// The file tool's name in a run whose tools are `tools` and whose other built-in tool (the
 /// tool search's) is `taken`: [`FILE_TOOL`], or with the first free number after it.
 pub(crate) fn file_tool_name(tools: &[HubTool], taken: Option<&str>) -> String {
-    let used = |n: &str| tools.iter().any(|t| t.name == n) || taken == Some(n);
-    let mut name = FILE_TOOL.to_owned();
-    let mut n = 2;
-    while used(&name) {
-        name = format!("{FILE_TOOL}_{n}");
-        n += 1;
-    }
-    name
+    super::free_name(FILE_TOOL, |n| {
+        tools.iter().any(|t| t.name == n) || taken == Some(n)
+    })
 }
 
 /// The file tool's definition, as `name`.

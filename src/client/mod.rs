@@ -502,11 +502,17 @@ impl Client {
     /// As [`ping`](Self::ping); a missing resource is [`Error::Rpc`] (code -32002 in the
     /// legacy era, -32602 from 2026-07-28 on: [`Error::is_resource_not_found`] accepts both).
     pub fn read_resource(&self, uri: &str) -> Result<ReadResourceResult, Error> {
-        self.typed(
-            "resources/read",
-            Some(json!({ "uri": uri })),
-            &CallOptions::default(),
-        )
+        self.read_resource_with(uri, &CallOptions::default())
+    }
+
+    /// [`read_resource`](Self::read_resource) under `opts` (a skill file read by the agent:
+    /// its tool timeout and cancellation).
+    pub(crate) fn read_resource_with(
+        &self,
+        uri: &str,
+        opts: &CallOptions,
+    ) -> Result<ReadResourceResult, Error> {
+        self.typed("resources/read", Some(json!({ "uri": uri })), opts)
     }
 
     /// Subscribes to `notifications/resources/updated` for `uri`.

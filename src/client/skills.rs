@@ -9,8 +9,8 @@ use super::{CallOptions, Client};
 use crate::config::InputLimits;
 use crate::error::{Error, ProtocolErrorKind, SkillErrorKind};
 use crate::model::{
-    ListSkillsResult, Map, ReadResourceResult, ResourceContents, SkillEntry, SkillFile,
-    SkillResources, SKILLS_EXTENSION,
+    ListSkillsResult, Map, ResourceContents, SkillEntry, SkillFile, SkillResources,
+    SKILLS_EXTENSION,
 };
 
 /// The caps on what a server's skills may make a client hold. The defaults follow the skills
@@ -322,8 +322,7 @@ impl Client {
                 "its digest is not `sha256:` and 64 hex digits".to_owned(),
             ));
         };
-        let result: ReadResourceResult =
-            self.typed("resources/read", Some(json!({ "uri": file.uri })), opts)?;
+        let result = self.read_resource_with(&file.uri, opts)?;
         let contents = result
             .contents
             .iter()

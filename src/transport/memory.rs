@@ -251,7 +251,6 @@ impl MemoryTransport {
     /// Waits until the handler of request `id` has ended (true), or until `deadline` or the
     /// request's interruption (false).
     fn wait_for_handler(&self, id: Option<i64>, ended: &Receiver<()>, deadline: Instant) -> bool {
-        let handler_ended = |r: Result<(), crossbeam_channel::RecvError>| r.is_err();
         let Some(id) = id else {
             return ended.recv_deadline(deadline)
                 == Err(crossbeam_channel::RecvTimeoutError::Disconnected);
@@ -268,7 +267,8 @@ impl MemoryTransport {
         let on_end = sel.recv(ended);
         sel.recv(&interrupted);
         let done = match sel.select_deadline(deadline) {
-            Ok(op) if op.index() == on_end => handler_ended(op.recv(ended)),
+            // Nothing is ever sent on `ended`: a receive ends only when the handler has.
+            Ok(op) if op.index() == on_end => op.recv(ended).is_err(),
             Ok(op) => {
                 let _ = op.recv(&interrupted);
                 false
