@@ -148,6 +148,9 @@ enum Entry {
     InputRound,
     HubCall,
     AgentCall,
+    /// The agent's model reads an offered skill's file (`read_skill_file`): its
+    /// `resources/read` stalls, under the agent's tool timeout.
+    SkillRead,
     /// `mcpb call` (the binary).
     Mcpb,
     Close,
@@ -167,7 +170,7 @@ const TRANSPORTS: [Transport; 6] = [
 ];
 const STALLS: [Stall; 4] = [Stall::Silent, Stall::Head, Stall::Half, Stall::Trickle];
 const STATES: [State; 3] = [State::Fresh, State::KeptAlive, State::Reinit];
-const ENTRIES: [Entry; 14] = [
+const ENTRIES: [Entry; 15] = [
     Entry::Connect,
     Entry::AutoProbe,
     Entry::AutoInitialize,
@@ -179,6 +182,7 @@ const ENTRIES: [Entry; 14] = [
     Entry::InputRound,
     Entry::HubCall,
     Entry::AgentCall,
+    Entry::SkillRead,
     Entry::Mcpb,
     Entry::Close,
     Entry::GetStream,
@@ -225,6 +229,7 @@ impl Cell {
             Entry::InputRound => "input-round",
             Entry::HubCall => "hub-call",
             Entry::AgentCall => "agent-call",
+            Entry::SkillRead => "skill-read",
             Entry::Mcpb => "mcpb-call",
             Entry::Close => "close",
             Entry::GetStream => "get-stream",
@@ -306,6 +311,7 @@ const AFTER_CONNECT: &[Entry] = &[
     E::InputRound,
     E::HubCall,
     E::AgentCall,
+    E::SkillRead,
     E::Mcpb,
     E::Close,
     E::GetStream,
@@ -380,9 +386,9 @@ const IMPOSSIBLE: &[Never] = &[
         t: &[Tr::Stdio, Tr::Ws, Tr::InProcess],
         s: &[],
         st: &[S::Fresh],
-        e: &[E::TaskTool, E::HubCall, E::AgentCall, E::Mcpb],
-        why: "it lists the tools before it calls: on the one stream of stdio, a WebSocket or an \
-              in-process server the call is never the first request",
+        e: &[E::TaskTool, E::HubCall, E::AgentCall, E::SkillRead, E::Mcpb],
+        why: "it lists the tools (and loads the skill) before it calls: on the one stream of \
+              stdio, a WebSocket or an in-process server the call is never the first request",
     },
     Never {
         t: &[Tr::LegacySse],
@@ -449,7 +455,7 @@ fn impossible(cell: &Cell) -> Option<&'static str> {
 /// The listings a library cell makes before its entry point.
 fn setup_lists(cell: &Cell) -> usize {
     match (cell.e, cell.st) {
-        (E::HubCall | E::AgentCall | E::Mcpb, _) => 0,
+        (E::HubCall | E::AgentCall | E::SkillRead | E::Mcpb, _) => 0,
         (E::Connect | E::AutoProbe | E::AutoInitialize, _) => 0,
         (E::Close, S::Reinit) => 2,
         (E::TaskTool, _) => 1,
@@ -508,6 +514,8 @@ fn plan(cell: &Cell) -> Result<Plan, &'static str> {
         E::CallTool | E::CallShort | E::CallProgress | E::HubCall | E::AgentCall | E::Mcpb => {
             at("tools/call", 1)
         }
+        // The first read is the skill's SKILL.md, loaded before the run.
+        E::SkillRead => at("resources/read", 2),
         E::TaskTool => (("tasks/result", 1), reinit.then_some(("tools/call", 1))),
         E::InputRound if cell.t == Tr::LegacySse => return Err("legacy era only"),
         E::InputRound if reinit => return Err("stateless"),
@@ -542,7 +550,7 @@ fn plan(cell: &Cell) -> Result<Plan, &'static str> {
 
 /// Whether the entry point lists the tools itself before its call.
 fn lists_itself(cell: &Cell) -> bool {
-    matches!(cell.e, E::HubCall | E::AgentCall | E::Mcpb)
+    matches!(cell.e, E::HubCall | E::AgentCall | E::SkillRead | E::Mcpb)
 }
 
 fn start_peer(cell: &Cell, plan: Plan) -> Peer {

@@ -12,6 +12,7 @@ use mcp_blocking::{CallOptions, Client, ClientBuilder, Error, Hub, ServerConfig}
 use mcp_fixture_server::scripted_model::{call, ScriptedModel, Step};
 use serde_json::json;
 
+use super::fault_support::brain::SKILL_FILE;
 use super::fault_support::{pid_gone, wire, Peer};
 use super::{
     close_grace, config, describe, plan, setup_lists, start_peer, Cell, Outcome, Tr, E, MCPB, NAME,
@@ -264,10 +265,23 @@ pub(super) fn hub_cell(cell: &Cell, peer: &Peer) -> Outcome {
     outcome
 }
 
+/// An agent run whose one tool call stalls: a call of the server's `echo` (`AgentCall`), or
+/// (`SkillRead`) the model's read of the file of a skill the program loaded and offered.
 pub(super) fn agent_cell(cell: &Cell, peer: &Peer) -> Outcome {
     let hub = hub_for(cell, peer)?;
+    let skill = match cell.e {
+        E::SkillRead => Some(
+            hub.load_skill(Some(NAME), "check")
+                .map_err(|e| format!("setup: load_skill: {e}"))?,
+        ),
+        _ => None,
+    };
+    let planned = match &skill {
+        Some(_) => call("read_skill_file", json!({"uri": SKILL_FILE})),
+        None => call("echo", args()),
+    };
     let model = ScriptedModel::start(vec![
-        Step::Call(String::new(), vec![call("echo", args())]),
+        Step::Call(String::new(), vec![planned]),
         Step::Summary("got: ".into()),
     ])
     .map_err(|e| format!("setup: model: {e}"))?;
@@ -285,6 +299,11 @@ pub(super) fn agent_cell(cell: &Cell, peer: &Peer) -> Outcome {
         AgentEvent::ToolCallFinished { .. } => t2.lock().unwrap().1 = Some(Instant::now()),
         _ => {}
     });
+    if let Some(skill) = &skill {
+        agent
+            .add_skill(skill)
+            .map_err(|e| format!("setup: add_skill: {e}"))?;
+    }
     let run = agent.run("go");
     drop(agent);
     let outcome = (|| {
@@ -420,7 +439,7 @@ pub(super) fn run_cell(cell: &Cell) -> Outcome {
     let peer = start_peer(cell, plan);
     let outcome = match cell.e {
         E::HubCall => hub_cell(cell, &peer),
-        E::AgentCall => agent_cell(cell, &peer),
+        E::AgentCall | E::SkillRead => agent_cell(cell, &peer),
         E::Mcpb => mcpb_cell(cell, &peer),
         _ => client_cell(cell, &peer),
     };

@@ -1,6 +1,7 @@
 //! What a peer answers: a small, well-behaved MCP server in both eras (`echo`, and the
-//! task-required `slow_task` whose task never ends), except where the [`Plan`](super::Plan)
-//! says to stall, to forget the session, or (2026-07-28) to ask for input first.
+//! task-required `slow_task` whose task never ends; in the legacy era also one skill, `check`,
+//! with one file), except where the [`Plan`](super::Plan) says to stall, to forget the
+//! session, or (2026-07-28) to ask for input first.
 
 use std::time::Duration;
 
@@ -105,7 +106,9 @@ fn legacy_result(method: &str, msg: &Value) -> Result<Value, String> {
         "initialize" => json!({
             "protocolVersion": msg["params"]["protocolVersion"].as_str().unwrap_or("2025-11-25"),
             "capabilities": {"tools": {}, "tasks": {"list": {}, "cancel": {},
-                             "requests": {"tools": {"call": {}}}}},
+                             "requests": {"tools": {"call": {}}}},
+                             "resources": {},
+                             "extensions": {"io.modelcontextprotocol/skills": {}}},
             "serverInfo": {"name": "hostile", "version": "1.0.0"}
         }),
         "ping" => json!({}),
@@ -115,8 +118,45 @@ fn legacy_result(method: &str, msg: &Value) -> Result<Value, String> {
         "tasks/get" => task("working"),
         "tasks/cancel" => task("cancelled"),
         "tasks/result" => echo(msg),
+        "skills/list" => json!({"skills": [skill_entry()]}),
+        "resources/read" => {
+            let uri = msg["params"]["uri"].as_str().unwrap_or("");
+            let text = SKILL_FILES
+                .iter()
+                .find(|(u, _)| *u == uri)
+                .map(|(_, t)| *t)
+                .ok_or_else(|| format!("no resource {uri}"))?;
+            json!({"contents": [{"uri": uri, "mimeType": "text/markdown", "text": text}]})
+        }
         other => return Err(format!("no method {other}")),
     })
+}
+
+/// The URI of the skill's file that the agent reads.
+pub const SKILL_FILE: &str = "skill://check/notes.md";
+
+/// The files of the one skill: its SKILL.md and [`SKILL_FILE`], by URI.
+const SKILL_FILES: [(&str, &str); 2] = [
+    (
+        "skill://check/SKILL.md",
+        "---\nname: check\ndescription: A skill to read\n---\nRead notes.md.\n",
+    ),
+    (SKILL_FILE, "Notes.\n"),
+];
+
+/// The skill's `skills/list` entry, with each file's size and SHA-256 digest.
+fn skill_entry() -> Value {
+    let resources: Vec<Value> = SKILL_FILES
+        .iter()
+        .map(|(uri, text)| {
+            let d = ring::digest::digest(&ring::digest::SHA256, text.as_bytes());
+            let hex: String = d.as_ref().iter().map(|b| format!("{b:02x}")).collect();
+            json!({"uri": uri, "digest": format!("sha256:{hex}"), "size": text.len()})
+        })
+        .collect();
+    json!({"uri": SKILL_FILES[0].0,
+           "frontmatter": {"name": "check", "description": "A skill to read"},
+           "resources": resources})
 }
 
 fn modern_result(method: &str, msg: &Value) -> Result<Value, String> {
