@@ -8,7 +8,7 @@
 mod common;
 mod hub_support;
 
-use common::agent::{chat, no_violations};
+use common::agent::{chat, no_violations, run_cancelled_when};
 use hub_support::fixture;
 use mcp_blocking::agent::{Agent, AgentError};
 use mcp_blocking::error::{InvalidArgumentKind, SkillErrorKind};
@@ -19,7 +19,7 @@ use mcp_fixture_server::scripted_model::{call, calls, ScriptedModel, Step};
 use serde_json::{json, Value};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 /// The system message of a Chat request body ("" when there is none).
 fn system(body: &Value) -> String {
@@ -343,52 +343,67 @@ fn the_model_reads_a_listed_file_of_an_offered_skill_through_the_file_tool() {
     assert!(!offered(&model.requests()[0].body).contains(&"read_skill_file".to_owned()));
 }
 
-/// An in-process server whose one skill lists `files` (URI, listed bytes, served bytes) and
-/// counts the reads of each; it also has a tool named `read_skill_file`.
-fn skill_with_files(
-    files: Vec<(&'static str, Vec<u8>, Vec<u8>)>,
-) -> (TestServer, Arc<AtomicUsize>) {
-    let skill_md = "---\nname: forms\ndescription: Forms\n---\nRead the files.\n";
-    let mut resources = vec![json!({"uri": "skill://forms/SKILL.md",
+/// An in-process server offering one skill, `name` (described as `description`): its SKILL.md
+/// and the files `listed` (URI, bytes as listed, each with its size and digest). A read of
+/// SKILL.md is answered with it; `serve` answers the read of any other URI with its
+/// `contents` item.
+fn skill_server(
+    name: &'static str,
+    description: &str,
+    listed: &[(&str, &[u8])],
+    serve: impl Fn(&str) -> Value + Send + Sync + 'static,
+) -> TestServer {
+    let skill_uri = format!("skill://{name}/SKILL.md");
+    let skill_md = format!("---\nname: {name}\ndescription: {description}\n---\nRead the files.\n");
+    let mut resources = vec![json!({"uri": skill_uri,
         "digest": digest(skill_md.as_bytes()), "size": skill_md.len()})];
-    for (uri, listed, _) in &files {
-        resources.push(json!({"uri": uri, "digest": digest(listed), "size": listed.len()}));
+    for (uri, bytes) in listed {
+        resources.push(json!({"uri": uri, "digest": digest(bytes), "size": bytes.len()}));
     }
-    let entry = json!({"uri": "skill://forms/SKILL.md",
-        "frontmatter": {"name": "forms", "description": "Forms"}, "resources": resources});
-    let reads = Arc::new(AtomicUsize::new(0));
-    let counted = reads.clone();
-    let server = TestServer::new("forms")
+    let entry = json!({"uri": skill_uri,
+        "frontmatter": {"name": name, "description": description}, "resources": resources});
+    TestServer::new(name)
         .capabilities(json!({
             "resources": {}, "tools": {},
             "extensions": {"io.modelcontextprotocol/skills": {}}
         }))
-        .tool(
-            Tool::new("read_skill_file", json!({"type": "object"})),
-            |_| {
-                Ok(CallToolResult::success(vec![Content::text(
-                    "the server's own tool",
-                )]))
-            },
-        )
         .on_request("skills/list", move |_| Ok(json!({ "skills": [entry] })))
         .on_request("resources/read", move |params| {
-            let uri = params
-                .and_then(|p| p["uri"].as_str())
-                .unwrap_or("")
-                .to_owned();
-            if uri == "skill://forms/SKILL.md" {
+            let uri = params.and_then(|p| p["uri"].as_str()).unwrap_or("");
+            if uri == skill_uri {
                 return Ok(json!({"contents": [{"uri": uri, "text": skill_md}]}));
             }
-            counted.fetch_add(1, Ordering::SeqCst);
-            let served = files
-                .iter()
-                .find(|(u, _, _)| *u == uri)
-                .map(|(_, _, b)| b.clone())
-                .unwrap_or_default();
-            let blob = base64_encode(&served);
-            Ok(json!({"contents": [{"uri": uri, "blob": blob}]}))
-        });
+            Ok(json!({ "contents": [serve(uri)] }))
+        })
+}
+
+/// The `forms` skill's server: its one skill lists `files` (URI, listed bytes, served bytes),
+/// each served as a blob, and the reads of them counted; it also has a tool named
+/// `read_skill_file`.
+fn skill_with_files(
+    files: Vec<(&'static str, Vec<u8>, Vec<u8>)>,
+) -> (TestServer, Arc<AtomicUsize>) {
+    let listed: Vec<(&str, &[u8])> = files.iter().map(|(u, l, _)| (*u, l.as_slice())).collect();
+    let reads = Arc::new(AtomicUsize::new(0));
+    let counted = reads.clone();
+    let served: Vec<(&str, Vec<u8>)> = files.iter().map(|(u, _, b)| (*u, b.clone())).collect();
+    let server = skill_server("forms", "Forms", &listed, move |uri| {
+        counted.fetch_add(1, Ordering::SeqCst);
+        let bytes = served
+            .iter()
+            .find(|(u, _)| *u == uri)
+            .map(|(_, b)| b.as_slice())
+            .unwrap_or_default();
+        json!({"uri": uri, "blob": base64_encode(bytes)})
+    })
+    .tool(
+        Tool::new("read_skill_file", json!({"type": "object"})),
+        |_| {
+            Ok(CallToolResult::success(vec![Content::text(
+                "the server's own tool",
+            )]))
+        },
+    );
     (server, reads)
 }
 
@@ -489,35 +504,16 @@ fn the_file_tool_gives_the_model_only_verified_text_of_listed_files() {
 
 #[test]
 fn cancelling_the_run_ends_a_skill_file_read_being_waited_for() {
-    let skill_md = "---\nname: slow\ndescription: Slow\n---\nRead f.md.\n";
     let file = "a file the server holds back";
-    let entry = json!({"uri": "skill://slow/SKILL.md",
-    "frontmatter": {"name": "slow", "description": "Slow"},
-    "resources": [
-        {"uri": "skill://slow/SKILL.md", "digest": digest(skill_md.as_bytes()),
-         "size": skill_md.len()},
-        {"uri": "skill://slow/f.md", "digest": digest(file.as_bytes()), "size": file.len()}
-    ]});
     let (got_tx, got_rx) = crossbeam_channel::bounded::<()>(1);
     let (release_tx, release_rx) = crossbeam_channel::bounded::<()>(0);
-    let server = TestServer::new("slow")
-        .capabilities(json!({
-            "resources": {}, "extensions": {"io.modelcontextprotocol/skills": {}}
-        }))
-        .on_request("skills/list", move |_| Ok(json!({ "skills": [entry] })))
-        .on_request("resources/read", move |params| {
-            let uri = params
-                .and_then(|p| p["uri"].as_str())
-                .unwrap_or("")
-                .to_owned();
-            if uri == "skill://slow/SKILL.md" {
-                return Ok(json!({"contents": [{"uri": uri, "text": skill_md}]}));
-            }
-            // Held until the test ends (a minute at the most).
-            let _ = got_tx.try_send(());
-            let _ = release_rx.recv_timeout(Duration::from_secs(60));
-            Ok(json!({"contents": [{"uri": uri, "text": file}]}))
-        });
+    let listed: [(&str, &[u8]); 1] = [("skill://slow/f.md", file.as_bytes())];
+    let server = skill_server("slow", "Slow", &listed, move |uri| {
+        // Held until the test ends (a minute at the most).
+        let _ = got_tx.try_send(());
+        let _ = release_rx.recv_timeout(Duration::from_secs(60));
+        json!({"uri": uri, "text": file})
+    });
     let client = Arc::new(server.connect().unwrap());
     let hub = Hub::new([ServerConfig::stdio("slow", "not-run")]);
     hub.inject(vec![client.clone()], vec![("slow".into(), Vec::new())]);
@@ -532,23 +528,12 @@ fn cancelling_the_run_ends_a_skill_file_read_being_waited_for() {
     .unwrap();
     let mut agent = Agent::new(&hub, chat(&model));
     agent.add_skill(&skill).unwrap();
-    let cancel = agent.cancel_handle();
-    let (ran, after_cancel) = std::thread::scope(|s| {
-        let watcher = std::thread::Builder::new()
-            .name("canceller".into())
-            .spawn_scoped(s, || {
-                got_rx
-                    .recv_timeout(Duration::from_secs(30))
-                    .expect("the server never got the read");
-                cancel.cancel();
-                Instant::now()
-            })
-            .unwrap();
-        let ran = agent.run("go");
-        let cancelled_at = watcher.join().unwrap();
-        (ran, cancelled_at.elapsed())
+    let (ran, cancelled_at) = run_cancelled_when(&mut agent, "go", || {
+        got_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the server never got the read");
     });
-    eprintln!("DEBUG {ran:?}");
+    let after_cancel = cancelled_at.elapsed();
     assert!(
         after_cancel < Duration::from_secs(3),
         "the run ended {after_cancel:?} after the cancellation (the bar is 1 s)"

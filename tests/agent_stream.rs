@@ -10,6 +10,7 @@ mod hub_support;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use common::agent::run_cancelled_when;
 use hub_support::fixture;
 use mcp_blocking::agent::{
     Agent, AgentError, AgentEvent, AnthropicMessages, CancelHandle, HttpOptions, Model, ModelDelta,
@@ -208,8 +209,8 @@ fn canceller(cancel: CancelHandle) -> (Arc<Mutex<Option<Instant>>>, impl Fn() + 
 
 /// The time from the cancellation to the run's end, checked against a generous bound (the
 /// requirement is one second; the figure is printed for the record).
-fn ended_soon(what: &str, cancelled_at: &Mutex<Option<Instant>>) -> Duration {
-    let took = cancelled_at.lock().unwrap().expect("cancelled").elapsed();
+fn ended_soon(what: &str, cancelled_at: Instant) -> Duration {
+    let took = cancelled_at.elapsed();
     eprintln!("{what}: the run ended {took:?} after the cancellation");
     assert!(
         took < Duration::from_secs(3),
@@ -232,7 +233,10 @@ fn cancelling_interrupts_a_streamed_answer_in_the_middle() {
             }
         });
         let ran = agent.run("go");
-        ended_soon(&format!("{api}, streamed answer"), &at);
+        ended_soon(
+            &format!("{api}, streamed answer"),
+            at.lock().unwrap().expect("cancelled"),
+        );
         assert!(
             matches!(ran, Err(AgentError::Cancelled { .. })),
             "{api}: {ran:?}"
@@ -255,22 +259,9 @@ fn cancelling_interrupts_a_whole_answer_being_waited_for() {
     let hub = Hub::default();
     for api in APIS {
         let model = ScriptedModel::start(vec![Step::Stall(Duration::from_secs(60))]).unwrap();
-        let agent = Agent::new(&hub, model_for(api, &model));
-        let (at, cancel) = canceller(agent.cancel_handle());
-        let mut agent = agent;
-        let ran = std::thread::scope(|s| {
-            let watcher = std::thread::Builder::new()
-                .name("canceller".into())
-                .spawn_scoped(s, || {
-                    received(&model, 1);
-                    cancel();
-                })
-                .unwrap();
-            let ran = agent.run("go");
-            watcher.join().unwrap();
-            ran
-        });
-        ended_soon(&format!("{api}, whole answer"), &at);
+        let mut agent = Agent::new(&hub, model_for(api, &model));
+        let (ran, at) = run_cancelled_when(&mut agent, "go", || received(&model, 1));
+        ended_soon(&format!("{api}, whole answer"), at);
         assert!(
             matches!(ran, Err(AgentError::Cancelled { .. })),
             "{api}: {ran:?}"
@@ -287,34 +278,23 @@ fn cancelling_cancels_a_slow_tool_call_and_its_server_is_told() {
         Step::Text("never asked".into()),
     ])
     .unwrap();
-    let agent = Agent::new(&hub, model_for("chat", &model)).stream(true);
-    let (at, cancel) = canceller(agent.cancel_handle());
-    let mut agent = agent;
-    let ran = std::thread::scope(|s| {
-        let watcher = std::thread::Builder::new()
-            .name("canceller".into())
-            .spawn_scoped(s, || {
-                // Once the server has the call.
-                let deadline = Instant::now() + Duration::from_secs(30);
-                let client = loop {
-                    if let Some(c) = hub.client("fx") {
-                        break c;
-                    }
-                    assert!(Instant::now() < deadline, "never connected");
-                    std::thread::yield_now();
-                };
-                while !client.stderr_tail().contains(r#""method":"tools/call""#) {
-                    assert!(Instant::now() < deadline, "the server never got the call");
-                    std::thread::yield_now();
-                }
-                cancel();
-            })
-            .unwrap();
-        let ran = agent.run("slowly");
-        watcher.join().unwrap();
-        ran
+    let mut agent = Agent::new(&hub, model_for("chat", &model)).stream(true);
+    let (ran, at) = run_cancelled_when(&mut agent, "slowly", || {
+        // Once the server has the call.
+        let deadline = Instant::now() + Duration::from_secs(30);
+        let client = loop {
+            if let Some(c) = hub.client("fx") {
+                break c;
+            }
+            assert!(Instant::now() < deadline, "never connected");
+            std::thread::yield_now();
+        };
+        while !client.stderr_tail().contains(r#""method":"tools/call""#) {
+            assert!(Instant::now() < deadline, "the server never got the call");
+            std::thread::yield_now();
+        }
     });
-    ended_soon("slow tool", &at);
+    ended_soon("slow tool", at);
     match ran {
         Err(AgentError::Cancelled { transcript }) => assert_eq!(transcript.len(), 3),
         other => panic!("expected a cancelled run, got {other:?}"),
@@ -351,24 +331,13 @@ fn cancelling_ends_a_call_that_an_in_process_server_holds() {
         Step::Text("never asked".into()),
     ])
     .unwrap();
-    let agent = Agent::new(&hub, model_for("chat", &model));
-    let (at, cancel) = canceller(agent.cancel_handle());
-    let mut agent = agent;
-    let ran = std::thread::scope(|s| {
-        let watcher = std::thread::Builder::new()
-            .name("canceller".into())
-            .spawn_scoped(s, || {
-                got_rx
-                    .recv_timeout(Duration::from_secs(30))
-                    .expect("the server never got the call");
-                cancel();
-            })
-            .unwrap();
-        let ran = agent.run("hold on");
-        watcher.join().unwrap();
-        ran
+    let mut agent = Agent::new(&hub, model_for("chat", &model));
+    let (ran, at) = run_cancelled_when(&mut agent, "hold on", || {
+        got_rx
+            .recv_timeout(Duration::from_secs(30))
+            .expect("the server never got the call");
     });
-    ended_soon("in-process tool", &at);
+    ended_soon("in-process tool", at);
     assert!(matches!(ran, Err(AgentError::Cancelled { .. })), "{ran:?}");
     assert_eq!(model.requests().len(), 1, "the model was not asked again");
     drop(release_tx);
@@ -415,26 +384,15 @@ fn cancel_a_slow_task(
         Step::Text("never asked".into()),
     ])
     .unwrap();
-    let agent = Agent::new(hub, model_for("chat", &model));
-    let (at, cancel) = canceller(agent.cancel_handle());
-    let mut agent = agent;
-    let ran = std::thread::scope(|s| {
-        let watcher = std::thread::Builder::new()
-            .name("canceller".into())
-            .spawn_scoped(s, || {
-                let deadline = Instant::now() + Duration::from_secs(30);
-                while !made() {
-                    assert!(Instant::now() < deadline, "the server never made the task");
-                    std::thread::yield_now();
-                }
-                cancel();
-            })
-            .unwrap();
-        let ran = agent.run("slowly");
-        watcher.join().unwrap();
-        ran
+    let mut agent = Agent::new(hub, model_for("chat", &model));
+    let (ran, at) = run_cancelled_when(&mut agent, "slowly", || {
+        let deadline = Instant::now() + Duration::from_secs(30);
+        while !made() {
+            assert!(Instant::now() < deadline, "the server never made the task");
+            std::thread::yield_now();
+        }
     });
-    ended_soon(what, &at);
+    ended_soon(what, at);
     ran
 }
 

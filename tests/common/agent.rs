@@ -34,3 +34,31 @@ pub fn events() -> (
         s.lock().unwrap().push(e.clone())
     })
 }
+
+/// Runs `agent` on `message` while a thread named `canceller` waits for `ready` (the moment
+/// the test wants to cancel at) and then cancels the run: the run's result, and when it was
+/// cancelled.
+pub fn run_cancelled_when(
+    agent: &mut mcp_blocking::agent::Agent<'_>,
+    message: &str,
+    ready: impl FnOnce() + Send,
+) -> (
+    Result<mcp_blocking::agent::RunOutput, mcp_blocking::agent::AgentError>,
+    std::time::Instant,
+) {
+    let cancel = agent.cancel_handle();
+    std::thread::scope(|s| {
+        let watcher = std::thread::Builder::new()
+            .name("canceller".into())
+            .spawn_scoped(s, move || {
+                ready();
+                let at = std::time::Instant::now();
+                cancel.cancel();
+                at
+            })
+            .expect("the canceller thread");
+        let ran = agent.run(message);
+        let at = watcher.join().expect("the canceller");
+        (ran, at)
+    })
+}
