@@ -151,7 +151,9 @@ pub(crate) struct MemoryTransport {
 enum Interrupt {
     /// `send` waits: a message here ends the wait.
     Waiting(Sender<()>),
-    /// The request was given up before `send` began to wait: it does not wait.
+    /// The request was given up before `send` began to wait: it does not wait. (One given up
+    /// just after its wait ended stays marked until the connection closes: at most one small
+    /// entry per cancelled call, cleared by `end`.)
     Early,
 }
 
